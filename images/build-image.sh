@@ -1,0 +1,91 @@
+#!/bin/bash
+# Build the vhca guest: Debian 13 (trixie) user space with rdma-core,
+# perftest and pyverbs, Debian's Linux 6.12 kernel for Debian 12, and our
+# kernel module and rdma-core provider, packed as one uncompressed cpio
+# initramfs (no block device, no loop mount, no root needed in the guest).
+#
+# Two cached layers, each keyed by its inputs:
+#   base  (slow, ~2 min): debootstrap + kernel modules, keyed by the package
+#         list, the kernel version and this script.
+#   final (seconds): base + vhca.ko + provider + init scripts, keyed by
+#         their hashes.
+# Prints "KERNEL INITRD" on stdout.
+set -euo pipefail
+. "$(dirname "$0")/../scripts/lib.sh"
+
+kver="$(guest_kernel_version)"
+[ -f "/boot/vmlinuz-$kver" ] || die "guest kernel /boot/vmlinuz-$kver missing; run scripts/setup-host.sh"
+
+packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infiniband-diags,python3-pyverbs,iproute2,kmod,iputils-ping,procps,ethtool,coreutils
+# Host kernel modules the guest needs beyond vhca.ko (dependencies follow).
+modules="ib_uverbs rdma_ucm ib_ipoib rdma_rxe virtio_net 9p 9pnet_virtio configfs"
+
+base_key="$(hash_inputs "$packages" "$modules" "$kver" "$0")"
+base="$VHCA_CACHE/image-base-$base_key"
+if [ ! -f "$base/done" ]; then
+	rm -rf "$base"
+	mkdir -p "$base"
+	log "debootstrap trixie into $base/rootfs (about 2 minutes)"
+	debootstrap --variant=minbase --include="$packages" trixie "$base/rootfs" \
+		http://deb.debian.org/debian > "$base/debootstrap.log" 2>&1 ||
+		die "debootstrap failed; see $base/debootstrap.log"
+	root="$base/rootfs"
+	# Slim down: the guest lives in RAM.
+	rm -rf "$root"/usr/share/{doc,man,info,locale}/* "$root"/var/cache/apt/* \
+		"$root"/var/lib/apt/lists/*
+	# Kernel modules: the wanted ones and everything they depend on.
+	mdir="/lib/modules/$kver"
+	want=()
+	for m in $modules; do
+		want+=("$(modinfo -k "$kver" -n "$m")") ||
+			die "kernel module $m not found for $kver"
+	done
+	python3 - "$mdir" "${want[@]}" > "$base/modules.list" <<'PY'
+import sys, os
+mdir, want = sys.argv[1], sys.argv[2:]
+deps = {}
+for line in open(os.path.join(mdir, "modules.dep")):
+    mod, _, rest = line.partition(":")
+    deps[mod] = rest.split()
+todo = [os.path.relpath(w, mdir) for w in want]
+seen = set()
+while todo:
+    m = todo.pop()
+    if m in seen:
+        continue
+    seen.add(m)
+    todo.extend(deps.get(m, []))
+print("\n".join(sorted(seen)))
+PY
+	while read -r m; do
+		install -D -m 0644 "$mdir/$m" "$root/lib/modules/$kver/$m"
+	done < "$base/modules.list"
+	cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$kver/"
+	touch "$base/done"
+fi
+
+# Final layer: our module, provider and init scripts on top of the base.
+module="$("$VHCA_ROOT/scripts/build-driver.sh")"
+provider="$("$VHCA_ROOT/scripts/build-provider.sh")"
+final_key="$(hash_inputs "$base_key" "$module" "$provider" "$VHCA_ROOT/images/guest")"
+final="$VHCA_CACHE/image-$final_key"
+if [ ! -f "$final/initrd.cpio" ]; then
+	log "packing guest initramfs $final"
+	rm -rf "$final"
+	mkdir -p "$final"
+	stage="$final/stage"
+	cp -a "$base/rootfs" "$stage"
+	install -D -m 0644 "$module" "$stage/lib/modules/$kver/extra/vhca.ko"
+	install -D -m 0644 "$provider" "$stage/usr/lib/x86_64-linux-gnu/libibverbs/libvhca-rdmav34.so"
+	echo "driver vhca" > "$stage/etc/libibverbs.d/vhca.driver"
+	install -m 0755 "$VHCA_ROOT/images/guest/init" "$stage/init"
+	install -m 0755 "$VHCA_ROOT/images/guest/vhca-agent" "$stage/usr/local/sbin/vhca-agent"
+	depmod -b "$stage" "$kver"
+	( cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet ) > "$final/initrd.cpio.tmp"
+	mv "$final/initrd.cpio.tmp" "$final/initrd.cpio"
+	rm -rf "$stage"
+	# Keep only the newest few final images.
+	find "$VHCA_CACHE" -maxdepth 1 -regextype egrep -regex '.*/image-[0-9a-f]{16}' \
+		-printf '%T@ %p\n' | sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -rf
+fi
+echo "/boot/vmlinuz-$kver $final/initrd.cpio"

@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * vhca hardware interface: the contract between the QEMU device model
+ * (hw/vhca), the guest kernel driver (drivers/vhca) and the rdma-core
+ * provider (provider/vhca).  docs/specs/vhca.rst describes every field.
+ *
+ * Everything the guest and the device exchange in memory is little-endian;
+ * the structures below are laid out with explicit padding and checked by
+ * static asserts so that all three halves agree on every byte.  Multi-byte
+ * fields are declared as plain fixed-width integers: the device and the
+ * driver convert with their own le*_to_cpu helpers.
+ */
+#ifndef VHCA_HW_H
+#define VHCA_HW_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/build_bug.h>
+#else
+#include <assert.h>
+#include <stdint.h>
+#endif
+
+#ifdef __KERNEL__
+typedef u8 vhca_u8;
+typedef u16 vhca_u16;
+typedef u32 vhca_u32;
+typedef u64 vhca_u64;
+#else
+typedef uint8_t vhca_u8;
+typedef uint16_t vhca_u16;
+typedef uint32_t vhca_u32;
+typedef uint64_t vhca_u64;
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* PCI identity                                                           */
+/* ---------------------------------------------------------------------- */
+
+/* From the range QEMU reserves for experimental virtio-vendor devices. */
+#define VHCA_PCI_VENDOR_ID		0x1af4
+#define VHCA_PCI_DEVICE_ID		0x10f5
+#define VHCA_PCI_REVISION		0x01
+/* Network controller / Ethernet: the function is an Ethernet NIC first. */
+#define VHCA_PCI_CLASS			0x0200
+
+#define VHCA_BAR_CTRL			0	/* control registers */
+#define VHCA_BAR_DOORBELL		2	/* user doorbell pages */
+#define VHCA_BAR_MSIX			4	/* MSI-X table and PBA */
+
+#define VHCA_CTRL_BAR_SIZE		0x1000
+#define VHCA_DB_PAGE_SIZE		0x1000
+
+/* ---------------------------------------------------------------------- */
+/* BAR0 registers (all 32-bit, naturally aligned accesses only)           */
+/* ---------------------------------------------------------------------- */
+
+#define VHCA_REG_MAGIC			0x000	/* RO "VHCA" */
+#define VHCA_REG_VERSION		0x004	/* RO major << 16 | minor */
+#define VHCA_REG_CAPS			0x008	/* RO VHCA_CAP_* */
+#define VHCA_REG_NUM_VECTORS		0x00c	/* RO MSI-X vectors */
+#define VHCA_REG_NUM_DB_PAGES		0x010	/* RO pages in BAR2 */
+#define VHCA_REG_CTRL			0x014	/* RW VHCA_CTRL_* */
+#define VHCA_REG_STATUS			0x018	/* RO VHCA_STATUS_* */
+#define VHCA_REG_ERROR			0x01c	/* RO last VHCA_ERR_* seen */
+
+/* Admin queue: a ring of struct vhca_admin_cmd in guest memory. */
+#define VHCA_REG_ADMQ_BASE_LO		0x040	/* RW, 64-byte aligned */
+#define VHCA_REG_ADMQ_BASE_HI		0x044	/* RW */
+#define VHCA_REG_ADMQ_LOG_SIZE		0x048	/* RW log2(entries), 1..12 */
+#define VHCA_REG_ADMQ_PI		0x04c	/* WO doorbell: producer index */
+#define VHCA_REG_ADMQ_CI		0x050	/* RO commands completed */
+
+/* Async event queue (EQ 0): a ring of struct vhca_eqe, MSI-X vector 0. */
+#define VHCA_REG_AEQ_BASE_LO		0x060	/* RW, 64-byte aligned */
+#define VHCA_REG_AEQ_BASE_HI		0x064	/* RW */
+#define VHCA_REG_AEQ_LOG_SIZE		0x068	/* RW log2(entries), 1..16 */
+#define VHCA_REG_AEQ_DB			0x06c	/* WO consumer index | ARM */
+#define VHCA_REG_AEQ_PI			0x070	/* RO events produced */
+
+/* Ethernet rings: struct vhca_eth_desc, MSI-X vector 1. */
+#define VHCA_REG_TX_BASE_LO		0x100	/* RW, 16-byte aligned */
+#define VHCA_REG_TX_BASE_HI		0x104	/* RW */
+#define VHCA_REG_TX_LOG_SIZE		0x108	/* RW log2(entries), 1..15 */
+#define VHCA_REG_TX_PI			0x10c	/* WO doorbell: producer index */
+#define VHCA_REG_TX_CI			0x110	/* RO descriptors completed */
+#define VHCA_REG_RX_BASE_LO		0x120	/* RW, 16-byte aligned */
+#define VHCA_REG_RX_BASE_HI		0x124	/* RW */
+#define VHCA_REG_RX_LOG_SIZE		0x128	/* RW log2(entries), 1..15 */
+#define VHCA_REG_RX_PI			0x12c	/* WO doorbell: buffers posted */
+#define VHCA_REG_RX_CI			0x130	/* RO descriptors filled */
+#define VHCA_REG_ETH_CTRL		0x140	/* RW VHCA_ETH_CTRL_* */
+#define VHCA_REG_ETH_IRQ_ARM		0x144	/* WO any value: arm vector 1 */
+
+/*
+ * Counters: 64-bit, read as LO then HI (reading LO latches HI).  Indexed
+ * by enum vhca_counter; register = VHCA_REG_COUNTERS + 8 * index.
+ */
+#define VHCA_REG_COUNTERS		0x200
+
+enum vhca_counter {
+	VHCA_CNT_TX_PACKETS,
+	VHCA_CNT_TX_BYTES,
+	VHCA_CNT_TX_ERRORS,		/* bad descriptor or DMA address */
+	VHCA_CNT_RX_PACKETS,
+	VHCA_CNT_RX_BYTES,
+	VHCA_CNT_RX_NO_BUFFER,		/* dropped: RX ring empty */
+	VHCA_CNT_RX_ERRORS,		/* dropped: bad buffer or oversize */
+	VHCA_CNT_ROCE_RX_PACKETS,	/* UDP/4791 to one of our GIDs */
+	VHCA_CNT_ROCE_RX_DROPPED,	/* RoCE frames the engine dropped */
+	VHCA_CNT_ADMIN_COMMANDS,
+	VHCA_CNT_ADMIN_ERRORS,		/* commands completed with status != 0 */
+	VHCA_CNT_EQ_OVERFLOWS,		/* events lost: EQ full */
+	VHCA_CNT_DOORBELLS,		/* writes to BAR2 */
+	VHCA_CNT_MAX
+};
+
+#define VHCA_MAGIC			0x41434856	/* "VHCA" little-endian */
+#define VHCA_VERSION_MAJOR		1
+#define VHCA_VERSION_MINOR		0
+#define VHCA_VERSION ((VHCA_VERSION_MAJOR << 16) | VHCA_VERSION_MINOR)
+
+#define VHCA_CAP_ETH			(1u << 0)	/* Ethernet rings */
+#define VHCA_CAP_ROCE			(1u << 1)	/* RoCEv2 engine */
+
+/* VHCA_REG_CTRL */
+#define VHCA_CTRL_ENABLE		(1u << 0)	/* start the admin queue */
+#define VHCA_CTRL_RESET			(1u << 1)	/* WO: full device reset */
+
+/* VHCA_REG_STATUS */
+#define VHCA_STATUS_READY		(1u << 0)	/* admin queue running */
+#define VHCA_STATUS_LINK_UP		(1u << 1)
+#define VHCA_STATUS_ADMQ_ERROR		(1u << 2)	/* see VHCA_REG_ERROR */
+#define VHCA_STATUS_AEQ_OVERFLOW	(1u << 3)	/* events were lost */
+
+/* VHCA_REG_ERROR: why a register write was refused. */
+enum vhca_reg_error {
+	VHCA_ERR_NONE			= 0,
+	VHCA_ERR_BAD_RING_CONFIG	= 1,	/* base unaligned or bad size */
+	VHCA_ERR_ADMQ_DOORBELL		= 2,	/* PI beyond ring capacity */
+	VHCA_ERR_ADMQ_DMA		= 3,	/* command fetch failed */
+	VHCA_ERR_ETH_DOORBELL		= 4,	/* TX/RX PI beyond capacity */
+	VHCA_ERR_AEQ_DOORBELL		= 5,	/* CI beyond PI */
+};
+
+/* VHCA_REG_ETH_CTRL */
+#define VHCA_ETH_CTRL_TX_ENABLE		(1u << 0)
+#define VHCA_ETH_CTRL_RX_ENABLE		(1u << 1)
+#define VHCA_ETH_CTRL_PROMISC		(1u << 2)
+
+/* VHCA_REG_AEQ_DB */
+#define VHCA_EQ_DB_CI_MASK		0x00ffffffu
+#define VHCA_EQ_DB_ARM			(1u << 31)
+
+#define VHCA_ADMQ_MAX_LOG_SIZE		12
+#define VHCA_AEQ_MAX_LOG_SIZE		16
+#define VHCA_ETH_MAX_LOG_SIZE		15
+
+/* MSI-X vector assignment. */
+#define VHCA_VECTOR_ASYNC		0
+#define VHCA_VECTOR_ETH			1
+#define VHCA_VECTOR_FIRST_COMP		2
+#define VHCA_MIN_VECTORS		2
+
+/* ---------------------------------------------------------------------- */
+/* Admin queue                                                            */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * One 64-byte admin queue entry.  The driver fills the input half, clears
+ * out.done, and rings VHCA_REG_ADMQ_PI.  The device executes commands in
+ * order, writes the output half with done = 1 last, advances
+ * VHCA_REG_ADMQ_CI and posts a VHCA_EQE_CMD_DONE event.
+ */
+struct vhca_admin_cmd {
+	/* input, written by the driver */
+	vhca_u16 opcode;		/* enum vhca_admin_opcode */
+	vhca_u16 rsvd0;
+	vhca_u32 token;			/* echoed in output and event */
+	vhca_u8 in[32];			/* command specific */
+	/* output, written by the device */
+	vhca_u8 status;			/* enum vhca_admin_status */
+	vhca_u8 done;			/* 1 when output is valid */
+	vhca_u16 rsvd1;
+	vhca_u32 syndrome;		/* detail for the status, 0 if none */
+	vhca_u8 out[16];		/* command specific */
+};
+
+enum vhca_admin_opcode {
+	VHCA_CMD_NOP			= 0x00,
+	VHCA_CMD_QUERY_DEVICE		= 0x01,
+	VHCA_CMD_QUERY_PORT		= 0x02,
+	VHCA_CMD_ADD_GID		= 0x03,
+	VHCA_CMD_DEL_GID		= 0x04,
+	VHCA_CMD_SET_MAC		= 0x05,
+	VHCA_CMD_SET_MTU		= 0x06,
+	VHCA_CMD_ALLOC_UCTX		= 0x07,
+	VHCA_CMD_DEALLOC_UCTX		= 0x08,
+	VHCA_CMD_MAX
+};
+
+enum vhca_admin_status {
+	VHCA_ST_OK			= 0x00,
+	VHCA_ST_BAD_OPCODE		= 0x01,	/* unknown opcode */
+	VHCA_ST_BAD_PARAM		= 0x02,	/* field out of range */
+	VHCA_ST_BAD_INDEX		= 0x03,	/* table index out of range */
+	VHCA_ST_BAD_ADDR		= 0x04,	/* DMA to/from guest failed */
+	VHCA_ST_NO_RESOURCES		= 0x05,	/* table full */
+	VHCA_ST_BAD_STATE		= 0x06,	/* object not in usable state */
+	VHCA_ST_BUSY			= 0x07,	/* object in use */
+};
+
+/* VHCA_CMD_QUERY_DEVICE: in = struct vhca_cmd_dma_in; out buffer below. */
+struct vhca_cmd_dma_in {
+	vhca_u64 addr;			/* guest buffer, device writes it */
+	vhca_u32 len;			/* bytes available at addr */
+	vhca_u32 rsvd;
+};
+
+struct vhca_device_attr {
+	vhca_u64 fw_version;		/* major << 32 | minor << 16 | sub */
+	vhca_u64 sys_image_guid;	/* EUI-64 from the MAC */
+	vhca_u64 node_guid;
+	vhca_u64 max_mr_size;
+	vhca_u64 page_size_cap;		/* bitmask of supported page sizes */
+	vhca_u32 vendor_id;		/* IEEE OUI */
+	vhca_u32 vendor_part_id;
+	vhca_u32 hw_ver;
+	vhca_u32 max_qp;
+	vhca_u32 max_qp_wr;
+	vhca_u32 max_sge;
+	vhca_u32 max_cq;
+	vhca_u32 max_cqe;
+	vhca_u32 max_mr;
+	vhca_u32 max_pd;
+	vhca_u32 max_qp_rd_atom;
+	vhca_u32 max_qp_init_rd_atom;
+	vhca_u32 max_srq;
+	vhca_u32 max_srq_wr;
+	vhca_u32 max_srq_sge;
+	vhca_u32 max_msg_size;
+	vhca_u32 max_inline_data;
+	vhca_u32 max_uctx;		/* doorbell pages */
+	vhca_u32 num_comp_vectors;
+	vhca_u32 gid_tbl_len;
+	vhca_u32 max_pkeys;
+	vhca_u32 rsvd[33];		/* room to grow: 256 bytes */
+};
+
+/* VHCA_CMD_QUERY_PORT: in.port (1); out = struct vhca_port_attr. */
+struct vhca_cmd_port_in {
+	vhca_u8 port;
+	vhca_u8 rsvd[31];
+};
+
+enum vhca_port_state {			/* IBTA Vol 1, 14.2.5.6 PortState */
+	VHCA_PORT_DOWN			= 1,
+	VHCA_PORT_INIT			= 2,
+	VHCA_PORT_ARMED			= 3,
+	VHCA_PORT_ACTIVE		= 4,
+};
+
+enum vhca_port_phys_state {		/* PortPhysicalState */
+	VHCA_PORT_PHYS_POLLING		= 2,
+	VHCA_PORT_PHYS_DISABLED		= 3,
+	VHCA_PORT_PHYS_LINK_UP		= 5,
+};
+
+enum vhca_ib_mtu {			/* IBTA MTU encoding */
+	VHCA_IB_MTU_256			= 1,
+	VHCA_IB_MTU_512			= 2,
+	VHCA_IB_MTU_1024		= 3,
+	VHCA_IB_MTU_2048		= 4,
+	VHCA_IB_MTU_4096		= 5,
+};
+
+struct vhca_port_attr {
+	vhca_u8 state;			/* enum vhca_port_state */
+	vhca_u8 phys_state;		/* enum vhca_port_phys_state */
+	vhca_u8 max_mtu;		/* enum vhca_ib_mtu */
+	vhca_u8 active_mtu;		/* from the Ethernet MTU */
+	vhca_u8 active_speed;		/* IB speed code (IB_SPEED_*) */
+	vhca_u8 active_width;		/* IB width code (IB_WIDTH_*) */
+	vhca_u16 gid_tbl_len;
+	vhca_u32 eth_mtu;		/* current Ethernet MTU in bytes */
+	vhca_u32 rsvd;
+};
+
+/* VHCA_CMD_ADD_GID / VHCA_CMD_DEL_GID (DEL ignores gid and type). */
+enum vhca_gid_type {
+	VHCA_GID_TYPE_ROCE_V2_IPV4	= 1,	/* ::ffff:a.b.c.d */
+	VHCA_GID_TYPE_ROCE_V2_IPV6	= 2,
+};
+
+struct vhca_cmd_gid_in {
+	vhca_u16 index;			/* < gid_tbl_len */
+	vhca_u8 port;			/* 1 */
+	vhca_u8 type;			/* enum vhca_gid_type */
+	vhca_u32 rsvd;
+	vhca_u8 gid[16];		/* network byte order */
+	vhca_u8 rsvd1[8];
+};
+
+/* VHCA_CMD_SET_MAC */
+struct vhca_cmd_mac_in {
+	vhca_u8 mac[6];			/* unicast, not all-zero */
+	vhca_u8 rsvd[26];
+};
+
+/* VHCA_CMD_SET_MTU */
+#define VHCA_MIN_MTU			68
+#define VHCA_MAX_MTU			9000
+struct vhca_cmd_mtu_in {
+	vhca_u32 mtu;			/* Ethernet payload, VHCA_MIN..MAX_MTU */
+	vhca_u8 rsvd[28];
+};
+
+/*
+ * VHCA_CMD_ALLOC_UCTX: out = struct vhca_cmd_uctx_out, the index of a
+ * free doorbell page in BAR2.  VHCA_CMD_DEALLOC_UCTX: in = that index.
+ */
+struct vhca_cmd_uctx_in {
+	vhca_u32 db_page;
+	vhca_u8 rsvd[28];
+};
+
+struct vhca_cmd_uctx_out {
+	vhca_u32 db_page;
+	vhca_u8 rsvd[12];
+};
+
+/* ---------------------------------------------------------------------- */
+/* Event queue entries                                                    */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * 16-byte event queue entry.  The owner bit of the last byte toggles on
+ * each pass over the ring: on the first pass the device writes 1, on the
+ * second 0, and so on, so the driver knows which entries are new without
+ * reading a register.  The device writes the owner byte last.
+ */
+struct vhca_eqe {
+	vhca_u8 type;			/* enum vhca_eqe_type */
+	vhca_u8 subtype;
+	vhca_u16 rsvd0;
+	vhca_u32 data[2];		/* type specific */
+	vhca_u8 rsvd1[3];
+	vhca_u8 owner;			/* bit 0: pass parity */
+};
+
+enum vhca_eqe_type {
+	/* data[0] = admin queue slot, data[1] = token; subtype = status */
+	VHCA_EQE_CMD_DONE		= 1,
+	/* data[0] = port; subtype = enum vhca_port_state */
+	VHCA_EQE_PORT_CHANGE		= 2,
+};
+
+/* ---------------------------------------------------------------------- */
+/* Ethernet descriptors                                                   */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * 16-byte TX/RX descriptor.  TX: the driver writes addr/len with flags 0;
+ * the device sends the frame and sets DONE (ERROR if it could not).  RX: the
+ * driver writes addr/len (buffer size) with flags 0; the device writes the
+ * frame, sets len to the frame length and sets DONE.  The device writes
+ * flags last.
+ */
+struct vhca_eth_desc {
+	vhca_u64 addr;
+	vhca_u16 len;
+	vhca_u16 flags;			/* VHCA_ETH_DESC_* */
+	vhca_u32 rsvd;
+};
+
+#define VHCA_ETH_DESC_DONE		(1u << 0)
+#define VHCA_ETH_DESC_ERROR		(1u << 1)
+
+/* Largest frame: 9000 MTU + Ethernet header + one VLAN tag. */
+#define VHCA_ETH_MAX_FRAME		(VHCA_MAX_MTU + 14 + 4)
+
+/* ---------------------------------------------------------------------- */
+/* Doorbell pages (BAR2)                                                  */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Each user context owns one 4 KiB page at BAR2 + db_page * 4096, mapped
+ * into its process.  Offsets within the page are reserved for the queue
+ * doorbells of the RDMA engine; writes are counted in VHCA_CNT_DOORBELLS.
+ */
+#define VHCA_DB_SQ			0x000
+#define VHCA_DB_RQ			0x008
+#define VHCA_DB_CQ			0x010
+
+/* RoCEv2: IANA UDP destination port. */
+#define VHCA_ROCE_V2_UDP_PORT		4791
+
+static_assert(sizeof(struct vhca_admin_cmd) == 64);
+static_assert(sizeof(struct vhca_device_attr) == 256);
+static_assert(sizeof(struct vhca_port_attr) == 16);
+static_assert(sizeof(struct vhca_cmd_dma_in) == 16);
+static_assert(sizeof(struct vhca_cmd_port_in) == 32);
+static_assert(sizeof(struct vhca_cmd_gid_in) == 32);
+static_assert(sizeof(struct vhca_cmd_mac_in) == 32);
+static_assert(sizeof(struct vhca_cmd_mtu_in) == 32);
+static_assert(sizeof(struct vhca_cmd_uctx_in) == 32);
+static_assert(sizeof(struct vhca_cmd_uctx_out) == 16);
+static_assert(sizeof(struct vhca_eqe) == 16);
+static_assert(sizeof(struct vhca_eth_desc) == 16);
+
+#endif /* VHCA_HW_H */

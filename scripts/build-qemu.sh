@@ -1,0 +1,80 @@
+#!/bin/bash
+# Build QEMU 10.0 (Debian's bookworm-backports source) with hw/vhca and the
+# vhca qtests hooked in.  The source tree and build directory live in the
+# cache, keyed by the QEMU tarball and the configure line; the device and its
+# tests are symlinked from this clone, so editing a device file rebuilds in
+# seconds.  Prints the path of qemu-system-x86_64 on stdout.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+src_dir="$VHCA_CACHE/src"
+mkdir -p "$src_dir"
+tarball="$(ls "$src_dir"/qemu_10.0.*+ds.orig.tar.xz 2>/dev/null | sort -V | tail -1 || true)"
+if [ -z "$tarball" ]; then
+	log "fetching QEMU source (qemu/bookworm-backports)"
+	( cd "$src_dir" && apt-get source -qq --tar-only qemu/bookworm-backports >/dev/null 2>&1 ) ||
+		die "apt-get source qemu/bookworm-backports failed; run scripts/setup-host.sh first"
+	tarball="$(ls "$src_dir"/qemu_10.0.*+ds.orig.tar.xz | sort -V | tail -1)"
+fi
+
+configure_opts=(
+	--python=/usr/bin/python3 --cc="ccache gcc"
+	--target-list=x86_64-softmmu --without-default-features
+	--disable-download --disable-docs --disable-install-blobs
+	--enable-fdt=system --enable-slirp --enable-attr --enable-virtfs
+	--enable-pixman --enable-trace-backends=log
+	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
+)
+# Bump when the way the tree is patched changes.
+patch_version=1
+key="$(hash_inputs "$(basename "$tarball")" "${configure_opts[*]}" "$patch_version")"
+qemu_src="$VHCA_CACHE/qemu-$key/src"
+qemu_build="$VHCA_CACHE/qemu-$key/build"
+
+if [ ! -f "$qemu_src/.vhca-unpacked" ]; then
+	log "unpacking $(basename "$tarball")"
+	rm -rf "$qemu_src"
+	mkdir -p "$qemu_src"
+	tar -xf "$tarball" -C "$qemu_src" --strip-components=1
+	touch "$qemu_src/.vhca-unpacked"
+fi
+# Hook vhca in; each step is idempotent so the tree can gain hooks later.
+# append_once FILE LINE: add LINE at the end of FILE unless it is there.
+append_once() { grep -qxF "$2" "$1" || echo "$2" >> "$1"; }
+append_once "$qemu_src/hw/meson.build" "subdir('vhca')"
+append_once "$qemu_src/hw/Kconfig" "source vhca/Kconfig"
+append_once "$qemu_src/tests/qtest/meson.build" "subdir('vhca')"
+grep -q "'hw/vhca'," "$qemu_src/meson.build" ||
+	sed -i "s|^    'hw/net',$|    'hw/net',\n    'hw/vhca',|" "$qemu_src/meson.build"
+grep -q "'hw/vhca'," "$qemu_src/meson.build" ||
+	die "could not add hw/vhca to QEMU's trace_events_subdirs (source layout changed?)"
+# The +ds tarball has no edk2 blobs; do not try to unpack them.
+sed -i "s/^if unpack_edk2_blobs$/if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')/" \
+	"$qemu_src/pc-bios/meson.build"
+grep -q "fs.exists('edk2-x86_64-code.fd.bz2')" "$qemu_src/pc-bios/meson.build" ||
+	die "could not patch pc-bios/meson.build (QEMU source layout changed?)"
+# Point the hooks at this clone (CI uses a fresh clone in another folder).
+ln -sfn "$VHCA_ROOT/hw/vhca" "$qemu_src/hw/vhca"
+ln -sfn "$VHCA_ROOT/tests/qtest" "$qemu_src/tests/qtest/vhca"
+
+if [ ! -f "$qemu_build/build.ninja" ]; then
+	log "configuring QEMU in $qemu_build"
+	rm -rf "$qemu_build"
+	mkdir -p "$qemu_build"
+	( cd "$qemu_build" && "$qemu_src/configure" "${configure_opts[@]}" ) \
+		> "$VHCA_CACHE/qemu-$key/configure.log" 2>&1 ||
+		die "QEMU configure failed; see $VHCA_CACHE/qemu-$key/configure.log"
+	# A binary run from the build tree looks for firmware in qemu-bundle.
+	for d in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do
+		mkdir -p "$qemu_build/qemu-bundle$(dirname "$d")"
+		ln -sfn "$d" "$qemu_build/qemu-bundle$d"
+	done
+fi
+
+log "building QEMU (ninja in $qemu_build)"
+ninja -C "$qemu_build" qemu-system-x86_64 "$@" > "$VHCA_CACHE/qemu-$key/build.log" 2>&1 || {
+	grep -E 'error|Error' "$VHCA_CACHE/qemu-$key/build.log" | head -20 >&2
+	die "QEMU build failed; see $VHCA_CACHE/qemu-$key/build.log"
+}
+ln -sfn "qemu-$key" "$VHCA_CACHE/qemu-current"
+echo "$qemu_build/qemu-system-x86_64"

@@ -1,0 +1,391 @@
+#!/usr/bin/python3
+"""Start N QEMU guests, each with a vhca, on one Ethernet fabric.
+
+Two guests are joined back to back with -netdev dgram (UDP on 127.0.0.1).
+More than two are each joined to a small learning switch (fabric_hub.py),
+also over -netdev dgram.  Every guest keeps its console log, can capture its
+fabric traffic to a pcap (QEMU's filter-dump), and runs commands through a
+serial-port agent (images/guest/vhca-agent).
+
+Used as a library by the tests and as a command:
+
+    vhca_fabric.py start [-n 2] [--pcap] [--run-dir DIR]   # stays running
+    vhca_fabric.py exec  GUEST COMMAND...                   # GUEST: 1..N
+    vhca_fabric.py stop
+
+Addresses: guest i has MAC 52:54:00:56:48:<i>, 192.0.2.<i>/24 and
+2001:db8::<i>/64 (documentation prefixes: the fabric is private to these
+QEMU processes and never reaches a real network).
+"""
+
+import argparse
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DEFAULT_RUN_DIR = os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run")
+BOOT_TIMEOUT = float(os.environ.get("VHCA_BOOT_TIMEOUT", "180"))
+READY_MARK = "vhca-guest: ready"
+
+
+class FabricError(Exception):
+    pass
+
+
+def free_udp_ports(count):
+    """Ask the kernel for count free UDP ports on 127.0.0.1."""
+    socks, ports = [], []
+    for _ in range(count):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def guest_ipv4(i):
+    return "192.0.2.%d" % i
+
+
+def guest_ipv6(i):
+    return "2001:db8::%d" % i
+
+
+def guest_mac(i):
+    return "52:54:00:56:48:%02x" % i
+
+
+def build_artifacts():
+    """Build QEMU and the guest image (cached); return their paths."""
+    qemu = subprocess.run([os.path.join(ROOT, "scripts/build-qemu.sh")],
+                          check=True, stdout=subprocess.PIPE,
+                          text=True).stdout.strip()
+    kernel, initrd = subprocess.run(
+        [os.path.join(ROOT, "images/build-image.sh")], check=True,
+        stdout=subprocess.PIPE, text=True).stdout.split()
+    return qemu, kernel, initrd
+
+
+class Guest:
+    def __init__(self, index, run_dir):
+        self.index = index
+        self.dir = os.path.join(run_dir, "guest%d" % index)
+        self.console = os.path.join(self.dir, "console.log")
+        self.agent_sock = os.path.join(self.dir, "agent.sock")
+        self.qmp_sock = os.path.join(self.dir, "qmp.sock")
+        self.pcap = os.path.join(self.dir, "fabric.pcap")
+        self.ipv4 = guest_ipv4(index)
+        self.ipv6 = guest_ipv6(index)
+        self.mac = guest_mac(index)
+        self.pid = None
+
+    def qemu_args(self, qemu, kernel, initrd, local_port, remote_port,
+                  pcap, extra):
+        append = ("console=ttyS0 rdinit=/init panic=-1 loglevel=4 "
+                  "guest_name=guest%d guest_ip=%s/24 guest_ip6=%s/64"
+                  % (self.index, self.ipv4, self.ipv6))
+        args = [
+            qemu, "-machine", "q35", "-accel", "tcg", "-cpu", "max",
+            "-m", "1024", "-smp", "1", "-nodefaults", "-display", "none",
+            "-no-reboot",
+            "-kernel", kernel, "-initrd", initrd, "-append", append,
+            "-serial", "file:" + self.console,
+            "-chardev", "socket,id=agent,path=%s,server=on,wait=off"
+            % self.agent_sock,
+            "-serial", "chardev:agent",
+            "-qmp", "unix:%s,server=on,wait=off" % self.qmp_sock,
+            "-netdev", "dgram,id=fabric,local.type=inet,"
+            "local.host=127.0.0.1,local.port=%d,remote.type=inet,"
+            "remote.host=127.0.0.1,remote.port=%d" % (local_port, remote_port),
+            "-device", "vhca,netdev=fabric,mac=%s" % self.mac,
+        ]
+        if pcap:
+            args += ["-object",
+                     "filter-dump,id=dump,netdev=fabric,file=%s" % self.pcap]
+        return args + list(extra)
+
+    def console_text(self):
+        try:
+            with open(self.console, errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def alive(self):
+        if self.pid is None:
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        # A zombie child still "exists"; reap it if it is ours.
+        try:
+            pid, _ = os.waitpid(self.pid, os.WNOHANG)
+            return pid == 0
+        except ChildProcessError:
+            return True
+
+    def exec(self, command, timeout=120):
+        """Run command (a shell string) in the guest; return (status, output)."""
+        tag = uuid.uuid4().hex[:12]
+        line = "%s %s\n" % (tag, base64.b64encode(command.encode()).decode())
+        end_prefix = "<<<VHCA-END %s " % tag
+        deadline = time.monotonic() + timeout
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(self.agent_sock)
+            s.sendall(line.encode())
+            buf = b""
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise FabricError("guest%d: command timed out after %ds: %s"
+                                      % (self.index, timeout, command))
+                s.settimeout(left)
+                try:
+                    chunk = s.recv(65536)
+                except socket.timeout:
+                    continue
+                if not chunk:
+                    raise FabricError("guest%d: agent connection closed "
+                                      "(did QEMU exit? see %s)"
+                                      % (self.index, self.console))
+                buf += chunk
+                text = buf.decode(errors="replace")
+                end = text.find(end_prefix)
+                if end >= 0 and text.find(">>>", end + len(end_prefix)) >= 0:
+                    break
+        begin_mark = "<<<VHCA-BEGIN %s>>>\n" % tag
+        begin = text.index(begin_mark) + len(begin_mark)
+        payload = text[begin:end].strip()
+        status = int(text[end + len(end_prefix):].split(">>>")[0])
+        return status, base64.b64decode(payload).decode(errors="replace")
+
+    def run(self, command, timeout=120):
+        """Like exec, but a non-zero status raises FabricError."""
+        status, out = self.exec(command, timeout)
+        if status != 0:
+            raise FabricError("guest%d: '%s' exited %d:\n%s"
+                              % (self.index, command, status, out))
+        return out
+
+    def qmp(self, command, **arguments):
+        """Send one QMP command; return its 'return' value."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(30)
+            s.connect(self.qmp_sock)
+            f = s.makefile("rw")
+            json.loads(f.readline())  # greeting
+            for cmd in ({"execute": "qmp_capabilities"},
+                        {"execute": command, "arguments": arguments}):
+                f.write(json.dumps(cmd) + "\n")
+                f.flush()
+                while True:
+                    reply = json.loads(f.readline())
+                    if "event" not in reply:
+                        break
+                if "error" in reply:
+                    raise FabricError("guest%d: QMP %s failed: %s"
+                                      % (self.index, command,
+                                         reply["error"]["desc"]))
+            return reply.get("return")
+
+
+class Fabric:
+    """N guests on one fabric. Use as a context manager: stop() on exit."""
+
+    def __init__(self, count=2, run_dir=DEFAULT_RUN_DIR, pcap=False,
+                 extra_args=()):
+        if count < 1:
+            raise FabricError("need at least one guest")
+        self.count = count
+        self.run_dir = run_dir
+        self.pcap = pcap
+        self.extra_args = extra_args
+        self.guests = [Guest(i + 1, run_dir) for i in range(count)]
+        self.hub_pid = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def __getitem__(self, index):
+        """fabric[1] is guest 1."""
+        return self.guests[index - 1]
+
+    def start(self, qemu=None, kernel=None, initrd=None):
+        if qemu is None:
+            qemu, kernel, initrd = build_artifacts()
+        os.makedirs(self.run_dir, exist_ok=True)
+        ports = free_udp_ports(self.count + 1)
+        links = []
+        if self.count == 2:
+            links = [(ports[0], ports[1]), (ports[1], ports[0])]
+        else:
+            hub_port = ports[-1]
+            peers = [str(p) for p in ports[:self.count]]
+            hub_log = open(os.path.join(self.run_dir, "hub.log"), "w")
+            hub = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "fabric_hub.py"),
+                 str(hub_port)] + peers,
+                stdout=hub_log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+            self.hub_pid = hub.pid
+            links = [(p, hub_port) for p in ports[:self.count]]
+        for guest, (local, remote) in zip(self.guests, links):
+            os.makedirs(guest.dir, exist_ok=True)
+            for f in (guest.console, guest.agent_sock, guest.qmp_sock,
+                      guest.pcap):
+                if os.path.exists(f):
+                    os.unlink(f)
+            args = guest.qemu_args(qemu, kernel, initrd, local, remote,
+                                   self.pcap, self.extra_args)
+            with open(os.path.join(guest.dir, "qemu.cmdline"), "w") as f:
+                f.write(" ".join(args) + "\n")
+            err = open(os.path.join(guest.dir, "qemu.stderr"), "w")
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                    stdout=err, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            guest.pid = proc.pid
+        self.save_state()
+        return self
+
+    def save_state(self):
+        state = {"hub": self.hub_pid, "pcap": self.pcap,
+                 "guests": [g.pid for g in self.guests]}
+        with open(os.path.join(self.run_dir, "state.json"), "w") as f:
+            json.dump(state, f)
+
+    @classmethod
+    def attach(cls, run_dir=DEFAULT_RUN_DIR):
+        """The fabric a previous 'start' left running in run_dir."""
+        try:
+            with open(os.path.join(run_dir, "state.json")) as f:
+                state = json.load(f)
+        except FileNotFoundError:
+            raise FabricError("no fabric running in %s (run 'start' first)"
+                              % run_dir)
+        fabric = cls(len(state["guests"]), run_dir, state["pcap"])
+        fabric.hub_pid = state["hub"]
+        for guest, pid in zip(fabric.guests, state["guests"]):
+            guest.pid = pid
+        return fabric
+
+    def wait_ready(self, timeout=BOOT_TIMEOUT):
+        """Wait until every guest's init printed the ready mark."""
+        deadline = time.monotonic() + timeout
+        pending = list(self.guests)
+        while pending:
+            for guest in list(pending):
+                if READY_MARK in guest.console_text():
+                    pending.remove(guest)
+                elif not guest.alive():
+                    with open(os.path.join(guest.dir, "qemu.stderr")) as f:
+                        err = f.read().strip()
+                    raise FabricError("guest%d: QEMU exited during boot: %s "
+                                      "(console: %s)"
+                                      % (guest.index, err or "no message",
+                                         guest.console))
+            if not pending:
+                break
+            if time.monotonic() > deadline:
+                raise FabricError("guest%d did not boot within %ds; see %s"
+                                  % (pending[0].index, timeout,
+                                     pending[0].console))
+            # Boot progress is only visible in the console log file.
+            time.sleep(0.5)
+        return self
+
+    def stop(self):
+        """Stop every QEMU (and the hub) this fabric started."""
+        pids = [g.pid for g in self.guests if g.pid] + \
+            ([self.hub_pid] if self.hub_pid else [])
+        for pid in pids:
+            try:
+                os.killpg(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        for pid in pids:
+            while time.monotonic() < deadline:
+                try:
+                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                        break
+                except ChildProcessError:
+                    try:
+                        os.kill(pid, 0)
+                    except ProcessLookupError:
+                        break
+                time.sleep(0.1)
+            else:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for g in self.guests:
+            g.pid = None
+        self.hub_pid = None
+        state = os.path.join(self.run_dir, "state.json")
+        if os.path.exists(state):
+            os.unlink(state)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--run-dir", default=DEFAULT_RUN_DIR)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("start", help="boot N guests and leave them running")
+    p.add_argument("-n", "--guests", type=int, default=2)
+    p.add_argument("--pcap", action="store_true",
+                   help="capture each guest's fabric traffic to "
+                   "RUN_DIR/guestI/fabric.pcap")
+    p = sub.add_parser("exec", help="run a command in a guest")
+    p.add_argument("guest", type=int)
+    p.add_argument("command", nargs="+")
+    p.add_argument("--timeout", type=int, default=120)
+    sub.add_parser("stop", help="stop every guest started by 'start'")
+    args = parser.parse_args()
+
+    try:
+        if args.cmd == "start":
+            fabric = Fabric(args.guests, args.run_dir, args.pcap)
+            try:
+                fabric.start().wait_ready()
+            except BaseException:
+                fabric.stop()
+                raise
+            for g in fabric.guests:
+                print("guest%d: %s %s %s (console %s)"
+                      % (g.index, g.mac, g.ipv4, g.ipv6, g.console))
+        elif args.cmd == "exec":
+            fabric = Fabric.attach(args.run_dir)
+            if not 1 <= args.guest <= fabric.count:
+                raise FabricError("no guest %d (1..%d)"
+                                  % (args.guest, fabric.count))
+            status, out = fabric[args.guest].exec(" ".join(args.command),
+                                                  args.timeout)
+            sys.stdout.write(out)
+            return status
+        elif args.cmd == "stop":
+            Fabric.attach(args.run_dir).stop()
+    except (FabricError, subprocess.CalledProcessError) as e:
+        print("vhca: error: %s" % e, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

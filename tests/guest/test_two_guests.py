@@ -1,0 +1,217 @@
+"""End-to-end tests: two guests, each with a vhca, on one fabric.
+
+The guests boot once for the whole module (booting is the slow part under
+TCG); each test leaves them as it found them.  Guest i has 192.0.2.i/24 and
+2001:db8::i/64 on its vhca interface (scripts/vhca_fabric.py).
+"""
+
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
+import vhca_fabric  # noqa: E402
+
+fabric = None
+
+
+def setUpModule():
+    global fabric
+    fabric = vhca_fabric.Fabric(2, os.path.join(
+        os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run"), "tests"), pcap=True)
+    try:
+        fabric.start().wait_ready()
+    except BaseException:
+        fabric.stop()
+        raise
+
+
+def tearDownModule():
+    if fabric:
+        fabric.stop()
+
+
+def vhca_ifname(guest):
+    out = guest.run("for d in /sys/class/net/*; do "
+                    "[ \"$(basename $(readlink $d/device/driver) 2>/dev/null)\" "
+                    "= vhca ] && basename $d; done")
+    names = out.split()
+    if len(names) != 1:
+        raise AssertionError("guest%d: expected one vhca netdev, found %r"
+                             % (guest.index, names))
+    return names[0]
+
+
+def ipv4_gid(addr):
+    """The RoCEv2 GID of an IPv4 address, as ibv_devinfo prints it."""
+    a, b, c, d = (int(x) for x in addr.split("."))
+    return "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % (a, b, c, d)
+
+
+def ipv6_gid(addr):
+    import ipaddress
+    full = ipaddress.IPv6Address(addr).exploded
+    return full
+
+
+def wait_for(guest, command, timeout=30):
+    """Run command in the guest until it succeeds (a guest-side loop)."""
+    guest.run("for i in $(seq %d); do %s && exit 0; sleep 0.2; done; exit 1"
+              % (timeout * 5, command), timeout=timeout + 30)
+
+
+class Ping(unittest.TestCase):
+    def ping(self, src, dst_addr, extra=""):
+        out = src.run("ping -c 3 -W 5 %s %s" % (extra, dst_addr), timeout=60)
+        self.assertRegex(out, r"3 packets transmitted, 3 received")
+
+    def test_ipv4_both_ways(self):
+        self.ping(fabric[1], fabric[2].ipv4)
+        self.ping(fabric[2], fabric[1].ipv4)
+
+    def test_ipv6_both_ways(self):
+        self.ping(fabric[1], fabric[2].ipv6)
+        self.ping(fabric[2], fabric[1].ipv6)
+
+    def test_jumbo_mtu(self):
+        for g in (fabric[1], fabric[2]):
+            g.run("ip link set dev %s mtu 9000" % vhca_ifname(g))
+        try:
+            # 8972 = 9000 - IPv4 20 - ICMP 8, do not fragment.
+            self.ping(fabric[1], fabric[2].ipv4, "-M do -s 8972")
+            self.ping(fabric[2], fabric[1].ipv6, "-M do -s 8952")
+            status, out = fabric[1].exec("ping -c 1 -W 2 -M do -s 8973 %s"
+                                         % fabric[2].ipv4)
+            self.assertNotEqual(status, 0, "a frame above the MTU was sent")
+        finally:
+            for g in (fabric[1], fabric[2]):
+                g.run("ip link set dev %s mtu 1500" % vhca_ifname(g))
+
+
+class Capture(unittest.TestCase):
+    def test_pcap_holds_fabric_traffic(self):
+        fabric[1].run("ping -c 2 -W 5 %s" % fabric[2].ipv4, timeout=60)
+        out = subprocess.run(
+            ["tshark", "-r", fabric[1].pcap, "-Y", "icmp.type == 8", "-T",
+             "fields", "-e", "ip.src", "-e", "ip.dst"],
+            check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True).stdout
+        self.assertIn("%s\t%s" % (fabric[1].ipv4, fabric[2].ipv4), out)
+
+
+class RdmaDevice(unittest.TestCase):
+    def test_devinfo_shows_port_and_gids(self):
+        for g in (fabric[1], fabric[2]):
+            out = g.run("ibv_devinfo -v -d vhca0")
+            self.assertIn("hca_id:\tvhca0", out)
+            self.assertRegex(out, r"state:\s+PORT_ACTIVE \(4\)")
+            self.assertRegex(out, r"link_layer:\s+Ethernet")
+            self.assertRegex(out, r"active_mtu:\s+1024 \(3\)")
+            self.assertRegex(out, r"GID\[\s*\d+\]:\s+%s, RoCE v2"
+                             % re.escape(ipv4_gid(g.ipv4)))
+            self.assertRegex(out, r"GID\[\s*\d+\]:\s+%s, RoCE v2"
+                             % re.escape(ipv6_gid(g.ipv6)))
+
+    def test_gid_follows_address_changes(self):
+        g = fabric[1]
+        ifname = vhca_ifname(g)
+        g.run("ip addr add 192.0.2.101/24 dev %s" % ifname)
+        try:
+            wait_for(g, "ibv_devinfo -v -d vhca0 | grep -q '%s, RoCE v2'"
+                     % ipv4_gid("192.0.2.101"))
+        finally:
+            g.run("ip addr del 192.0.2.101/24 dev %s" % ifname)
+        wait_for(g, "! ibv_devinfo -v -d vhca0 | grep -q '%s'"
+                 % ipv4_gid("192.0.2.101"))
+
+    def test_rdma_link_and_sysfs(self):
+        out = fabric[1].run("rdma link show")
+        self.assertRegex(out, r"link vhca0/1 state ACTIVE .*netdev %s"
+                         % vhca_ifname(fabric[1]))
+        # The provider binds: a user context opens and maps its doorbell page.
+        out = fabric[1].run(
+            "python3 -c \"import pyverbs.device as d; "
+            "c = d.Context(name='vhca0'); a = c.query_device(); "
+            "print('vendor_part_id', a.vendor_part_id)\"")
+        self.assertIn("vendor_part_id %d" % 0x10f5, out)
+
+    def test_unsupported_verbs_fail_cleanly(self):
+        # No QPs yet: creating a CQ must fail with an error, not crash.
+        status, out = fabric[1].exec(
+            "python3 -c \"import pyverbs.device as d, pyverbs.cq as q; "
+            "c = d.Context(name='vhca0'); q.CQ(c, 16)\"")
+        self.assertNotEqual(status, 0)
+        self.assertRegex(out, r"(Operation not supported|errno: 95|"
+                         r"Function not implemented)")
+
+
+class NetDevice(unittest.TestCase):
+    def test_ethtool_driver_and_counters(self):
+        g = fabric[1]
+        ifname = vhca_ifname(g)
+        out = g.run("ethtool -i %s" % ifname)
+        self.assertRegex(out, r"driver: vhca")
+
+        def tx_packets():
+            stats = g.run("ethtool -S %s" % ifname)
+            m = re.search(r"tx_packets:\s+(\d+)", stats)
+            self.assertIsNotNone(m, "no tx_packets in ethtool -S:\n" + stats)
+            return int(m.group(1))
+        before = tx_packets()
+        g.run("ping -c 5 -W 5 %s" % fabric[2].ipv4, timeout=60)
+        self.assertGreaterEqual(tx_packets() - before, 5)
+
+    def test_link_down_and_up(self):
+        g = fabric[1]
+        ifname = vhca_ifname(g)
+        g.qmp("set_link", name="fabric", up=False)
+        try:
+            wait_for(g, "grep -qx 0 /sys/class/net/%s/carrier" % ifname)
+            wait_for(g, "ibv_devinfo -d vhca0 | grep -q PORT_DOWN")
+        finally:
+            g.qmp("set_link", name="fabric", up=True)
+        wait_for(g, "grep -qx 1 /sys/class/net/%s/carrier" % ifname)
+        wait_for(g, "ibv_devinfo -d vhca0 | grep -q PORT_ACTIVE")
+        out = g.run("ping -c 2 -W 5 %s" % fabric[2].ipv4, timeout=60)
+        self.assertIn("2 received", out)
+
+
+class ModuleReload(unittest.TestCase):
+    # unittest runs classes in name order, so this runs first: it leaves
+    # the guest configured as it found it for the tests after it.
+    LOOPS = 10
+
+    def test_unload_reload_loop(self):
+        g = fabric[2]
+        ifname = vhca_ifname(g)
+        setup = ("ip link set dev {i} up && ip addr add {a}/24 dev {i} && "
+                 "ip -6 addr add {b}/64 dev {i} nodad").format(
+                     i="$(ls /sys/bus/pci/drivers/vhca/*/net)",
+                     a=g.ipv4, b=g.ipv6)
+        # One warm-up round, then measure unreclaimable slab over the loop.
+        g.run("rmmod vhca && modprobe vhca")
+        slab = "awk '/^SUnreclaim:/ {print $2}' /proc/meminfo"
+        before = int(g.run("sync; echo 3 > /proc/sys/vm/drop_caches; " + slab))
+        g.run("for i in $(seq %d); do rmmod vhca || exit 1; "
+              "modprobe vhca || exit 2; done" % self.LOOPS, timeout=300)
+        after = int(g.run("sync; echo 3 > /proc/sys/vm/drop_caches; " + slab))
+        # Each probe allocates rings, an ib_device and a net_device; a leak
+        # of those per loop would show as tens of KiB per iteration.
+        self.assertLess(after - before, 64 * self.LOOPS,
+                        "unreclaimable slab grew by %d KiB over %d reloads"
+                        % (after - before, self.LOOPS))
+        dmesg = g.run("dmesg")
+        self.assertNotRegex(dmesg, r"(WARNING:|BUG:|Oops|general protection)")
+        self.assertEqual(ifname, vhca_ifname(g))
+        g.run(setup)
+        wait_for(g, "ibv_devinfo -d vhca0 | grep -q PORT_ACTIVE")
+        out = g.run("ping -c 2 -W 5 %s" % fabric[1].ipv4, timeout=60)
+        self.assertIn("2 received", out)
+        out = g.run("ibv_devinfo -v -d vhca0")
+        self.assertIn(ipv4_gid(g.ipv4), out)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""Build everything and run every vhca test; end with 'N passed, N failed'.
+
+Suites, in order (each counts its individual test cases):
+  unit    the engine without QEMU (tests/unit, GTest/TAP through meson)
+  qtest   device conformance through libqtest (tests/qtest, in QEMU's build)
+  lint    checkpatch on the guest driver
+  guest   two guests with a vhca each (tests/guest)
+
+    tests/run_all.py [--suite unit,qtest,lint,guest]
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.environ.get("VHCA_CACHE", "/var/cache/vhca")
+TAP_LINE = re.compile(r"^(not )?ok\b\s*\d*\s*(?:- )?(.*?)(\s+#\s*(SKIP|TODO).*)?$",
+                      re.IGNORECASE)
+
+
+class Results:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, suite, name, status, detail=""):
+        self.rows.append((suite, name, status))
+        mark = {"pass": "ok  ", "fail": "FAIL", "skip": "skip"}[status]
+        print("%s %-6s %s" % (mark, suite, name), flush=True)
+        if detail and status == "fail":
+            print("    " + detail.rstrip().replace("\n", "\n    "), flush=True)
+
+    def count(self, status):
+        return sum(1 for r in self.rows if r[2] == status)
+
+
+def step(what, argv, **kw):
+    """Run a build step; on failure print its output and stop everything."""
+    t0 = time.monotonic()
+    proc = subprocess.run(argv, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, **kw)
+    print("[vhca] %s: %.0fs" % (what, time.monotonic() - t0), flush=True)
+    if proc.returncode != 0:
+        sys.stdout.write(proc.stdout)
+        raise SystemExit("vhca: error: %s failed (exit %d)"
+                         % (what, proc.returncode))
+    return proc.stdout
+
+
+def parse_meson_log(results, suite, build_dir):
+    """Count the TAP test cases of every test meson ran."""
+    with open(os.path.join(build_dir, "meson-logs", "testlog.json")) as f:
+        entries = [json.loads(line) for line in f if line.strip()]
+    for entry in entries:
+        name = entry["name"].split(" / ")[-1]
+        cases = 0
+        failed = 0
+        for line in entry.get("stdout", "").splitlines():
+            m = TAP_LINE.match(line.strip())
+            if not m:
+                continue
+            cases += 1
+            if m.group(4) and m.group(4).upper() == "SKIP":
+                results.add(suite, "%s: %s" % (name, m.group(2)), "skip")
+            elif m.group(1):
+                failed += 1
+                results.add(suite, "%s: %s" % (name, m.group(2)), "fail")
+            else:
+                results.add(suite, "%s: %s" % (name, m.group(2)), "pass")
+        if entry["result"] not in ("OK", "EXPECTEDFAIL") and not failed:
+            results.add(suite, "%s (%s after %d cases)"
+                        % (name, entry["result"], cases), "fail",
+                        entry.get("stderr", "")[-3000:])
+        elif cases == 0 and entry["result"] == "OK":
+            results.add(suite, name, "pass")
+
+
+def run_meson_suite(results, suite, build_dir, meson, meson_suite):
+    subprocess.run([meson, "test", "-C", build_dir, "--suite", meson_suite,
+                    "--num-processes", "2", "--print-errorlogs"],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    parse_meson_log(results, suite, build_dir)
+
+
+def run_unit(results):
+    build = os.path.join(ROOT, "build")
+    if not os.path.exists(os.path.join(build, "build.ninja")):
+        step("meson setup", ["meson", "setup", build, ROOT])
+    step("build unit tests", ["ninja", "-C", build])
+    run_meson_suite(results, "unit", build, "meson", "unit")
+
+
+def run_qtest(results):
+    qemu = step("build QEMU", [os.path.join(ROOT, "scripts/build-qemu.sh")])
+    qemu_build = os.path.dirname(qemu.strip().splitlines()[-1])
+    run_meson_suite(results, "qtest", qemu_build,
+                    os.path.join(qemu_build, "pyvenv/bin/meson"), "vhca")
+
+
+def run_lint(results):
+    out = step("checkpatch", [os.path.join(ROOT, "scripts/checkpatch.sh")])
+    for line in out.splitlines():
+        m = re.match(r"^(ok|FAIL) (\S+)$", line)
+        if m:
+            results.add("lint", "checkpatch " + m.group(2),
+                        "pass" if m.group(1) == "ok" else "fail",
+                        out if m.group(1) == "FAIL" else "")
+
+
+class RecordingResult(unittest.TestResult):
+    """Feeds each guest test case, and module set-up errors, to Results."""
+
+    def __init__(self, results):
+        super().__init__()
+        self.results = results
+
+    @staticmethod
+    def name(test):
+        name = test.id()
+        return name.split(".", 1)[1] if "." in name else name
+
+    def addSuccess(self, test):
+        self.results.add("guest", self.name(test), "pass")
+
+    def addFailure(self, test, err):
+        self.results.add("guest", self.name(test), "fail",
+                         self._exc_info_to_string(err, test))
+
+    addError = addFailure
+
+    def addSkip(self, test, reason):
+        self.results.add("guest", self.name(test), "skip")
+
+
+def run_guest(results):
+    step("build QEMU", [os.path.join(ROOT, "scripts/build-qemu.sh")])
+    step("build guest image", [os.path.join(ROOT, "images/build-image.sh")])
+    sys.path.insert(0, os.path.join(ROOT, "tests/guest"))
+    suite = unittest.defaultTestLoader.discover(
+        os.path.join(ROOT, "tests/guest"), top_level_dir=os.path.join(
+            ROOT, "tests/guest"))
+    suite.run(RecordingResult(results))
+
+
+SUITES = {"unit": run_unit, "qtest": run_qtest, "lint": run_lint,
+          "guest": run_guest}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--suite", default=",".join(SUITES))
+    args = parser.parse_args()
+    wanted = args.suite.split(",")
+    unknown = set(wanted) - set(SUITES)
+    if unknown:
+        raise SystemExit("vhca: error: unknown suite %s (have %s)"
+                         % (",".join(unknown), ",".join(SUITES)))
+    step("host set-up", [os.path.join(ROOT, "scripts/setup-host.sh")])
+    results = Results()
+    t0 = time.monotonic()
+    for name in SUITES:
+        if name in wanted:
+            SUITES[name](results)
+    passed, failed = results.count("pass"), results.count("fail")
+    skipped = results.count("skip")
+    print("[vhca] tests took %.0fs" % (time.monotonic() - t0))
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
