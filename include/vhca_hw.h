@@ -395,17 +395,17 @@ struct vhca_eth_desc {
 /* RoCEv2: IANA UDP destination port. */
 #define VHCA_ROCE_V2_UDP_PORT		4791
 
-static_assert(sizeof(struct vhca_admin_cmd) == 64);
-static_assert(sizeof(struct vhca_device_attr) == 256);
-static_assert(sizeof(struct vhca_port_attr) == 16);
-static_assert(sizeof(struct vhca_cmd_dma_in) == 16);
-static_assert(sizeof(struct vhca_cmd_port_in) == 32);
-static_assert(sizeof(struct vhca_cmd_gid_in) == 32);
-static_assert(sizeof(struct vhca_cmd_mac_in) == 32);
-static_assert(sizeof(struct vhca_cmd_mtu_in) == 32);
-static_assert(sizeof(struct vhca_cmd_uctx_in) == 32);
-static_assert(sizeof(struct vhca_cmd_uctx_out) == 16);
-static_assert(sizeof(struct vhca_eqe) == 16);
-static_assert(sizeof(struct vhca_eth_desc) == 16);
+static_assert(sizeof(struct vhca_admin_cmd) == 64, "vhca_admin_cmd layout");
+static_assert(sizeof(struct vhca_device_attr) == 256, "vhca_device_attr layout");
+static_assert(sizeof(struct vhca_port_attr) == 16, "vhca_port_attr layout");
+static_assert(sizeof(struct vhca_cmd_dma_in) == 16, "vhca_cmd_dma_in layout");
+static_assert(sizeof(struct vhca_cmd_port_in) == 32, "vhca_cmd_port_in layout");
+static_assert(sizeof(struct vhca_cmd_gid_in) == 32, "vhca_cmd_gid_in layout");
+static_assert(sizeof(struct vhca_cmd_mac_in) == 32, "vhca_cmd_mac_in layout");
+static_assert(sizeof(struct vhca_cmd_mtu_in) == 32, "vhca_cmd_mtu_in layout");
+static_assert(sizeof(struct vhca_cmd_uctx_in) == 32, "vhca_cmd_uctx_in layout");
+static_assert(sizeof(struct vhca_cmd_uctx_out) == 16, "vhca_cmd_uctx_out layout");
+static_assert(sizeof(struct vhca_eqe) == 16, "vhca_eqe layout");
+static_assert(sizeof(struct vhca_eth_desc) == 16, "vhca_eth_desc layout");
 
 #endif /* VHCA_HW_H */

@@ -26,7 +26,9 @@ extra_ignore() {
 }
 
 cd "$VHCA_ROOT"
-for f in drivers/vhca/*.[ch] include/vhca_hw.h include/vhca-abi.h; do
+# Sources only: git knows them, build outputs (vhca.mod.c) are ignored.
+for f in $(git ls-files -co --exclude-standard 'drivers/vhca/*.[ch]') \
+	include/vhca_hw.h include/vhca-abi.h; do
 	if out="$("$tools/scripts/checkpatch.pl" --no-tree --strict --quiet \
 		--ignore FILE_PATH_CHANGES$(extra_ignore "$f") -f "$f" 2>&1)" && [ -z "$out" ]; then
 		echo "ok $f"

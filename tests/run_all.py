@@ -105,12 +105,12 @@ def run_qtest(results):
 
 def run_lint(results):
     out = step("checkpatch", [os.path.join(ROOT, "scripts/checkpatch.sh")])
-    for line in out.splitlines():
-        m = re.match(r"^(ok|FAIL) (\S+)$", line)
+    # "ok FILE", or "FAIL FILE" followed by checkpatch's complaints.
+    for block in re.split(r"^(?=(?:ok|FAIL) \S+$)", out, flags=re.M):
+        m = re.match(r"^(ok|FAIL) (\S+)\n?(.*)", block, re.S)
         if m:
             results.add("lint", "checkpatch " + m.group(2),
-                        "pass" if m.group(1) == "ok" else "fail",
-                        out if m.group(1) == "FAIL" else "")
+                        "pass" if m.group(1) == "ok" else "fail", m.group(3))
 
 
 class RecordingResult(unittest.TestResult):

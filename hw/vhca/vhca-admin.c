@@ -1,0 +1,444 @@
+/*
+ * vhca engine: the admin queue and its command table (docs/specs/vhca.rst,
+ * "Admin queue" and "Commands").
+ *
+ * Commands are dispatched from a table indexed by opcode.  Each handler
+ * sees the 32 input bytes of the entry and fills the 16 output bytes; it
+ * returns a status and may set a syndrome (the offending value).
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <stddef.h>
+#include <string.h>
+
+#include "vhca-internal.h"
+
+#define VHCA_CMD_IN_LEN         32
+#define VHCA_CMD_OUT_LEN        16
+
+/* Output half of struct vhca_admin_cmd: status up to the end. */
+#define VHCA_CMD_OUTPUT_OFFSET  offsetof(struct vhca_admin_cmd, status)
+#define VHCA_CMD_OUTPUT_LEN     (sizeof(struct vhca_admin_cmd) - \
+                                 VHCA_CMD_OUTPUT_OFFSET)
+
+/* ADMQ_PI is a 16-bit free-running index (spec, BAR0 register table). */
+#define VHCA_ADMQ_PI_MASK       0xffffu
+
+/* IB speed and width codes (IBTA Vol 1, 14.2.5.6 PortInfo). */
+#define VHCA_IB_SPEED_EDR       32      /* 25 Gb/s per lane */
+#define VHCA_IB_WIDTH_1X        1
+
+/*
+ * Bytes a RoCEv2 packet adds around its payload in the worst case, as the
+ * Linux RDMA core counts them in iboe_get_mtu(): GRH/IPv6 40, UDP 8,
+ * BTH 12, XRCETH 4, AtomicETH 28, ICRC 4.  The device picks the active MTU
+ * the same way so that it and the driver agree.
+ */
+#define VHCA_ROCE_MAX_OVERHEAD  (40 + 8 + 12 + 4 + 28 + 4)
+
+typedef struct VhcaCmdCtx {
+    uint16_t opcode;
+    const uint8_t *in;              /* VHCA_CMD_IN_LEN bytes */
+    uint8_t *out;                   /* VHCA_CMD_OUT_LEN bytes, zeroed */
+    uint32_t syndrome;
+} VhcaCmdCtx;
+
+typedef uint8_t (*VhcaCmdHandler)(VhcaCore *core, VhcaCmdCtx *ctx);
+
+typedef struct VhcaCmdDesc {
+    const char *name;
+    VhcaCmdHandler handler;
+} VhcaCmdDesc;
+
+/*
+ * Report a failed command the way hw/nvme does: one place, with the
+ * command's name, so the glue can trace it and log a guest error.
+ */
+#define VHCA_CMD_FAIL(core, ctx, status, fmt, ...)                          \
+    (vhca_guest_error((core), VHCA_GUEST_ERR_ADMIN_CMD, "%s: " fmt,         \
+                      vhca_core_admin_opcode_name((ctx)->opcode),           \
+                      ## __VA_ARGS__),                                      \
+     (status))
+
+static uint8_t vhca_cmd_nop(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    (void)core;
+    (void)ctx;
+    return VHCA_ST_OK;
+}
+
+/* Modified EUI-64 from a MAC, IBTA Vol 1 A17.3.2 (and RFC 4291 A). */
+static uint64_t vhca_mac_to_guid(const uint8_t *mac)
+{
+    return ((uint64_t)(mac[0] ^ 0x02) << 56) | ((uint64_t)mac[1] << 48) |
+           ((uint64_t)mac[2] << 40) | ((uint64_t)0xff << 32) |
+           ((uint64_t)0xfe << 24) | ((uint64_t)mac[3] << 16) |
+           ((uint64_t)mac[4] << 8) | mac[5];
+}
+
+static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint8_t attr[sizeof(struct vhca_device_attr)];
+    uint64_t addr = vhca_ld_le64(ctx->in +
+                                 offsetof(struct vhca_cmd_dma_in, addr));
+    uint32_t len = vhca_ld_le32(ctx->in +
+                                offsetof(struct vhca_cmd_dma_in, len));
+    uint64_t guid = vhca_mac_to_guid(core->cfg.mac);
+
+    if (len < sizeof(attr)) {
+        ctx->syndrome = len;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
+                             "buffer of %u bytes is smaller than %zu",
+                             len, sizeof(attr));
+    }
+
+    /*
+     * Until the RDMA engine has resources (issue 3) every object limit is
+     * 0: the device claims nothing it cannot do.
+     */
+    memset(attr, 0, sizeof(attr));
+#define ATTR(field) (attr + offsetof(struct vhca_device_attr, field))
+    vhca_st_le64(ATTR(fw_version),
+                 ((uint64_t)VHCA_VERSION_MAJOR << 32) |
+                 ((uint64_t)VHCA_VERSION_MINOR << 16));
+    vhca_st_le64(ATTR(sys_image_guid), guid);
+    vhca_st_le64(ATTR(node_guid), guid);
+    vhca_st_le32(ATTR(vendor_id), VHCA_PCI_VENDOR_ID);
+    vhca_st_le32(ATTR(vendor_part_id), VHCA_PCI_DEVICE_ID);
+    vhca_st_le32(ATTR(hw_ver), VHCA_PCI_REVISION);
+    vhca_st_le32(ATTR(max_uctx), core->cfg.num_db_pages);
+    vhca_st_le32(ATTR(num_comp_vectors),
+                 core->cfg.num_vectors - VHCA_VECTOR_FIRST_COMP);
+    vhca_st_le32(ATTR(gid_tbl_len), core->cfg.gid_tbl_len);
+    vhca_st_le32(ATTR(max_pkeys), 1);
+#undef ATTR
+
+    if (vhca_dma_write(core, addr, attr, sizeof(attr))) {
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
+                             "cannot write %zu bytes at 0x%llx",
+                             sizeof(attr), (unsigned long long)addr);
+    }
+    return VHCA_ST_OK;
+}
+
+/* Largest IB MTU (IBTA encoding) whose packets fit the Ethernet MTU. */
+static uint8_t vhca_active_ib_mtu(uint32_t eth_mtu)
+{
+    static const struct {
+        uint32_t bytes;
+        uint8_t code;
+    } ib_mtus[] = {
+        { 4096, VHCA_IB_MTU_4096 },
+        { 2048, VHCA_IB_MTU_2048 },
+        { 1024, VHCA_IB_MTU_1024 },
+        { 512, VHCA_IB_MTU_512 },
+        { 256, VHCA_IB_MTU_256 },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(ib_mtus) / sizeof(ib_mtus[0]); i++) {
+        if (eth_mtu >= ib_mtus[i].bytes + VHCA_ROCE_MAX_OVERHEAD) {
+            return ib_mtus[i].code;
+        }
+    }
+    /* Not even 256 bytes fit: like rxe, report 0 (no usable IB MTU). */
+    return 0;
+}
+
+static uint8_t vhca_cmd_query_port(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint8_t port = ctx->in[offsetof(struct vhca_cmd_port_in, port)];
+    uint8_t *out = ctx->out;
+
+    if (port != 1) {
+        ctx->syndrome = port;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "port %u does not exist (only port 1)", port);
+    }
+
+#define OUT(field) (offsetof(struct vhca_port_attr, field))
+    out[OUT(state)] = core->link_up ? VHCA_PORT_ACTIVE : VHCA_PORT_DOWN;
+    out[OUT(phys_state)] = core->link_up ? VHCA_PORT_PHYS_LINK_UP
+                                         : VHCA_PORT_PHYS_DISABLED;
+    out[OUT(max_mtu)] = VHCA_IB_MTU_4096;
+    out[OUT(active_mtu)] = vhca_active_ib_mtu(core->mtu);
+    out[OUT(active_speed)] = VHCA_IB_SPEED_EDR;
+    out[OUT(active_width)] = VHCA_IB_WIDTH_1X;
+    vhca_st_le16(out + OUT(gid_tbl_len), (uint16_t)core->cfg.gid_tbl_len);
+    vhca_st_le32(out + OUT(eth_mtu), core->mtu);
+#undef OUT
+    return VHCA_ST_OK;
+}
+
+static bool vhca_gid_is_v4_mapped(const uint8_t *gid)
+{
+    static const uint8_t prefix[12] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+    };
+
+    return memcmp(gid, prefix, sizeof(prefix)) == 0;
+}
+
+static uint8_t vhca_cmd_add_gid(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint16_t index = vhca_ld_le16(ctx->in +
+                                  offsetof(struct vhca_cmd_gid_in, index));
+    uint8_t port = ctx->in[offsetof(struct vhca_cmd_gid_in, port)];
+    uint8_t type = ctx->in[offsetof(struct vhca_cmd_gid_in, type)];
+    const uint8_t *gid = ctx->in + offsetof(struct vhca_cmd_gid_in, gid);
+    VhcaGidEntry *entry;
+
+    if (index >= core->cfg.gid_tbl_len) {
+        ctx->syndrome = index;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "index %u >= gid-table-len %u",
+                             index, core->cfg.gid_tbl_len);
+    }
+    if (port != 1) {
+        ctx->syndrome = port;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "port %u does not exist (only port 1)", port);
+    }
+    if (type != VHCA_GID_TYPE_ROCE_V2_IPV4 &&
+        type != VHCA_GID_TYPE_ROCE_V2_IPV6) {
+        ctx->syndrome = type;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "unknown GID type %u", type);
+    }
+    /* An IPv4 RoCEv2 GID is the IPv4-mapped IPv6 address (IBTA A17.8). */
+    if (type == VHCA_GID_TYPE_ROCE_V2_IPV4 && !vhca_gid_is_v4_mapped(gid)) {
+        ctx->syndrome = type;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "IPv4 GID at index %u is not ::ffff:a.b.c.d",
+                             index);
+    }
+
+    entry = &core->gid_tbl[index];
+    entry->valid = true;
+    entry->type = type;
+    memcpy(entry->gid, gid, VHCA_GID_LEN);
+    return VHCA_ST_OK;
+}
+
+static uint8_t vhca_cmd_del_gid(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint16_t index = vhca_ld_le16(ctx->in +
+                                  offsetof(struct vhca_cmd_gid_in, index));
+
+    if (index >= core->cfg.gid_tbl_len) {
+        ctx->syndrome = index;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "index %u >= gid-table-len %u",
+                             index, core->cfg.gid_tbl_len);
+    }
+    /* Deleting an empty entry succeeds: the command is idempotent. */
+    memset(&core->gid_tbl[index], 0, sizeof(core->gid_tbl[index]));
+    return VHCA_ST_OK;
+}
+
+static uint8_t vhca_cmd_set_mac(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    static const uint8_t zero_mac[VHCA_ETH_ALEN];
+    const uint8_t *mac = ctx->in + offsetof(struct vhca_cmd_mac_in, mac);
+
+    if (mac[0] & 1) {
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "%02x:%02x:%02x:%02x:%02x:%02x is multicast",
+                             mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+    }
+    if (!memcmp(mac, zero_mac, VHCA_ETH_ALEN)) {
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "the MAC address is all zero");
+    }
+    memcpy(core->mac, mac, VHCA_ETH_ALEN);
+    return VHCA_ST_OK;
+}
+
+static uint8_t vhca_cmd_set_mtu(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint32_t mtu = vhca_ld_le32(ctx->in +
+                                offsetof(struct vhca_cmd_mtu_in, mtu));
+
+    if (mtu < VHCA_MIN_MTU || mtu > VHCA_MAX_MTU) {
+        ctx->syndrome = mtu;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "MTU %u outside %u..%u",
+                             mtu, VHCA_MIN_MTU, VHCA_MAX_MTU);
+    }
+    /* The port stays active: no PORT_CHANGE event (spec, SET_MTU). */
+    core->mtu = mtu;
+    return VHCA_ST_OK;
+}
+
+static bool vhca_uctx_allocated(const VhcaCore *core, uint32_t page)
+{
+    return core->uctx_map[page / 64] & (1ull << (page % 64));
+}
+
+static uint8_t vhca_cmd_alloc_uctx(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint32_t page;
+
+    for (page = 0; page < core->cfg.num_db_pages; page++) {
+        if (!vhca_uctx_allocated(core, page)) {
+            core->uctx_map[page / 64] |= 1ull << (page % 64);
+            vhca_st_le32(ctx->out +
+                         offsetof(struct vhca_cmd_uctx_out, db_page), page);
+            return VHCA_ST_OK;
+        }
+    }
+    /* Running out is not a guest mistake: no guest error report. */
+    return VHCA_ST_NO_RESOURCES;
+}
+
+static uint8_t vhca_cmd_dealloc_uctx(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint32_t page = vhca_ld_le32(ctx->in +
+                                 offsetof(struct vhca_cmd_uctx_in, db_page));
+
+    if (page >= core->cfg.num_db_pages) {
+        ctx->syndrome = page;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "doorbell page %u >= db-pages %u",
+                             page, core->cfg.num_db_pages);
+    }
+    if (!vhca_uctx_allocated(core, page)) {
+        ctx->syndrome = page;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_STATE,
+                             "doorbell page %u is not allocated", page);
+    }
+    core->uctx_map[page / 64] &= ~(1ull << (page % 64));
+    return VHCA_ST_OK;
+}
+
+static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
+    [VHCA_CMD_NOP] = { "NOP", vhca_cmd_nop },
+    [VHCA_CMD_QUERY_DEVICE] = { "QUERY_DEVICE", vhca_cmd_query_device },
+    [VHCA_CMD_QUERY_PORT] = { "QUERY_PORT", vhca_cmd_query_port },
+    [VHCA_CMD_ADD_GID] = { "ADD_GID", vhca_cmd_add_gid },
+    [VHCA_CMD_DEL_GID] = { "DEL_GID", vhca_cmd_del_gid },
+    [VHCA_CMD_SET_MAC] = { "SET_MAC", vhca_cmd_set_mac },
+    [VHCA_CMD_SET_MTU] = { "SET_MTU", vhca_cmd_set_mtu },
+    [VHCA_CMD_ALLOC_UCTX] = { "ALLOC_UCTX", vhca_cmd_alloc_uctx },
+    [VHCA_CMD_DEALLOC_UCTX] = { "DEALLOC_UCTX", vhca_cmd_dealloc_uctx },
+};
+
+const char *vhca_core_admin_opcode_name(uint16_t opcode)
+{
+    if (opcode < VHCA_CMD_MAX && vhca_admin_cmds[opcode].name) {
+        return vhca_admin_cmds[opcode].name;
+    }
+    return "UNKNOWN";
+}
+
+static uint8_t vhca_admin_dispatch(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    if (ctx->opcode >= VHCA_CMD_MAX || !vhca_admin_cmds[ctx->opcode].handler) {
+        ctx->syndrome = ctx->opcode;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_OPCODE,
+                             "unknown opcode 0x%x", ctx->opcode);
+    }
+    return vhca_admin_cmds[ctx->opcode].handler(core, ctx);
+}
+
+/*
+ * Execute the command at ADMQ_CI.  Returns false if it could not be read,
+ * in which case the queue stops until the next doorbell.
+ */
+static bool vhca_admq_execute_one(VhcaCore *core)
+{
+    uint8_t entry[sizeof(struct vhca_admin_cmd)];
+    uint8_t output[VHCA_CMD_OUTPUT_LEN];
+    uint32_t slot = core->admq.ci & (vhca_ring_entries(&core->admq) - 1);
+    uint64_t addr = vhca_ring_slot_addr(&core->admq, core->admq.ci,
+                                        sizeof(entry));
+    const uint8_t done = 1;
+    VhcaCmdCtx ctx;
+    uint32_t token;
+    uint8_t status;
+    bool output_lost;
+
+    if (vhca_dma_read(core, addr, entry, sizeof(entry))) {
+        core->status |= VHCA_STATUS_ADMQ_ERROR;
+        core->error = VHCA_ERR_ADMQ_DMA;
+        vhca_guest_error(core, VHCA_GUEST_ERR_ADMQ,
+                         "cannot read command slot %u at 0x%llx (not guest "
+                         "RAM), admin queue stopped", slot,
+                         (unsigned long long)addr);
+        return false;
+    }
+
+    memset(output, 0, sizeof(output));
+    ctx.opcode = vhca_ld_le16(entry + offsetof(struct vhca_admin_cmd,
+                                               opcode));
+    ctx.in = entry + offsetof(struct vhca_admin_cmd, in);
+    ctx.out = output + (offsetof(struct vhca_admin_cmd, out) -
+                        VHCA_CMD_OUTPUT_OFFSET);
+    ctx.syndrome = 0;
+    token = vhca_ld_le32(entry + offsetof(struct vhca_admin_cmd, token));
+
+    status = vhca_admin_dispatch(core, &ctx);
+
+    output[0] = status;
+    vhca_st_le32(output + (offsetof(struct vhca_admin_cmd, syndrome) -
+                           VHCA_CMD_OUTPUT_OFFSET), ctx.syndrome);
+
+    /* done is written last, once the rest of the output is in place. */
+    output_lost =
+        vhca_dma_write(core, addr + VHCA_CMD_OUTPUT_OFFSET, output,
+                       sizeof(output)) ||
+        vhca_dma_write(core, addr + offsetof(struct vhca_admin_cmd, done),
+                       &done, 1);
+    if (output_lost) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_ADMQ,
+                         "cannot write the output of command slot %u at "
+                         "0x%llx", slot, (unsigned long long)addr);
+    }
+
+    vhca_count(core, VHCA_CNT_ADMIN_COMMANDS, 1);
+    if (status != VHCA_ST_OK || output_lost) {
+        vhca_count(core, VHCA_CNT_ADMIN_ERRORS, 1);
+    }
+    core->admq.ci++;
+
+    if (core->ops->admin_cmd_done) {
+        core->ops->admin_cmd_done(core->opaque, slot, ctx.opcode, token,
+                                  status, ctx.syndrome);
+    }
+    vhca_aeq_post(core, VHCA_EQE_CMD_DONE, status, slot, token);
+    return true;
+}
+
+void vhca_admq_doorbell(VhcaCore *core, uint32_t pi)
+{
+    uint32_t entries = vhca_ring_entries(&core->admq);
+    uint32_t pending = (pi - core->admq.ci) & VHCA_ADMQ_PI_MASK;
+
+    if (!core->enabled) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_ADMQ,
+                         "ADMQ_PI 0x%x written while the device is not "
+                         "enabled, ignoring", pi);
+        return;
+    }
+    if (pending > entries) {
+        core->status |= VHCA_STATUS_ADMQ_ERROR;
+        vhca_reg_refuse(core, VHCA_ERR_ADMQ_DOORBELL,
+                        "ADMQ_PI 0x%x is %u commands ahead of ADMQ_CI 0x%x, "
+                        "more than the %u the ring holds",
+                        pi, pending, core->admq.ci, entries);
+        return;
+    }
+
+    core->admq.pi = pi;
+    core->status &= ~VHCA_STATUS_ADMQ_ERROR;
+
+    while (core->enabled &&
+           ((core->admq.pi - core->admq.ci) & VHCA_ADMQ_PI_MASK) != 0) {
+        if (!vhca_admq_execute_one(core)) {
+            break;
+        }
+    }
+}

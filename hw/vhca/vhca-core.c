@@ -1,0 +1,473 @@
+/*
+ * vhca engine: register file, reset, CTRL/STATUS, counters, BAR2 doorbell
+ * pages and link state (docs/specs/vhca.rst, "BAR0 registers", "Reset").
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vhca-internal.h"
+
+#define VHCA_ADMQ_ALIGN         64
+#define VHCA_AEQ_ALIGN          64
+
+static const char *const guest_error_names[VHCA_GUEST_ERR__MAX] = {
+    [VHCA_GUEST_ERR_REG_ACCESS] = "reg",
+    [VHCA_GUEST_ERR_REG_REFUSED] = "reg refused",
+    [VHCA_GUEST_ERR_ADMQ] = "admq",
+    [VHCA_GUEST_ERR_ADMIN_CMD] = "admin cmd",
+    [VHCA_GUEST_ERR_AEQ] = "aeq",
+    [VHCA_GUEST_ERR_TX] = "tx",
+    [VHCA_GUEST_ERR_RX] = "rx",
+    [VHCA_GUEST_ERR_DOORBELL] = "doorbell",
+};
+
+const char *vhca_core_guest_error_name(VhcaGuestError kind)
+{
+    if ((unsigned)kind >= VHCA_GUEST_ERR__MAX) {
+        return "unknown";
+    }
+    return guest_error_names[kind];
+}
+
+static void VHCA_PRINTF(3, 0)
+vhca_guest_error_va(VhcaCore *core, VhcaGuestError kind, const char *fmt,
+                    va_list ap)
+{
+    char msg[192];
+
+    if (!core->ops->guest_error) {
+        return;
+    }
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    core->ops->guest_error(core->opaque, kind, msg);
+}
+
+void vhca_guest_error(VhcaCore *core, VhcaGuestError kind,
+                      const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vhca_guest_error_va(core, kind, fmt, ap);
+    va_end(ap);
+}
+
+void vhca_reg_refuse(VhcaCore *core, enum vhca_reg_error error,
+                     const char *fmt, ...)
+{
+    va_list ap;
+
+    core->error = error;
+    va_start(ap, fmt);
+    vhca_guest_error_va(core, VHCA_GUEST_ERR_REG_REFUSED, fmt, ap);
+    va_end(ap);
+}
+
+bool vhca_ring_config_ok(const VhcaRing *ring, uint32_t align,
+                         uint32_t max_log_size)
+{
+    uint64_t base = vhca_ring_base(ring);
+
+    return base != 0 && (base & (align - 1)) == 0 &&
+           ring->log_size >= 1 && ring->log_size <= max_log_size;
+}
+
+const char *vhca_core_config_check(const VhcaCoreConfig *cfg)
+{
+    if (cfg->gid_tbl_len < VHCA_CORE_GID_TBL_LEN_MIN ||
+        cfg->gid_tbl_len > VHCA_CORE_GID_TBL_LEN_MAX) {
+        return "gid-table-len";
+    }
+    if (cfg->num_db_pages < VHCA_CORE_DB_PAGES_MIN ||
+        cfg->num_db_pages > VHCA_CORE_DB_PAGES_MAX) {
+        return "db-pages";
+    }
+    if (cfg->num_vectors < VHCA_CORE_VECTORS_MIN ||
+        cfg->num_vectors > VHCA_CORE_VECTORS_MAX) {
+        return "vectors";
+    }
+    return NULL;
+}
+
+void vhca_core_init(VhcaCore *core, const VhcaCoreConfig *cfg,
+                    const VhcaCoreOps *ops, void *opaque)
+{
+    memset(core, 0, sizeof(*core));
+    core->ops = ops;
+    core->opaque = opaque;
+    core->cfg = *cfg;
+    core->link_up = false;
+    vhca_core_reset(core);
+}
+
+void vhca_core_reset(VhcaCore *core)
+{
+    static const VhcaRing stopped_ring;
+
+    core->enabled = false;
+    core->status = 0;
+    core->error = VHCA_ERR_NONE;
+
+    core->admq = stopped_ring;
+    core->aeq = stopped_ring;
+    core->aeq_armed = false;
+
+    core->tx = stopped_ring;
+    core->rx = stopped_ring;
+    core->eth_ctrl = 0;
+    core->eth_irq_armed = false;
+    core->eth_irq_pending = false;
+
+    memcpy(core->mac, core->cfg.mac, sizeof(core->mac));
+    core->mtu = VHCA_CORE_DEFAULT_MTU;
+
+    memset(core->gid_tbl, 0, sizeof(core->gid_tbl));
+    memset(core->uctx_map, 0, sizeof(core->uctx_map));
+    memset(core->counters, 0, sizeof(core->counters));
+    memset(core->counter_hi_latch, 0, sizeof(core->counter_hi_latch));
+
+    /* RX is now disabled: frames the backend queued can be dropped. */
+    if (core->ops->rx_ready) {
+        core->ops->rx_ready(core->opaque);
+    }
+}
+
+void vhca_core_set_link(VhcaCore *core, bool up)
+{
+    if (core->link_up == up) {
+        return;
+    }
+    core->link_up = up;
+    vhca_aeq_post(core, VHCA_EQE_PORT_CHANGE,
+                  up ? VHCA_PORT_ACTIVE : VHCA_PORT_DOWN, 1, 0);
+}
+
+static uint32_t vhca_status(const VhcaCore *core)
+{
+    return core->status |
+           (core->enabled ? VHCA_STATUS_READY : 0) |
+           (core->link_up ? VHCA_STATUS_LINK_UP : 0);
+}
+
+static void vhca_ctrl_write(VhcaCore *core, uint32_t value)
+{
+    if (value & VHCA_CTRL_RESET) {
+        vhca_core_reset(core);
+        return;
+    }
+
+    if (!(value & VHCA_CTRL_ENABLE)) {
+        core->enabled = false;
+        return;
+    }
+    if (core->enabled) {
+        return;
+    }
+    if (!vhca_ring_config_ok(&core->admq, VHCA_ADMQ_ALIGN,
+                             VHCA_ADMQ_MAX_LOG_SIZE)) {
+        vhca_reg_refuse(core, VHCA_ERR_BAD_RING_CONFIG,
+                        "CTRL.ENABLE refused: admin queue base 0x%llx "
+                        "log_size %u (need non-zero, %u-byte aligned, 1..%u)",
+                        (unsigned long long)vhca_ring_base(&core->admq),
+                        core->admq.log_size, VHCA_ADMQ_ALIGN,
+                        VHCA_ADMQ_MAX_LOG_SIZE);
+        return;
+    }
+    if (!vhca_ring_config_ok(&core->aeq, VHCA_AEQ_ALIGN,
+                             VHCA_AEQ_MAX_LOG_SIZE)) {
+        vhca_reg_refuse(core, VHCA_ERR_BAD_RING_CONFIG,
+                        "CTRL.ENABLE refused: async EQ base 0x%llx "
+                        "log_size %u (need non-zero, %u-byte aligned, 1..%u)",
+                        (unsigned long long)vhca_ring_base(&core->aeq),
+                        core->aeq.log_size, VHCA_AEQ_ALIGN,
+                        VHCA_AEQ_MAX_LOG_SIZE);
+        return;
+    }
+
+    core->admq.pi = 0;
+    core->admq.ci = 0;
+    core->status &= ~(VHCA_STATUS_ADMQ_ERROR | VHCA_STATUS_AEQ_OVERFLOW);
+    vhca_aeq_start(core);
+    core->enabled = true;
+}
+
+/*
+ * Ring base and size registers: writable only while the ring is stopped.
+ * @reg is the offset from the ring's BASE_LO register.
+ */
+static void vhca_ring_reg_write(VhcaCore *core, VhcaRing *ring,
+                                bool running, const char *name,
+                                uint64_t reg, uint32_t value)
+{
+    if (running) {
+        vhca_reg_refuse(core, VHCA_ERR_BAD_RING_CONFIG,
+                        "%s ring register +0x%llx written while running",
+                        name, (unsigned long long)reg);
+        return;
+    }
+    switch (reg) {
+    case 0x0:
+        ring->base_lo = value;
+        break;
+    case 0x4:
+        ring->base_hi = value;
+        break;
+    case 0x8:
+        ring->log_size = value;
+        break;
+    }
+}
+
+static bool vhca_counter_reg(uint64_t offset, unsigned *index, bool *hi)
+{
+    uint64_t rel;
+
+    if (offset < VHCA_REG_COUNTERS ||
+        offset >= VHCA_REG_COUNTERS + 8 * (uint64_t)VHCA_CNT_MAX) {
+        return false;
+    }
+    rel = offset - VHCA_REG_COUNTERS;
+    *index = (unsigned)(rel / 8);
+    *hi = (rel & 4) != 0;
+    return true;
+}
+
+static bool vhca_reg_access_ok(VhcaCore *core, const char *dir,
+                               uint64_t offset, unsigned size)
+{
+    if (size == 4 && (offset & 3) == 0 && offset < VHCA_CTRL_BAR_SIZE) {
+        return true;
+    }
+    vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
+                     "%s of %u bytes at 0x%llx: only aligned 32-bit "
+                     "accesses are supported, ignoring",
+                     dir, size, (unsigned long long)offset);
+    return false;
+}
+
+uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
+{
+    unsigned index;
+    bool hi;
+
+    if (!vhca_reg_access_ok(core, "read", offset, size)) {
+        return 0;
+    }
+
+    switch (offset) {
+    case VHCA_REG_MAGIC:
+        return VHCA_MAGIC;
+    case VHCA_REG_VERSION:
+        return VHCA_VERSION;
+    case VHCA_REG_CAPS:
+        return VHCA_CAP_ETH | VHCA_CAP_ROCE;
+    case VHCA_REG_NUM_VECTORS:
+        return core->cfg.num_vectors;
+    case VHCA_REG_NUM_DB_PAGES:
+        return core->cfg.num_db_pages;
+    case VHCA_REG_CTRL:
+        return core->enabled ? VHCA_CTRL_ENABLE : 0;
+    case VHCA_REG_STATUS:
+        return vhca_status(core);
+    case VHCA_REG_ERROR:
+        return core->error;
+
+    case VHCA_REG_ADMQ_BASE_LO:
+        return core->admq.base_lo;
+    case VHCA_REG_ADMQ_BASE_HI:
+        return core->admq.base_hi;
+    case VHCA_REG_ADMQ_LOG_SIZE:
+        return core->admq.log_size;
+    case VHCA_REG_ADMQ_CI:
+        return core->admq.ci;
+
+    case VHCA_REG_AEQ_BASE_LO:
+        return core->aeq.base_lo;
+    case VHCA_REG_AEQ_BASE_HI:
+        return core->aeq.base_hi;
+    case VHCA_REG_AEQ_LOG_SIZE:
+        return core->aeq.log_size;
+    case VHCA_REG_AEQ_PI:
+        return core->aeq.pi;
+
+    case VHCA_REG_TX_BASE_LO:
+        return core->tx.base_lo;
+    case VHCA_REG_TX_BASE_HI:
+        return core->tx.base_hi;
+    case VHCA_REG_TX_LOG_SIZE:
+        return core->tx.log_size;
+    case VHCA_REG_TX_CI:
+        return core->tx.ci;
+
+    case VHCA_REG_RX_BASE_LO:
+        return core->rx.base_lo;
+    case VHCA_REG_RX_BASE_HI:
+        return core->rx.base_hi;
+    case VHCA_REG_RX_LOG_SIZE:
+        return core->rx.log_size;
+    case VHCA_REG_RX_CI:
+        return core->rx.ci;
+
+    case VHCA_REG_ETH_CTRL:
+        return core->eth_ctrl;
+
+    case VHCA_REG_ADMQ_PI:
+    case VHCA_REG_AEQ_DB:
+    case VHCA_REG_TX_PI:
+    case VHCA_REG_RX_PI:
+    case VHCA_REG_ETH_IRQ_ARM:
+        vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
+                         "read of write-only register 0x%llx, returning 0",
+                         (unsigned long long)offset);
+        return 0;
+    }
+
+    if (vhca_counter_reg(offset, &index, &hi)) {
+        if (hi) {
+            return core->counter_hi_latch[index];
+        }
+        /* Reading LO latches HI so that LO, HI is a consistent pair. */
+        core->counter_hi_latch[index] =
+            (uint32_t)(core->counters[index] >> 32);
+        return (uint32_t)core->counters[index];
+    }
+
+    vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
+                     "read of unassigned register 0x%llx, returning 0",
+                     (unsigned long long)offset);
+    return 0;
+}
+
+void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value64,
+                         unsigned size)
+{
+    uint32_t value = (uint32_t)value64;
+
+    if (!vhca_reg_access_ok(core, "write", offset, size)) {
+        return;
+    }
+
+    switch (offset) {
+    case VHCA_REG_CTRL:
+        vhca_ctrl_write(core, value);
+        return;
+
+    case VHCA_REG_ADMQ_BASE_LO:
+    case VHCA_REG_ADMQ_BASE_HI:
+    case VHCA_REG_ADMQ_LOG_SIZE:
+        vhca_ring_reg_write(core, &core->admq, core->enabled, "admin queue",
+                            offset - VHCA_REG_ADMQ_BASE_LO, value);
+        return;
+    case VHCA_REG_ADMQ_PI:
+        vhca_admq_doorbell(core, value);
+        return;
+
+    case VHCA_REG_AEQ_BASE_LO:
+    case VHCA_REG_AEQ_BASE_HI:
+    case VHCA_REG_AEQ_LOG_SIZE:
+        vhca_ring_reg_write(core, &core->aeq, core->enabled, "async EQ",
+                            offset - VHCA_REG_AEQ_BASE_LO, value);
+        return;
+    case VHCA_REG_AEQ_DB:
+        vhca_aeq_doorbell(core, value);
+        return;
+
+    case VHCA_REG_TX_BASE_LO:
+    case VHCA_REG_TX_BASE_HI:
+    case VHCA_REG_TX_LOG_SIZE:
+        vhca_ring_reg_write(core, &core->tx,
+                            core->eth_ctrl & VHCA_ETH_CTRL_TX_ENABLE, "TX",
+                            offset - VHCA_REG_TX_BASE_LO, value);
+        return;
+    case VHCA_REG_TX_PI:
+        vhca_eth_tx_doorbell(core, value);
+        return;
+
+    case VHCA_REG_RX_BASE_LO:
+    case VHCA_REG_RX_BASE_HI:
+    case VHCA_REG_RX_LOG_SIZE:
+        vhca_ring_reg_write(core, &core->rx,
+                            core->eth_ctrl & VHCA_ETH_CTRL_RX_ENABLE, "RX",
+                            offset - VHCA_REG_RX_BASE_LO, value);
+        return;
+    case VHCA_REG_RX_PI:
+        vhca_eth_rx_doorbell(core, value);
+        return;
+
+    case VHCA_REG_ETH_CTRL:
+        vhca_eth_ctrl_write(core, value);
+        return;
+    case VHCA_REG_ETH_IRQ_ARM:
+        vhca_eth_irq_arm(core);
+        return;
+
+    case VHCA_REG_MAGIC:
+    case VHCA_REG_VERSION:
+    case VHCA_REG_CAPS:
+    case VHCA_REG_NUM_VECTORS:
+    case VHCA_REG_NUM_DB_PAGES:
+    case VHCA_REG_STATUS:
+    case VHCA_REG_ERROR:
+    case VHCA_REG_ADMQ_CI:
+    case VHCA_REG_AEQ_PI:
+    case VHCA_REG_TX_CI:
+    case VHCA_REG_RX_CI:
+        vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
+                         "write 0x%x to read-only register 0x%llx, ignoring",
+                         value, (unsigned long long)offset);
+        return;
+    }
+
+    {
+        unsigned index;
+        bool hi;
+
+        if (vhca_counter_reg(offset, &index, &hi)) {
+            vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
+                             "write 0x%x to read-only counter %u, ignoring",
+                             value, index);
+            return;
+        }
+    }
+
+    vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
+                     "write 0x%x to unassigned register 0x%llx, ignoring",
+                     value, (unsigned long long)offset);
+}
+
+void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
+                              uint64_t value, unsigned size)
+{
+    uint64_t page = offset / VHCA_DB_PAGE_SIZE;
+
+    (void)value;
+    (void)size;
+
+    if (page >= core->cfg.num_db_pages) {
+        /* BAR2 is rounded up to a power of two: the rest is padding. */
+        vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
+                         "write to offset 0x%llx, past the %u doorbell "
+                         "pages, ignoring", (unsigned long long)offset,
+                         core->cfg.num_db_pages);
+        return;
+    }
+    /*
+     * The queue doorbells in the page belong to the RDMA engine (issue 3);
+     * until then a doorbell is only counted.  A write to a page no user
+     * context owns is the guest's mistake, but real hardware cannot know
+     * that cheaply either: count it too.
+     */
+    vhca_count(core, VHCA_CNT_DOORBELLS, 1);
+    if (!(core->uctx_map[page / 64] & (1ull << (page % 64)))) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
+                         "write to doorbell page %llu, which no user "
+                         "context owns",
+                         (unsigned long long)page);
+    }
+}

@@ -1,0 +1,191 @@
+/*
+ * vhca device engine: the behaviour of the virtual RoCEv2 HCA described in
+ * docs/specs/vhca.rst, independent of QEMU.
+ *
+ * The engine includes no QEMU header.  It reaches guest memory, the wire,
+ * interrupts and the log only through VhcaCoreOps, so the same code runs
+ * inside the QEMU device (hw/vhca/vhca.c) and in the unit tests and fuzzers
+ * (tests/unit), where guest RAM is a byte array.
+ *
+ * Everything the engine receives (register values, admin commands,
+ * descriptors, DMA results, frames) is untrusted: it is validated here and
+ * bad input fails with a status or is dropped, never with an abort.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_VHCA_CORE_H
+#define HW_VHCA_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vhca_hw.h"
+
+/* Limits of the device properties (docs/specs/vhca.rst, "Command line"). */
+#define VHCA_CORE_GID_TBL_LEN_MIN       1
+#define VHCA_CORE_GID_TBL_LEN_MAX       128
+#define VHCA_CORE_GID_TBL_LEN_DEFAULT   16
+#define VHCA_CORE_DB_PAGES_MIN          1
+#define VHCA_CORE_DB_PAGES_MAX          1024
+#define VHCA_CORE_DB_PAGES_DEFAULT      64
+#define VHCA_CORE_VECTORS_MIN           VHCA_MIN_VECTORS
+#define VHCA_CORE_VECTORS_MAX           64
+#define VHCA_CORE_VECTORS_DEFAULT       8
+
+#define VHCA_CORE_DEFAULT_MTU           1500
+/* Ethernet header plus one 802.1Q tag: frame size limit is MTU + 18. */
+#define VHCA_ETH_OVERHEAD               18
+#define VHCA_ETH_HLEN                   14
+#define VHCA_ETH_ALEN                   6
+#define VHCA_GID_LEN                    16
+
+/*
+ * Classes of guest mistakes the engine reports.  The QEMU glue maps each
+ * class to its own trace event and to LOG_GUEST_ERROR; the tests count them.
+ */
+typedef enum VhcaGuestError {
+    VHCA_GUEST_ERR_REG_ACCESS,  /* bad size/alignment, RO/WO/unassigned */
+    VHCA_GUEST_ERR_REG_REFUSED, /* write refused, ERROR register set */
+    VHCA_GUEST_ERR_ADMQ,        /* admin queue doorbell or DMA failure */
+    VHCA_GUEST_ERR_ADMIN_CMD,   /* admin command failed with a status */
+    VHCA_GUEST_ERR_AEQ,         /* async event queue doorbell or DMA */
+    VHCA_GUEST_ERR_TX,          /* TX ring doorbell, descriptor or buffer */
+    VHCA_GUEST_ERR_RX,          /* RX ring doorbell, descriptor or buffer */
+    VHCA_GUEST_ERR_DOORBELL,    /* BAR2 doorbell page access */
+    VHCA_GUEST_ERR__MAX
+} VhcaGuestError;
+
+/* What vhca_core_receive() did with a frame (for tracing and tests). */
+typedef enum VhcaRxResult {
+    VHCA_RX_DELIVERED,          /* written to the RX ring */
+    VHCA_RX_ROCE,               /* for the RDMA engine (dropped for now) */
+    VHCA_RX_FILTERED,           /* not for us, or RX disabled */
+    VHCA_RX_NO_BUFFER,          /* RX ring empty: RX_NO_BUFFER */
+    VHCA_RX_ERROR,              /* runt, oversize, bad buffer: RX_ERRORS */
+} VhcaRxResult;
+
+/*
+ * The engine's view of the outside world.  dma_read and dma_write are
+ * required and must fail (return -1) for anything outside guest RAM; the
+ * other hooks may be NULL.  All hooks receive VhcaCore.opaque.
+ */
+typedef struct VhcaCoreOps {
+    int (*dma_read)(void *opaque, uint64_t addr, void *buf, size_t len);
+    int (*dma_write)(void *opaque, uint64_t addr, const void *buf,
+                     size_t len);
+    /* Transmit one Ethernet frame (no FCS) to the backend. */
+    void (*send_frame)(void *opaque, const uint8_t *buf, size_t len);
+    /* Send MSI-X vector @vector (< VhcaCoreConfig.num_vectors). */
+    void (*raise_irq)(void *opaque, unsigned vector);
+    /* vhca_core_can_receive() may have become true: flush queued frames. */
+    void (*rx_ready)(void *opaque);
+    /* An admin command completed (for tracing). */
+    void (*admin_cmd_done)(void *opaque, uint32_t slot, uint16_t opcode,
+                           uint32_t token, uint8_t status, uint32_t syndrome);
+    /* An event was written to the async EQ at producer index @pi. */
+    void (*event_posted)(void *opaque, uint8_t type, uint8_t subtype,
+                         uint32_t pi);
+    /* The guest did something wrong; @msg is a complete sentence. */
+    void (*guest_error)(void *opaque, VhcaGuestError kind, const char *msg);
+} VhcaCoreOps;
+
+/* Fixed at realize from the device properties. */
+typedef struct VhcaCoreConfig {
+    uint8_t mac[VHCA_ETH_ALEN];     /* permanent MAC */
+    uint32_t gid_tbl_len;
+    uint32_t num_db_pages;
+    uint32_t num_vectors;
+} VhcaCoreConfig;
+
+/* Registers of one ring in guest memory, as the guest programmed them. */
+typedef struct VhcaRing {
+    uint32_t base_lo;
+    uint32_t base_hi;
+    uint32_t log_size;
+    uint32_t pi;                    /* producer index (free running) */
+    uint32_t ci;                    /* consumer index (free running) */
+} VhcaRing;
+
+typedef struct VhcaGidEntry {
+    bool valid;
+    uint8_t type;                   /* enum vhca_gid_type */
+    uint8_t gid[VHCA_GID_LEN];      /* network byte order */
+} VhcaGidEntry;
+
+typedef struct VhcaCore {
+    const VhcaCoreOps *ops;
+    void *opaque;
+    VhcaCoreConfig cfg;
+
+    /* Follows the backend, not the guest: survives device reset. */
+    bool link_up;
+
+    /* Everything below returns to its power-on value on reset. */
+    bool enabled;                   /* CTRL.ENABLE */
+    uint32_t status;                /* STATUS ADMQ_ERROR / AEQ_OVERFLOW */
+    uint32_t error;                 /* enum vhca_reg_error */
+
+    VhcaRing admq;
+    VhcaRing aeq;
+    bool aeq_armed;
+
+    VhcaRing tx;
+    VhcaRing rx;
+    uint32_t eth_ctrl;              /* VHCA_ETH_CTRL_* */
+    bool eth_irq_armed;
+    bool eth_irq_pending;           /* completions while disarmed */
+
+    uint8_t mac[VHCA_ETH_ALEN];     /* current MAC (SET_MAC) */
+    uint32_t mtu;                   /* current MTU (SET_MTU) */
+
+    VhcaGidEntry gid_tbl[VHCA_CORE_GID_TBL_LEN_MAX];
+    uint64_t uctx_map[VHCA_CORE_DB_PAGES_MAX / 64];
+
+    uint64_t counters[VHCA_CNT_MAX];
+    uint32_t counter_hi_latch[VHCA_CNT_MAX];
+
+    /* Bounce buffer for one outgoing frame. */
+    uint8_t tx_frame[VHCA_ETH_MAX_FRAME];
+} VhcaCore;
+
+/*
+ * Validate @cfg against the property limits.  Returns NULL if it is
+ * acceptable, otherwise the name of the first bad property.
+ */
+const char *vhca_core_config_check(const VhcaCoreConfig *cfg);
+
+/* @cfg must have passed vhca_core_config_check().  Leaves link down. */
+void vhca_core_init(VhcaCore *core, const VhcaCoreConfig *cfg,
+                    const VhcaCoreOps *ops, void *opaque);
+
+/* docs/specs/vhca.rst "Reset": CTRL.RESET, FLR and system reset. */
+void vhca_core_reset(VhcaCore *core);
+
+/* BAR0 accesses of any size and alignment; the engine filters them. */
+uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size);
+void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value,
+                         unsigned size);
+
+/* BAR2 (doorbell pages) writes. */
+void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
+                              uint64_t value, unsigned size);
+
+/* Netdev link change: STATUS.LINK_UP and a PORT_CHANGE event. */
+void vhca_core_set_link(VhcaCore *core, bool up);
+
+/* Net layer: false only while RX is enabled and no buffer is posted. */
+bool vhca_core_can_receive(const VhcaCore *core);
+VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
+                               size_t len);
+
+/* Name of an admin opcode for traces ("UNKNOWN" if none). */
+const char *vhca_core_admin_opcode_name(uint16_t opcode);
+
+/* Short name of a guest error class, e.g. "admq". */
+const char *vhca_core_guest_error_name(VhcaGuestError kind);
+
+#endif /* HW_VHCA_CORE_H */

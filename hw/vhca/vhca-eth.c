@@ -1,0 +1,344 @@
+/*
+ * vhca engine: the Ethernet datapath, TX and RX descriptor rings, the RX
+ * address filter and interrupt moderation of vector 1 (docs/specs/vhca.rst,
+ * "Ethernet datapath").
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <stddef.h>
+#include <string.h>
+
+#include "vhca-internal.h"
+
+#define VHCA_ETH_RING_ALIGN     16
+#define VHCA_DESC_SIZE          sizeof(struct vhca_eth_desc)
+#define VHCA_DESC_LEN_OFFSET    offsetof(struct vhca_eth_desc, len)
+#define VHCA_DESC_FLAGS_OFFSET  offsetof(struct vhca_eth_desc, flags)
+
+static bool vhca_tx_enabled(const VhcaCore *core)
+{
+    return core->eth_ctrl & VHCA_ETH_CTRL_TX_ENABLE;
+}
+
+static bool vhca_rx_enabled(const VhcaCore *core)
+{
+    return core->eth_ctrl & VHCA_ETH_CTRL_RX_ENABLE;
+}
+
+static uint32_t vhca_max_frame(const VhcaCore *core)
+{
+    return core->mtu + VHCA_ETH_OVERHEAD;
+}
+
+/*
+ * Completions happened: interrupt now if armed, else remember them so that
+ * the next ETH_IRQ_ARM interrupts at once (NAPI re-arms after polling).
+ */
+static void vhca_eth_completed(VhcaCore *core)
+{
+    if (core->eth_irq_armed) {
+        core->eth_irq_armed = false;
+        vhca_raise_irq(core, VHCA_VECTOR_ETH);
+    } else {
+        core->eth_irq_pending = true;
+    }
+}
+
+void vhca_eth_irq_arm(VhcaCore *core)
+{
+    if (core->eth_irq_pending) {
+        core->eth_irq_pending = false;
+        vhca_raise_irq(core, VHCA_VECTOR_ETH);
+        return;
+    }
+    core->eth_irq_armed = true;
+}
+
+/* Start @ring if its configuration is valid; returns whether it started. */
+static bool vhca_eth_ring_start(VhcaCore *core, VhcaRing *ring,
+                                const char *name)
+{
+    if (!vhca_ring_config_ok(ring, VHCA_ETH_RING_ALIGN,
+                             VHCA_ETH_MAX_LOG_SIZE)) {
+        vhca_reg_refuse(core, VHCA_ERR_BAD_RING_CONFIG,
+                        "%s enable refused: base 0x%llx log_size %u (need "
+                        "non-zero, %u-byte aligned, 1..%u)", name,
+                        (unsigned long long)vhca_ring_base(ring),
+                        ring->log_size, VHCA_ETH_RING_ALIGN,
+                        VHCA_ETH_MAX_LOG_SIZE);
+        return false;
+    }
+    ring->pi = 0;
+    ring->ci = 0;
+    return true;
+}
+
+void vhca_eth_ctrl_write(VhcaCore *core, uint32_t value)
+{
+    uint32_t old = core->eth_ctrl;
+    uint32_t ctrl = value & VHCA_ETH_CTRL_PROMISC;
+
+    if (value & VHCA_ETH_CTRL_TX_ENABLE) {
+        if ((old & VHCA_ETH_CTRL_TX_ENABLE) ||
+            vhca_eth_ring_start(core, &core->tx, "TX")) {
+            ctrl |= VHCA_ETH_CTRL_TX_ENABLE;
+        }
+    }
+    if (value & VHCA_ETH_CTRL_RX_ENABLE) {
+        if ((old & VHCA_ETH_CTRL_RX_ENABLE) ||
+            vhca_eth_ring_start(core, &core->rx, "RX")) {
+            ctrl |= VHCA_ETH_CTRL_RX_ENABLE;
+        }
+    }
+    core->eth_ctrl = ctrl;
+
+    /* Stopping RX, or starting it, changes what the backend may send. */
+    if (((old ^ ctrl) & VHCA_ETH_CTRL_RX_ENABLE) && core->ops->rx_ready) {
+        core->ops->rx_ready(core->opaque);
+    }
+}
+
+/*
+ * A producer index may run at most a ring's worth ahead of the consumer
+ * index; anything else is a driver bug, refused as a whole.
+ */
+static bool vhca_eth_doorbell_ok(VhcaCore *core, const VhcaRing *ring,
+                                 bool enabled, const char *name,
+                                 VhcaGuestError kind, uint32_t pi)
+{
+    uint32_t entries = vhca_ring_entries(ring);
+
+    if (!enabled) {
+        vhca_guest_error(core, kind, "%s_PI 0x%x written while the ring is "
+                         "disabled, ignoring", name, pi);
+        return false;
+    }
+    if (pi - ring->ci > entries) {
+        vhca_reg_refuse(core, VHCA_ERR_ETH_DOORBELL,
+                        "%s_PI 0x%x is beyond %s_CI 0x%x plus the %u ring "
+                        "entries", name, pi, name, ring->ci, entries);
+        return false;
+    }
+    return true;
+}
+
+static int vhca_desc_write_flags(VhcaCore *core, uint64_t desc_addr,
+                                 uint16_t flags)
+{
+    uint8_t buf[2];
+
+    vhca_st_le16(buf, flags);
+    return vhca_dma_write(core, desc_addr + VHCA_DESC_FLAGS_OFFSET, buf,
+                          sizeof(buf));
+}
+
+/*
+ * Transmit the descriptor at TX_CI.  Returns false if the descriptor itself
+ * cannot be read or completed: then TX stops until the next doorbell.
+ */
+static bool vhca_eth_tx_one(VhcaCore *core)
+{
+    uint8_t desc[VHCA_DESC_SIZE];
+    uint64_t desc_addr = vhca_ring_slot_addr(&core->tx, core->tx.ci,
+                                             VHCA_DESC_SIZE);
+    uint64_t buf_addr;
+    uint16_t len;
+    uint16_t flags = VHCA_ETH_DESC_DONE;
+
+    if (vhca_dma_read(core, desc_addr, desc, sizeof(desc))) {
+        vhca_count(core, VHCA_CNT_TX_ERRORS, 1);
+        vhca_guest_error(core, VHCA_GUEST_ERR_TX,
+                         "cannot read TX descriptor %u at 0x%llx (not guest "
+                         "RAM), TX stopped", core->tx.ci,
+                         (unsigned long long)desc_addr);
+        return false;
+    }
+    buf_addr = vhca_ld_le64(desc + offsetof(struct vhca_eth_desc, addr));
+    len = vhca_ld_le16(desc + VHCA_DESC_LEN_OFFSET);
+
+    if (len < VHCA_ETH_HLEN || len > vhca_max_frame(core)) {
+        flags |= VHCA_ETH_DESC_ERROR;
+        vhca_count(core, VHCA_CNT_TX_ERRORS, 1);
+        vhca_guest_error(core, VHCA_GUEST_ERR_TX,
+                         "TX descriptor %u: frame length %u outside %u..%u",
+                         core->tx.ci, len, VHCA_ETH_HLEN,
+                         vhca_max_frame(core));
+    } else if (vhca_dma_read(core, buf_addr, core->tx_frame, len)) {
+        flags |= VHCA_ETH_DESC_ERROR;
+        vhca_count(core, VHCA_CNT_TX_ERRORS, 1);
+        vhca_guest_error(core, VHCA_GUEST_ERR_TX,
+                         "TX descriptor %u: cannot read %u bytes at 0x%llx "
+                         "(not guest RAM)", core->tx.ci, len,
+                         (unsigned long long)buf_addr);
+    } else if (core->link_up) {
+        vhca_count(core, VHCA_CNT_TX_PACKETS, 1);
+        vhca_count(core, VHCA_CNT_TX_BYTES, len);
+        if (core->ops->send_frame) {
+            core->ops->send_frame(core->opaque, core->tx_frame, len);
+        }
+    }
+    /* else: no carrier, the frame completes and is dropped. */
+
+    if (vhca_desc_write_flags(core, desc_addr, flags)) {
+        vhca_count(core, VHCA_CNT_TX_ERRORS, 1);
+        vhca_guest_error(core, VHCA_GUEST_ERR_TX,
+                         "cannot complete TX descriptor %u at 0x%llx, TX "
+                         "stopped", core->tx.ci,
+                         (unsigned long long)desc_addr);
+        return false;
+    }
+    core->tx.ci++;
+    return true;
+}
+
+void vhca_eth_tx_doorbell(VhcaCore *core, uint32_t pi)
+{
+    uint32_t completed = 0;
+
+    if (!vhca_eth_doorbell_ok(core, &core->tx, vhca_tx_enabled(core), "TX",
+                              VHCA_GUEST_ERR_TX, pi)) {
+        return;
+    }
+    core->tx.pi = pi;
+
+    /* send_frame may re-enter through the backend: re-check each time. */
+    while (vhca_tx_enabled(core) && core->tx.ci != core->tx.pi) {
+        if (!vhca_eth_tx_one(core)) {
+            break;
+        }
+        completed++;
+    }
+    if (completed) {
+        vhca_eth_completed(core);
+    }
+}
+
+void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi)
+{
+    uint32_t old_pi = core->rx.pi;
+
+    if (!vhca_eth_doorbell_ok(core, &core->rx, vhca_rx_enabled(core), "RX",
+                              VHCA_GUEST_ERR_RX, pi)) {
+        return;
+    }
+    core->rx.pi = pi;
+    if (pi != old_pi && core->ops->rx_ready) {
+        core->ops->rx_ready(core->opaque);
+    }
+}
+
+bool vhca_core_can_receive(const VhcaCore *core)
+{
+    /* With RX disabled frames are dropped, not queued in the backend. */
+    return !vhca_rx_enabled(core) || core->rx.pi != core->rx.ci;
+}
+
+/* RX filter: our MAC, broadcast, multicast, or anything when PROMISC. */
+static bool vhca_eth_rx_accept(const VhcaCore *core, const uint8_t *frame)
+{
+    return (core->eth_ctrl & VHCA_ETH_CTRL_PROMISC) ||
+           (frame[0] & 1) ||
+           !memcmp(frame, core->mac, VHCA_ETH_ALEN);
+}
+
+static VhcaRxResult vhca_eth_rx_to_ring(VhcaCore *core, const uint8_t *buf,
+                                        size_t len)
+{
+    uint8_t desc[VHCA_DESC_SIZE];
+    uint64_t desc_addr = vhca_ring_slot_addr(&core->rx, core->rx.ci,
+                                             VHCA_DESC_SIZE);
+    uint64_t buf_addr;
+    uint16_t buf_len;
+    uint8_t len_flags[4];
+
+    if (core->rx.pi == core->rx.ci) {
+        vhca_count(core, VHCA_CNT_RX_NO_BUFFER, 1);
+        return VHCA_RX_NO_BUFFER;
+    }
+    if (vhca_dma_read(core, desc_addr, desc, sizeof(desc))) {
+        vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        vhca_guest_error(core, VHCA_GUEST_ERR_RX,
+                         "cannot read RX descriptor %u at 0x%llx (not guest "
+                         "RAM), frame dropped", core->rx.ci,
+                         (unsigned long long)desc_addr);
+        return VHCA_RX_ERROR;
+    }
+    buf_addr = vhca_ld_le64(desc + offsetof(struct vhca_eth_desc, addr));
+    buf_len = vhca_ld_le16(desc + VHCA_DESC_LEN_OFFSET);
+
+    if (len > buf_len) {
+        /* The buffer stays posted: the next, smaller frame may fit. */
+        vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        vhca_guest_error(core, VHCA_GUEST_ERR_RX,
+                         "frame of %zu bytes does not fit RX buffer %u of "
+                         "%u bytes, dropped", len, core->rx.ci, buf_len);
+        return VHCA_RX_ERROR;
+    }
+
+    if (vhca_dma_write(core, buf_addr, buf, len)) {
+        /*
+         * Complete the descriptor with ERROR rather than retry it forever:
+         * the driver learns about the bad buffer and the ring keeps going.
+         */
+        vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        vhca_guest_error(core, VHCA_GUEST_ERR_RX,
+                         "RX descriptor %u: cannot write %zu bytes at 0x%llx "
+                         "(not guest RAM)", core->rx.ci, len,
+                         (unsigned long long)buf_addr);
+        len = 0;
+        vhca_st_le16(len_flags + 2, VHCA_ETH_DESC_DONE | VHCA_ETH_DESC_ERROR);
+    } else {
+        vhca_st_le16(len_flags + 2, VHCA_ETH_DESC_DONE);
+    }
+    vhca_st_le16(len_flags, (uint16_t)len);
+
+    /* len first, flags last: flags tell the driver the entry is valid. */
+    if (vhca_dma_write(core, desc_addr + VHCA_DESC_LEN_OFFSET, len_flags, 2) ||
+        vhca_dma_write(core, desc_addr + VHCA_DESC_FLAGS_OFFSET,
+                       len_flags + 2, 2)) {
+        vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        vhca_guest_error(core, VHCA_GUEST_ERR_RX,
+                         "cannot complete RX descriptor %u at 0x%llx, frame "
+                         "dropped", core->rx.ci,
+                         (unsigned long long)desc_addr);
+        return VHCA_RX_ERROR;
+    }
+    core->rx.ci++;
+    vhca_eth_completed(core);
+
+    if (len == 0) {
+        return VHCA_RX_ERROR;
+    }
+    vhca_count(core, VHCA_CNT_RX_PACKETS, 1);
+    vhca_count(core, VHCA_CNT_RX_BYTES, len);
+    return VHCA_RX_DELIVERED;
+}
+
+VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
+                               size_t len)
+{
+    /* Bad frames from the wire are counted, not logged as guest errors. */
+    if (len < VHCA_ETH_HLEN) {
+        vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        return VHCA_RX_ERROR;
+    }
+
+    if (vhca_demux_is_roce(core, buf, len)) {
+        /* No transport yet (issue 3): the engine drops what it receives. */
+        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
+        vhca_count(core, VHCA_CNT_ROCE_RX_DROPPED, 1);
+        return VHCA_RX_ROCE;
+    }
+
+    if (!vhca_rx_enabled(core) || !vhca_eth_rx_accept(core, buf)) {
+        return VHCA_RX_FILTERED;
+    }
+    if (len > vhca_max_frame(core)) {
+        vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        return VHCA_RX_ERROR;
+    }
+    return vhca_eth_rx_to_ring(core, buf, len);
+}

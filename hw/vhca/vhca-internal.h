@@ -1,0 +1,138 @@
+/*
+ * vhca engine: helpers shared by the engine's source files only.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_VHCA_INTERNAL_H
+#define HW_VHCA_INTERNAL_H
+
+#include "vhca-core.h"
+
+#ifdef __GNUC__
+#define VHCA_PRINTF(fmt_idx, arg_idx) \
+    __attribute__((format(printf, fmt_idx, arg_idx)))
+#else
+#define VHCA_PRINTF(fmt_idx, arg_idx)
+#endif
+
+/*
+ * Guest-visible memory is little-endian whatever the host is: go through
+ * bytes, never through host integer loads of guest data.
+ */
+static inline uint16_t vhca_ld_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t vhca_ld_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) |
+           ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t vhca_ld_le64(const uint8_t *p)
+{
+    return vhca_ld_le32(p) | ((uint64_t)vhca_ld_le32(p + 4) << 32);
+}
+
+static inline void vhca_st_le16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void vhca_st_le32(uint8_t *p, uint32_t v)
+{
+    vhca_st_le16(p, (uint16_t)v);
+    vhca_st_le16(p + 2, (uint16_t)(v >> 16));
+}
+
+static inline void vhca_st_le64(uint8_t *p, uint64_t v)
+{
+    vhca_st_le32(p, (uint32_t)v);
+    vhca_st_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Network byte order, for frame headers. */
+static inline uint16_t vhca_ld_be16(const uint8_t *p)
+{
+    return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+static inline uint64_t vhca_ring_base(const VhcaRing *ring)
+{
+    return ((uint64_t)ring->base_hi << 32) | ring->base_lo;
+}
+
+static inline uint32_t vhca_ring_entries(const VhcaRing *ring)
+{
+    return 1u << ring->log_size;
+}
+
+/* Guest address of @index's slot; valid only once the ring is running. */
+static inline uint64_t vhca_ring_slot_addr(const VhcaRing *ring,
+                                           uint32_t index, uint32_t stride)
+{
+    return vhca_ring_base(ring) +
+           (uint64_t)(index & (vhca_ring_entries(ring) - 1)) * stride;
+}
+
+/* A base and size the device may start a ring with. */
+bool vhca_ring_config_ok(const VhcaRing *ring, uint32_t align,
+                         uint32_t max_log_size);
+
+static inline void vhca_count(VhcaCore *core, enum vhca_counter counter,
+                              uint64_t n)
+{
+    core->counters[counter] += n;
+}
+
+void vhca_guest_error(VhcaCore *core, VhcaGuestError kind,
+                      const char *fmt, ...) VHCA_PRINTF(3, 4);
+
+/* Refuse a register write: set ERROR and tell the guest why. */
+void vhca_reg_refuse(VhcaCore *core, enum vhca_reg_error error,
+                     const char *fmt, ...) VHCA_PRINTF(3, 4);
+
+static inline int vhca_dma_read(VhcaCore *core, uint64_t addr, void *buf,
+                                size_t len)
+{
+    return core->ops->dma_read(core->opaque, addr, buf, len);
+}
+
+static inline int vhca_dma_write(VhcaCore *core, uint64_t addr,
+                                 const void *buf, size_t len)
+{
+    return core->ops->dma_write(core->opaque, addr, buf, len);
+}
+
+static inline void vhca_raise_irq(VhcaCore *core, unsigned vector)
+{
+    if (core->ops->raise_irq && vector < core->cfg.num_vectors) {
+        core->ops->raise_irq(core->opaque, vector);
+    }
+}
+
+/* vhca-admin.c */
+void vhca_admq_doorbell(VhcaCore *core, uint32_t pi);
+
+/* vhca-eq.c */
+void vhca_aeq_start(VhcaCore *core);
+void vhca_aeq_doorbell(VhcaCore *core, uint32_t value);
+void vhca_aeq_post(VhcaCore *core, uint8_t type, uint8_t subtype,
+                   uint32_t data0, uint32_t data1);
+
+/* vhca-eth.c */
+void vhca_eth_ctrl_write(VhcaCore *core, uint32_t value);
+void vhca_eth_tx_doorbell(VhcaCore *core, uint32_t pi);
+void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi);
+void vhca_eth_irq_arm(VhcaCore *core);
+
+/* vhca-demux.c */
+bool vhca_demux_is_roce(const VhcaCore *core, const uint8_t *frame,
+                        size_t len);
+
+#endif /* HW_VHCA_INTERNAL_H */

@@ -1,0 +1,528 @@
+/*
+ * QEMU vhca: virtual RoCEv2 host channel adapter, PCIe and QOM glue.
+ *
+ * The device's behaviour lives in the engine (vhca-core.c and friends),
+ * which includes no QEMU header; this file connects it to the PCI bus
+ * (BARs, MSI-X, DMA, FLR), the net layer, properties, reset, tracing and
+ * the migration blocker.  docs/specs/vhca.rst is the contract.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/rcu.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/pcie.h"
+#include "hw/qdev-properties.h"
+#include "migration/blocker.h"
+#include "net/net.h"
+#include "qom/object.h"
+#include "system/dma.h"
+
+#include "vhca_hw.h"
+#include "vhca-core.h"
+#include "trace.h"
+
+#define TYPE_VHCA "vhca"
+OBJECT_DECLARE_SIMPLE_TYPE(VhcaState, VHCA)
+
+/* Capability offsets in config space; MSI-X goes wherever it fits. */
+#define VHCA_PCIE_CAP_OFFSET    0x80
+
+struct VhcaState {
+    PCIDevice parent_obj;
+
+    MemoryRegion ctrl_bar;
+    MemoryRegion doorbell_bar;
+
+    NICState *nic;
+    NICConf conf;
+
+    uint32_t gid_tbl_len;
+    uint32_t db_pages;
+    uint32_t vectors;
+
+    Error *migration_blocker;
+
+    VhcaCore core;
+};
+
+/*
+ * Report a guest error to its trace event and to LOG_GUEST_ERROR, like
+ * NVME_GUEST_ERR in hw/nvme/ctrl.c.
+ */
+#define VHCA_GUEST_ERR(trace, msg)                                          \
+    do {                                                                    \
+        (trace_##trace)(msg);                                               \
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: %s\n", #trace, (msg));          \
+    } while (0)
+
+/* ---------------------------------------------------------------------- */
+/* Engine callbacks                                                       */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The device may only touch guest RAM (docs/specs/vhca.rst: a buffer outside
+ * guest RAM fails with BAD_ADDR or an ERROR completion).  A plain
+ * pci_dma_rw() would also reach device MMIO, including this device's own
+ * BARs, so check what the bus master address space maps the whole range
+ * to first.  Everything runs under the BQL, so the answer cannot change
+ * before the access.
+ */
+static bool vhca_dma_range_is_ram(PCIDevice *pdev, uint64_t addr,
+                                  size_t len, bool is_write)
+{
+    AddressSpace *as = pci_get_address_space(pdev);
+
+    if (len == 0) {
+        return true;
+    }
+    if (addr + len - 1 < addr) {
+        return false;
+    }
+
+    RCU_READ_LOCK_GUARD();
+    while (len) {
+        hwaddr xlat, plen = len;
+        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &plen,
+                                                   is_write,
+                                                   MEMTXATTRS_UNSPECIFIED);
+
+        if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
+            (is_write && memory_region_is_rom(mr)) || plen == 0) {
+            return false;
+        }
+        addr += plen;
+        len -= MIN(plen, len);
+    }
+    return true;
+}
+
+static int vhca_dma_read_cb(void *opaque, uint64_t addr, void *buf,
+                            size_t len)
+{
+    PCIDevice *pdev = PCI_DEVICE(opaque);
+    MemTxResult res;
+
+    if (!vhca_dma_range_is_ram(pdev, addr, len, false)) {
+        trace_vhca_err_dma_not_ram(addr, len, false);
+        return -1;
+    }
+    res = pci_dma_read(pdev, addr, buf, len);
+    if (res != MEMTX_OK) {
+        trace_vhca_err_dma_read(addr, len, res);
+        return -1;
+    }
+    return 0;
+}
+
+static int vhca_dma_write_cb(void *opaque, uint64_t addr, const void *buf,
+                             size_t len)
+{
+    PCIDevice *pdev = PCI_DEVICE(opaque);
+    MemTxResult res;
+
+    if (!vhca_dma_range_is_ram(pdev, addr, len, true)) {
+        trace_vhca_err_dma_not_ram(addr, len, true);
+        return -1;
+    }
+    res = pci_dma_write(pdev, addr, buf, len);
+    if (res != MEMTX_OK) {
+        trace_vhca_err_dma_write(addr, len, res);
+        return -1;
+    }
+    return 0;
+}
+
+static void vhca_send_frame_cb(void *opaque, const uint8_t *buf, size_t len)
+{
+    VhcaState *s = opaque;
+
+    trace_vhca_tx_frame(len);
+    qemu_send_packet(qemu_get_queue(s->nic), buf, len);
+}
+
+static void vhca_raise_irq_cb(void *opaque, unsigned vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(opaque);
+
+    if (!msix_enabled(pdev)) {
+        trace_vhca_irq_msix_disabled(vector);
+        return;
+    }
+    trace_vhca_irq_msix(vector);
+    msix_notify(pdev, vector);
+}
+
+static void vhca_rx_ready_cb(void *opaque)
+{
+    VhcaState *s = opaque;
+
+    /* Called from reset during realize, before the NIC exists. */
+    if (s->nic) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
+}
+
+static void vhca_admin_cmd_done_cb(void *opaque, uint32_t slot,
+                                   uint16_t opcode, uint32_t token,
+                                   uint8_t status, uint32_t syndrome)
+{
+    trace_vhca_admin_cmd(slot, opcode, vhca_core_admin_opcode_name(opcode),
+                         token, status, syndrome);
+}
+
+static void vhca_event_posted_cb(void *opaque, uint8_t type,
+                                 uint8_t subtype, uint32_t pi)
+{
+    trace_vhca_aeq_event(type, subtype, pi);
+}
+
+static void vhca_guest_error_cb(void *opaque, VhcaGuestError kind,
+                                const char *msg)
+{
+    switch (kind) {
+    case VHCA_GUEST_ERR_REG_ACCESS:
+        VHCA_GUEST_ERR(vhca_ub_reg_access, msg);
+        break;
+    case VHCA_GUEST_ERR_REG_REFUSED:
+        VHCA_GUEST_ERR(vhca_err_reg_refused, msg);
+        break;
+    case VHCA_GUEST_ERR_ADMQ:
+        VHCA_GUEST_ERR(vhca_err_admq, msg);
+        break;
+    case VHCA_GUEST_ERR_ADMIN_CMD:
+        VHCA_GUEST_ERR(vhca_err_admin_cmd, msg);
+        break;
+    case VHCA_GUEST_ERR_AEQ:
+        VHCA_GUEST_ERR(vhca_err_aeq, msg);
+        break;
+    case VHCA_GUEST_ERR_TX:
+        VHCA_GUEST_ERR(vhca_err_tx, msg);
+        break;
+    case VHCA_GUEST_ERR_RX:
+        VHCA_GUEST_ERR(vhca_err_rx, msg);
+        break;
+    case VHCA_GUEST_ERR_DOORBELL:
+        VHCA_GUEST_ERR(vhca_ub_doorbell, msg);
+        break;
+    default:
+        VHCA_GUEST_ERR(vhca_err_other, msg);
+        break;
+    }
+}
+
+static const VhcaCoreOps vhca_core_ops = {
+    .dma_read = vhca_dma_read_cb,
+    .dma_write = vhca_dma_write_cb,
+    .send_frame = vhca_send_frame_cb,
+    .raise_irq = vhca_raise_irq_cb,
+    .rx_ready = vhca_rx_ready_cb,
+    .admin_cmd_done = vhca_admin_cmd_done_cb,
+    .event_posted = vhca_event_posted_cb,
+    .guest_error = vhca_guest_error_cb,
+};
+
+/* ---------------------------------------------------------------------- */
+/* BARs                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static uint64_t vhca_ctrl_read(void *opaque, hwaddr addr, unsigned size)
+{
+    VhcaState *s = opaque;
+    uint64_t val = vhca_core_reg_read(&s->core, addr, size);
+
+    trace_vhca_mmio_read(addr, size, val);
+    return val;
+}
+
+static void vhca_ctrl_write(void *opaque, hwaddr addr, uint64_t val,
+                            unsigned size)
+{
+    VhcaState *s = opaque;
+
+    trace_vhca_mmio_write(addr, size, val);
+    vhca_core_reg_write(&s->core, addr, val, size);
+}
+
+/*
+ * Every size and alignment reaches the engine, which accepts only aligned
+ * 32-bit accesses and logs the rest: QEMU must not split or merge them.
+ */
+static const MemoryRegionOps vhca_ctrl_ops = {
+    .read = vhca_ctrl_read,
+    .write = vhca_ctrl_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+};
+
+static uint64_t vhca_doorbell_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return 0;
+}
+
+static void vhca_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
+                                unsigned size)
+{
+    VhcaState *s = opaque;
+
+    trace_vhca_doorbell(addr / VHCA_DB_PAGE_SIZE, addr % VHCA_DB_PAGE_SIZE,
+                        size, val);
+    vhca_core_doorbell_write(&s->core, addr, val, size);
+}
+
+static const MemoryRegionOps vhca_doorbell_ops = {
+    .read = vhca_doorbell_read,
+    .write = vhca_doorbell_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+};
+
+/* ---------------------------------------------------------------------- */
+/* Net client                                                             */
+/* ---------------------------------------------------------------------- */
+
+static bool vhca_nc_can_receive(NetClientState *nc)
+{
+    VhcaState *s = qemu_get_nic_opaque(nc);
+
+    return vhca_core_can_receive(&s->core);
+}
+
+static ssize_t vhca_nc_receive(NetClientState *nc, const uint8_t *buf,
+                               size_t size)
+{
+    VhcaState *s = qemu_get_nic_opaque(nc);
+    VhcaRxResult res = vhca_core_receive(&s->core, buf, size);
+
+    trace_vhca_rx_frame(size, res);
+    /*
+     * No buffer: leave the frame with the net layer, which delivers it
+     * again from qemu_flush_queued_packets() once RX_PI advances.
+     */
+    return res == VHCA_RX_NO_BUFFER ? 0 : size;
+}
+
+static bool vhca_link_is_up(VhcaState *s)
+{
+    NetClientState *nc = qemu_get_queue(s->nic);
+
+    /* Without a backend there is no carrier (spec, "netdev"). */
+    return nc->peer && !nc->link_down;
+}
+
+static void vhca_nc_link_status_changed(NetClientState *nc)
+{
+    VhcaState *s = qemu_get_nic_opaque(nc);
+    bool up = vhca_link_is_up(s);
+
+    trace_vhca_link_status(up);
+    vhca_core_set_link(&s->core, up);
+}
+
+static NetClientInfo vhca_net_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .can_receive = vhca_nc_can_receive,
+    .receive = vhca_nc_receive,
+    .link_status_changed = vhca_nc_link_status_changed,
+};
+
+/* ---------------------------------------------------------------------- */
+/* PCI device                                                             */
+/* ---------------------------------------------------------------------- */
+
+static bool vhca_check_range(const char *prop, uint32_t value, uint32_t min,
+                             uint32_t max, Error **errp)
+{
+    if (value < min || value > max) {
+        error_setg(errp, "vhca: property '%s' must be in %" PRIu32 "..%"
+                   PRIu32 ", got %" PRIu32, prop, min, max, value);
+        return false;
+    }
+    return true;
+}
+
+static void vhca_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                              int len)
+{
+    pci_default_write_config(pdev, addr, val, len);
+    pcie_cap_flr_write_config(pdev, addr, val, len);
+}
+
+static void vhca_realize(PCIDevice *pdev, Error **errp)
+{
+    VhcaState *s = VHCA(pdev);
+    DeviceState *dev = DEVICE(pdev);
+    VhcaCoreConfig cfg = { 0 };
+    unsigned i;
+
+    if (!vhca_check_range("gid-table-len", s->gid_tbl_len,
+                          VHCA_CORE_GID_TBL_LEN_MIN,
+                          VHCA_CORE_GID_TBL_LEN_MAX, errp) ||
+        !vhca_check_range("db-pages", s->db_pages, VHCA_CORE_DB_PAGES_MIN,
+                          VHCA_CORE_DB_PAGES_MAX, errp) ||
+        !vhca_check_range("vectors", s->vectors, VHCA_CORE_VECTORS_MIN,
+                          VHCA_CORE_VECTORS_MAX, errp)) {
+        return;
+    }
+
+    if (pcie_endpoint_cap_init(pdev, VHCA_PCIE_CAP_OFFSET) < 0) {
+        error_setg(errp, "vhca: cannot add the PCIe capability");
+        return;
+    }
+    pcie_cap_flr_init(pdev);
+
+    memory_region_init_io(&s->ctrl_bar, OBJECT(s), &vhca_ctrl_ops, s,
+                          "vhca-ctrl", VHCA_CTRL_BAR_SIZE);
+    pci_register_bar(pdev, VHCA_BAR_CTRL, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->ctrl_bar);
+
+    /*
+     * A BAR is a power of two: with a db-pages that is not, the pages past
+     * the last doorbell page exist but belong to nobody (writes are
+     * ignored and logged).
+     */
+    memory_region_init_io(&s->doorbell_bar, OBJECT(s), &vhca_doorbell_ops, s,
+                          "vhca-doorbell",
+                          pow2ceil((uint64_t)s->db_pages * VHCA_DB_PAGE_SIZE));
+    pci_register_bar(pdev, VHCA_BAR_DOORBELL, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->doorbell_bar);
+
+    if (msix_init_exclusive_bar(pdev, s->vectors, VHCA_BAR_MSIX, errp)) {
+        pcie_cap_exit(pdev);
+        return;
+    }
+    /* The driver may use every vector; nothing is allocated on demand. */
+    for (i = 0; i < s->vectors; i++) {
+        msix_vector_use(pdev, i);
+    }
+
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    memcpy(cfg.mac, s->conf.macaddr.a, sizeof(cfg.mac));
+    cfg.gid_tbl_len = s->gid_tbl_len;
+    cfg.num_db_pages = s->db_pages;
+    cfg.num_vectors = s->vectors;
+    g_assert(!vhca_core_config_check(&cfg));
+    vhca_core_init(&s->core, &cfg, &vhca_core_ops, s);
+
+    s->nic = qemu_new_nic(&vhca_net_info, &s->conf,
+                          object_get_typename(OBJECT(s)), dev->id,
+                          &dev->mem_reentrancy_guard, s);
+    qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+    /* The device is not enabled yet: no PORT_CHANGE event is posted. */
+    vhca_core_set_link(&s->core, vhca_link_is_up(s));
+
+    error_setg(&s->migration_blocker,
+               "vhca: device state is not migratable yet (no VMState)");
+    if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
+        qemu_del_nic(s->nic);
+        s->nic = NULL;
+        msix_unuse_all_vectors(pdev);
+        msix_uninit_exclusive_bar(pdev);
+        pcie_cap_exit(pdev);
+        return;
+    }
+
+    trace_vhca_realize(s->gid_tbl_len, s->db_pages, s->vectors,
+                       s->core.link_up);
+}
+
+static void vhca_exit(PCIDevice *pdev)
+{
+    VhcaState *s = VHCA(pdev);
+
+    migrate_del_blocker(&s->migration_blocker);
+    qemu_del_nic(s->nic);
+    s->nic = NULL;
+    msix_unuse_all_vectors(pdev);
+    msix_uninit_exclusive_bar(pdev);
+    pcie_cap_exit(pdev);
+}
+
+/* System reset, FLR (pci_device_reset) and CTRL.RESET all end up here. */
+static void vhca_reset_hold(Object *obj, ResetType type)
+{
+    VhcaState *s = VHCA(obj);
+
+    trace_vhca_reset();
+    vhca_core_reset(&s->core);
+}
+
+static const Property vhca_properties[] = {
+    DEFINE_NIC_PROPERTIES(VhcaState, conf),
+    DEFINE_PROP_UINT32("gid-table-len", VhcaState, gid_tbl_len,
+                       VHCA_CORE_GID_TBL_LEN_DEFAULT),
+    DEFINE_PROP_UINT32("db-pages", VhcaState, db_pages,
+                       VHCA_CORE_DB_PAGES_DEFAULT),
+    DEFINE_PROP_UINT32("vectors", VhcaState, vectors,
+                       VHCA_CORE_VECTORS_DEFAULT),
+};
+
+static void vhca_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    pc->realize = vhca_realize;
+    pc->exit = vhca_exit;
+    pc->config_write = vhca_write_config;
+    pc->vendor_id = VHCA_PCI_VENDOR_ID;
+    pc->device_id = VHCA_PCI_DEVICE_ID;
+    pc->revision = VHCA_PCI_REVISION;
+    pc->class_id = VHCA_PCI_CLASS;
+
+    rc->phases.hold = vhca_reset_hold;
+
+    dc->desc = "Virtual RoCEv2 host channel adapter";
+    device_class_set_props(dc, vhca_properties);
+    object_class_property_set_description(klass, "gid-table-len",
+        "RoCE GID table entries (1..128)");
+    object_class_property_set_description(klass, "db-pages",
+        "4 KiB doorbell pages in BAR2, one per user context (1..1024)");
+    object_class_property_set_description(klass, "vectors",
+        "MSI-X vectors: 0 async, 1 Ethernet, 2.. completion (2..64)");
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo vhca_info = {
+    .name = TYPE_VHCA,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(VhcaState),
+    .class_init = vhca_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void vhca_register_types(void)
+{
+    type_register_static(&vhca_info);
+}
+
+type_init(vhca_register_types)

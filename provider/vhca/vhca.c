@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vhca userspace provider: device matching and user contexts.
+ *
+ * vhca is the virtual RoCEv2 HCA of docs/specs/vhca.rst.  Its kernel driver
+ * (drivers/vhca) is out of tree and has no rdma_driver_id of its own, so
+ * libibverbs finds the device by its PCI ID, and uverbs ioctls carry
+ * RDMA_DRIVER_UNKNOWN, the id the kernel binds to such a driver.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <vhca_hw.h>
+
+#include "vhca.h"
+#include "vhca_abi.h"
+#include "vhca_verbs.h"
+
+static void vhca_free_context(struct ibv_context *ibctx);
+
+/*
+ * Verbs the device cannot do yet (memory regions, CQs, QPs and the data
+ * path) are left unset: libibverbs then answers them with EOPNOTSUPP.
+ */
+static const struct verbs_context_ops vhca_context_ops = {
+	.alloc_pd = vhca_alloc_pd,
+	.dealloc_pd = vhca_dealloc_pd,
+	.free_context = vhca_free_context,
+	.query_device_ex = vhca_query_device_ex,
+	.query_port = vhca_query_port,
+};
+
+static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd,
+						void *private_data)
+{
+	struct vhca_cmd_alloc_ucontext_resp resp = {};
+	struct vhca_cmd_alloc_ucontext cmd = {};
+	struct vhca_context *ctx;
+	int err;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	err = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		verbs_err(&ctx->ibv_ctx, "ibv_cmd_get_context failed: %s\n",
+			  strerror(err));
+		goto err_free;
+	}
+
+	/*
+	 * The queue doorbells sit at fixed offsets in a VHCA_DB_PAGE_SIZE
+	 * page; a smaller mapping would turn a doorbell write into SIGBUS.
+	 */
+	if (resp.db_page_size < VHCA_DB_PAGE_SIZE) {
+		verbs_err(&ctx->ibv_ctx,
+			  "kernel offers a %u byte doorbell page, need %u\n",
+			  resp.db_page_size, VHCA_DB_PAGE_SIZE);
+		err = EPROTO;
+		goto err_free;
+	}
+
+	ctx->db_size = resp.db_page_size;
+	ctx->db = mmap(NULL, ctx->db_size, PROT_WRITE, MAP_SHARED, cmd_fd,
+		       resp.db_mmap_offset);
+	if (ctx->db == MAP_FAILED) {
+		err = errno;
+		verbs_err(&ctx->ibv_ctx,
+			  "mmap of doorbell page %u failed: %s\n",
+			  resp.db_page, strerror(err));
+		goto err_free;
+	}
+
+	verbs_set_ops(&ctx->ibv_ctx, &vhca_context_ops);
+
+	return &ctx->ibv_ctx;
+
+err_free:
+	/* Closes cmd_fd, which frees the kernel's context and its page. */
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = err;
+	return NULL;
+}
+
+static void vhca_free_context(struct ibv_context *ibctx)
+{
+	struct vhca_context *ctx = to_vhca_ctx(ibctx);
+
+	munmap(ctx->db, ctx->db_size);
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static struct verbs_device *vhca_device_alloc(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct vhca_device *dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+
+	return &dev->ibv_dev;
+}
+
+static void vhca_device_free(struct verbs_device *vdev)
+{
+	struct vhca_device *dev = container_of(vdev, struct vhca_device,
+					       ibv_dev);
+
+	free(dev);
+}
+
+static const struct verbs_match_ent vhca_match_table[] = {
+	VERBS_PCI_MATCH(VHCA_PCI_VENDOR_ID, VHCA_PCI_DEVICE_ID, NULL),
+	{}
+};
+
+static const struct verbs_device_ops vhca_dev_ops = {
+	.name = "vhca",
+	.match_min_abi_version = VHCA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = VHCA_UVERBS_ABI_VERSION,
+	.match_table = vhca_match_table,
+	.alloc_device = vhca_device_alloc,
+	.uninit_device = vhca_device_free,
+	.alloc_context = vhca_alloc_context,
+};
+
+PROVIDER_DRIVER(vhca, vhca_dev_ops);

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The uverbs commands whose udata vhca extends, over the ABI header shared
+ * with the kernel driver (include/vhca-abi.h).
+ */
+#ifndef __VHCA_ABI_H__
+#define __VHCA_ABI_H__
+
+#include <infiniband/kern-abi.h>
+#include <vhca-abi.h>
+#include <kernel-abi/vhca-abi.h>
+
+DECLARE_DRV_CMD(vhca_cmd_alloc_ucontext, IB_USER_VERBS_CMD_GET_CONTEXT,
+		empty, vhca_alloc_ucontext_resp);
+
+#endif /* __VHCA_ABI_H__ */

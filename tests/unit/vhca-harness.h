@@ -1,0 +1,132 @@
+/*
+ * Test harness for the vhca engine without QEMU: a fake guest RAM, a frame
+ * capture for send_frame, an interrupt recorder and a guest error recorder,
+ * plus helpers that play the driver (ring set-up, admin commands).
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef VHCA_HARNESS_H
+#define VHCA_HARNESS_H
+
+#include <glib.h>
+
+#include "vhca-core.h"
+
+/*
+ * Guest RAM is [RAM_BASE, RAM_BASE + RAM_SIZE): address 0 and everything
+ * past the end are outside it, as MMIO holes and bad pointers would be.
+ */
+#define RAM_BASE            0x100000ull
+#define RAM_SIZE            (4u << 20)
+#define BAD_ADDR            0x80000000ull
+
+/* Where the harness puts the rings in guest RAM. */
+#define ADMQ_ADDR           (RAM_BASE + 0x0000)
+#define ADMQ_LOG            3                   /* 8 commands */
+#define AEQ_ADDR            (RAM_BASE + 0x1000)
+#define AEQ_LOG             3                   /* 8 events */
+#define TX_RING_ADDR        (RAM_BASE + 0x2000)
+#define RX_RING_ADDR        (RAM_BASE + 0x3000)
+#define ETH_LOG             2                   /* 4 descriptors */
+#define DATA_ADDR           (RAM_BASE + 0x10000)
+#define TX_BUF_ADDR         (RAM_BASE + 0x20000)
+#define RX_BUF_ADDR         (RAM_BASE + 0x40000)
+#define RX_BUF_SIZE         0x2400              /* one 9018-byte frame */
+
+#define MAX_FRAMES          64
+
+typedef struct CapturedFrame {
+    size_t len;
+    uint8_t data[VHCA_ETH_MAX_FRAME];
+} CapturedFrame;
+
+typedef struct Harness {
+    VhcaCore core;
+    uint8_t *ram;
+
+    /* Recorders. */
+    unsigned irqs[VHCA_CORE_VECTORS_MAX];
+    unsigned nframes;
+    CapturedFrame frames[MAX_FRAMES];
+    unsigned rx_ready_calls;
+    unsigned guest_errors[VHCA_GUEST_ERR__MAX];
+    char last_error[256];
+    unsigned admin_done_calls;
+    uint16_t last_opcode;
+    uint8_t last_status;
+    uint32_t last_token;
+
+    /* Fault injection: fail the Nth DMA write from now (1 = next). */
+    unsigned fail_dma_write_after;
+
+    /* Driver-side state. */
+    uint32_t admq_pi;
+    uint32_t aeq_ci;
+} Harness;
+
+/* The standard device: MAC 52:54:00:12:34:56, 16 GIDs, 4 pages, 8 vectors. */
+extern const VhcaCoreConfig harness_default_cfg;
+extern const uint8_t harness_mac[6];
+
+Harness *harness_new(const VhcaCoreConfig *cfg);
+void harness_free(Harness *h);
+
+/* Guest RAM access for the test (asserts the range is inside RAM). */
+void *ram_ptr(Harness *h, uint64_t addr, size_t len);
+void ram_write(Harness *h, uint64_t addr, const void *buf, size_t len);
+void ram_read(Harness *h, uint64_t addr, void *buf, size_t len);
+
+uint32_t reg_read(Harness *h, uint32_t offset);
+void reg_write(Harness *h, uint32_t offset, uint32_t value);
+uint64_t counter(Harness *h, enum vhca_counter c);
+unsigned guest_errors_total(const Harness *h);
+
+/* Program and enable the admin queue and async EQ; asserts READY. */
+void harness_enable(Harness *h);
+
+/*
+ * Queue one admin command in the next slot and ring the doorbell.
+ * Returns the slot's output status; *out (if not NULL) gets out[16].
+ */
+uint8_t admin_cmd(Harness *h, uint16_t opcode, uint32_t token,
+                  const void *in, size_t in_len, void *out);
+/* Write a command to slot @pi without ringing the doorbell. */
+void admin_post(Harness *h, uint32_t pi, uint16_t opcode, uint32_t token,
+                const void *in, size_t in_len);
+/* Read back the output half of the entry at @slot. */
+struct vhca_admin_cmd admin_entry(Harness *h, uint32_t slot);
+
+/* The EQE at slot @index of the async EQ. */
+struct vhca_eqe aeq_entry(Harness *h, uint32_t index);
+
+/* Convenience commands. */
+uint8_t add_gid(Harness *h, uint16_t index, uint8_t type,
+                const uint8_t gid[16]);
+void gid_from_ipv4(uint8_t gid[16], uint8_t a, uint8_t b, uint8_t c,
+                   uint8_t d);
+
+/* Ethernet: program ring addresses and enable TX and/or RX. */
+void eth_setup(Harness *h, uint32_t eth_ctrl);
+/* Post TX descriptor @index with a frame and ring TX_PI = index + 1. */
+void tx_post(Harness *h, uint32_t index, uint64_t addr, uint16_t len);
+struct vhca_eth_desc tx_desc(Harness *h, uint32_t index);
+/* Post RX buffer @index of @size bytes (not rung). */
+void rx_post(Harness *h, uint32_t index, uint16_t size);
+struct vhca_eth_desc rx_desc(Harness *h, uint32_t index);
+
+/* Build an Ethernet frame; returns its length. */
+size_t build_eth(uint8_t *buf, const uint8_t dst[6], uint16_t ethertype,
+                 size_t payload_len);
+/*
+ * Build a UDP datagram in IPv4 or IPv6 to @dport and the given address
+ * (4 or 16 bytes), addressed to our MAC.  Returns the frame length.
+ */
+size_t build_udp4(uint8_t *buf, const uint8_t daddr[4], uint16_t dport,
+                  size_t payload_len);
+size_t build_udp6(uint8_t *buf, const uint8_t daddr[16], uint16_t dport,
+                  size_t payload_len);
+
+#endif /* VHCA_HARNESS_H */
