@@ -18,7 +18,8 @@ kver="$(guest_kernel_version)"
 
 packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infiniband-diags,python3-pyverbs,iproute2,kmod,iputils-ping,procps,ethtool,coreutils
 # Host kernel modules the guest needs beyond vhca.ko (dependencies follow).
-modules="ib_uverbs rdma_ucm ib_ipoib rdma_rxe virtio_net 9p 9pnet_virtio configfs"
+# crc32_generic: rxe needs the crc32 crypto driver, which nothing else pulls in.
+modules="ib_uverbs rdma_ucm ib_ipoib rdma_rxe crc32_generic virtio_net 9p 9pnet_virtio configfs"
 
 base_key="$(hash_inputs "$packages" "$modules" "$kver" "$0")"
 base="$VHCA_CACHE/image-base-$base_key"

@@ -1,0 +1,70 @@
+/*
+ * vhca engine: the RoCEv2 Invariant CRC (IBTA Vol 1 7.8.1 and A17.4.1).
+ *
+ * The ICRC covers the fields no router or switch may change.  RoCEv2
+ * keeps the InfiniBand rule by computing it over a pseudo packet: 8 bytes
+ * of ones in place of the LRH, then the IP, UDP and transport headers with
+ * their variant fields set to ones, then the rest of the packet.  This is
+ * the computation of Linux's rxe (rxe_icrc.c) byte for byte: rxe starts
+ * crc32_le() from 0xdebb20e3, the CRC register after the 8 bytes of ones,
+ * and stores the complement in host (little-endian) order, which is
+ * zlib's crc32() of the whole pseudo packet stored little-endian.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <string.h>
+#include <zlib.h>
+
+#include "vhca-wire.h"
+
+#define UDP_HLEN                8
+#define UDP_OFF_CHECK           6
+
+#define IPV4_MAX_HLEN           60
+#define IPV4_OFF_TOS            1
+#define IPV4_OFF_TTL            8
+#define IPV4_OFF_CHECK          10
+
+#define IPV6_OFF_HOP_LIMIT      7
+
+/* BTH byte 4: F, B and six reserved bits (resv8a before IBTA 1.3). */
+#define BTH_OFF_RESV8A          4
+
+uint32_t vhca_icrc(const uint8_t *ip, size_t ip_hlen, bool ipv6, size_t len)
+{
+    static const uint8_t masked_lrh[8] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    };
+    uint8_t hdr[IPV4_MAX_HLEN + UDP_HLEN + VHCA_IB_BTH_LEN];
+    size_t hdr_len = ip_hlen + UDP_HLEN + VHCA_IB_BTH_LEN;
+    uint8_t *udp = hdr + ip_hlen;
+    uint32_t crc;
+
+    /* Callers pass a validated IP header, never longer than IPv4's 60. */
+    if (hdr_len > sizeof(hdr) || len < hdr_len) {
+        return 0;
+    }
+    memcpy(hdr, ip, hdr_len);
+    if (ipv6) {
+        /* Version stays; traffic class and flow label become ones. */
+        hdr[0] |= 0x0f;
+        memset(hdr + 1, 0xff, 3);
+        hdr[IPV6_OFF_HOP_LIMIT] = 0xff;
+    } else {
+        hdr[IPV4_OFF_TOS] = 0xff;
+        hdr[IPV4_OFF_TTL] = 0xff;
+        hdr[IPV4_OFF_CHECK] = 0xff;
+        hdr[IPV4_OFF_CHECK + 1] = 0xff;
+    }
+    udp[UDP_OFF_CHECK] = 0xff;
+    udp[UDP_OFF_CHECK + 1] = 0xff;
+    udp[UDP_HLEN + BTH_OFF_RESV8A] = 0xff;
+
+    crc = crc32(0, masked_lrh, sizeof(masked_lrh));
+    crc = crc32(crc, hdr, hdr_len);
+    /* At most a UDP datagram (64 KiB): fits zlib's uInt. */
+    return crc32(crc, ip + hdr_len, (unsigned)(len - hdr_len));
+}

@@ -1,0 +1,881 @@
+/*
+ * vhca engine: the RoCEv2 wire format, building and parsing frames
+ * (IBTA Vol 1 chapter 9 and annex A17), and the encodings of the RC
+ * transport's numbers (credits, timers, MTU, segmentation).
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <string.h>
+
+#include "vhca-internal.h"
+#include "vhca-psn.h"
+#include "vhca-wire.h"
+
+#define ETH_P_IPV4              0x0800
+#define ETH_P_IPV6              0x86dd
+#define ETH_P_8021Q             0x8100
+#define ETH_TYPE_OFFSET         12
+#define VLAN_HLEN               4
+
+#define IPV4_HLEN               20
+#define IPV4_OFF_TOS            1
+#define IPV4_OFF_TOT_LEN        2
+#define IPV4_OFF_ID             4
+#define IPV4_OFF_FRAG           6
+#define IPV4_FRAG_DF            0x4000
+#define IPV4_FRAG_MF_OFFSET     0x3fff  /* MF flag and fragment offset */
+#define IPV4_OFF_TTL            8
+#define IPV4_OFF_PROTO          9
+#define IPV4_OFF_CHECK          10
+#define IPV4_OFF_SADDR          12
+#define IPV4_OFF_DADDR          16
+
+#define IPV6_HLEN               40
+#define IPV6_OFF_PAYLOAD_LEN    4
+#define IPV6_OFF_NEXT_HDR       6
+#define IPV6_OFF_HOP_LIMIT      7
+#define IPV6_OFF_SADDR          8
+#define IPV6_OFF_DADDR          24
+#define IPV6_FLOW_LABEL_MASK    0xfffff
+
+#define IPPROTO_UDP_NUM         17
+#define UDP_HLEN                8
+#define UDP_OFF_SPORT           0
+#define UDP_OFF_DPORT           2
+#define UDP_OFF_LEN             4
+#define UDP_OFF_CHECK           6
+#define UDP_MAX_LEN             0xffff
+
+/*
+ * Header layouts, in bytes (IBTA Vol 1 9.2 and 9.3):
+ *
+ *   BTH        0 OpCode | 1 SE:1 M:1 PadCnt:2 TVer:4 | 2-3 P_Key |
+ *              4 F:1 B:1 reserved:6 | 5-7 DestQP | 8 AckReq:1 reserved:7 |
+ *              9-11 PSN
+ *   DETH       0-3 Q_Key | 4 reserved | 5-7 SrcQP
+ *   RETH       0-7 VA | 8-11 R_Key | 12-15 DMA Length
+ *   AtomicETH  0-7 VA | 8-11 R_Key | 12-19 Swap (Add) Data |
+ *              20-27 Compare Data
+ *   AETH       0 Syndrome | 1-3 MSN
+ *   AtomicAckETH 0-7 Original Remote Data
+ *   ImmDt      0-3 Immediate Data
+ *   IETH       0-3 R_Key
+ *
+ * F and B are InfiniBand's congestion notification bits; RoCEv2 marks
+ * congestion in the IP header's ECN field instead.
+ */
+#define BTH_SE                  0x80
+#define BTH_MIG                 0x40
+#define BTH_PAD_SHIFT           4
+#define BTH_PAD_MASK            0x3
+#define BTH_TVER_MASK           0xf
+#define BTH_FECN                0x80
+#define BTH_BECN                0x40
+#define BTH_ACK_REQ             0x80
+
+static const uint8_t vhca_ipv4_mapped_prefix[12] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+};
+
+/* Network byte order loads and stores for the headers. */
+static uint32_t ld_be24(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 16) | ((uint32_t)p[1] << 8) | p[2];
+}
+
+static uint32_t ld_be32(const uint8_t *p)
+{
+    return ((uint32_t)vhca_ld_be16(p) << 16) | vhca_ld_be16(p + 2);
+}
+
+static uint64_t ld_be64(const uint8_t *p)
+{
+    return ((uint64_t)ld_be32(p) << 32) | ld_be32(p + 4);
+}
+
+static void st_be16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static void st_be24(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 16);
+    st_be16(p + 1, (uint16_t)v);
+}
+
+static void st_be32(uint8_t *p, uint32_t v)
+{
+    st_be16(p, (uint16_t)(v >> 16));
+    st_be16(p + 2, (uint16_t)v);
+}
+
+static void st_be64(uint8_t *p, uint64_t v)
+{
+    st_be32(p, (uint32_t)(v >> 32));
+    st_be32(p + 4, (uint32_t)v);
+}
+
+/*
+ * The opcode table (9.2.1 and the header layouts of 9.3): which extension
+ * headers each opcode carries, in the order they follow the BTH.
+ */
+#define EXT_LEN(ext) \
+    ((((ext) & VHCA_WIRE_EXT_DETH) ? VHCA_IB_DETH_LEN : 0) + \
+     (((ext) & VHCA_WIRE_EXT_RETH) ? VHCA_IB_RETH_LEN : 0) + \
+     (((ext) & VHCA_WIRE_EXT_ATOMIC_ETH) ? VHCA_IB_ATOMIC_ETH_LEN : 0) + \
+     (((ext) & VHCA_WIRE_EXT_AETH) ? VHCA_IB_AETH_LEN : 0) + \
+     (((ext) & VHCA_WIRE_EXT_ATOMIC_ACK) ? VHCA_IB_ATOMIC_ACK_ETH_LEN : 0) + \
+     (((ext) & VHCA_WIRE_EXT_IMMDT) ? VHCA_IB_IMMDT_LEN : 0) + \
+     (((ext) & VHCA_WIRE_EXT_IETH) ? VHCA_IB_IETH_LEN : 0))
+
+#define OPCODE(transport, op, ext_, flags_) \
+    [VHCA_IB_OPCODE(transport, op)] = { \
+        .name = #transport "_" #op, \
+        .ext = (ext_), \
+        .flags = (flags_), \
+        .hdr_len = VHCA_IB_BTH_LEN + EXT_LEN(ext_), \
+    }
+
+#define DETH        VHCA_WIRE_EXT_DETH
+#define RETH        VHCA_WIRE_EXT_RETH
+#define ATOMIC_ETH  VHCA_WIRE_EXT_ATOMIC_ETH
+#define AETH        VHCA_WIRE_EXT_AETH
+#define ATOMIC_ACK  VHCA_WIRE_EXT_ATOMIC_ACK
+#define IMMDT       VHCA_WIRE_EXT_IMMDT
+#define IETH        VHCA_WIRE_EXT_IETH
+
+/* Position in a message and direction. */
+#define REQ_FIRST   (VHCA_WIRE_OPF_REQUEST | VHCA_WIRE_OPF_FIRST)
+#define REQ_MIDDLE  VHCA_WIRE_OPF_REQUEST
+#define REQ_LAST    (VHCA_WIRE_OPF_REQUEST | VHCA_WIRE_OPF_LAST)
+#define REQ_ONLY    (REQ_FIRST | REQ_LAST)
+#define RSP_FIRST   (VHCA_WIRE_OPF_RESPONSE | VHCA_WIRE_OPF_FIRST)
+#define RSP_MIDDLE  VHCA_WIRE_OPF_RESPONSE
+#define RSP_LAST    (VHCA_WIRE_OPF_RESPONSE | VHCA_WIRE_OPF_LAST)
+#define RSP_ONLY    (RSP_FIRST | RSP_LAST)
+#define DATA        VHCA_WIRE_OPF_PAYLOAD
+
+static const VhcaWireOpcodeInfo vhca_wire_opcodes[256] = {
+    OPCODE(RC, SEND_FIRST,                  0,              DATA | REQ_FIRST),
+    OPCODE(RC, SEND_MIDDLE,                 0,              DATA | REQ_MIDDLE),
+    OPCODE(RC, SEND_LAST,                   0,              DATA | REQ_LAST),
+    OPCODE(RC, SEND_LAST_IMM,               IMMDT,          DATA | REQ_LAST),
+    OPCODE(RC, SEND_ONLY,                   0,              DATA | REQ_ONLY),
+    OPCODE(RC, SEND_ONLY_IMM,               IMMDT,          DATA | REQ_ONLY),
+    OPCODE(RC, RDMA_WRITE_FIRST,            RETH,           DATA | REQ_FIRST),
+    OPCODE(RC, RDMA_WRITE_MIDDLE,           0,              DATA | REQ_MIDDLE),
+    OPCODE(RC, RDMA_WRITE_LAST,             0,              DATA | REQ_LAST),
+    OPCODE(RC, RDMA_WRITE_LAST_IMM,         IMMDT,          DATA | REQ_LAST),
+    OPCODE(RC, RDMA_WRITE_ONLY,             RETH,           DATA | REQ_ONLY),
+    OPCODE(RC, RDMA_WRITE_ONLY_IMM,         RETH | IMMDT,   DATA | REQ_ONLY),
+    OPCODE(RC, RDMA_READ_REQUEST,           RETH,           REQ_ONLY),
+    OPCODE(RC, RDMA_READ_RESPONSE_FIRST,    AETH,           DATA | RSP_FIRST),
+    OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE,   0,              DATA | RSP_MIDDLE),
+    OPCODE(RC, RDMA_READ_RESPONSE_LAST,     AETH,           DATA | RSP_LAST),
+    OPCODE(RC, RDMA_READ_RESPONSE_ONLY,     AETH,           DATA | RSP_ONLY),
+    OPCODE(RC, ACKNOWLEDGE,                 AETH,           RSP_ONLY),
+    OPCODE(RC, ATOMIC_ACKNOWLEDGE,          AETH | ATOMIC_ACK, RSP_ONLY),
+    OPCODE(RC, COMPARE_SWAP,                ATOMIC_ETH,     REQ_ONLY),
+    OPCODE(RC, FETCH_ADD,                   ATOMIC_ETH,     REQ_ONLY),
+    OPCODE(RC, SEND_LAST_INV,               IETH,           DATA | REQ_LAST),
+    OPCODE(RC, SEND_ONLY_INV,               IETH,           DATA | REQ_ONLY),
+    /* UC: the SEND and RDMA WRITE subset of RC. */
+    OPCODE(UC, SEND_FIRST,                  0,              DATA | REQ_FIRST),
+    OPCODE(UC, SEND_MIDDLE,                 0,              DATA | REQ_MIDDLE),
+    OPCODE(UC, SEND_LAST,                   0,              DATA | REQ_LAST),
+    OPCODE(UC, SEND_LAST_IMM,               IMMDT,          DATA | REQ_LAST),
+    OPCODE(UC, SEND_ONLY,                   0,              DATA | REQ_ONLY),
+    OPCODE(UC, SEND_ONLY_IMM,               IMMDT,          DATA | REQ_ONLY),
+    OPCODE(UC, RDMA_WRITE_FIRST,            RETH,           DATA | REQ_FIRST),
+    OPCODE(UC, RDMA_WRITE_MIDDLE,           0,              DATA | REQ_MIDDLE),
+    OPCODE(UC, RDMA_WRITE_LAST,             0,              DATA | REQ_LAST),
+    OPCODE(UC, RDMA_WRITE_LAST_IMM,         IMMDT,          DATA | REQ_LAST),
+    OPCODE(UC, RDMA_WRITE_ONLY,             RETH,           DATA | REQ_ONLY),
+    OPCODE(UC, RDMA_WRITE_ONLY_IMM,         RETH | IMMDT,   DATA | REQ_ONLY),
+    /* UD: SENDs of a single packet, addressed by the DETH. */
+    OPCODE(UD, SEND_ONLY,                   DETH,           DATA | REQ_ONLY),
+    OPCODE(UD, SEND_ONLY_IMM,               DETH | IMMDT,   DATA | REQ_ONLY),
+};
+
+const VhcaWireOpcodeInfo *vhca_wire_opcode_info(uint8_t opcode)
+{
+    const VhcaWireOpcodeInfo *info = &vhca_wire_opcodes[opcode];
+
+    return info->name ? info : NULL;
+}
+
+/*
+ * End-to-end credit count encoding (9.7.7): codes 0..30 stand for these
+ * numbers of receive WQEs, roughly doubling every two codes; 31 means
+ * the responder does not limit the requester.
+ */
+static const uint32_t vhca_credit_counts[VHCA_IB_CREDIT_CODE_INVALID] = {
+    0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
+    512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
+    24576, 32768,
+};
+
+uint32_t vhca_aeth_credits(uint8_t code)
+{
+    code &= VHCA_IB_AETH_VALUE_MASK;
+    if (code == VHCA_IB_CREDIT_CODE_INVALID) {
+        return VHCA_IB_CREDITS_UNLIMITED;
+    }
+    return vhca_credit_counts[code];
+}
+
+uint8_t vhca_aeth_credit_code(uint32_t wqes)
+{
+    uint8_t code = 0;
+
+    /* Never advertise more than the responder has: round down. */
+    while (code + 1 < VHCA_IB_CREDIT_CODE_INVALID &&
+           vhca_credit_counts[code + 1] <= wqes) {
+        code++;
+    }
+    return code;
+}
+
+/* RNR NAK timer field encodings, in microseconds (0.01 ms .. 655.36 ms). */
+static const uint32_t vhca_rnr_timer_us[32] = {
+    655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+    1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960,
+    61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+uint32_t vhca_ib_rnr_timer_us(uint8_t code)
+{
+    return vhca_rnr_timer_us[code & VHCA_IB_AETH_VALUE_MASK];
+}
+
+uint64_t vhca_ib_local_ack_timeout_ns(uint8_t timeout)
+{
+    timeout &= 0x1f;
+    if (timeout == 0) {
+        return VHCA_IB_TIMEOUT_NONE;
+    }
+    /* 4.096 us = 4096 ns; 31 gives about 2.4 hours, well inside 64 bits. */
+    return 4096ull << timeout;
+}
+
+uint32_t vhca_ib_mtu_bytes(uint8_t mtu)
+{
+    if (mtu < VHCA_IB_MTU_256 || mtu > VHCA_IB_MTU_4096) {
+        return 0;
+    }
+    return 256u << (mtu - VHCA_IB_MTU_256);
+}
+
+uint32_t vhca_wire_packet_count(uint32_t msg_len, uint8_t mtu)
+{
+    uint32_t mtu_bytes = vhca_ib_mtu_bytes(mtu);
+
+    if (!mtu_bytes || msg_len > VHCA_IB_MAX_MSG_LEN) {
+        return 0;
+    }
+    if (msg_len == 0) {
+        return 1;               /* an ONLY packet without data */
+    }
+    return (uint32_t)(((uint64_t)msg_len + mtu_bytes - 1) / mtu_bytes);
+}
+
+enum { SEG_FIRST, SEG_MIDDLE, SEG_LAST, SEG_ONLY, SEG__MAX };
+
+static const uint8_t vhca_seg_ops[][SEG__MAX] = {
+    [VHCA_WIRE_MSG_SEND] = {
+        VHCA_IB_OP_SEND_FIRST, VHCA_IB_OP_SEND_MIDDLE,
+        VHCA_IB_OP_SEND_LAST, VHCA_IB_OP_SEND_ONLY,
+    },
+    [VHCA_WIRE_MSG_SEND_IMM] = {
+        VHCA_IB_OP_SEND_FIRST, VHCA_IB_OP_SEND_MIDDLE,
+        VHCA_IB_OP_SEND_LAST_IMM, VHCA_IB_OP_SEND_ONLY_IMM,
+    },
+    [VHCA_WIRE_MSG_SEND_INV] = {
+        VHCA_IB_OP_SEND_FIRST, VHCA_IB_OP_SEND_MIDDLE,
+        VHCA_IB_OP_SEND_LAST_INV, VHCA_IB_OP_SEND_ONLY_INV,
+    },
+    [VHCA_WIRE_MSG_WRITE] = {
+        VHCA_IB_OP_RDMA_WRITE_FIRST, VHCA_IB_OP_RDMA_WRITE_MIDDLE,
+        VHCA_IB_OP_RDMA_WRITE_LAST, VHCA_IB_OP_RDMA_WRITE_ONLY,
+    },
+    [VHCA_WIRE_MSG_WRITE_IMM] = {
+        VHCA_IB_OP_RDMA_WRITE_FIRST, VHCA_IB_OP_RDMA_WRITE_MIDDLE,
+        VHCA_IB_OP_RDMA_WRITE_LAST_IMM, VHCA_IB_OP_RDMA_WRITE_ONLY_IMM,
+    },
+    [VHCA_WIRE_MSG_READ_RESPONSE] = {
+        VHCA_IB_OP_RDMA_READ_RESPONSE_FIRST,
+        VHCA_IB_OP_RDMA_READ_RESPONSE_MIDDLE,
+        VHCA_IB_OP_RDMA_READ_RESPONSE_LAST,
+        VHCA_IB_OP_RDMA_READ_RESPONSE_ONLY,
+    },
+};
+
+/* Can @transport carry a message of kind @msg in @npkts packets? */
+static bool vhca_seg_allowed(uint8_t transport, VhcaWireMsg msg,
+                             uint32_t npkts)
+{
+    switch (transport) {
+    case VHCA_IB_TRANSPORT_RC:
+        return true;
+    case VHCA_IB_TRANSPORT_UC:
+        return msg != VHCA_WIRE_MSG_SEND_INV &&
+               msg != VHCA_WIRE_MSG_READ_RESPONSE;
+    case VHCA_IB_TRANSPORT_UD:
+        /* Datagrams are SENDs of a single packet. */
+        return (msg == VHCA_WIRE_MSG_SEND || msg == VHCA_WIRE_MSG_SEND_IMM) &&
+               npkts == 1;
+    default:
+        return false;
+    }
+}
+
+bool vhca_wire_segment(uint8_t transport, VhcaWireMsg msg, uint32_t msg_len,
+                       uint8_t mtu, uint32_t index, VhcaWireSegment *seg)
+{
+    uint32_t npkts = vhca_wire_packet_count(msg_len, mtu);
+    uint32_t mtu_bytes = vhca_ib_mtu_bytes(mtu);
+    unsigned pos;
+
+    if ((unsigned)msg >= sizeof(vhca_seg_ops) / sizeof(vhca_seg_ops[0]) ||
+        npkts == 0 || index >= npkts ||
+        !vhca_seg_allowed(transport, msg, npkts)) {
+        return false;
+    }
+    if (npkts == 1) {
+        pos = SEG_ONLY;
+    } else if (index == 0) {
+        pos = SEG_FIRST;
+    } else if (index == npkts - 1) {
+        pos = SEG_LAST;
+    } else {
+        pos = SEG_MIDDLE;
+    }
+    seg->opcode = transport | vhca_seg_ops[msg][pos];
+    /* index < npkts <= 2^31 / 256: the offset fits and is <= msg_len. */
+    seg->offset = index * mtu_bytes;
+    seg->len = msg_len - seg->offset < mtu_bytes ? msg_len - seg->offset
+                                                 : mtu_bytes;
+    return true;
+}
+
+bool vhca_wire_gid_is_ipv4(const uint8_t gid[VHCA_GID_LEN])
+{
+    return !memcmp(gid, vhca_ipv4_mapped_prefix,
+                   sizeof(vhca_ipv4_mapped_prefix));
+}
+
+uint32_t vhca_wire_flow_label(uint32_t lqpn, uint32_t rqpn)
+{
+    /* Symmetric: both ends of a connection get the same label. */
+    uint64_t v = (uint64_t)lqpn * rqpn;
+
+    v ^= v >> 20;
+    v ^= v >> 40;
+    return (uint32_t)(v & IPV6_FLOW_LABEL_MASK);
+}
+
+uint16_t vhca_wire_udp_sport(uint32_t flow_label, uint32_t lqpn,
+                             uint32_t rqpn)
+{
+    uint32_t low, high;
+
+    flow_label &= IPV6_FLOW_LABEL_MASK;
+    if (!flow_label) {
+        flow_label = vhca_wire_flow_label(lqpn, rqpn);
+    }
+    /* Fold 20 bits into 14 and put them in the dynamic port range. */
+    low = flow_label & 0x3fff;
+    high = flow_label & 0xfc000;
+    low ^= high >> 14;
+    return (uint16_t)(0xc000 | low);
+}
+
+/* RFC 1071 one's complement sum of big-endian 16-bit words. */
+static uint64_t vhca_csum_add(uint64_t sum, const uint8_t *p, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < len; i += 2) {
+        sum += vhca_ld_be16(p + i);
+    }
+    if (len & 1) {
+        sum += (uint32_t)p[len - 1] << 8;
+    }
+    return sum;
+}
+
+static uint16_t vhca_csum_fold(uint64_t sum)
+{
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return (uint16_t)sum;
+}
+
+/* Is the UDP checksum of @udp (@udp_len bytes) right for these addresses? */
+static bool vhca_udp_checksum_ok(const uint8_t *ip, bool ipv6,
+                                 const uint8_t *udp, uint16_t udp_len)
+{
+    uint64_t sum;
+
+    if (ipv6) {
+        sum = vhca_csum_add(0, ip + IPV6_OFF_SADDR, 2 * VHCA_GID_LEN);
+    } else {
+        sum = vhca_csum_add(0, ip + IPV4_OFF_SADDR, 8);
+    }
+    sum += IPPROTO_UDP_NUM + (uint32_t)udp_len;
+    sum = vhca_csum_add(sum, udp, udp_len);
+    return vhca_csum_fold(sum) == 0xffff;
+}
+
+/* Write the extension headers @ext in wire order; returns their end. */
+static uint8_t *vhca_wire_put_ext(uint8_t *p, uint8_t ext,
+                                  const VhcaWireTransport *tp)
+{
+    if (ext & VHCA_WIRE_EXT_DETH) {
+        st_be32(p, tp->deth.qkey);
+        p[4] = 0;
+        st_be24(p + 5, tp->deth.src_qpn);
+        p += VHCA_IB_DETH_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_RETH) {
+        st_be64(p, tp->reth.va);
+        st_be32(p + 8, tp->reth.rkey);
+        st_be32(p + 12, tp->reth.dma_len);
+        p += VHCA_IB_RETH_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_ATOMIC_ETH) {
+        st_be64(p, tp->atomic.va);
+        st_be32(p + 8, tp->atomic.rkey);
+        st_be64(p + 12, tp->atomic.swap_add);
+        st_be64(p + 20, tp->atomic.compare);
+        p += VHCA_IB_ATOMIC_ETH_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_AETH) {
+        p[0] = tp->aeth.syndrome;
+        st_be24(p + 1, tp->aeth.msn);
+        p += VHCA_IB_AETH_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_ATOMIC_ACK) {
+        st_be64(p, tp->atomic_orig);
+        p += VHCA_IB_ATOMIC_ACK_ETH_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_IMMDT) {
+        st_be32(p, tp->imm_data);
+        p += VHCA_IB_IMMDT_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_IETH) {
+        st_be32(p, tp->inv_rkey);
+        p += VHCA_IB_IETH_LEN;
+    }
+    return p;
+}
+
+/* The caller has checked that the opcode's headers are all there. */
+static void vhca_wire_get_ext(const uint8_t *p, uint8_t ext,
+                              VhcaWireTransport *tp)
+{
+    if (ext & VHCA_WIRE_EXT_DETH) {
+        tp->deth.qkey = ld_be32(p);
+        tp->deth.src_qpn = ld_be24(p + 5);
+        p += VHCA_IB_DETH_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_RETH) {
+        tp->reth.va = ld_be64(p);
+        tp->reth.rkey = ld_be32(p + 8);
+        tp->reth.dma_len = ld_be32(p + 12);
+        p += VHCA_IB_RETH_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_ATOMIC_ETH) {
+        tp->atomic.va = ld_be64(p);
+        tp->atomic.rkey = ld_be32(p + 8);
+        tp->atomic.swap_add = ld_be64(p + 12);
+        tp->atomic.compare = ld_be64(p + 20);
+        p += VHCA_IB_ATOMIC_ETH_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_AETH) {
+        tp->aeth.syndrome = p[0];
+        tp->aeth.msn = ld_be24(p + 1);
+        p += VHCA_IB_AETH_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_ATOMIC_ACK) {
+        tp->atomic_orig = ld_be64(p);
+        p += VHCA_IB_ATOMIC_ACK_ETH_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_IMMDT) {
+        tp->imm_data = ld_be32(p);
+        p += VHCA_IB_IMMDT_LEN;
+    }
+    if (ext & VHCA_WIRE_EXT_IETH) {
+        tp->inv_rkey = ld_be32(p);
+    }
+}
+
+static void vhca_wire_put_bth(uint8_t *p, const VhcaWireBth *bth,
+                              uint8_t pad)
+{
+    p[0] = bth->opcode;
+    p[1] = (bth->solicited ? BTH_SE : 0) | (bth->mig_req ? BTH_MIG : 0) |
+           (uint8_t)(pad << BTH_PAD_SHIFT) | VHCA_IB_BTH_TVER;
+    st_be16(p + 2, bth->pkey);
+    p[4] = (bth->fecn ? BTH_FECN : 0) | (bth->becn ? BTH_BECN : 0);
+    st_be24(p + 5, bth->dest_qpn);
+    p[8] = bth->ack_req ? BTH_ACK_REQ : 0;
+    st_be24(p + 9, bth->psn);
+}
+
+static void vhca_wire_get_bth(const uint8_t *p, VhcaWireBth *bth)
+{
+    bth->opcode = p[0];
+    bth->solicited = p[1] & BTH_SE;
+    bth->mig_req = p[1] & BTH_MIG;
+    bth->pad = (p[1] >> BTH_PAD_SHIFT) & BTH_PAD_MASK;
+    bth->tver = p[1] & BTH_TVER_MASK;
+    bth->pkey = vhca_ld_be16(p + 2);
+    bth->fecn = p[4] & BTH_FECN;
+    bth->becn = p[4] & BTH_BECN;
+    bth->dest_qpn = ld_be24(p + 5);
+    bth->ack_req = p[8] & BTH_ACK_REQ;
+    bth->psn = ld_be24(p + 9);
+}
+
+/* Fields wider than their place on the wire are the caller's bug. */
+static bool vhca_wire_fields_fit(const VhcaWirePacket *pkt)
+{
+    const VhcaWireTransport *tp = &pkt->tp;
+
+    return tp->bth.dest_qpn <= VHCA_IB_QPN_MASK &&
+           tp->bth.psn <= VHCA_PSN_MASK &&
+           tp->aeth.msn <= VHCA_MSN_MASK &&
+           tp->deth.src_qpn <= VHCA_IB_QPN_MASK &&
+           pkt->net.flow_label <= IPV6_FLOW_LABEL_MASK;
+}
+
+size_t vhca_wire_build(const VhcaWirePacket *pkt, uint8_t *buf, size_t size)
+{
+    const VhcaWireNet *net = &pkt->net;
+    const VhcaWireOpcodeInfo *info =
+        vhca_wire_opcode_info(pkt->tp.bth.opcode);
+    bool ipv6 = !vhca_wire_gid_is_ipv4(net->sgid);
+    bool dst_ipv6 = !vhca_wire_gid_is_ipv4(net->dgid);
+    size_t l2_len = VHCA_ETH_HLEN + (net->vlan ? VLAN_HLEN : 0);
+    size_t ip_hlen = ipv6 ? IPV6_HLEN : IPV4_HLEN;
+    uint8_t pad = (uint8_t)(-pkt->payload_len & BTH_PAD_MASK);
+    size_t tp_len, udp_len, frame_len;
+    uint8_t *ip, *udp, *bth, *p;
+
+    if (!info || ipv6 != dst_ipv6 ||
+        (pkt->payload_len && !(info->flags & VHCA_WIRE_OPF_PAYLOAD)) ||
+        (pkt->payload_len && !pkt->payload) ||
+        !vhca_wire_fields_fit(pkt)) {
+        return 0;
+    }
+    tp_len = (size_t)info->hdr_len + pkt->payload_len + pad +
+             VHCA_IB_ICRC_LEN;
+    udp_len = UDP_HLEN + tp_len;
+    /* IPv4's total length includes its header; IPv6's does not. */
+    if (udp_len + (ipv6 ? 0 : IPV4_HLEN) > UDP_MAX_LEN) {
+        return 0;
+    }
+    frame_len = l2_len + ip_hlen + udp_len;
+    if (frame_len > size) {
+        return 0;
+    }
+
+    memcpy(buf, net->dmac, VHCA_ETH_ALEN);
+    memcpy(buf + VHCA_ETH_ALEN, net->smac, VHCA_ETH_ALEN);
+    p = buf + ETH_TYPE_OFFSET;
+    if (net->vlan) {
+        st_be16(p, ETH_P_8021Q);
+        st_be16(p + 2, net->vlan_tci);
+        p += VLAN_HLEN;
+    }
+    st_be16(p, ipv6 ? ETH_P_IPV6 : ETH_P_IPV4);
+
+    ip = buf + l2_len;
+    if (ipv6) {
+        st_be32(ip, (6u << 28) | ((uint32_t)net->traffic_class << 20) |
+                    net->flow_label);
+        st_be16(ip + IPV6_OFF_PAYLOAD_LEN, (uint16_t)udp_len);
+        ip[IPV6_OFF_NEXT_HDR] = IPPROTO_UDP_NUM;
+        ip[IPV6_OFF_HOP_LIMIT] = net->hop_limit;
+        memcpy(ip + IPV6_OFF_SADDR, net->sgid, VHCA_GID_LEN);
+        memcpy(ip + IPV6_OFF_DADDR, net->dgid, VHCA_GID_LEN);
+    } else {
+        ip[0] = 0x45;
+        ip[IPV4_OFF_TOS] = net->traffic_class;
+        st_be16(ip + IPV4_OFF_TOT_LEN, (uint16_t)(IPV4_HLEN + udp_len));
+        st_be16(ip + IPV4_OFF_ID, net->ip_id);
+        /* RoCE packets must not be fragmented: DF, as rxe sets it. */
+        st_be16(ip + IPV4_OFF_FRAG, IPV4_FRAG_DF);
+        ip[IPV4_OFF_TTL] = net->hop_limit;
+        ip[IPV4_OFF_PROTO] = IPPROTO_UDP_NUM;
+        st_be16(ip + IPV4_OFF_CHECK, 0);
+        memcpy(ip + IPV4_OFF_SADDR, net->sgid + 12, 4);
+        memcpy(ip + IPV4_OFF_DADDR, net->dgid + 12, 4);
+        st_be16(ip + IPV4_OFF_CHECK,
+                (uint16_t)~vhca_csum_fold(vhca_csum_add(0, ip, IPV4_HLEN)));
+    }
+
+    udp = ip + ip_hlen;
+    st_be16(udp + UDP_OFF_SPORT, net->udp_sport);
+    st_be16(udp + UDP_OFF_DPORT, VHCA_ROCE_V2_UDP_PORT);
+    st_be16(udp + UDP_OFF_LEN, (uint16_t)udp_len);
+    st_be16(udp + UDP_OFF_CHECK, 0);
+
+    bth = udp + UDP_HLEN;
+    vhca_wire_put_bth(bth, &pkt->tp.bth, pad);
+    p = vhca_wire_put_ext(bth + VHCA_IB_BTH_LEN, info->ext, &pkt->tp);
+    if (pkt->payload_len) {
+        memcpy(p, pkt->payload, pkt->payload_len);
+        p += pkt->payload_len;
+    }
+    memset(p, 0, pad);
+    p += pad;
+    vhca_st_le32(p, vhca_icrc(ip, ip_hlen, ipv6, (size_t)(p - ip)));
+    return frame_len;
+}
+
+static const char *const vhca_wire_error_names[VHCA_WIRE_ERR__MAX] = {
+    [VHCA_WIRE_OK]                  = "ok",
+    [VHCA_WIRE_ERR_TRUNCATED]       = "truncated",
+    [VHCA_WIRE_ERR_ETHERTYPE]       = "ethertype",
+    [VHCA_WIRE_ERR_IP_VERSION]      = "ip-version",
+    [VHCA_WIRE_ERR_IP_HDR_LEN]      = "ip-header-length",
+    [VHCA_WIRE_ERR_IP_LEN]          = "ip-length",
+    [VHCA_WIRE_ERR_IP_CHECKSUM]     = "ip-checksum",
+    [VHCA_WIRE_ERR_IP_FRAGMENT]     = "ip-fragment",
+    [VHCA_WIRE_ERR_NOT_UDP]         = "not-udp",
+    [VHCA_WIRE_ERR_UDP_LEN]         = "udp-length",
+    [VHCA_WIRE_ERR_UDP_PORT]        = "udp-port",
+    [VHCA_WIRE_ERR_UDP_CHECKSUM]    = "udp-checksum",
+    [VHCA_WIRE_ERR_BTH_LEN]         = "bth-length",
+    [VHCA_WIRE_ERR_ICRC]            = "icrc",
+    [VHCA_WIRE_ERR_TVER]            = "tver",
+    [VHCA_WIRE_ERR_OPCODE]          = "opcode",
+    [VHCA_WIRE_ERR_EXT_LEN]         = "ext-header-length",
+    [VHCA_WIRE_ERR_PAD]             = "pad",
+    [VHCA_WIRE_ERR_PAYLOAD]         = "payload",
+};
+
+const char *vhca_wire_error_name(VhcaWireError err)
+{
+    if ((unsigned)err >= VHCA_WIRE_ERR__MAX) {
+        return "unknown";
+    }
+    return vhca_wire_error_names[err];
+}
+
+/*
+ * Validate the IPv4 header at @ip (@avail bytes to the end of the frame).
+ * On success *ip_hlen is its length and *l4_len the datagram's payload.
+ */
+static VhcaWireError vhca_wire_parse_ipv4(const uint8_t *ip, size_t avail,
+                                          VhcaWirePacket *pkt,
+                                          size_t *ip_hlen, size_t *l4_len)
+{
+    size_t ihl, tot_len;
+
+    if (avail < IPV4_HLEN) {
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    if ((ip[0] >> 4) != 4) {
+        return VHCA_WIRE_ERR_IP_VERSION;
+    }
+    ihl = (size_t)(ip[0] & 0x0f) * 4;
+    if (ihl < IPV4_HLEN) {
+        return VHCA_WIRE_ERR_IP_HDR_LEN;
+    }
+    tot_len = vhca_ld_be16(ip + IPV4_OFF_TOT_LEN);
+    if (tot_len < ihl) {
+        return VHCA_WIRE_ERR_IP_LEN;
+    }
+    if (tot_len > avail) {
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    if (vhca_csum_fold(vhca_csum_add(0, ip, ihl)) != 0xffff) {
+        return VHCA_WIRE_ERR_IP_CHECKSUM;
+    }
+    /* Only a whole datagram carries a whole RoCE packet. */
+    if (vhca_ld_be16(ip + IPV4_OFF_FRAG) & IPV4_FRAG_MF_OFFSET) {
+        return VHCA_WIRE_ERR_IP_FRAGMENT;
+    }
+    if (ip[IPV4_OFF_PROTO] != IPPROTO_UDP_NUM) {
+        return VHCA_WIRE_ERR_NOT_UDP;
+    }
+    pkt->net.traffic_class = ip[IPV4_OFF_TOS];
+    pkt->net.hop_limit = ip[IPV4_OFF_TTL];
+    pkt->net.ip_id = vhca_ld_be16(ip + IPV4_OFF_ID);
+    memcpy(pkt->net.sgid, vhca_ipv4_mapped_prefix, 12);
+    memcpy(pkt->net.sgid + 12, ip + IPV4_OFF_SADDR, 4);
+    memcpy(pkt->net.dgid, vhca_ipv4_mapped_prefix, 12);
+    memcpy(pkt->net.dgid + 12, ip + IPV4_OFF_DADDR, 4);
+    *ip_hlen = ihl;
+    *l4_len = tot_len - ihl;
+    return VHCA_WIRE_OK;
+}
+
+static VhcaWireError vhca_wire_parse_ipv6(const uint8_t *ip, size_t avail,
+                                          VhcaWirePacket *pkt,
+                                          size_t *ip_hlen, size_t *l4_len)
+{
+    uint32_t vtf;
+    size_t payload_len;
+
+    if (avail < IPV6_HLEN) {
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    if ((ip[0] >> 4) != 6) {
+        return VHCA_WIRE_ERR_IP_VERSION;
+    }
+    payload_len = vhca_ld_be16(ip + IPV6_OFF_PAYLOAD_LEN);
+    if (payload_len > avail - IPV6_HLEN) {
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    /* RoCEv2 puts UDP right after the IPv6 header: no extension headers. */
+    if (ip[IPV6_OFF_NEXT_HDR] != IPPROTO_UDP_NUM) {
+        return VHCA_WIRE_ERR_NOT_UDP;
+    }
+    vtf = ld_be32(ip);
+    pkt->net.traffic_class = (uint8_t)(vtf >> 20);
+    pkt->net.flow_label = vtf & IPV6_FLOW_LABEL_MASK;
+    pkt->net.hop_limit = ip[IPV6_OFF_HOP_LIMIT];
+    memcpy(pkt->net.sgid, ip + IPV6_OFF_SADDR, VHCA_GID_LEN);
+    memcpy(pkt->net.dgid, ip + IPV6_OFF_DADDR, VHCA_GID_LEN);
+    *ip_hlen = IPV6_HLEN;
+    *l4_len = payload_len;
+    return VHCA_WIRE_OK;
+}
+
+/* Everything from the BTH on: @tp_len bytes at @bth, ICRC included. */
+static VhcaWireError vhca_wire_parse_transport(const uint8_t *bth,
+                                               size_t tp_len,
+                                               VhcaWirePacket *pkt)
+{
+    const VhcaWireOpcodeInfo *info;
+    VhcaWireBth *b = &pkt->tp.bth;
+    size_t data_len;
+
+    vhca_wire_get_bth(bth, b);
+    if (b->tver != VHCA_IB_BTH_TVER) {
+        return VHCA_WIRE_ERR_TVER;
+    }
+    info = vhca_wire_opcode_info(b->opcode);
+    if (!info) {
+        return VHCA_WIRE_ERR_OPCODE;
+    }
+    if (tp_len - VHCA_IB_ICRC_LEN < info->hdr_len) {
+        return VHCA_WIRE_ERR_EXT_LEN;
+    }
+    /* Payload and pad; the headers are all multiples of 4 bytes. */
+    data_len = tp_len - VHCA_IB_ICRC_LEN - info->hdr_len;
+    if (b->pad > data_len || (data_len & 3)) {
+        return VHCA_WIRE_ERR_PAD;
+    }
+    if (data_len && !(info->flags & VHCA_WIRE_OPF_PAYLOAD)) {
+        return VHCA_WIRE_ERR_PAYLOAD;
+    }
+    vhca_wire_get_ext(bth + VHCA_IB_BTH_LEN, info->ext, &pkt->tp);
+    pkt->payload_offset = pkt->bth_offset + info->hdr_len;
+    pkt->payload_len = (uint32_t)(data_len - b->pad);
+    return VHCA_WIRE_OK;
+}
+
+static VhcaWireError vhca_wire_do_parse(const uint8_t *frame, size_t len,
+                                        VhcaWirePacket *pkt)
+{
+    VhcaWireError err;
+    const uint8_t *ip, *udp;
+    size_t off = VHCA_ETH_HLEN;
+    size_t ip_hlen, l4_len, udp_len, tp_len;
+    uint16_t ethertype;
+
+    if (len < VHCA_ETH_HLEN) {
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    memcpy(pkt->net.dmac, frame, VHCA_ETH_ALEN);
+    memcpy(pkt->net.smac, frame + VHCA_ETH_ALEN, VHCA_ETH_ALEN);
+    ethertype = vhca_ld_be16(frame + ETH_TYPE_OFFSET);
+    if (ethertype == ETH_P_8021Q) {
+        if (len < VHCA_ETH_HLEN + VLAN_HLEN) {
+            return VHCA_WIRE_ERR_TRUNCATED;
+        }
+        pkt->net.vlan = true;
+        pkt->net.vlan_tci = vhca_ld_be16(frame + VHCA_ETH_HLEN);
+        ethertype = vhca_ld_be16(frame + VHCA_ETH_HLEN + 2);
+        off += VLAN_HLEN;
+    }
+
+    ip = frame + off;
+    switch (ethertype) {
+    case ETH_P_IPV4:
+        err = vhca_wire_parse_ipv4(ip, len - off, pkt, &ip_hlen, &l4_len);
+        break;
+    case ETH_P_IPV6:
+        pkt->ipv6 = true;
+        err = vhca_wire_parse_ipv6(ip, len - off, pkt, &ip_hlen, &l4_len);
+        break;
+    default:
+        return VHCA_WIRE_ERR_ETHERTYPE;
+    }
+    if (err != VHCA_WIRE_OK) {
+        return err;
+    }
+    pkt->l3_offset = (uint32_t)off;
+
+    /* From here on, lengths are bounded by what the IP header vouched. */
+    if (l4_len < UDP_HLEN) {
+        return VHCA_WIRE_ERR_UDP_LEN;
+    }
+    udp = ip + ip_hlen;
+    if (vhca_ld_be16(udp + UDP_OFF_DPORT) != VHCA_ROCE_V2_UDP_PORT) {
+        return VHCA_WIRE_ERR_UDP_PORT;
+    }
+    udp_len = vhca_ld_be16(udp + UDP_OFF_LEN);
+    if (udp_len < UDP_HLEN || udp_len > l4_len) {
+        return VHCA_WIRE_ERR_UDP_LEN;
+    }
+    /* 0 means "no checksum", which RoCEv2 senders use (see build). */
+    if (vhca_ld_be16(udp + UDP_OFF_CHECK) &&
+        !vhca_udp_checksum_ok(ip, pkt->ipv6, udp, (uint16_t)udp_len)) {
+        return VHCA_WIRE_ERR_UDP_CHECKSUM;
+    }
+    pkt->net.udp_sport = vhca_ld_be16(udp + UDP_OFF_SPORT);
+
+    tp_len = udp_len - UDP_HLEN;
+    if (tp_len < VHCA_IB_BTH_LEN + VHCA_IB_ICRC_LEN) {
+        return VHCA_WIRE_ERR_BTH_LEN;
+    }
+    pkt->bth_offset = (uint32_t)(off + ip_hlen + UDP_HLEN);
+
+    /* Integrity first: a damaged header must not pass for a bad field. */
+    if (vhca_icrc(ip, ip_hlen, pkt->ipv6,
+                  ip_hlen + udp_len - VHCA_IB_ICRC_LEN) !=
+        vhca_ld_le32(udp + udp_len - VHCA_IB_ICRC_LEN)) {
+        return VHCA_WIRE_ERR_ICRC;
+    }
+    err = vhca_wire_parse_transport(udp + UDP_HLEN, tp_len, pkt);
+    if (err != VHCA_WIRE_OK) {
+        return err;
+    }
+    pkt->payload = frame + pkt->payload_offset;
+    return VHCA_WIRE_OK;
+}
+
+VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
+                              VhcaWirePacket *pkt)
+{
+    VhcaWireError err;
+
+    memset(pkt, 0, sizeof(*pkt));
+    err = vhca_wire_do_parse(frame, len, pkt);
+    if (err != VHCA_WIRE_OK) {
+        memset(pkt, 0, sizeof(*pkt));
+    }
+    return err;
+}

@@ -1,0 +1,393 @@
+/*
+ * vhca engine: the RoCEv2 wire format.
+ *
+ * RoCEv2 (IBTA Vol 1, annex A17) carries the InfiniBand transport headers
+ * (chapter 9) in UDP to port 4791 over IPv4 or IPv6 on Ethernet:
+ *
+ *   Ethernet [802.1Q] | IPv4/IPv6 | UDP | BTH | ext. headers | payload |
+ *   pad | ICRC
+ *
+ * This module builds such frames and parses received ones.  The parser is
+ * the first code that touches a frame from the wire: it accepts any length
+ * and any bytes, reads nothing outside the frame, and says why it refused
+ * a frame so that the engine can count drops by reason.  It checks the
+ * format only; whether a packet is acceptable to a QP (PSN, P_Key, QPN,
+ * payload size against the path MTU) is the transport's business.
+ *
+ * The encodings follow Linux's rxe bit for bit, so that a vhca guest and an
+ * rxe guest on one Ethernet segment interoperate; the unit tests check
+ * frames captured from rxe.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_VHCA_WIRE_H
+#define HW_VHCA_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vhca-core.h"
+
+/*
+ * Transport header sizes (IBTA Vol 1 9.2 and 9.3).  RDETH (9.3.1) belongs
+ * to Reliable Datagram, which RoCEv2 devices do not implement.
+ */
+#define VHCA_IB_BTH_LEN             12  /* 9.2 Base Transport Header */
+#define VHCA_IB_DETH_LEN            8   /* 9.3.2 Datagram */
+#define VHCA_IB_RETH_LEN            16  /* 9.3.3 RDMA */
+#define VHCA_IB_ATOMIC_ETH_LEN      28  /* 9.3.4 Atomic */
+#define VHCA_IB_AETH_LEN            4   /* 9.3.5 ACK */
+#define VHCA_IB_ATOMIC_ACK_ETH_LEN  8   /* 9.3.6 Atomic ACK */
+#define VHCA_IB_IMMDT_LEN           4   /* 9.3.7 Immediate data */
+#define VHCA_IB_IETH_LEN            4   /* 9.3.8 Invalidate */
+#define VHCA_IB_ICRC_LEN            4   /* 7.8.1 Invariant CRC */
+
+/* BTH TVer: the only transport header version (9.2). */
+#define VHCA_IB_BTH_TVER            0
+#define VHCA_IB_QPN_MASK            0xffffff
+
+/*
+ * BTH OpCode (9.2.1, the "OpCode field" table): the top three bits select
+ * the transport service, the low five the operation.
+ */
+#define VHCA_IB_TRANSPORT_MASK      0xe0
+#define VHCA_IB_TRANSPORT_RC        0x00
+#define VHCA_IB_TRANSPORT_UC        0x20
+#define VHCA_IB_TRANSPORT_RD        0x40
+#define VHCA_IB_TRANSPORT_UD        0x60
+
+enum vhca_ib_operation {
+    VHCA_IB_OP_SEND_FIRST                   = 0x00,
+    VHCA_IB_OP_SEND_MIDDLE                  = 0x01,
+    VHCA_IB_OP_SEND_LAST                    = 0x02,
+    VHCA_IB_OP_SEND_LAST_IMM                = 0x03,
+    VHCA_IB_OP_SEND_ONLY                    = 0x04,
+    VHCA_IB_OP_SEND_ONLY_IMM                = 0x05,
+    VHCA_IB_OP_RDMA_WRITE_FIRST             = 0x06,
+    VHCA_IB_OP_RDMA_WRITE_MIDDLE            = 0x07,
+    VHCA_IB_OP_RDMA_WRITE_LAST              = 0x08,
+    VHCA_IB_OP_RDMA_WRITE_LAST_IMM          = 0x09,
+    VHCA_IB_OP_RDMA_WRITE_ONLY              = 0x0a,
+    VHCA_IB_OP_RDMA_WRITE_ONLY_IMM          = 0x0b,
+    VHCA_IB_OP_RDMA_READ_REQUEST            = 0x0c,
+    VHCA_IB_OP_RDMA_READ_RESPONSE_FIRST     = 0x0d,
+    VHCA_IB_OP_RDMA_READ_RESPONSE_MIDDLE    = 0x0e,
+    VHCA_IB_OP_RDMA_READ_RESPONSE_LAST      = 0x0f,
+    VHCA_IB_OP_RDMA_READ_RESPONSE_ONLY      = 0x10,
+    VHCA_IB_OP_ACKNOWLEDGE                  = 0x11,
+    VHCA_IB_OP_ATOMIC_ACKNOWLEDGE           = 0x12,
+    VHCA_IB_OP_COMPARE_SWAP                 = 0x13,
+    VHCA_IB_OP_FETCH_ADD                    = 0x14,
+    VHCA_IB_OP_SEND_LAST_INV                = 0x16,
+    VHCA_IB_OP_SEND_ONLY_INV                = 0x17,
+};
+
+#define VHCA_IB_OPCODE(transport, op) \
+    ((uint8_t)(VHCA_IB_TRANSPORT_ ## transport | VHCA_IB_OP_ ## op))
+
+/* Which extension headers an opcode carries (VhcaWireOpcodeInfo.ext). */
+enum {
+    VHCA_WIRE_EXT_DETH          = 1u << 0,
+    VHCA_WIRE_EXT_RETH          = 1u << 1,
+    VHCA_WIRE_EXT_ATOMIC_ETH    = 1u << 2,
+    VHCA_WIRE_EXT_AETH          = 1u << 3,
+    VHCA_WIRE_EXT_ATOMIC_ACK    = 1u << 4,
+    VHCA_WIRE_EXT_IMMDT         = 1u << 5,
+    VHCA_WIRE_EXT_IETH          = 1u << 6,
+};
+
+/* Properties of an opcode (VhcaWireOpcodeInfo.flags). */
+enum {
+    VHCA_WIRE_OPF_PAYLOAD       = 1u << 0,  /* may carry data */
+    VHCA_WIRE_OPF_FIRST         = 1u << 1,  /* starts a message */
+    VHCA_WIRE_OPF_LAST          = 1u << 2,  /* ends a message */
+    VHCA_WIRE_OPF_REQUEST       = 1u << 3,  /* requester to responder */
+    VHCA_WIRE_OPF_RESPONSE      = 1u << 4,  /* responder to requester */
+};
+
+typedef struct VhcaWireOpcodeInfo {
+    const char *name;
+    uint8_t ext;            /* VHCA_WIRE_EXT_* */
+    uint8_t flags;          /* VHCA_WIRE_OPF_* */
+    uint8_t hdr_len;        /* BTH plus the extension headers */
+} VhcaWireOpcodeInfo;
+
+/*
+ * NULL if the parser does not know @opcode.  It knows the RC, UC and UD
+ * opcodes; RD, the RoCEv2 CNP and IBTA 1.5's FLUSH and ATOMIC_WRITE are
+ * unknown for now.
+ */
+const VhcaWireOpcodeInfo *vhca_wire_opcode_info(uint8_t opcode);
+
+/*
+ * AETH Syndrome (9.3.5, the "AETH Syndrome field" table): bit 7 reserved,
+ * bits 6:5 the kind, bits 4:0 a credit count, an RNR timer or a NAK code.
+ */
+#define VHCA_IB_AETH_KIND_MASK      0x60
+#define VHCA_IB_AETH_KIND_ACK       0x00
+#define VHCA_IB_AETH_KIND_RNR_NAK   0x20
+#define VHCA_IB_AETH_KIND_RESERVED  0x40
+#define VHCA_IB_AETH_KIND_NAK       0x60
+#define VHCA_IB_AETH_VALUE_MASK     0x1f
+
+enum vhca_ib_nak_code {
+    VHCA_IB_NAK_PSN_SEQ_ERROR       = 0,
+    VHCA_IB_NAK_INVALID_REQUEST     = 1,
+    VHCA_IB_NAK_REMOTE_ACCESS       = 2,
+    VHCA_IB_NAK_REMOTE_OP           = 3,
+    VHCA_IB_NAK_INVALID_RD_REQUEST  = 4,
+};
+
+/* Credit code 31: the responder does not do end-to-end flow control. */
+#define VHCA_IB_CREDIT_CODE_INVALID 31
+#define VHCA_IB_CREDITS_UNLIMITED   UINT32_MAX
+
+static inline uint8_t vhca_aeth_ack(uint8_t credit_code)
+{
+    return VHCA_IB_AETH_KIND_ACK | (credit_code & VHCA_IB_AETH_VALUE_MASK);
+}
+
+static inline uint8_t vhca_aeth_rnr_nak(uint8_t timer_code)
+{
+    return VHCA_IB_AETH_KIND_RNR_NAK | (timer_code & VHCA_IB_AETH_VALUE_MASK);
+}
+
+static inline uint8_t vhca_aeth_nak(enum vhca_ib_nak_code code)
+{
+    return VHCA_IB_AETH_KIND_NAK | (code & VHCA_IB_AETH_VALUE_MASK);
+}
+
+/*
+ * End-to-end flow control credits (9.7.7, the "Credit Count Encoding"
+ * table): the receive WQEs a 5-bit credit code stands for, and
+ * VHCA_IB_CREDITS_UNLIMITED for code 31.  Only the low five bits of @code
+ * are used.
+ */
+uint32_t vhca_aeth_credits(uint8_t code);
+/* The largest code whose count does not exceed @wqes (never 31). */
+uint8_t vhca_aeth_credit_code(uint32_t wqes);
+
+/*
+ * RNR NAK timer (9.7, the "RNR NAK Timer Field Encodings" table): the delay
+ * in microseconds a 5-bit code asks for; code 0 is the longest, 655.36 ms.
+ */
+uint32_t vhca_ib_rnr_timer_us(uint8_t code);
+
+/*
+ * Local ACK Timeout (9.7.6.1): 4.096 us * 2^timeout for the 5-bit QP
+ * attribute, in nanoseconds; 0 disables the timer (VHCA_IB_TIMEOUT_NONE).
+ */
+#define VHCA_IB_TIMEOUT_NONE        UINT64_MAX
+uint64_t vhca_ib_local_ack_timeout_ns(uint8_t timeout);
+
+/* Path MTU in bytes for enum vhca_ib_mtu, 0 if @mtu is not one. */
+uint32_t vhca_ib_mtu_bytes(uint8_t mtu);
+
+/*
+ * Segmentation of a message into packets (ch. 9.7, and the FIRST, MIDDLE,
+ * LAST, ONLY opcode sequences): every packet but the last carries exactly
+ * one path MTU of data.
+ */
+#define VHCA_IB_MAX_MSG_LEN         (1u << 31)
+
+typedef enum VhcaWireMsg {
+    VHCA_WIRE_MSG_SEND,
+    VHCA_WIRE_MSG_SEND_IMM,
+    VHCA_WIRE_MSG_SEND_INV,         /* RC only */
+    VHCA_WIRE_MSG_WRITE,
+    VHCA_WIRE_MSG_WRITE_IMM,
+    VHCA_WIRE_MSG_READ_RESPONSE,    /* RC only */
+} VhcaWireMsg;
+
+typedef struct VhcaWireSegment {
+    uint8_t opcode;
+    uint32_t offset;                /* of this packet's data in the message */
+    uint32_t len;                   /* data bytes in this packet */
+} VhcaWireSegment;
+
+/*
+ * Packets needed for a @msg_len byte message at path MTU @mtu (enum
+ * vhca_ib_mtu): at least one, 0 if the message is too long or @mtu is not
+ * an MTU encoding.
+ */
+uint32_t vhca_wire_packet_count(uint32_t msg_len, uint8_t mtu);
+
+/*
+ * Packet @index of a message of kind @msg on @transport
+ * (VHCA_IB_TRANSPORT_RC, _UC or _UD).  Returns false, leaving @seg
+ * untouched, if the message cannot be sent that way: bad MTU, length,
+ * index, or a kind the service lacks (UD sends a single packet only).
+ */
+bool vhca_wire_segment(uint8_t transport, VhcaWireMsg msg, uint32_t msg_len,
+                       uint8_t mtu, uint32_t index, VhcaWireSegment *seg);
+
+/* Base Transport Header (9.2). */
+typedef struct VhcaWireBth {
+    uint8_t opcode;
+    bool solicited;                 /* SE */
+    bool mig_req;                   /* M */
+    uint8_t pad;                    /* PadCnt: set by parse and by build */
+    uint8_t tver;                   /* set by parse; build writes 0 */
+    uint16_t pkey;
+    bool fecn;                      /* byte 4 bit 7 (F) */
+    bool becn;                      /* byte 4 bit 6 (B) */
+    uint32_t dest_qpn;
+    bool ack_req;                   /* A */
+    uint32_t psn;
+} VhcaWireBth;
+
+typedef struct VhcaWireReth {
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t dma_len;
+} VhcaWireReth;
+
+typedef struct VhcaWireAtomicEth {
+    uint64_t va;
+    uint32_t rkey;
+    uint64_t swap_add;              /* swap or add data */
+    uint64_t compare;
+} VhcaWireAtomicEth;
+
+typedef struct VhcaWireAeth {
+    uint8_t syndrome;               /* vhca_aeth_ack() and friends */
+    uint32_t msn;
+} VhcaWireAeth;
+
+typedef struct VhcaWireDeth {
+    uint32_t qkey;
+    uint32_t src_qpn;
+} VhcaWireDeth;
+
+/*
+ * The InfiniBand part of a packet.  An extension header's member is
+ * meaningful only if the opcode carries it (VhcaWireOpcodeInfo.ext).
+ * Multi-byte fields are host values of the big-endian wire fields;
+ * imm_data keeps the wire's byte order semantics of ImmDt (an opaque
+ * 32-bit value, __be32 in verbs): write it back with a big-endian store.
+ */
+typedef struct VhcaWireTransport {
+    VhcaWireBth bth;
+    VhcaWireDeth deth;
+    VhcaWireReth reth;
+    VhcaWireAtomicEth atomic;
+    VhcaWireAeth aeth;
+    uint64_t atomic_orig;           /* AtomicAckETH OrigRemData */
+    uint32_t imm_data;              /* ImmDt */
+    uint32_t inv_rkey;              /* IETH */
+} VhcaWireTransport;
+
+/*
+ * Ethernet, IP and UDP.  Addresses are GIDs (network byte order): an
+ * IPv4-mapped GID (::ffff:a.b.c.d, A17.8) is IPv4, anything else IPv6.
+ */
+typedef struct VhcaWireNet {
+    uint8_t dmac[VHCA_ETH_ALEN];
+    uint8_t smac[VHCA_ETH_ALEN];
+    bool vlan;                      /* one 802.1Q tag */
+    uint16_t vlan_tci;
+    uint8_t sgid[VHCA_GID_LEN];
+    uint8_t dgid[VHCA_GID_LEN];
+    uint8_t traffic_class;          /* IPv4 TOS: DSCP << 2 | ECN */
+    uint8_t hop_limit;              /* IPv4 TTL */
+    uint32_t flow_label;            /* IPv6 only */
+    uint16_t ip_id;                 /* IPv4 only */
+    uint16_t udp_sport;             /* vhca_wire_udp_sport() */
+} VhcaWireNet;
+
+typedef struct VhcaWirePacket {
+    VhcaWireNet net;
+    VhcaWireTransport tp;
+    const uint8_t *payload;         /* pad excluded */
+    uint32_t payload_len;
+
+    /* Set by vhca_wire_parse() only: where the layers start. */
+    bool ipv6;
+    uint32_t l3_offset;
+    uint32_t bth_offset;
+    uint32_t payload_offset;
+} VhcaWirePacket;
+
+/* Ethernet (with a tag) + IPv6 + UDP + the longest IB headers + ICRC. */
+#define VHCA_WIRE_MAX_HEADERS   (18 + 40 + 8 + VHCA_IB_BTH_LEN + \
+                                 VHCA_IB_ATOMIC_ETH_LEN + VHCA_IB_ICRC_LEN)
+
+bool vhca_wire_gid_is_ipv4(const uint8_t gid[VHCA_GID_LEN]);
+
+/*
+ * UDP source port of a flow (annex A17 asks for entropy per flow):
+ * the convention of Linux's RoCE drivers, rxe included
+ * (rdma_get_udp_sport()): the 20-bit IPv6 flow label, or when it is 0 a
+ * symmetric hash of the two QPNs, folded into 0xc000..0xffff.
+ */
+uint16_t vhca_wire_udp_sport(uint32_t flow_label, uint32_t lqpn,
+                             uint32_t rqpn);
+/* The flow label Linux derives from two QPNs (rdma_calc_flow_label()). */
+uint32_t vhca_wire_flow_label(uint32_t lqpn, uint32_t rqpn);
+
+/*
+ * Write @pkt as a complete frame into @buf: headers, payload, a zero pad
+ * to a multiple of 4 bytes (PadCnt), and the ICRC.  IPv4 frames have DF
+ * set and a header checksum; the UDP checksum is 0 over IPv4 and IPv6, as
+ * rxe sends it (the ICRC protects the packet; RFC 6935/6936 allow a zero
+ * UDP checksum over IPv6 for tunnels, and rxe's receive socket accepts
+ * it).  Returns the frame length, or 0 if the packet is malformed (unknown
+ * opcode, payload on an opcode without one, a field wider than its wire
+ * field, IPv4 and IPv6 GIDs mixed) or @size is too small.
+ */
+size_t vhca_wire_build(const VhcaWirePacket *pkt, uint8_t *buf, size_t size);
+
+/* Why vhca_wire_parse() refused a frame; VHCA_WIRE_OK if it did not. */
+typedef enum VhcaWireError {
+    VHCA_WIRE_OK,
+    VHCA_WIRE_ERR_TRUNCATED,        /* ends inside a header or datagram */
+    VHCA_WIRE_ERR_ETHERTYPE,        /* neither IPv4 nor IPv6 */
+    VHCA_WIRE_ERR_IP_VERSION,       /* does not match the ethertype */
+    VHCA_WIRE_ERR_IP_HDR_LEN,       /* IPv4 IHL below 5 */
+    VHCA_WIRE_ERR_IP_LEN,           /* IPv4 total length below IHL */
+    VHCA_WIRE_ERR_IP_CHECKSUM,
+    VHCA_WIRE_ERR_IP_FRAGMENT,
+    VHCA_WIRE_ERR_NOT_UDP,          /* IPv6: no extension headers either */
+    VHCA_WIRE_ERR_UDP_LEN,          /* below 8 or beyond the IP payload */
+    VHCA_WIRE_ERR_UDP_PORT,         /* destination is not 4791 */
+    VHCA_WIRE_ERR_UDP_CHECKSUM,     /* non-zero and wrong */
+    VHCA_WIRE_ERR_BTH_LEN,          /* no room for BTH and ICRC */
+    VHCA_WIRE_ERR_ICRC,
+    VHCA_WIRE_ERR_TVER,
+    VHCA_WIRE_ERR_OPCODE,           /* unknown or unsupported */
+    VHCA_WIRE_ERR_EXT_LEN,          /* opcode's headers do not fit */
+    VHCA_WIRE_ERR_PAD,              /* PadCnt > data, or data % 4 != 0 */
+    VHCA_WIRE_ERR_PAYLOAD,          /* data on an opcode without payload */
+    VHCA_WIRE_ERR__MAX
+} VhcaWireError;
+
+const char *vhca_wire_error_name(VhcaWireError err);
+
+/*
+ * Parse a received Ethernet frame (no FCS) of @len bytes.  On success
+ * fills @pkt, whose payload points into @frame.  Trailing bytes after
+ * the IP datagram (Ethernet padding) are ignored.  @pkt is cleared on
+ * failure.
+ */
+VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
+                              VhcaWirePacket *pkt);
+
+/*
+ * ICRC (IBTA 7.8.1, A17.4.1): CRC-32 over 8 bytes of ones standing for the
+ * LRH, then from the IP header to the end of the payload and pad with the
+ * variant fields set to ones: IPv4 TOS, TTL and header checksum, IPv6
+ * traffic class, flow label and hop limit, the UDP checksum, and BTH
+ * byte 4 (F, B and the reserved bits).  Stored little-endian after the
+ * pad, as rxe does.
+ *
+ * @ip points at the IP header, @ip_hlen long (at most 60), followed by
+ * UDP and a BTH; the @len bytes from @ip (at least ip_hlen + 8 +
+ * VHCA_IB_BTH_LEN, or the result is 0) are covered.  vhca-icrc.c.
+ */
+uint32_t vhca_icrc(const uint8_t *ip, size_t ip_hlen, bool ipv6, size_t len);
+
+#endif /* HW_VHCA_WIRE_H */
