@@ -18,4 +18,39 @@ struct vhca_alloc_ucontext_resp {
 	__aligned_u64 db_mmap_offset;	/* mmap offset of the doorbell page */
 };
 
+/*
+ * IB_USER_VERBS_CMD_CREATE_CQ.  The provider allocates the CQ ring
+ * (2^log_size struct vhca_cqe, page aligned) and a u32 doorbell record
+ * where it stores its consumer index; the driver pins both.
+ */
+struct vhca_create_cq_cmd {
+	__aligned_u64 buf_addr;
+	__aligned_u64 dbrec_addr;
+	__u8 log_size;
+	__u8 rsvd[7];
+};
+
+struct vhca_create_cq_resp {
+	__u32 cqn;
+	__u32 rsvd;
+};
+
+/*
+ * IB_USER_VERBS_CMD_CREATE_QP.  The provider allocates the send ring
+ * (2^sq_log_size struct vhca_send_wqe) and receive ring (2^rq_log_size
+ * struct vhca_recv_wqe), page aligned; the driver pins them.
+ */
+struct vhca_create_qp_cmd {
+	__aligned_u64 sq_buf_addr;
+	__aligned_u64 rq_buf_addr;
+	__u8 sq_log_size;
+	__u8 rq_log_size;
+	__u8 rsvd[6];
+};
+
+struct vhca_create_qp_resp {
+	__u32 qpn;
+	__u32 rsvd;
+};
+
 #endif /* VHCA_ABI_USER_H */

@@ -196,6 +196,19 @@ enum vhca_admin_opcode {
 	VHCA_CMD_SET_MTU		= 0x06,
 	VHCA_CMD_ALLOC_UCTX		= 0x07,
 	VHCA_CMD_DEALLOC_UCTX		= 0x08,
+	/* RDMA resources: input is a mailbox, struct vhca_cmd_dma_in. */
+	VHCA_CMD_CREATE_PD		= 0x10,
+	VHCA_CMD_DESTROY_PD		= 0x11,
+	VHCA_CMD_CREATE_MR		= 0x12,
+	VHCA_CMD_DESTROY_MR		= 0x13,
+	VHCA_CMD_CREATE_EQ		= 0x14,
+	VHCA_CMD_DESTROY_EQ		= 0x15,
+	VHCA_CMD_CREATE_CQ		= 0x16,
+	VHCA_CMD_DESTROY_CQ		= 0x17,
+	VHCA_CMD_CREATE_QP		= 0x18,
+	VHCA_CMD_MODIFY_QP		= 0x19,
+	VHCA_CMD_QUERY_QP		= 0x1a,
+	VHCA_CMD_DESTROY_QP		= 0x1b,
 	VHCA_CMD_MAX
 };
 
@@ -330,6 +343,280 @@ struct vhca_cmd_uctx_out {
 };
 
 /* ---------------------------------------------------------------------- */
+/* RDMA resources (docs/specs/vhca.rst, "RDMA resources")                 */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Every RDMA resource command takes its input from a mailbox: in =
+ * struct vhca_cmd_dma_in naming a guest buffer that holds the command's
+ * structure below; MODIFY/QUERY_QP write their output back into it.
+ * Objects are named by a 24-bit number the device returns in out[0..3]
+ * (struct vhca_cmd_obj_out); DESTROY_* take struct vhca_cmd_obj_in.
+ */
+struct vhca_cmd_obj_in {
+	vhca_u32 handle;		/* pdn, lkey, eqn, cqn or qpn */
+	vhca_u8 rsvd[28];
+};
+
+struct vhca_cmd_obj_out {
+	vhca_u32 handle;
+	vhca_u32 key;			/* CREATE_MR: lkey == rkey */
+	vhca_u8 rsvd[8];
+};
+
+/* Owner of a queue: the doorbell page whose writes may ring it. */
+#define VHCA_DB_PAGE_KERNEL_NONE	0xffffffffu
+
+/*
+ * Page lists.  A queue or region is a set of pages of 2^page_shift bytes
+ * (4 KiB for queues).  pbl_addr points to an array of npages u64 guest
+ * physical page addresses (level 1), or, when pbl_levels == 2, to an array
+ * of u64 addresses of 4 KiB pages that each hold 512 such entries.  The
+ * array itself is contiguous and at most 4 KiB at level 2, at most
+ * 32 KiB (4096 entries) at level 1.
+ */
+#define VHCA_PBL_ENTRIES_PER_PAGE	512
+#define VHCA_PBL_MAX_L1_ENTRIES		4096
+
+/* Access flags: the values of enum ib_access_flags / ibv_access_flags. */
+#define VHCA_ACCESS_LOCAL_WRITE		(1u << 0)
+#define VHCA_ACCESS_REMOTE_WRITE	(1u << 1)
+#define VHCA_ACCESS_REMOTE_READ		(1u << 2)
+#define VHCA_ACCESS_REMOTE_ATOMIC	(1u << 3)
+
+/* CREATE_MR flags */
+#define VHCA_MR_PHYS			(1u << 0)	/* kernel DMA MR: iova = guest physical */
+
+struct vhca_mr_create {
+	vhca_u32 pdn;
+	vhca_u32 access;		/* VHCA_ACCESS_* */
+	vhca_u64 iova;			/* any value; need not be page aligned */
+	vhca_u64 length;
+	vhca_u64 pbl_addr;
+	vhca_u32 npages;
+	vhca_u8 page_shift;		/* 12..30 */
+	vhca_u8 pbl_levels;		/* 1 or 2 */
+	vhca_u16 flags;			/* VHCA_MR_* */
+	vhca_u32 offset;		/* iova's offset in the first page */
+	vhca_u32 key_tag;		/* low 8 bits: the key byte to use */
+	vhca_u8 rsvd[16];
+};
+
+/* CREATE_EQ: a completion event queue on MSI-X vector >= 2. */
+struct vhca_eq_create {
+	vhca_u64 pbl_addr;		/* level 1, pages of 4 KiB */
+	vhca_u32 npages;
+	vhca_u8 log_size;		/* entries of struct vhca_eqe */
+	vhca_u8 rsvd0[3];
+	vhca_u32 vector;		/* VHCA_VECTOR_FIRST_COMP .. vectors-1 */
+	vhca_u8 rsvd[12];
+};
+
+/* A completion EQ's doorbell: BAR0, one register per EQ. */
+#define VHCA_REG_EQ_DB(eqn)		(0x400 + 4 * (eqn))	/* WO CI | ARM */
+#define VHCA_MAX_COMP_EQS		62
+
+struct vhca_cq_create {
+	vhca_u64 pbl_addr;		/* level 1, pages of 4 KiB */
+	vhca_u32 npages;
+	vhca_u8 log_size;		/* entries of struct vhca_cqe, 1..16 */
+	vhca_u8 rsvd0[3];
+	vhca_u32 eqn;			/* completion EQ for its events */
+	vhca_u32 db_page;		/* owner page, or ..._KERNEL_NONE */
+	vhca_u64 dbrec_addr;		/* u32 consumer index the driver writes */
+	vhca_u8 rsvd[32];
+};
+
+enum vhca_qp_type {
+	VHCA_QPT_RC			= 2,	/* IB_QPT_RC */
+	VHCA_QPT_UC			= 3,
+	VHCA_QPT_UD			= 4,
+};
+
+struct vhca_qp_create {
+	vhca_u8 type;			/* enum vhca_qp_type */
+	vhca_u8 sq_log_size;		/* send WQEs, 1..14 */
+	vhca_u8 rq_log_size;		/* receive WQEs, 1..14 */
+	vhca_u8 sq_sig_all;
+	vhca_u32 pdn;
+	vhca_u32 send_cqn;
+	vhca_u32 recv_cqn;
+	vhca_u64 sq_pbl_addr;		/* level 1, pages of 4 KiB */
+	vhca_u64 rq_pbl_addr;
+	vhca_u32 sq_npages;
+	vhca_u32 rq_npages;
+	vhca_u32 db_page;		/* owner page, or ..._KERNEL_NONE */
+	vhca_u8 rsvd[20];
+};
+
+/* QP states: the values of enum ib_qp_state (IBTA 10.3.1). */
+enum vhca_qp_state {
+	VHCA_QPS_RESET			= 0,
+	VHCA_QPS_INIT			= 1,
+	VHCA_QPS_RTR			= 2,
+	VHCA_QPS_RTS			= 3,
+	VHCA_QPS_SQD			= 4,
+	VHCA_QPS_SQE			= 5,
+	VHCA_QPS_ERR			= 6,
+};
+
+/* MODIFY_QP attribute mask: the values of enum ib_qp_attr_mask. */
+#define VHCA_QP_STATE			(1u << 0)
+#define VHCA_QP_CUR_STATE		(1u << 1)
+#define VHCA_QP_EN_SQD_ASYNC_NOTIFY	(1u << 2)
+#define VHCA_QP_ACCESS_FLAGS		(1u << 3)
+#define VHCA_QP_PKEY_INDEX		(1u << 4)
+#define VHCA_QP_PORT			(1u << 5)
+#define VHCA_QP_QKEY			(1u << 6)
+#define VHCA_QP_AV			(1u << 7)
+#define VHCA_QP_PATH_MTU		(1u << 8)
+#define VHCA_QP_TIMEOUT			(1u << 9)
+#define VHCA_QP_RETRY_CNT		(1u << 10)
+#define VHCA_QP_RNR_RETRY		(1u << 11)
+#define VHCA_QP_RQ_PSN			(1u << 12)
+#define VHCA_QP_MAX_QP_RD_ATOMIC	(1u << 13)
+#define VHCA_QP_ALT_PATH		(1u << 14)
+#define VHCA_QP_MIN_RNR_TIMER		(1u << 15)
+#define VHCA_QP_SQ_PSN			(1u << 16)
+#define VHCA_QP_MAX_DEST_RD_ATOMIC	(1u << 17)
+#define VHCA_QP_PATH_MIG_STATE		(1u << 18)
+#define VHCA_QP_CAP			(1u << 19)
+#define VHCA_QP_DEST_QPN		(1u << 20)
+
+/* MODIFY_QP / QUERY_QP mailbox (128 bytes). */
+struct vhca_qp_attr {
+	vhca_u32 qpn;
+	vhca_u32 attr_mask;		/* VHCA_QP_* (MODIFY only) */
+	vhca_u8 qp_state;		/* enum vhca_qp_state */
+	vhca_u8 cur_qp_state;
+	vhca_u8 path_mtu;		/* enum vhca_ib_mtu */
+	vhca_u8 timeout;		/* 4.096 us * 2^timeout, 0 = infinite */
+	vhca_u8 retry_cnt;		/* 0..7 */
+	vhca_u8 rnr_retry;		/* 0..7, 7 = infinite */
+	vhca_u8 min_rnr_timer;		/* IBTA Table 45 code */
+	vhca_u8 max_rd_atomic;		/* initiator depth */
+	vhca_u8 max_dest_rd_atomic;	/* responder resources */
+	vhca_u8 sgid_index;
+	vhca_u8 hop_limit;
+	vhca_u8 traffic_class;
+	vhca_u8 port;
+	vhca_u8 sq_draining;		/* QUERY: SQD and not yet drained */
+	vhca_u8 en_sqd_async_notify;
+	vhca_u8 rsvd0;
+	vhca_u32 qp_access_flags;	/* VHCA_ACCESS_REMOTE_* */
+	vhca_u32 dest_qp_num;
+	vhca_u32 rq_psn;
+	vhca_u32 sq_psn;
+	vhca_u32 qkey;
+	vhca_u32 flow_label;
+	vhca_u16 pkey_index;
+	vhca_u16 udp_sport;		/* 0: the device derives it */
+	vhca_u8 dgid[16];		/* network byte order */
+	vhca_u8 dmac[6];
+	vhca_u8 rsvd1[2];
+	/* QUERY only: the queue sizes the QP was created with */
+	vhca_u32 max_send_wr;
+	vhca_u32 max_recv_wr;
+	vhca_u32 max_send_sge;
+	vhca_u32 max_recv_sge;
+	vhca_u32 max_inline_data;
+	vhca_u8 rsvd2[32];
+};
+
+/* ---------------------------------------------------------------------- */
+/* Work queue and completion entries                                      */
+/* ---------------------------------------------------------------------- */
+
+struct vhca_sge {
+	vhca_u64 addr;
+	vhca_u32 length;
+	vhca_u32 lkey;
+};
+
+enum vhca_wqe_opcode {			/* the values of enum ibv_wr_opcode */
+	VHCA_WR_RDMA_WRITE		= 0,
+	VHCA_WR_RDMA_WRITE_WITH_IMM	= 1,
+	VHCA_WR_SEND			= 2,
+	VHCA_WR_SEND_WITH_IMM		= 3,
+	VHCA_WR_RDMA_READ		= 4,
+	VHCA_WR_ATOMIC_CMP_AND_SWP	= 5,
+	VHCA_WR_ATOMIC_FETCH_AND_ADD	= 6,
+	VHCA_WR_SEND_WITH_INV		= 9,
+};
+
+#define VHCA_WQE_SIGNALED		(1u << 0)
+#define VHCA_WQE_FENCE			(1u << 1)
+#define VHCA_WQE_SOLICITED		(1u << 2)
+#define VHCA_WQE_INLINE			(1u << 3)
+
+#define VHCA_SEND_WQE_SIZE		256
+#define VHCA_MAX_SEND_SGE		12
+#define VHCA_MAX_INLINE			(VHCA_MAX_SEND_SGE * 16)
+#define VHCA_RECV_WQE_SIZE		128
+#define VHCA_MAX_RECV_SGE		7
+
+/*
+ * Send WQE, 256 bytes.  With VHCA_WQE_INLINE, inline_len bytes of data
+ * follow the header in place of the SGEs.
+ */
+struct vhca_send_wqe {
+	vhca_u64 wr_id;
+	vhca_u8 opcode;			/* enum vhca_wqe_opcode */
+	vhca_u8 flags;			/* VHCA_WQE_* */
+	vhca_u8 num_sge;
+	vhca_u8 rsvd0;
+	vhca_u32 imm_or_inv;		/* immediate (network order) or rkey */
+	vhca_u64 remote_addr;		/* RDMA and atomics */
+	vhca_u32 rkey;
+	vhca_u32 inline_len;
+	vhca_u64 compare_add;		/* atomics */
+	vhca_u64 swap;
+	vhca_u8 rsvd1[16];
+	union {
+		struct vhca_sge sge[VHCA_MAX_SEND_SGE];
+		vhca_u8 inline_data[VHCA_MAX_INLINE];
+	};
+};
+
+/* Receive WQE, 128 bytes. */
+struct vhca_recv_wqe {
+	vhca_u64 wr_id;
+	vhca_u8 num_sge;
+	vhca_u8 rsvd[7];
+	struct vhca_sge sge[VHCA_MAX_RECV_SGE];
+};
+
+enum vhca_cqe_opcode {			/* the values of enum ibv_wc_opcode */
+	VHCA_WC_SEND			= 0,
+	VHCA_WC_RDMA_WRITE		= 1,
+	VHCA_WC_RDMA_READ		= 2,
+	VHCA_WC_COMP_SWAP		= 3,
+	VHCA_WC_FETCH_ADD		= 4,
+	VHCA_WC_RECV			= 128,
+	VHCA_WC_RECV_RDMA_WITH_IMM	= 129,
+};
+
+#define VHCA_CQE_WITH_IMM		(1u << 0)
+#define VHCA_CQE_WITH_INV		(1u << 1)
+
+/*
+ * Completion queue entry, 32 bytes; owner bit as in struct vhca_eqe.
+ * status holds the values of enum ibv_wc_status (IBTA 11.4.2.1).
+ */
+struct vhca_cqe {
+	vhca_u64 wr_id;
+	vhca_u32 byte_len;
+	vhca_u32 imm_or_inv;		/* immediate (network order) or rkey */
+	vhca_u32 qpn;
+	vhca_u32 src_qp;		/* UD */
+	vhca_u32 vendor_err;		/* device syndrome for errors */
+	vhca_u8 status;
+	vhca_u8 opcode;			/* enum vhca_cqe_opcode */
+	vhca_u8 flags;			/* VHCA_CQE_* */
+	vhca_u8 owner;			/* bit 0: pass parity */
+};
+
+/* ---------------------------------------------------------------------- */
 /* Event queue entries                                                    */
 /* ---------------------------------------------------------------------- */
 
@@ -353,6 +640,12 @@ enum vhca_eqe_type {
 	VHCA_EQE_CMD_DONE		= 1,
 	/* data[0] = port; subtype = enum vhca_port_state */
 	VHCA_EQE_PORT_CHANGE		= 2,
+	/* completion EQs: data[0] = cqn */
+	VHCA_EQE_COMPLETION		= 3,
+	/* data[0] = cqn: the CQ overflowed and is in error */
+	VHCA_EQE_CQ_ERROR		= 4,
+	/* data[0] = qpn; subtype = the enum ib_event_type value */
+	VHCA_EQE_QP_EVENT		= 5,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -385,12 +678,21 @@ struct vhca_eth_desc {
 
 /*
  * Each user context owns one 4 KiB page at BAR2 + db_page * 4096, mapped
- * into its process.  Offsets within the page are reserved for the queue
- * doorbells of the RDMA engine; writes are counted in VHCA_CNT_DOORBELLS.
+ * into its process (the kernel driver keeps one for its own queues).  A
+ * doorbell is one 64-bit write: low 32 bits the object number, high 32
+ * bits the value.  The device ignores (and counts) a doorbell for an
+ * object the page does not own.
+ *   SQ: value = new SQ producer index (free running)
+ *   RQ: value = new RQ producer index
+ *   CQ: value = VHCA_CQ_ARM_* | consumer index (24 bits): request an event
+ *       for the next (solicited) completion after that index
  */
 #define VHCA_DB_SQ			0x000
 #define VHCA_DB_RQ			0x008
 #define VHCA_DB_CQ			0x010
+#define VHCA_CQ_ARM_NEXT		(1u << 30)
+#define VHCA_CQ_ARM_SOLICITED		(2u << 30)
+#define VHCA_CQ_CI_MASK			0x00ffffffu
 
 /* RoCEv2: IANA UDP destination port. */
 #define VHCA_ROCE_V2_UDP_PORT		4791
@@ -406,6 +708,17 @@ static_assert(sizeof(struct vhca_cmd_mtu_in) == 32, "vhca_cmd_mtu_in layout");
 static_assert(sizeof(struct vhca_cmd_uctx_in) == 32, "vhca_cmd_uctx_in layout");
 static_assert(sizeof(struct vhca_cmd_uctx_out) == 16, "vhca_cmd_uctx_out layout");
 static_assert(sizeof(struct vhca_eqe) == 16, "vhca_eqe layout");
+static_assert(sizeof(struct vhca_cmd_obj_in) == 32, "vhca_cmd_obj_in layout");
+static_assert(sizeof(struct vhca_cmd_obj_out) == 16, "vhca_cmd_obj_out layout");
+static_assert(sizeof(struct vhca_mr_create) == 64, "vhca_mr_create layout");
+static_assert(sizeof(struct vhca_eq_create) == 32, "vhca_eq_create layout");
+static_assert(sizeof(struct vhca_cq_create) == 64, "vhca_cq_create layout");
+static_assert(sizeof(struct vhca_qp_create) == 64, "vhca_qp_create layout");
+static_assert(sizeof(struct vhca_qp_attr) == 128, "vhca_qp_attr layout");
+static_assert(sizeof(struct vhca_sge) == 16, "vhca_sge layout");
+static_assert(sizeof(struct vhca_send_wqe) == VHCA_SEND_WQE_SIZE, "vhca_send_wqe layout");
+static_assert(sizeof(struct vhca_recv_wqe) == VHCA_RECV_WQE_SIZE, "vhca_recv_wqe layout");
+static_assert(sizeof(struct vhca_cqe) == 32, "vhca_cqe layout");
 static_assert(sizeof(struct vhca_eth_desc) == 16, "vhca_eth_desc layout");
 
 #endif /* VHCA_HW_H */
