@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Typed admin commands (docs/specs/vhca.rst, "Commands"): build each
+ * command's input, run it on the admin queue and convert its output to CPU
+ * byte order.
+ */
+
+#include "vhca.h"
+
+int vhca_cmd_query_device(struct vhca_dev *dev, struct vhca_device_attr *attr)
+{
+	int err;
+
+	err = vhca_admin_exec_dma(dev, VHCA_CMD_QUERY_DEVICE, attr,
+				  sizeof(*attr));
+	if (err)
+		return err;
+
+	attr->fw_version = vhca_dev_to_cpu64(attr->fw_version);
+	attr->sys_image_guid = vhca_dev_to_cpu64(attr->sys_image_guid);
+	attr->node_guid = vhca_dev_to_cpu64(attr->node_guid);
+	attr->max_mr_size = vhca_dev_to_cpu64(attr->max_mr_size);
+	attr->page_size_cap = vhca_dev_to_cpu64(attr->page_size_cap);
+	attr->vendor_id = vhca_dev_to_cpu32(attr->vendor_id);
+	attr->vendor_part_id = vhca_dev_to_cpu32(attr->vendor_part_id);
+	attr->hw_ver = vhca_dev_to_cpu32(attr->hw_ver);
+	attr->max_qp = vhca_dev_to_cpu32(attr->max_qp);
+	attr->max_qp_wr = vhca_dev_to_cpu32(attr->max_qp_wr);
+	attr->max_sge = vhca_dev_to_cpu32(attr->max_sge);
+	attr->max_cq = vhca_dev_to_cpu32(attr->max_cq);
+	attr->max_cqe = vhca_dev_to_cpu32(attr->max_cqe);
+	attr->max_mr = vhca_dev_to_cpu32(attr->max_mr);
+	attr->max_pd = vhca_dev_to_cpu32(attr->max_pd);
+	attr->max_qp_rd_atom = vhca_dev_to_cpu32(attr->max_qp_rd_atom);
+	attr->max_qp_init_rd_atom = vhca_dev_to_cpu32(attr->max_qp_init_rd_atom);
+	attr->max_srq = vhca_dev_to_cpu32(attr->max_srq);
+	attr->max_srq_wr = vhca_dev_to_cpu32(attr->max_srq_wr);
+	attr->max_srq_sge = vhca_dev_to_cpu32(attr->max_srq_sge);
+	attr->max_msg_size = vhca_dev_to_cpu32(attr->max_msg_size);
+	attr->max_inline_data = vhca_dev_to_cpu32(attr->max_inline_data);
+	attr->max_uctx = vhca_dev_to_cpu32(attr->max_uctx);
+	attr->num_comp_vectors = vhca_dev_to_cpu32(attr->num_comp_vectors);
+	attr->gid_tbl_len = vhca_dev_to_cpu32(attr->gid_tbl_len);
+	attr->max_pkeys = vhca_dev_to_cpu32(attr->max_pkeys);
+	return 0;
+}
+
+int vhca_cmd_query_port(struct vhca_dev *dev, struct vhca_port_attr *attr)
+{
+	struct vhca_cmd_port_in in = { .port = VHCA_PORT_NUM };
+	int err;
+
+	err = vhca_admin_exec(dev, VHCA_CMD_QUERY_PORT, &in, sizeof(in), attr,
+			      sizeof(*attr));
+	if (err)
+		return err;
+
+	attr->gid_tbl_len = vhca_dev_to_cpu16(attr->gid_tbl_len);
+	attr->eth_mtu = vhca_dev_to_cpu32(attr->eth_mtu);
+	return 0;
+}
+
+int vhca_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
+		     const u8 gid[16])
+{
+	struct vhca_cmd_gid_in in = {
+		.index = vhca_cpu_to_dev16(index),
+		.port = VHCA_PORT_NUM,
+		.type = type,
+	};
+
+	memcpy(in.gid, gid, sizeof(in.gid));
+	return vhca_admin_exec(dev, VHCA_CMD_ADD_GID, &in, sizeof(in), NULL, 0);
+}
+
+int vhca_cmd_del_gid(struct vhca_dev *dev, u16 index)
+{
+	struct vhca_cmd_gid_in in = {
+		.index = vhca_cpu_to_dev16(index),
+		.port = VHCA_PORT_NUM,
+	};
+
+	return vhca_admin_exec(dev, VHCA_CMD_DEL_GID, &in, sizeof(in), NULL, 0);
+}
+
+int vhca_cmd_set_mac(struct vhca_dev *dev, const u8 *mac)
+{
+	struct vhca_cmd_mac_in in = {};
+
+	memcpy(in.mac, mac, ETH_ALEN);
+	return vhca_admin_exec(dev, VHCA_CMD_SET_MAC, &in, sizeof(in), NULL, 0);
+}
+
+int vhca_cmd_set_mtu(struct vhca_dev *dev, u32 mtu)
+{
+	struct vhca_cmd_mtu_in in = { .mtu = vhca_cpu_to_dev32(mtu) };
+
+	return vhca_admin_exec(dev, VHCA_CMD_SET_MTU, &in, sizeof(in), NULL, 0);
+}
+
+int vhca_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page)
+{
+	struct vhca_cmd_uctx_out out;
+	int err;
+
+	err = vhca_admin_exec(dev, VHCA_CMD_ALLOC_UCTX, NULL, 0, &out,
+			      sizeof(out));
+	if (err)
+		return err;
+
+	*db_page = vhca_dev_to_cpu32(out.db_page);
+	return 0;
+}
+
+int vhca_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page)
+{
+	struct vhca_cmd_uctx_in in = { .db_page = vhca_cpu_to_dev32(db_page) };
+
+	return vhca_admin_exec(dev, VHCA_CMD_DEALLOC_UCTX, &in, sizeof(in),
+			       NULL, 0);
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ethtool: driver information, link, and the device's COUNTERS registers
+ * as statistics.
+ */
+
+#include <linux/ethtool.h>
+
+#include "vhca.h"
+
+static const char vhca_counter_names[][ETH_GSTRING_LEN] = {
+	[VHCA_CNT_TX_PACKETS]		= "tx_packets",
+	[VHCA_CNT_TX_BYTES]		= "tx_bytes",
+	[VHCA_CNT_TX_ERRORS]		= "tx_errors",
+	[VHCA_CNT_RX_PACKETS]		= "rx_packets",
+	[VHCA_CNT_RX_BYTES]		= "rx_bytes",
+	[VHCA_CNT_RX_NO_BUFFER]		= "rx_no_buffer",
+	[VHCA_CNT_RX_ERRORS]		= "rx_errors",
+	[VHCA_CNT_ROCE_RX_PACKETS]	= "roce_rx_packets",
+	[VHCA_CNT_ROCE_RX_DROPPED]	= "roce_rx_dropped",
+	[VHCA_CNT_ADMIN_COMMANDS]	= "admin_commands",
+	[VHCA_CNT_ADMIN_ERRORS]		= "admin_errors",
+	[VHCA_CNT_EQ_OVERFLOWS]		= "eq_overflows",
+	[VHCA_CNT_DOORBELLS]		= "doorbells",
+};
+
+static_assert(ARRAY_SIZE(vhca_counter_names) == VHCA_CNT_MAX);
+
+static struct vhca_dev *vhca_ethtool_dev(struct net_device *netdev)
+{
+	struct vhca_eth *eth = netdev_priv(netdev);
+
+	return eth->dev;
+}
+
+static void vhca_get_drvinfo(struct net_device *netdev,
+			     struct ethtool_drvinfo *info)
+{
+	struct vhca_dev *dev = vhca_ethtool_dev(netdev);
+
+	strscpy(info->driver, DRV_MODULE_NAME, sizeof(info->driver));
+	strscpy(info->bus_info, pci_name(dev->pdev), sizeof(info->bus_info));
+	vhca_fw_version_str(dev, info->fw_version, sizeof(info->fw_version));
+}
+
+/*
+ * The spec gives the port 25 Gb/s, one lane: its IB speed and width are
+ * EDR 1X, which is what ib_get_eth_speed() derives from 25 Gb/s.
+ */
+static int vhca_get_link_ksettings(struct net_device *netdev,
+				   struct ethtool_link_ksettings *cmd)
+{
+	ethtool_link_ksettings_zero_link_mode(cmd, supported);
+	ethtool_link_ksettings_zero_link_mode(cmd, advertising);
+	cmd->base.port = PORT_OTHER;
+	cmd->base.autoneg = AUTONEG_DISABLE;
+	if (netif_carrier_ok(netdev)) {
+		cmd->base.speed = SPEED_25000;
+		cmd->base.duplex = DUPLEX_FULL;
+	} else {
+		cmd->base.speed = SPEED_UNKNOWN;
+		cmd->base.duplex = DUPLEX_UNKNOWN;
+	}
+	return 0;
+}
+
+static int vhca_get_sset_count(struct net_device *netdev, int sset)
+{
+	if (sset == ETH_SS_STATS)
+		return VHCA_CNT_MAX;
+	return -EOPNOTSUPP;
+}
+
+static void vhca_get_strings(struct net_device *netdev, u32 sset, u8 *data)
+{
+	unsigned int i;
+
+	if (sset != ETH_SS_STATS)
+		return;
+	for (i = 0; i < VHCA_CNT_MAX; i++)
+		ethtool_puts(&data, vhca_counter_names[i]);
+}
+
+static void vhca_get_ethtool_stats(struct net_device *netdev,
+				   struct ethtool_stats *stats, u64 *data)
+{
+	struct vhca_dev *dev = vhca_ethtool_dev(netdev);
+	unsigned int i;
+
+	for (i = 0; i < VHCA_CNT_MAX; i++)
+		data[i] = vhca_read_counter(dev, i);
+}
+
+const struct ethtool_ops vhca_ethtool_ops = {
+	.get_drvinfo		= vhca_get_drvinfo,
+	.get_link		= ethtool_op_get_link,
+	.get_link_ksettings	= vhca_get_link_ksettings,
+	.get_sset_count		= vhca_get_sset_count,
+	.get_strings		= vhca_get_strings,
+	.get_ethtool_stats	= vhca_get_ethtool_stats,
+};

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vhca PCI driver: bring the function up (BARs, MSI-X, reset, admin queue
+ * and async EQ), then register its net_device and its ib_device.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/iopoll.h>
+#include <linux/module.h>
+#include <linux/unaligned.h>
+
+#include "vhca.h"
+
+MODULE_DESCRIPTION("vhca virtual RoCEv2 HCA driver");
+MODULE_LICENSE("Dual BSD/GPL");
+
+/* How long the device may take to report READY after CTRL.ENABLE. */
+#define VHCA_ENABLE_TIMEOUT_US	100000
+
+static const struct pci_device_id vhca_pci_table[] = {
+	{ PCI_DEVICE(VHCA_PCI_VENDOR_ID, VHCA_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, vhca_pci_table);
+
+u64 vhca_read_counter(struct vhca_dev *dev, enum vhca_counter counter)
+{
+	u32 reg = VHCA_REG_COUNTERS + 8 * counter;
+	unsigned long flags;
+	u32 lo, hi;
+
+	/* Reading LO latches HI: keep each pair of reads together. */
+	spin_lock_irqsave(&dev->counter_lock, flags);
+	lo = vhca_reg_read(dev, reg);
+	hi = vhca_reg_read(dev, reg + 4);
+	spin_unlock_irqrestore(&dev->counter_lock, flags);
+
+	return (u64)hi << 32 | lo;
+}
+
+/* fw_version is major << 32 | minor << 16 | subminor. */
+void vhca_fw_version_str(struct vhca_dev *dev, char *str, size_t len)
+{
+	u64 fw = dev->attr.fw_version;
+
+	snprintf(str, len, "%u.%u.%u", (u32)(fw >> 32), (u32)(fw >> 16) & 0xffff,
+		 (u32)fw & 0xffff);
+}
+
+/* Returns the device to its power-on state; no DMA once this returns. */
+static void vhca_reset(struct vhca_dev *dev)
+{
+	vhca_reg_write(dev, VHCA_REG_CTRL, VHCA_CTRL_RESET);
+	/* Flush the posted write. */
+	vhca_reg_read(dev, VHCA_REG_STATUS);
+}
+
+/* Map BAR0 and check that this is a device the driver knows. */
+static int vhca_pci_init(struct vhca_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	struct device *d = &pdev->dev;
+	u32 magic, version;
+	int err;
+
+	err = pcim_enable_device(pdev);
+	if (err) {
+		dev_err(d, "cannot enable the PCI device: %d\n", err);
+		return err;
+	}
+
+	err = pcim_request_all_regions(pdev, DRV_MODULE_NAME);
+	if (err) {
+		dev_err(d, "cannot claim the PCI BARs: %d\n", err);
+		return err;
+	}
+
+	if (!(pci_resource_flags(pdev, VHCA_BAR_CTRL) & IORESOURCE_MEM) ||
+	    pci_resource_len(pdev, VHCA_BAR_CTRL) < VHCA_CTRL_BAR_SIZE ||
+	    !(pci_resource_flags(pdev, VHCA_BAR_DOORBELL) & IORESOURCE_MEM)) {
+		dev_err(d, "BAR0 or BAR2 is missing or too small\n");
+		return -ENODEV;
+	}
+
+	dev->regs = pcim_iomap(pdev, VHCA_BAR_CTRL, VHCA_CTRL_BAR_SIZE);
+	if (!dev->regs) {
+		dev_err(d, "cannot map BAR0\n");
+		return -ENOMEM;
+	}
+
+	magic = vhca_reg_read(dev, VHCA_REG_MAGIC);
+	if (magic != VHCA_MAGIC) {
+		dev_err(d, "MAGIC reads 0x%08x, not 0x%08x: not a vhca device\n",
+			magic, VHCA_MAGIC);
+		return -ENODEV;
+	}
+
+	version = vhca_reg_read(dev, VHCA_REG_VERSION);
+	if (version >> 16 != VHCA_VERSION_MAJOR) {
+		dev_err(d, "device interface version %u.%u is not supported (driver: %u.x)\n",
+			version >> 16, version & 0xffff, VHCA_VERSION_MAJOR);
+		return -ENODEV;
+	}
+
+	dev->caps = vhca_reg_read(dev, VHCA_REG_CAPS);
+	if (!(dev->caps & VHCA_CAP_ETH)) {
+		dev_err(d, "device has no Ethernet function (CAPS 0x%x)\n",
+			dev->caps);
+		return -ENODEV;
+	}
+
+	dev->num_db_pages = vhca_reg_read(dev, VHCA_REG_NUM_DB_PAGES);
+	if ((u64)dev->num_db_pages * VHCA_DB_PAGE_SIZE >
+	    pci_resource_len(pdev, VHCA_BAR_DOORBELL)) {
+		dev_err(d, "BAR2 is smaller than its %u doorbell pages\n",
+			dev->num_db_pages);
+		return -ENODEV;
+	}
+	dev->db_bar_start = pci_resource_start(pdev, VHCA_BAR_DOORBELL);
+
+	err = dma_set_mask_and_coherent(d, DMA_BIT_MASK(64));
+	if (err) {
+		dev_err(d, "no usable 64-bit DMA: %d\n", err);
+		return err;
+	}
+
+	pci_set_master(pdev);
+	return 0;
+}
+
+static int vhca_alloc_vectors(struct vhca_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	u32 available, wanted;
+	int nvec;
+
+	available = vhca_reg_read(dev, VHCA_REG_NUM_VECTORS);
+	/* Async EQ and Ethernet, then one completion vector per CPU. */
+	wanted = min_t(u32, available,
+		       VHCA_VECTOR_FIRST_COMP + num_online_cpus());
+
+	nvec = pci_alloc_irq_vectors(pdev, VHCA_MIN_VECTORS,
+				     max_t(u32, wanted, VHCA_MIN_VECTORS),
+				     PCI_IRQ_MSIX);
+	if (nvec < 0) {
+		dev_err(&pdev->dev,
+			"cannot allocate %u MSI-X vectors (device has %u): %d\n",
+			VHCA_MIN_VECTORS, available, nvec);
+		return nvec;
+	}
+
+	dev->num_vectors = nvec;
+	return 0;
+}
+
+static int vhca_enable(struct vhca_dev *dev)
+{
+	u32 status;
+	int err;
+
+	vhca_reg_write(dev, VHCA_REG_CTRL, VHCA_CTRL_ENABLE);
+	err = readl_poll_timeout(dev->regs + VHCA_REG_STATUS, status,
+				 status & VHCA_STATUS_READY, 10,
+				 VHCA_ENABLE_TIMEOUT_US);
+	if (err) {
+		dev_err(&dev->pdev->dev,
+			"device not ready after enable (STATUS 0x%x, ERROR %u)\n",
+			status, vhca_reg_read(dev, VHCA_REG_ERROR));
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * Reset the device (a previous driver may have left it running), then
+ * start its admin queue and async event queue.
+ */
+static int vhca_hw_init(struct vhca_dev *dev)
+{
+	int err;
+
+	vhca_reset(dev);
+
+	err = vhca_alloc_vectors(dev);
+	if (err)
+		return err;
+
+	err = vhca_aeq_create(dev);
+	if (err)
+		goto err_free_vectors;
+
+	err = vhca_admin_create(dev);
+	if (err)
+		goto err_destroy_aeq;
+
+	err = vhca_enable(dev);
+	if (err)
+		goto err_reset;
+	return 0;
+
+err_reset:
+	vhca_reset(dev);
+	vhca_admin_destroy(dev);
+err_destroy_aeq:
+	vhca_aeq_destroy(dev);
+err_free_vectors:
+	pci_free_irq_vectors(dev->pdev);
+	return err;
+}
+
+static void vhca_hw_fini(struct vhca_dev *dev)
+{
+	vhca_reset(dev);
+	vhca_admin_destroy(dev);
+	vhca_aeq_destroy(dev);
+	pci_free_irq_vectors(dev->pdev);
+}
+
+/*
+ * The spec has no register for the permanent MAC; QUERY_DEVICE gives the
+ * node GUID, which is its EUI-64 (the MAC with ff:fe inserted in the middle
+ * and the universal/local bit flipped).  Invert that mapping.
+ */
+static int vhca_mac_from_node_guid(struct vhca_dev *dev, u64 guid, u8 *mac)
+{
+	u8 eui[8];
+
+	put_unaligned_be64(guid, eui);
+	mac[0] = eui[0] ^ 0x02;
+	mac[1] = eui[1];
+	mac[2] = eui[2];
+	mac[3] = eui[5];
+	mac[4] = eui[6];
+	mac[5] = eui[7];
+
+	if (eui[3] != 0xff || eui[4] != 0xfe || !is_valid_ether_addr(mac)) {
+		dev_err(&dev->pdev->dev,
+			"node GUID %016llx is not the EUI-64 of a unicast MAC\n",
+			guid);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int vhca_query_attributes(struct vhca_dev *dev)
+{
+	int err;
+
+	err = vhca_cmd_query_device(dev, &dev->attr);
+	if (err)
+		return err;
+
+	return vhca_mac_from_node_guid(dev, dev->attr.node_guid,
+				       dev->perm_addr);
+}
+
+static int vhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct vhca_dev *dev;
+	int err;
+
+	dev = ib_alloc_device(vhca_dev, ibdev);
+	if (!dev)
+		return -ENOMEM;
+
+	dev->pdev = pdev;
+	pci_set_drvdata(pdev, dev);
+	spin_lock_init(&dev->counter_lock);
+	vhca_link_init(dev);
+
+	/* The PCI resources are device-managed: released on any failure. */
+	err = vhca_pci_init(dev);
+	if (err)
+		goto err_dealloc;
+
+	err = vhca_hw_init(dev);
+	if (err)
+		goto err_dealloc;
+
+	err = vhca_query_attributes(dev);
+	if (err)
+		goto err_hw_fini;
+
+	err = vhca_netdev_create(dev);
+	if (err)
+		goto err_hw_fini;
+
+	if (dev->caps & VHCA_CAP_ROCE) {
+		err = vhca_ib_register(dev);
+		if (err)
+			goto err_netdev_destroy;
+	} else {
+		dev_info(&pdev->dev, "device has no RoCE engine: Ethernet only\n");
+	}
+
+	return 0;
+
+err_netdev_destroy:
+	vhca_netdev_destroy(dev);
+err_hw_fini:
+	vhca_hw_fini(dev);
+err_dealloc:
+	vhca_link_fini(dev);
+	ib_dealloc_device(&dev->ibdev);
+	return err;
+}
+
+static void vhca_remove(struct pci_dev *pdev)
+{
+	struct vhca_dev *dev = pci_get_drvdata(pdev);
+
+	if (dev->caps & VHCA_CAP_ROCE)
+		vhca_ib_unregister(dev);
+	vhca_netdev_destroy(dev);
+	vhca_hw_fini(dev);
+	vhca_link_fini(dev);
+	ib_dealloc_device(&dev->ibdev);
+}
+
+static struct pci_driver vhca_pci_driver = {
+	.name = DRV_MODULE_NAME,
+	.id_table = vhca_pci_table,
+	.probe = vhca_probe,
+	.remove = vhca_remove,
+};
+
+module_pci_driver(vhca_pci_driver);

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Device and port queries and the RoCE GID table.  The limits reported are
+ * the device's own (QUERY_DEVICE); until it has an RDMA engine with
+ * resources they are 0, and the driver claims nothing the device cannot do.
+ */
+
+#include <linux/limits.h>
+#include <net/ipv6.h>
+#include <rdma/ib_mad.h>
+
+#include "vhca.h"
+#include "vhca_verbs.h"
+
+/* ib_device_attr counts are int: keep a hostile u32 from turning negative. */
+static int vhca_limit(u32 value)
+{
+	return min_t(u32, value, INT_MAX);
+}
+
+int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
+		      struct ib_udata *udata)
+{
+	const struct vhca_device_attr *attr = &to_vhca_dev(ibdev)->attr;
+
+	/* No driver-specific input is defined; refuse what we don't know. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	memset(props, 0, sizeof(*props));
+	props->fw_ver = attr->fw_version;
+	props->sys_image_guid = cpu_to_be64(attr->sys_image_guid);
+	props->max_mr_size = attr->max_mr_size;
+	props->page_size_cap = attr->page_size_cap;
+	props->vendor_id = attr->vendor_id;
+	props->vendor_part_id = attr->vendor_part_id;
+	props->hw_ver = attr->hw_ver;
+	props->max_qp = vhca_limit(attr->max_qp);
+	props->max_qp_wr = vhca_limit(attr->max_qp_wr);
+	props->max_send_sge = vhca_limit(attr->max_sge);
+	props->max_recv_sge = vhca_limit(attr->max_sge);
+	props->max_cq = vhca_limit(attr->max_cq);
+	props->max_cqe = vhca_limit(attr->max_cqe);
+	props->max_mr = vhca_limit(attr->max_mr);
+	props->max_pd = vhca_limit(attr->max_pd);
+	props->max_qp_rd_atom = vhca_limit(attr->max_qp_rd_atom);
+	props->max_qp_init_rd_atom = vhca_limit(attr->max_qp_init_rd_atom);
+	props->max_srq = vhca_limit(attr->max_srq);
+	props->max_srq_wr = vhca_limit(attr->max_srq_wr);
+	props->max_srq_sge = vhca_limit(attr->max_srq_sge);
+	props->max_pkeys = min_t(u32, attr->max_pkeys, U16_MAX);
+	props->atomic_cap = IB_ATOMIC_NONE;
+	props->masked_atomic_cap = IB_ATOMIC_NONE;
+	return 0;
+}
+
+/* IBTA encodings the port attributes must use (MTU 1..5, state 1..4). */
+static bool vhca_port_attr_valid(const struct vhca_port_attr *pa)
+{
+	return pa->state >= VHCA_PORT_DOWN && pa->state <= VHCA_PORT_ACTIVE &&
+	       pa->max_mtu >= VHCA_IB_MTU_256 &&
+	       pa->max_mtu <= VHCA_IB_MTU_4096 &&
+	       pa->active_mtu >= VHCA_IB_MTU_256 &&
+	       pa->active_mtu <= pa->max_mtu;
+}
+
+int vhca_query_port(struct ib_device *ibdev, u32 port,
+		    struct ib_port_attr *props)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibdev);
+	struct vhca_port_attr pa;
+	int err;
+
+	err = vhca_cmd_query_port(dev, &pa);
+	if (err)
+		return err;
+
+	if (!vhca_port_attr_valid(&pa)) {
+		dev_err_ratelimited(&dev->pdev->dev,
+				    "QUERY_PORT returned invalid state %u or MTU %u/%u\n",
+				    pa.state, pa.active_mtu, pa.max_mtu);
+		return -EIO;
+	}
+
+	/* The core zeroed props: no LID, SM or VLs on a RoCE port. */
+	props->state = pa.state;
+	props->phys_state = pa.phys_state;
+	props->max_mtu = pa.max_mtu;
+	props->active_mtu = pa.active_mtu;
+	props->active_speed = pa.active_speed;
+	props->active_width = pa.active_width;
+	props->gid_tbl_len = pa.gid_tbl_len;
+	props->pkey_tbl_len = 1;
+	/* Ethernet carries one lane of traffic: VL0 only (VLCap 1). */
+	props->max_vl_num = 1;
+	props->max_msg_sz = dev->attr.max_msg_size;
+	/* RoCEv2 GIDs are IP addresses (IBTA Annex A17). */
+	props->ip_gids = true;
+	/*
+	 * port_cap_flags stays 0: no QPs means no QP1, so no CM or
+	 * management class can be served.
+	 */
+	return 0;
+}
+
+int vhca_get_port_immutable(struct ib_device *ibdev, u32 port,
+			    struct ib_port_immutable *immutable)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibdev);
+
+	/* RoCEv2 only; no MADs without QP1, so max_mad_size stays 0. */
+	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	immutable->gid_tbl_len = min_t(u32, dev->attr.gid_tbl_len, INT_MAX);
+	immutable->pkey_tbl_len = 1;
+	return 0;
+}
+
+enum rdma_link_layer vhca_get_link_layer(struct ib_device *ibdev, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+/* RoCE has no partitions: one entry, the default full-member P_Key. */
+int vhca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+{
+	if (index > 0)
+		return -EINVAL;
+
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+int vhca_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct vhca_dev *dev = to_vhca_dev(attr->device);
+	u8 type;
+
+	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+
+	/* An IPv4 address is the RoCEv2 GID ::ffff:a.b.c.d. */
+	if (ipv6_addr_v4mapped((const struct in6_addr *)attr->gid.raw))
+		type = VHCA_GID_TYPE_ROCE_V2_IPV4;
+	else
+		type = VHCA_GID_TYPE_ROCE_V2_IPV6;
+
+	return vhca_cmd_add_gid(dev, attr->index, type, attr->gid.raw);
+}
+
+int vhca_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return vhca_cmd_del_gid(to_vhca_dev(attr->device), attr->index);
+}
+
+void vhca_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	vhca_fw_version_str(to_vhca_dev(ibdev), str, IB_FW_VERSION_NAME_MAX);
+}
