@@ -5,6 +5,7 @@ TCG); each test leaves them as it found them.  Guest i has 192.0.2.i/24 and
 2001:db8::i/64 on its vhca interface (scripts/vhca_fabric.py).
 """
 
+import ipaddress
 import os
 import re
 import subprocess
@@ -34,9 +35,7 @@ def tearDownModule():
 
 
 def vhca_ifname(guest):
-    out = guest.run("for d in /sys/class/net/*; do "
-                    "[ \"$(basename $(readlink $d/device/driver) 2>/dev/null)\" "
-                    "= vhca ] && basename $d; done")
+    out = guest.run("ls /sys/bus/pci/drivers/vhca/*/net/")
     names = out.split()
     if len(names) != 1:
         raise AssertionError("guest%d: expected one vhca netdev, found %r"
@@ -46,14 +45,12 @@ def vhca_ifname(guest):
 
 def ipv4_gid(addr):
     """The RoCEv2 GID of an IPv4 address, as ibv_devinfo prints it."""
-    a, b, c, d = (int(x) for x in addr.split("."))
-    return "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % (a, b, c, d)
+    return "::ffff:" + addr
 
 
 def ipv6_gid(addr):
-    import ipaddress
-    full = ipaddress.IPv6Address(addr).exploded
-    return full
+    """The RoCEv2 GID of an IPv6 address, as ibv_devinfo prints it."""
+    return str(ipaddress.IPv6Address(addr))
 
 
 def wait_for(guest, command, timeout=30):
