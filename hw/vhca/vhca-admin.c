@@ -39,29 +39,12 @@
  */
 #define VHCA_ROCE_MAX_OVERHEAD  (40 + 8 + 12 + 4 + 28 + 4)
 
-typedef struct VhcaCmdCtx {
-    uint16_t opcode;
-    const uint8_t *in;              /* VHCA_CMD_IN_LEN bytes */
-    uint8_t *out;                   /* VHCA_CMD_OUT_LEN bytes, zeroed */
-    uint32_t syndrome;
-} VhcaCmdCtx;
-
 typedef uint8_t (*VhcaCmdHandler)(VhcaCore *core, VhcaCmdCtx *ctx);
 
 typedef struct VhcaCmdDesc {
     const char *name;
     VhcaCmdHandler handler;
 } VhcaCmdDesc;
-
-/*
- * Report a failed command the way hw/nvme does: one place, with the
- * command's name, so the glue can trace it and log a guest error.
- */
-#define VHCA_CMD_FAIL(core, ctx, status, fmt, ...)                          \
-    (vhca_guest_error((core), VHCA_GUEST_ERR_ADMIN_CMD, "%s: " fmt,         \
-                      vhca_core_admin_opcode_name((ctx)->opcode),           \
-                      ## __VA_ARGS__),                                      \
-     (status))
 
 static uint8_t vhca_cmd_nop(VhcaCore *core, VhcaCmdCtx *ctx)
 {
@@ -95,10 +78,7 @@ static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
                              len, sizeof(attr));
     }
 
-    /*
-     * Until the RDMA engine has resources (issue 3) every object limit is
-     * 0: the device claims nothing it cannot do.
-     */
+    /* The limits the device enforces (spec, "RDMA resources"). */
     memset(attr, 0, sizeof(attr));
 #define ATTR(field) (attr + offsetof(struct vhca_device_attr, field))
     vhca_st_le64(ATTR(fw_version),
@@ -114,6 +94,25 @@ static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
                  core->cfg.num_vectors - VHCA_VECTOR_FIRST_COMP);
     vhca_st_le32(ATTR(gid_tbl_len), core->cfg.gid_tbl_len);
     vhca_st_le32(ATTR(max_pkeys), 1);
+    vhca_st_le64(ATTR(max_mr_size),
+                 (uint64_t)VHCA_MR_MAX_PAGES << VHCA_MR_MAX_PAGE_SHIFT);
+    /* Page sizes 4 KiB .. 1 GiB: bits 12..30. */
+    vhca_st_le64(ATTR(page_size_cap),
+                 ((2ull << VHCA_MR_MAX_PAGE_SHIFT) - 1) &
+                 ~((1ull << VHCA_MR_MIN_PAGE_SHIFT) - 1));
+    vhca_st_le32(ATTR(max_qp), core->cfg.max_qp);
+    vhca_st_le32(ATTR(max_qp_wr), 1u << VHCA_WQ_MAX_LOG_SIZE);
+    vhca_st_le32(ATTR(max_sge), VHCA_MAX_SEND_SGE);
+    vhca_st_le32(ATTR(max_cq), core->cfg.max_cq);
+    vhca_st_le32(ATTR(max_cqe), (1u << VHCA_CQ_MAX_LOG_SIZE) - 1);
+    vhca_st_le32(ATTR(max_mr), core->cfg.max_mr);
+    vhca_st_le32(ATTR(max_pd), core->cfg.max_pd);
+    vhca_st_le32(ATTR(max_qp_rd_atom), VHCA_MAX_RD_ATOMIC);
+    vhca_st_le32(ATTR(max_qp_init_rd_atom), VHCA_MAX_RD_ATOMIC);
+    /* No SRQs; the receive side's SGE limit is reported here. */
+    vhca_st_le32(ATTR(max_srq_sge), VHCA_MAX_RECV_SGE);
+    vhca_st_le32(ATTR(max_msg_size), VHCA_MAX_MSG_SIZE);
+    vhca_st_le32(ATTR(max_inline_data), VHCA_MAX_INLINE);
 #undef ATTR
 
     if (vhca_dma_write(core, addr, attr, sizeof(attr))) {
@@ -310,6 +309,13 @@ static uint8_t vhca_cmd_dealloc_uctx(VhcaCore *core, VhcaCmdCtx *ctx)
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_STATE,
                              "doorbell page %u is not allocated", page);
     }
+    /* Its next owner must not be able to ring another context's queues. */
+    if (core->uctx_users[page]) {
+        ctx->syndrome = page;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BUSY,
+                             "doorbell page %u still owns %u CQs and QPs",
+                             page, core->uctx_users[page]);
+    }
     core->uctx_map[page / 64] &= ~(1ull << (page % 64));
     return VHCA_ST_OK;
 }
@@ -324,6 +330,18 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_SET_MTU] = { "SET_MTU", vhca_cmd_set_mtu },
     [VHCA_CMD_ALLOC_UCTX] = { "ALLOC_UCTX", vhca_cmd_alloc_uctx },
     [VHCA_CMD_DEALLOC_UCTX] = { "DEALLOC_UCTX", vhca_cmd_dealloc_uctx },
+    [VHCA_CMD_CREATE_PD] = { "CREATE_PD", vhca_cmd_create_pd },
+    [VHCA_CMD_DESTROY_PD] = { "DESTROY_PD", vhca_cmd_destroy_pd },
+    [VHCA_CMD_CREATE_MR] = { "CREATE_MR", vhca_cmd_create_mr },
+    [VHCA_CMD_DESTROY_MR] = { "DESTROY_MR", vhca_cmd_destroy_mr },
+    [VHCA_CMD_CREATE_EQ] = { "CREATE_EQ", vhca_cmd_create_eq },
+    [VHCA_CMD_DESTROY_EQ] = { "DESTROY_EQ", vhca_cmd_destroy_eq },
+    [VHCA_CMD_CREATE_CQ] = { "CREATE_CQ", vhca_cmd_create_cq },
+    [VHCA_CMD_DESTROY_CQ] = { "DESTROY_CQ", vhca_cmd_destroy_cq },
+    [VHCA_CMD_CREATE_QP] = { "CREATE_QP", vhca_cmd_create_qp },
+    [VHCA_CMD_MODIFY_QP] = { "MODIFY_QP", vhca_cmd_modify_qp },
+    [VHCA_CMD_QUERY_QP] = { "QUERY_QP", vhca_cmd_query_qp },
+    [VHCA_CMD_DESTROY_QP] = { "DESTROY_QP", vhca_cmd_destroy_qp },
 };
 
 const char *vhca_core_admin_opcode_name(uint16_t opcode)

@@ -25,6 +25,9 @@ static const char *const guest_error_names[VHCA_GUEST_ERR__MAX] = {
     [VHCA_GUEST_ERR_TX] = "tx",
     [VHCA_GUEST_ERR_RX] = "rx",
     [VHCA_GUEST_ERR_DOORBELL] = "doorbell",
+    [VHCA_GUEST_ERR_EQ] = "eq",
+    [VHCA_GUEST_ERR_CQ] = "cq",
+    [VHCA_GUEST_ERR_QP] = "qp",
 };
 
 const char *vhca_core_guest_error_name(VhcaGuestError kind)
@@ -92,31 +95,56 @@ const char *vhca_core_config_check(const VhcaCoreConfig *cfg)
         cfg->num_vectors > VHCA_CORE_VECTORS_MAX) {
         return "vectors";
     }
+    if (cfg->max_qp < VHCA_CORE_MAX_QP_MIN ||
+        cfg->max_qp > VHCA_CORE_MAX_QP_MAX) {
+        return "max-qp";
+    }
+    if (cfg->max_cq < VHCA_CORE_MAX_CQ_MIN ||
+        cfg->max_cq > VHCA_CORE_MAX_CQ_MAX) {
+        return "max-cq";
+    }
+    if (cfg->max_mr < VHCA_CORE_MAX_MR_MIN ||
+        cfg->max_mr > VHCA_CORE_MAX_MR_MAX) {
+        return "max-mr";
+    }
+    if (cfg->max_pd < VHCA_CORE_MAX_PD_MIN ||
+        cfg->max_pd > VHCA_CORE_MAX_PD_MAX) {
+        return "max-pd";
+    }
     return NULL;
 }
 
-void vhca_core_init(VhcaCore *core, const VhcaCoreConfig *cfg,
-                    const VhcaCoreOps *ops, void *opaque)
+int vhca_core_init(VhcaCore *core, const VhcaCoreConfig *cfg,
+                   const VhcaCoreOps *ops, void *opaque)
 {
     memset(core, 0, sizeof(*core));
     core->ops = ops;
     core->opaque = opaque;
     core->cfg = *cfg;
     core->link_up = false;
+    if (vhca_rdma_init(core)) {
+        return -1;
+    }
     vhca_core_reset(core);
+    return 0;
+}
+
+void vhca_core_cleanup(VhcaCore *core)
+{
+    vhca_rdma_cleanup(core);
 }
 
 void vhca_core_reset(VhcaCore *core)
 {
     static const VhcaRing stopped_ring;
+    static const VhcaEq stopped_eq;
 
     core->enabled = false;
     core->status = 0;
     core->error = VHCA_ERR_NONE;
 
     core->admq = stopped_ring;
-    core->aeq = stopped_ring;
-    core->aeq_armed = false;
+    core->aeq = stopped_eq;
 
     core->tx = stopped_ring;
     core->rx = stopped_ring;
@@ -129,6 +157,7 @@ void vhca_core_reset(VhcaCore *core)
 
     memset(core->gid_tbl, 0, sizeof(core->gid_tbl));
     memset(core->uctx_map, 0, sizeof(core->uctx_map));
+    vhca_rdma_reset(core);
     memset(core->counters, 0, sizeof(core->counters));
     memset(core->counter_hi_latch, 0, sizeof(core->counter_hi_latch));
 
@@ -151,6 +180,7 @@ void vhca_core_set_link(VhcaCore *core, bool up)
 static uint32_t vhca_status(const VhcaCore *core)
 {
     return core->status |
+           (core->aeq.overflow ? VHCA_STATUS_AEQ_OVERFLOW : 0) |
            (core->enabled ? VHCA_STATUS_READY : 0) |
            (core->link_up ? VHCA_STATUS_LINK_UP : 0);
 }
@@ -179,20 +209,20 @@ static void vhca_ctrl_write(VhcaCore *core, uint32_t value)
                         VHCA_ADMQ_MAX_LOG_SIZE);
         return;
     }
-    if (!vhca_ring_config_ok(&core->aeq, VHCA_AEQ_ALIGN,
+    if (!vhca_ring_config_ok(&core->aeq.ring, VHCA_AEQ_ALIGN,
                              VHCA_AEQ_MAX_LOG_SIZE)) {
         vhca_reg_refuse(core, VHCA_ERR_BAD_RING_CONFIG,
                         "CTRL.ENABLE refused: async EQ base 0x%llx "
                         "log_size %u (need non-zero, %u-byte aligned, 1..%u)",
-                        (unsigned long long)vhca_ring_base(&core->aeq),
-                        core->aeq.log_size, VHCA_AEQ_ALIGN,
+                        (unsigned long long)vhca_ring_base(&core->aeq.ring),
+                        core->aeq.ring.log_size, VHCA_AEQ_ALIGN,
                         VHCA_AEQ_MAX_LOG_SIZE);
         return;
     }
 
     core->admq.pi = 0;
     core->admq.ci = 0;
-    core->status &= ~(VHCA_STATUS_ADMQ_ERROR | VHCA_STATUS_AEQ_OVERFLOW);
+    core->status &= ~VHCA_STATUS_ADMQ_ERROR;
     vhca_aeq_start(core);
     core->enabled = true;
 }
@@ -288,13 +318,13 @@ uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
         return core->admq.ci;
 
     case VHCA_REG_AEQ_BASE_LO:
-        return core->aeq.base_lo;
+        return core->aeq.ring.base_lo;
     case VHCA_REG_AEQ_BASE_HI:
-        return core->aeq.base_hi;
+        return core->aeq.ring.base_hi;
     case VHCA_REG_AEQ_LOG_SIZE:
-        return core->aeq.log_size;
+        return core->aeq.ring.log_size;
     case VHCA_REG_AEQ_PI:
-        return core->aeq.pi;
+        return core->aeq.ring.pi;
 
     case VHCA_REG_TX_BASE_LO:
         return core->tx.base_lo;
@@ -325,6 +355,13 @@ uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
         vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                          "read of write-only register 0x%llx, returning 0",
                          (unsigned long long)offset);
+        return 0;
+    }
+
+    if (vhca_reg_is_eq_db(offset, &index)) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
+                         "read of write-only register EQ_DB(%u), "
+                         "returning 0", index);
         return 0;
     }
 
@@ -371,7 +408,8 @@ void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value64,
     case VHCA_REG_AEQ_BASE_LO:
     case VHCA_REG_AEQ_BASE_HI:
     case VHCA_REG_AEQ_LOG_SIZE:
-        vhca_ring_reg_write(core, &core->aeq, core->enabled, "async EQ",
+        vhca_ring_reg_write(core, &core->aeq.ring, core->enabled,
+                            "async EQ",
                             offset - VHCA_REG_AEQ_BASE_LO, value);
         return;
     case VHCA_REG_AEQ_DB:
@@ -426,8 +464,13 @@ void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value64,
 
     {
         unsigned index;
+        uint32_t eqn;
         bool hi;
 
+        if (vhca_reg_is_eq_db(offset, &eqn)) {
+            vhca_comp_eq_doorbell(core, eqn, value);
+            return;
+        }
         if (vhca_counter_reg(offset, &index, &hi)) {
             vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                              "write 0x%x to read-only counter %u, ignoring",
@@ -441,13 +484,19 @@ void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value64,
                      value, (unsigned long long)offset);
 }
 
+/*
+ * BAR2: a doorbell is one aligned 64-bit write, low 32 bits the object,
+ * high 32 bits the value (vhca_hw.h, "Doorbell pages").  Every write to a
+ * doorbell page is counted, as hardware counts what reaches it; only the
+ * well-formed ones on a page that owns the object do anything.
+ */
 void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
                               uint64_t value, unsigned size)
 {
     uint64_t page = offset / VHCA_DB_PAGE_SIZE;
-
-    (void)value;
-    (void)size;
+    uint32_t reg = (uint32_t)(offset % VHCA_DB_PAGE_SIZE);
+    uint32_t object = (uint32_t)value;
+    uint32_t arg = (uint32_t)(value >> 32);
 
     if (page >= core->cfg.num_db_pages) {
         /* BAR2 is rounded up to a power of two: the rest is padding. */
@@ -457,17 +506,33 @@ void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
                          core->cfg.num_db_pages);
         return;
     }
-    /*
-     * The queue doorbells in the page belong to the RDMA engine (issue 3);
-     * until then a doorbell is only counted.  A write to a page no user
-     * context owns is the guest's mistake, but real hardware cannot know
-     * that cheaply either: count it too.
-     */
     vhca_count(core, VHCA_CNT_DOORBELLS, 1);
     if (!(core->uctx_map[page / 64] & (1ull << (page % 64)))) {
         vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
                          "write to doorbell page %llu, which no user "
-                         "context owns",
+                         "context owns, ignoring",
                          (unsigned long long)page);
+        return;
+    }
+    if (size != 8 || (reg != VHCA_DB_SQ && reg != VHCA_DB_RQ &&
+                      reg != VHCA_DB_CQ)) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
+                         "%u-byte write at offset 0x%x of doorbell page "
+                         "%llu: doorbells are 64-bit writes at 0x0, 0x8 "
+                         "and 0x10, ignoring", size, reg,
+                         (unsigned long long)page);
+        return;
+    }
+
+    switch (reg) {
+    case VHCA_DB_SQ:
+        vhca_qp_sq_doorbell(core, (uint32_t)page, object, arg);
+        break;
+    case VHCA_DB_RQ:
+        vhca_qp_rq_doorbell(core, (uint32_t)page, object, arg);
+        break;
+    case VHCA_DB_CQ:
+        vhca_cq_doorbell(core, (uint32_t)page, object, arg);
+        break;
     }
 }

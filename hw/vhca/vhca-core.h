@@ -35,6 +35,19 @@
 #define VHCA_CORE_VECTORS_MIN           VHCA_MIN_VECTORS
 #define VHCA_CORE_VECTORS_MAX           64
 #define VHCA_CORE_VECTORS_DEFAULT       8
+/* RDMA object tables (docs/specs/vhca.rst, "RDMA resources"). */
+#define VHCA_CORE_MAX_QP_MIN            1
+#define VHCA_CORE_MAX_QP_MAX            16384
+#define VHCA_CORE_MAX_QP_DEFAULT        256
+#define VHCA_CORE_MAX_CQ_MIN            1
+#define VHCA_CORE_MAX_CQ_MAX            65536
+#define VHCA_CORE_MAX_CQ_DEFAULT        512
+#define VHCA_CORE_MAX_MR_MIN            1
+#define VHCA_CORE_MAX_MR_MAX            65536
+#define VHCA_CORE_MAX_MR_DEFAULT        4096
+#define VHCA_CORE_MAX_PD_MIN            1
+#define VHCA_CORE_MAX_PD_MAX            65536
+#define VHCA_CORE_MAX_PD_DEFAULT        1024
 
 #define VHCA_CORE_DEFAULT_MTU           1500
 /* Ethernet header plus one 802.1Q tag: frame size limit is MTU + 18. */
@@ -56,6 +69,9 @@ typedef enum VhcaGuestError {
     VHCA_GUEST_ERR_TX,          /* TX ring doorbell, descriptor or buffer */
     VHCA_GUEST_ERR_RX,          /* RX ring doorbell, descriptor or buffer */
     VHCA_GUEST_ERR_DOORBELL,    /* BAR2 doorbell page access */
+    VHCA_GUEST_ERR_EQ,          /* completion EQ doorbell or DMA */
+    VHCA_GUEST_ERR_CQ,          /* CQ doorbell, overflow or DMA */
+    VHCA_GUEST_ERR_QP,          /* QP doorbell or WQE fetch */
     VHCA_GUEST_ERR__MAX
 } VhcaGuestError;
 
@@ -99,6 +115,10 @@ typedef struct VhcaCoreConfig {
     uint32_t gid_tbl_len;
     uint32_t num_db_pages;
     uint32_t num_vectors;
+    uint32_t max_qp;
+    uint32_t max_cq;
+    uint32_t max_mr;
+    uint32_t max_pd;
 } VhcaCoreConfig;
 
 /* Registers of one ring in guest memory, as the guest programmed them. */
@@ -109,6 +129,31 @@ typedef struct VhcaRing {
     uint32_t pi;                    /* producer index (free running) */
     uint32_t ci;                    /* consumer index (free running) */
 } VhcaRing;
+
+/*
+ * An event queue: the async EQ (EQ 0, contiguous at ring.base, programmed
+ * through BAR0) or a completion EQ (CREATE_EQ, on a page list).
+ */
+typedef struct VhcaEq {
+    VhcaRing ring;                  /* base (EQ 0 only), log_size, pi, ci */
+    uint64_t *pages;                /* completion EQs: 4 KiB pages */
+    unsigned vector;                /* MSI-X vector */
+    bool armed;
+    bool overflow;                  /* events lost since the last doorbell */
+    uint32_t users;                 /* CQs that report to it */
+} VhcaEq;
+
+/* A set of object handles [first, last]: bit set = handle in use. */
+typedef struct VhcaIds {
+    uint64_t *map;
+    uint32_t first;
+    uint32_t last;
+} VhcaIds;
+
+typedef struct VhcaPd VhcaPd;
+typedef struct VhcaMr VhcaMr;
+typedef struct VhcaCq VhcaCq;
+typedef struct VhcaQp VhcaQp;
 
 typedef struct VhcaGidEntry {
     bool valid;
@@ -130,8 +175,7 @@ typedef struct VhcaCore {
     uint32_t error;                 /* enum vhca_reg_error */
 
     VhcaRing admq;
-    VhcaRing aeq;
-    bool aeq_armed;
+    VhcaEq aeq;                     /* EQ 0: STATUS.AEQ_OVERFLOW */
 
     VhcaRing tx;
     VhcaRing rx;
@@ -144,6 +188,18 @@ typedef struct VhcaCore {
 
     VhcaGidEntry gid_tbl[VHCA_CORE_GID_TBL_LEN_MAX];
     uint64_t uctx_map[VHCA_CORE_DB_PAGES_MAX / 64];
+    /* CQs and QPs a doorbell page owns: DEALLOC_UCTX fails BUSY. */
+    uint32_t uctx_users[VHCA_CORE_DB_PAGES_MAX];
+
+    /* RDMA objects, indexed by handle (slots below ids.first unused). */
+    VhcaIds pd_ids, mr_ids, eq_ids, cq_ids, qp_ids;
+    VhcaPd *pds;
+    VhcaMr *mrs;
+    VhcaEq comp_eqs[VHCA_MAX_COMP_EQS + 1];
+    VhcaCq *cqs;
+    VhcaQp *qps;
+    /* A CQ went into error: its QPs still have to be moved to ERR. */
+    bool cq_error_pending;
 
     uint64_t counters[VHCA_CNT_MAX];
     uint32_t counter_hi_latch[VHCA_CNT_MAX];
@@ -158,9 +214,15 @@ typedef struct VhcaCore {
  */
 const char *vhca_core_config_check(const VhcaCoreConfig *cfg);
 
-/* @cfg must have passed vhca_core_config_check().  Leaves link down. */
-void vhca_core_init(VhcaCore *core, const VhcaCoreConfig *cfg,
-                    const VhcaCoreOps *ops, void *opaque);
+/*
+ * @cfg must have passed vhca_core_config_check().  Leaves link down.
+ * Returns 0, or -1 if the object tables cannot be allocated.
+ */
+int vhca_core_init(VhcaCore *core, const VhcaCoreConfig *cfg,
+                   const VhcaCoreOps *ops, void *opaque);
+
+/* Free what vhca_core_init() allocated. */
+void vhca_core_cleanup(VhcaCore *core);
 
 /* docs/specs/vhca.rst "Reset": CTRL.RESET, FLR and system reset. */
 void vhca_core_reset(VhcaCore *core);

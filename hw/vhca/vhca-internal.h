@@ -135,4 +135,17 @@ void vhca_eth_irq_arm(VhcaCore *core);
 bool vhca_demux_is_roce(const VhcaCore *core, const uint8_t *frame,
                         size_t len);
 
+/* vhca-core.c: BAR0 EQ_DB(eqn) registers of the completion EQs. */
+static inline bool vhca_reg_is_eq_db(uint64_t offset, uint32_t *eqn)
+{
+    if (offset < VHCA_REG_EQ_DB(1) ||
+        offset > VHCA_REG_EQ_DB(VHCA_MAX_COMP_EQS)) {
+        return false;
+    }
+    *eqn = (uint32_t)((offset - VHCA_REG_EQ_DB(0)) / 4);
+    return true;
+}
+
+#include "vhca-rdma.h"
+
 #endif /* HW_VHCA_INTERNAL_H */

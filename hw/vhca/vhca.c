@@ -47,6 +47,10 @@ struct VhcaState {
     uint32_t gid_tbl_len;
     uint32_t db_pages;
     uint32_t vectors;
+    uint32_t max_qp;
+    uint32_t max_cq;
+    uint32_t max_mr;
+    uint32_t max_pd;
 
     Error *migration_blocker;
 
@@ -211,6 +215,15 @@ static void vhca_guest_error_cb(void *opaque, VhcaGuestError kind,
         break;
     case VHCA_GUEST_ERR_DOORBELL:
         VHCA_GUEST_ERR(vhca_ub_doorbell, msg);
+        break;
+    case VHCA_GUEST_ERR_EQ:
+        VHCA_GUEST_ERR(vhca_err_eq, msg);
+        break;
+    case VHCA_GUEST_ERR_CQ:
+        VHCA_GUEST_ERR(vhca_err_cq, msg);
+        break;
+    case VHCA_GUEST_ERR_QP:
+        VHCA_GUEST_ERR(vhca_err_qp, msg);
         break;
     default:
         VHCA_GUEST_ERR(vhca_err_other, msg);
@@ -385,7 +398,15 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
         !vhca_check_range("db-pages", s->db_pages, VHCA_CORE_DB_PAGES_MIN,
                           VHCA_CORE_DB_PAGES_MAX, errp) ||
         !vhca_check_range("vectors", s->vectors, VHCA_CORE_VECTORS_MIN,
-                          VHCA_CORE_VECTORS_MAX, errp)) {
+                          VHCA_CORE_VECTORS_MAX, errp) ||
+        !vhca_check_range("max-qp", s->max_qp, VHCA_CORE_MAX_QP_MIN,
+                          VHCA_CORE_MAX_QP_MAX, errp) ||
+        !vhca_check_range("max-cq", s->max_cq, VHCA_CORE_MAX_CQ_MIN,
+                          VHCA_CORE_MAX_CQ_MAX, errp) ||
+        !vhca_check_range("max-mr", s->max_mr, VHCA_CORE_MAX_MR_MIN,
+                          VHCA_CORE_MAX_MR_MAX, errp) ||
+        !vhca_check_range("max-pd", s->max_pd, VHCA_CORE_MAX_PD_MIN,
+                          VHCA_CORE_MAX_PD_MAX, errp)) {
         return;
     }
 
@@ -426,8 +447,18 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     cfg.gid_tbl_len = s->gid_tbl_len;
     cfg.num_db_pages = s->db_pages;
     cfg.num_vectors = s->vectors;
+    cfg.max_qp = s->max_qp;
+    cfg.max_cq = s->max_cq;
+    cfg.max_mr = s->max_mr;
+    cfg.max_pd = s->max_pd;
     g_assert(!vhca_core_config_check(&cfg));
-    vhca_core_init(&s->core, &cfg, &vhca_core_ops, s);
+    if (vhca_core_init(&s->core, &cfg, &vhca_core_ops, s)) {
+        error_setg(errp, "vhca: cannot allocate the RDMA object tables");
+        msix_unuse_all_vectors(pdev);
+        msix_uninit_exclusive_bar(pdev);
+        pcie_cap_exit(pdev);
+        return;
+    }
 
     s->nic = qemu_new_nic(&vhca_net_info, &s->conf,
                           object_get_typename(OBJECT(s)), dev->id,
@@ -441,6 +472,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
         qemu_del_nic(s->nic);
         s->nic = NULL;
+        vhca_core_cleanup(&s->core);
         msix_unuse_all_vectors(pdev);
         msix_uninit_exclusive_bar(pdev);
         pcie_cap_exit(pdev);
@@ -458,6 +490,7 @@ static void vhca_exit(PCIDevice *pdev)
     migrate_del_blocker(&s->migration_blocker);
     qemu_del_nic(s->nic);
     s->nic = NULL;
+    vhca_core_cleanup(&s->core);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
     pcie_cap_exit(pdev);
@@ -480,6 +513,14 @@ static const Property vhca_properties[] = {
                        VHCA_CORE_DB_PAGES_DEFAULT),
     DEFINE_PROP_UINT32("vectors", VhcaState, vectors,
                        VHCA_CORE_VECTORS_DEFAULT),
+    DEFINE_PROP_UINT32("max-qp", VhcaState, max_qp,
+                       VHCA_CORE_MAX_QP_DEFAULT),
+    DEFINE_PROP_UINT32("max-cq", VhcaState, max_cq,
+                       VHCA_CORE_MAX_CQ_DEFAULT),
+    DEFINE_PROP_UINT32("max-mr", VhcaState, max_mr,
+                       VHCA_CORE_MAX_MR_DEFAULT),
+    DEFINE_PROP_UINT32("max-pd", VhcaState, max_pd,
+                       VHCA_CORE_MAX_PD_DEFAULT),
 };
 
 static void vhca_class_init(ObjectClass *klass, void *data)
@@ -506,6 +547,14 @@ static void vhca_class_init(ObjectClass *klass, void *data)
         "4 KiB doorbell pages in BAR2, one per user context (1..1024)");
     object_class_property_set_description(klass, "vectors",
         "MSI-X vectors: 0 async, 1 Ethernet, 2.. completion (2..64)");
+    object_class_property_set_description(klass, "max-qp",
+        "queue pairs the device can hold (1..16384)");
+    object_class_property_set_description(klass, "max-cq",
+        "completion queues the device can hold (1..65536)");
+    object_class_property_set_description(klass, "max-mr",
+        "memory regions the device can hold (1..65536)");
+    object_class_property_set_description(klass, "max-pd",
+        "protection domains the device can hold (1..65536)");
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 

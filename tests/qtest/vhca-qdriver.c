@@ -152,6 +152,7 @@ VhcaTestDev *vhca_test_start(bool netdev, const char *device_opts)
     d->pdev = qpci_device_find(d->bus, VHCA_TEST_DEVFN);
     g_assert_nonnull(d->pdev);
     d->next_token = 0x7e570000;
+    d->stashed_events = g_array_new(false, false, sizeof(struct vhca_eqe));
     vhca_pci_setup(d);
     return d;
 }
@@ -164,6 +165,7 @@ void vhca_test_stop(VhcaTestDev *d)
     g_free(d->tx_bufs);
     g_free(d->rx_bufs);
     g_free(d->rx_buf_len);
+    g_array_free(d->stashed_events, true);
     g_free(d->pdev);
     qpci_free_pc(d->bus);
     alloc_destroy(&d->alloc);
@@ -211,6 +213,7 @@ void vhca_forget_rings(VhcaTestDev *d)
     memset(&d->aeq, 0, sizeof(d->aeq));
     memset(&d->tx, 0, sizeof(d->tx));
     memset(&d->rx, 0, sizeof(d->rx));
+    g_array_set_size(d->stashed_events, 0);
     g_clear_pointer(&d->tx_bufs, g_free);
     g_clear_pointer(&d->rx_bufs, g_free);
     g_clear_pointer(&d->rx_buf_len, g_free);
@@ -365,7 +368,12 @@ uint8_t vhca_cmd_exec_at(VhcaTestDev *d, uint16_t opcode, const void *in,
     /* done is written before ADMQ_CI advances and the event is posted. */
     vhca_wait_reg_at(d, VHCA_REG_ADMQ_CI, ~0u, d->admq.ci, "ADMQ_CI", where);
 
+    d->last_syndrome = le32_to_cpu(entry.syndrome);
     vhca_eq_next_at(d, &eqe, where);
+    while (d->stash_events && eqe.type != VHCA_EQE_CMD_DONE) {
+        g_array_append_val(d->stashed_events, eqe);
+        vhca_eq_next_at(d, &eqe, where);
+    }
     VHCA_CHECK_EQ(where, "event type (CMD_DONE)", eqe.type,
                   VHCA_EQE_CMD_DONE);
     VHCA_CHECK_EQ(where, "CMD_DONE subtype (status)", eqe.subtype,
@@ -521,6 +529,18 @@ void vhca_eq_next_at(VhcaTestDev *d, struct vhca_eqe *eqe, const char *where)
     VHCA_WAIT_UNTIL_AT(d, vhca_eq_peek(d, eqe), "async event queue entry",
                        where);
     d->aeq.ci++;
+}
+
+void vhca_async_event_wait_at(VhcaTestDev *d, struct vhca_eqe *eqe,
+                              const char *where)
+{
+    if (d->stashed_events && d->stashed_events->len) {
+        *eqe = g_array_index(d->stashed_events, struct vhca_eqe, 0);
+        g_array_remove_index(d->stashed_events, 0);
+        return;
+    }
+    vhca_eq_next_at(d, eqe, where);
+    vhca_eq_ack(d, true);
 }
 
 void vhca_eq_ack(VhcaTestDev *d, bool arm)

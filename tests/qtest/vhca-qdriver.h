@@ -70,6 +70,15 @@ struct VhcaTestDev {
     uint32_t next_token;
     VhcaRing tx;
     VhcaRing rx;                /* pi = buffers posted, ci = filled seen */
+    uint32_t last_syndrome;     /* syndrome of the last vhca_cmd_exec */
+    /*
+     * With stash_events, vhca_cmd_exec keeps events other than CMD_DONE
+     * that arrive while it waits (an RDMA command may post a CQ_ERROR or
+     * QP_EVENT before its own CMD_DONE) in @stashed_events instead of
+     * failing; vhca_async_event_wait() hands them out in order.
+     */
+    bool stash_events;
+    GArray *stashed_events;     /* of struct vhca_eqe */
     uint64_t *tx_bufs;          /* one guest buffer per TX slot */
     uint64_t *rx_bufs;          /* one guest buffer per RX slot */
     uint16_t *rx_buf_len;
@@ -238,6 +247,15 @@ uint8_t vhca_cmd_dealloc_uctx_at(VhcaTestDev *d, uint32_t db_page,
                                  const char *where);
 #define vhca_cmd_dealloc_uctx(...) \
     vhca_cmd_dealloc_uctx_at(__VA_ARGS__, G_STRLOC)
+
+/*
+ * The next async event that is not CMD_DONE: a stashed one first (see
+ * stash_events), else wait for it on the AEQ, consume it and re-arm.
+ */
+void vhca_async_event_wait_at(VhcaTestDev *d, struct vhca_eqe *eqe,
+                              const char *where);
+#define vhca_async_event_wait(...) \
+    vhca_async_event_wait_at(__VA_ARGS__, G_STRLOC)
 
 /* Is the next event (at aeq.ci) written?  Reads it into @eqe if so. */
 bool vhca_eq_peek(VhcaTestDev *d, struct vhca_eqe *eqe);

@@ -98,12 +98,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .gid_tbl_len = 4,
         .num_db_pages = 8,
         .num_vectors = 4,
+        .max_qp = 4,
+        .max_cq = 4,
+        .max_mr = 4,
+        .max_pd = 4,
     };
     FuzzInput in = { data, size };
     uint8_t op;
 
     memset(ram, 0, sizeof(ram));
-    vhca_core_init(&core, &cfg, &fuzz_ops, &core);
+    if (vhca_core_init(&core, &cfg, &fuzz_ops, &core)) {
+        return 0;
+    }
     core.link_up = true;
 
     while (take(&in, &op, 1)) {
@@ -115,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
             if (!take(&in, &offset, 2) || !take(&in, &value, 4) ||
                 !take(&in, &size_sel, 1)) {
-                return 0;
+                goto out;
             }
             vhca_core_reg_write(&core, offset % VHCA_CTRL_BAR_SIZE, value,
                                 1u << (size_sel % 4));
@@ -128,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
             if (!take(&in, &offset, 4) || !take(&in, &len, 1) ||
                 !take(&in, buf, len)) {
-                return 0;
+                goto out;
             }
             offset %= FUZZ_RAM_SIZE - sizeof(buf);
             memcpy(ram + offset, buf, len);
@@ -139,7 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint8_t *frame;
 
             if (!take(&in, &len, 2)) {
-                return 0;
+                goto out;
             }
             len %= VHCA_ETH_MAX_FRAME + 64;
             if (len > in.left) {
@@ -156,22 +162,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint16_t offset;
 
             if (!take(&in, &offset, 2)) {
-                return 0;
+                goto out;
             }
             vhca_core_reg_read(&core, offset % VHCA_CTRL_BAR_SIZE, 4);
             break;
         }
         case 4: {               /* BAR2 doorbell, link flap */
             uint16_t offset;
+            uint64_t value;
 
-            if (!take(&in, &offset, 2)) {
-                return 0;
+            if (!take(&in, &offset, 2) || !take(&in, &value, 8)) {
+                goto out;
             }
-            vhca_core_doorbell_write(&core, offset * 8u, 1, 4);
+            vhca_core_doorbell_write(&core, offset * 8u, value,
+                                     offset & 0x8000 ? 4 : 8);
             vhca_core_set_link(&core, offset & 1);
             break;
         }
         }
     }
+out:
+    /* Tables are allocated per input: free them so leaks show. */
+    vhca_core_cleanup(&core);
     return 0;
 }

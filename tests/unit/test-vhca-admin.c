@@ -103,13 +103,20 @@ static void test_query_device(void)
     g_assert_cmpuint(GUINT32_FROM_LE(attr.gid_tbl_len), ==, 100);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.num_comp_vectors), ==, 18);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_pkeys), ==, 1);
-    /* No RDMA resources yet: nothing claimed. */
-    g_assert_cmpuint(attr.max_qp, ==, 0);
-    g_assert_cmpuint(attr.max_cq, ==, 0);
-    g_assert_cmpuint(attr.max_mr, ==, 0);
-    g_assert_cmpuint(attr.max_pd, ==, 0);
+    /* The RDMA limits the device enforces (spec, "RDMA resources"). */
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_qp), ==, cfg.max_qp);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_cq), ==, cfg.max_cq);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_mr), ==, cfg.max_mr);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_pd), ==, cfg.max_pd);
     g_assert_cmpuint(attr.max_srq, ==, 0);
-    g_assert_cmpuint(attr.max_mr_size, ==, 0);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_qp_wr), ==, 16384);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_sge), ==, 12);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_srq_sge), ==, 7);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_cqe), ==, 65535);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_inline_data), ==, 192);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_qp_rd_atom), ==, 16);
+    g_assert_cmphex(GUINT64_FROM_LE(attr.page_size_cap), ==, 0x7ffff000);
+    g_assert_cmphex(GUINT64_FROM_LE(attr.max_mr_size), ==, 1ull << 48);
     for (unsigned i = 0; i < G_N_ELEMENTS(attr.rsvd); i++) {
         g_assert_cmpuint(attr.rsvd[i], ==, 0);
     }

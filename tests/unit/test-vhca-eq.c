@@ -175,8 +175,8 @@ static void test_ci_24bit_wrap(void)
 
     harness_enable(h);
     /* Free-running indices near the 24-bit doorbell field's wrap. */
-    h->core.aeq.pi = 0x00fffffe;
-    h->core.aeq.ci = 0x00fffffe;
+    h->core.aeq.ring.pi = 0x00fffffe;
+    h->core.aeq.ring.ci = 0x00fffffe;
     h->core.admq.ci = 0;
     for (unsigned i = 0; i < 4; i++) {
         nop(h, i);
@@ -184,7 +184,7 @@ static void test_ci_24bit_wrap(void)
     g_assert_cmphex(reg_read(h, VHCA_REG_AEQ_PI), ==, 0x01000002);
     reg_write(h, VHCA_REG_AEQ_DB, 0x000001 | VHCA_EQ_DB_ARM);
     g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_REG_REFUSED], ==, 0);
-    g_assert_cmphex(h->core.aeq.ci, ==, 0x01000001);
+    g_assert_cmphex(h->core.aeq.ring.ci, ==, 0x01000001);
     /* One still outstanding: the ARM interrupts at once. */
     g_assert_cmpuint(h->irqs[VHCA_VECTOR_ASYNC], ==, 2);
     reg_write(h, VHCA_REG_AEQ_DB, 0x000003);

@@ -248,20 +248,27 @@ static void test_doorbell_pages(void)
                      ==, VHCA_ST_OK);
     g_assert_cmpuint(out[0], ==, 0);
 
+    /*
+     * Every write to a doorbell page counts; a doorbell that is not one
+     * aligned 64-bit write, or names no object the page owns, is logged.
+     */
     vhca_core_doorbell_write(&h->core, VHCA_DB_SQ, 1, 4);
+    g_assert_cmpuint(counter(h, VHCA_CNT_DOORBELLS), ==, 1);
+    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_DOORBELL], ==, 1);
     vhca_core_doorbell_write(&h->core, VHCA_DB_CQ, 1, 8);
     g_assert_cmpuint(counter(h, VHCA_CNT_DOORBELLS), ==, 2);
-    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_DOORBELL], ==, 0);
+    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_DOORBELL], ==, 2);
+    g_assert_nonnull(strstr(h->last_error, "does not own"));
 
     /* Page 3 is not allocated: still counted, but logged. */
     vhca_core_doorbell_write(&h->core, 3 * VHCA_DB_PAGE_SIZE + VHCA_DB_RQ,
-                             1, 4);
+                             1, 8);
     g_assert_cmpuint(counter(h, VHCA_CNT_DOORBELLS), ==, 3);
-    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_DOORBELL], ==, 1);
+    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_DOORBELL], ==, 3);
     /* Past the last page (BAR2 padding to a power of two): ignored. */
-    vhca_core_doorbell_write(&h->core, 4 * VHCA_DB_PAGE_SIZE, 1, 4);
+    vhca_core_doorbell_write(&h->core, 4 * VHCA_DB_PAGE_SIZE, 1, 8);
     g_assert_cmpuint(counter(h, VHCA_CNT_DOORBELLS), ==, 3);
-    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_DOORBELL], ==, 2);
+    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_DOORBELL], ==, 4);
     harness_free(h);
 }
 

@@ -18,6 +18,10 @@ const VhcaCoreConfig harness_default_cfg = {
     .gid_tbl_len = 16,
     .num_db_pages = 4,
     .num_vectors = 8,
+    .max_qp = 8,
+    .max_cq = 8,
+    .max_mr = 8,
+    .max_pd = 4,
 };
 
 static bool ram_range(uint64_t addr, size_t len)
@@ -123,8 +127,9 @@ Harness *harness_new(const VhcaCoreConfig *cfg)
 
     h->ram = g_malloc0(RAM_SIZE);
     g_assert_null(vhca_core_config_check(cfg ? cfg : &harness_default_cfg));
-    vhca_core_init(&h->core, cfg ? cfg : &harness_default_cfg, &harness_ops,
-                   h);
+    g_assert_cmpint(vhca_core_init(&h->core,
+                                   cfg ? cfg : &harness_default_cfg,
+                                   &harness_ops, h), ==, 0);
     h->core.link_up = true;
     h->rx_ready_calls = 0;
     return h;
@@ -132,6 +137,7 @@ Harness *harness_new(const VhcaCoreConfig *cfg)
 
 void harness_free(Harness *h)
 {
+    vhca_core_cleanup(&h->core);
     g_free(h->ram);
     g_free(h);
 }
@@ -408,4 +414,356 @@ size_t build_udp6(uint8_t *buf, const uint8_t daddr[16], uint16_t dport,
     put_be16(udp + 2, dport);
     put_be16(udp + 4, (uint16_t)(8 + payload_len));
     return len;
+}
+
+/* ---------------------------------------------------------------------- */
+/* RDMA resources                                                         */
+/* ---------------------------------------------------------------------- */
+
+uint64_t rdma_alloc(Harness *h, uint32_t npages)
+{
+    uint64_t addr;
+
+    if (h->rdma_next == 0) {
+        h->rdma_next = RDMA_MEM_BASE;
+    }
+    addr = h->rdma_next;
+    h->rdma_next += (uint64_t)npages * 4096;
+    g_assert_cmpuint(h->rdma_next, <=, RAM_BASE + RAM_SIZE);
+    memset(ram_ptr(h, addr, (size_t)npages * 4096), 0,
+           (size_t)npages * 4096);
+    return addr;
+}
+
+uint64_t rdma_pbl(Harness *h, uint64_t first, uint32_t npages, bool reverse)
+{
+    uint64_t pbl = rdma_alloc(h, (npages * 8 + 4095) / 4096);
+    uint32_t i;
+
+    for (i = 0; i < npages; i++) {
+        uint64_t page = first + 4096ull * (reverse ? npages - 1 - i : i);
+        uint64_t le = GUINT64_TO_LE(page);
+
+        ram_write(h, pbl + 8ull * i, &le, 8);
+    }
+    return pbl;
+}
+
+uint8_t rdma_cmd(Harness *h, uint16_t opcode, const void *mbox, size_t len,
+                 uint32_t *handle, uint32_t *key)
+{
+    struct vhca_cmd_dma_in in = {
+        .addr = GUINT64_TO_LE(MBOX_ADDR),
+        .len = GUINT32_TO_LE((uint32_t)len),
+    };
+    struct vhca_cmd_obj_out out;
+    uint8_t status;
+
+    if (mbox) {
+        ram_write(h, MBOX_ADDR, mbox, len);
+    }
+    status = admin_cmd(h, opcode, 0x5000 + opcode, &in, sizeof(in), &out);
+    if (handle) {
+        *handle = GUINT32_FROM_LE(out.handle);
+    }
+    if (key) {
+        *key = GUINT32_FROM_LE(out.key);
+    }
+    return status;
+}
+
+uint8_t rdma_destroy(Harness *h, uint16_t opcode, uint32_t handle)
+{
+    struct vhca_cmd_obj_in in = { .handle = GUINT32_TO_LE(handle) };
+
+    return admin_cmd(h, opcode, 0x6000 + opcode, &in, sizeof(in), NULL);
+}
+
+uint32_t rdma_alloc_uctx(Harness *h)
+{
+    struct vhca_cmd_uctx_out out;
+
+    g_assert_cmpuint(admin_cmd(h, VHCA_CMD_ALLOC_UCTX, 7, NULL, 0, &out),
+                     ==, VHCA_ST_OK);
+    return GUINT32_FROM_LE(out.db_page);
+}
+
+uint32_t rdma_create_pd(Harness *h)
+{
+    uint32_t pdn = 0;
+
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_PD, NULL, 0, &pdn, NULL),
+                     ==, VHCA_ST_OK);
+    g_assert_cmpuint(pdn, >=, 1);
+    return pdn;
+}
+
+uint32_t rdma_create_eq(Harness *h, uint8_t log, uint32_t vector,
+                        uint64_t *ring)
+{
+    uint32_t pages = ((16u << log) + 4095) / 4096;
+    uint64_t mem = rdma_alloc(h, pages);
+    struct vhca_eq_create c = {
+        .pbl_addr = GUINT64_TO_LE(rdma_pbl(h, mem, pages, false)),
+        .npages = GUINT32_TO_LE(pages),
+        .log_size = log,
+        .vector = GUINT32_TO_LE(vector),
+    };
+    uint32_t eqn = 0;
+
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
+                              NULL), ==, VHCA_ST_OK);
+    if (ring) {
+        *ring = mem;
+    }
+    return eqn;
+}
+
+uint8_t rdma_create_cq(Harness *h, TestCq *cq, uint8_t log, uint32_t eqn,
+                       uint32_t db_page)
+{
+    /* Out-of-range sizes (tests of refusal) get one page. */
+    uint32_t pages = log <= 16 ? ((32u << log) + 4095) / 4096 : 1;
+    struct vhca_cq_create c;
+
+    memset(cq, 0, sizeof(*cq));
+    cq->log = log;
+    cq->ring = rdma_alloc(h, pages);
+    cq->dbrec = rdma_alloc(h, 1);
+    memset(&c, 0, sizeof(c));
+    c.pbl_addr = GUINT64_TO_LE(rdma_pbl(h, cq->ring, pages, true));
+    c.npages = GUINT32_TO_LE(pages);
+    c.log_size = log;
+    c.eqn = GUINT32_TO_LE(eqn);
+    c.db_page = GUINT32_TO_LE(db_page);
+    c.dbrec_addr = GUINT64_TO_LE(cq->dbrec);
+    return rdma_cmd(h, VHCA_CMD_CREATE_CQ, &c, sizeof(c), &cq->cqn, NULL);
+}
+
+/* Byte offset of entry @index in a ring laid out on reversed pages. */
+static uint64_t reversed_ring_addr(uint64_t base, uint32_t npages,
+                                   uint32_t index, uint32_t log,
+                                   uint32_t stride)
+{
+    uint64_t off = (uint64_t)(index & ((1u << log) - 1)) * stride;
+
+    return base + 4096ull * (npages - 1 - off / 4096) + off % 4096;
+}
+
+struct vhca_cqe cq_entry(Harness *h, const TestCq *cq, uint32_t index)
+{
+    struct vhca_cqe cqe;
+    uint32_t pages = ((32u << cq->log) + 4095) / 4096;
+
+    g_assert_cmpuint(cq->log, <=, 16);
+
+    ram_read(h, reversed_ring_addr(cq->ring, pages, index, cq->log, 32),
+             &cqe, sizeof(cqe));
+    cqe.wr_id = GUINT64_FROM_LE(cqe.wr_id);
+    cqe.byte_len = GUINT32_FROM_LE(cqe.byte_len);
+    cqe.qpn = GUINT32_FROM_LE(cqe.qpn);
+    cqe.vendor_err = GUINT32_FROM_LE(cqe.vendor_err);
+    return cqe;
+}
+
+bool cq_poll(Harness *h, TestCq *cq, struct vhca_cqe *cqe)
+{
+    struct vhca_cqe e = cq_entry(h, cq, cq->ci);
+    uint32_t ci_le;
+
+    if ((e.owner & 1) != (((cq->ci >> cq->log) & 1) ^ 1)) {
+        return false;
+    }
+    *cqe = e;
+    cq->ci++;
+    ci_le = GUINT32_TO_LE(cq->ci);
+    ram_write(h, cq->dbrec, &ci_le, 4);
+    return true;
+}
+
+uint8_t rdma_create_qp(Harness *h, TestQp *qp, uint8_t type, uint32_t pdn,
+                       uint32_t send_cqn, uint32_t recv_cqn,
+                       uint32_t db_page)
+{
+    struct vhca_qp_create c;
+    uint32_t sq_pages, rq_pages;
+
+    memset(qp, 0, sizeof(*qp));
+    qp->sq_log = 5;                     /* 32 x 256 = 2 pages */
+    qp->rq_log = 4;                     /* 16 x 128 = 1 page (half) */
+    qp->db_page = db_page;
+    sq_pages = (VHCA_SEND_WQE_SIZE << qp->sq_log) / 4096;
+    rq_pages = 1;
+    qp->sq = rdma_alloc(h, sq_pages);
+    qp->rq = rdma_alloc(h, rq_pages);
+    memset(&c, 0, sizeof(c));
+    c.type = type;
+    c.sq_log_size = qp->sq_log;
+    c.rq_log_size = qp->rq_log;
+    c.pdn = GUINT32_TO_LE(pdn);
+    c.send_cqn = GUINT32_TO_LE(send_cqn);
+    c.recv_cqn = GUINT32_TO_LE(recv_cqn);
+    c.sq_pbl_addr = GUINT64_TO_LE(rdma_pbl(h, qp->sq, sq_pages, true));
+    c.rq_pbl_addr = GUINT64_TO_LE(rdma_pbl(h, qp->rq, rq_pages, false));
+    c.sq_npages = GUINT32_TO_LE(sq_pages);
+    c.rq_npages = GUINT32_TO_LE(rq_pages);
+    c.db_page = GUINT32_TO_LE(db_page);
+    return rdma_cmd(h, VHCA_CMD_CREATE_QP, &c, sizeof(c), &qp->qpn, NULL);
+}
+
+void qp_put_send(Harness *h, TestQp *qp, uint64_t wr_id, uint8_t opcode,
+                 uint8_t flags)
+{
+    uint32_t pages = (VHCA_SEND_WQE_SIZE << qp->sq_log) / 4096;
+    struct vhca_send_wqe wqe;
+
+    memset(&wqe, 0, sizeof(wqe));
+    wqe.wr_id = GUINT64_TO_LE(wr_id);
+    wqe.opcode = opcode;
+    wqe.flags = flags;
+    ram_write(h, reversed_ring_addr(qp->sq, pages, qp->sq_pi, qp->sq_log,
+                                    VHCA_SEND_WQE_SIZE), &wqe, sizeof(wqe));
+    qp->sq_pi++;
+}
+
+void qp_put_recv(Harness *h, TestQp *qp, uint64_t wr_id)
+{
+    struct vhca_recv_wqe wqe;
+
+    memset(&wqe, 0, sizeof(wqe));
+    wqe.wr_id = GUINT64_TO_LE(wr_id);
+    ram_write(h, qp->rq + (uint64_t)(qp->rq_pi & ((1u << qp->rq_log) - 1)) *
+              VHCA_RECV_WQE_SIZE, &wqe, sizeof(wqe));
+    qp->rq_pi++;
+}
+
+void ring_doorbell(Harness *h, uint32_t page, uint32_t reg, uint32_t object,
+                   uint32_t value)
+{
+    vhca_core_doorbell_write(&h->core, (uint64_t)page * VHCA_DB_PAGE_SIZE +
+                             reg, (uint64_t)value << 32 | object, 8);
+}
+
+uint8_t rdma_modify_qp(Harness *h, const struct vhca_qp_attr *attr)
+{
+    struct vhca_qp_attr le = *attr;
+
+    le.qpn = GUINT32_TO_LE(attr->qpn);
+    le.attr_mask = GUINT32_TO_LE(attr->attr_mask);
+    le.qp_access_flags = GUINT32_TO_LE(attr->qp_access_flags);
+    le.dest_qp_num = GUINT32_TO_LE(attr->dest_qp_num);
+    le.rq_psn = GUINT32_TO_LE(attr->rq_psn);
+    le.sq_psn = GUINT32_TO_LE(attr->sq_psn);
+    le.qkey = GUINT32_TO_LE(attr->qkey);
+    le.flow_label = GUINT32_TO_LE(attr->flow_label);
+    le.pkey_index = GUINT16_TO_LE(attr->pkey_index);
+    le.udp_sport = GUINT16_TO_LE(attr->udp_sport);
+    return rdma_cmd(h, VHCA_CMD_MODIFY_QP, &le, sizeof(le), NULL, NULL);
+}
+
+uint8_t rdma_query_qp(Harness *h, uint32_t qpn, struct vhca_qp_attr *attr)
+{
+    struct vhca_qp_attr in;
+    uint8_t status;
+
+    memset(&in, 0xee, sizeof(in));
+    in.qpn = GUINT32_TO_LE(qpn);
+    status = rdma_cmd(h, VHCA_CMD_QUERY_QP, &in, sizeof(in), NULL, NULL);
+    ram_read(h, MBOX_ADDR, attr, sizeof(*attr));
+    attr->qpn = GUINT32_FROM_LE(attr->qpn);
+    attr->qp_access_flags = GUINT32_FROM_LE(attr->qp_access_flags);
+    attr->dest_qp_num = GUINT32_FROM_LE(attr->dest_qp_num);
+    attr->rq_psn = GUINT32_FROM_LE(attr->rq_psn);
+    attr->sq_psn = GUINT32_FROM_LE(attr->sq_psn);
+    attr->qkey = GUINT32_FROM_LE(attr->qkey);
+    attr->max_send_wr = GUINT32_FROM_LE(attr->max_send_wr);
+    attr->max_recv_wr = GUINT32_FROM_LE(attr->max_recv_wr);
+    return status;
+}
+
+uint8_t qp_state(Harness *h, uint32_t qpn)
+{
+    struct vhca_qp_attr attr;
+
+    g_assert_cmpuint(rdma_query_qp(h, qpn, &attr), ==, VHCA_ST_OK);
+    return attr.qp_state;
+}
+
+void qp_good_attr(struct vhca_qp_attr *attr, uint32_t qpn)
+{
+    static const uint8_t dgid[16] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2
+    };
+
+    memset(attr, 0, sizeof(*attr));
+    attr->qpn = qpn;
+    attr->qp_access_flags = VHCA_ACCESS_REMOTE_WRITE |
+                            VHCA_ACCESS_REMOTE_READ;
+    attr->pkey_index = 0;
+    attr->port = 1;
+    attr->qkey = 0x11111111;
+    attr->sgid_index = 0;
+    attr->hop_limit = 64;
+    memcpy(attr->dgid, dgid, 16);
+    attr->path_mtu = VHCA_IB_MTU_1024;
+    attr->dest_qp_num = 0x123;
+    attr->rq_psn = 0x1000;
+    attr->max_dest_rd_atomic = 4;
+    attr->min_rnr_timer = 12;
+    attr->timeout = 14;
+    attr->retry_cnt = 7;
+    attr->rnr_retry = 7;
+    attr->sq_psn = 0x2000;
+    attr->max_rd_atomic = 4;
+}
+
+uint32_t qp_required_mask(uint8_t type, uint8_t cur, uint8_t next)
+{
+    if (cur == VHCA_QPS_RESET && next == VHCA_QPS_INIT) {
+        return VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
+               (type == VHCA_QPT_UD ? VHCA_QP_QKEY : VHCA_QP_ACCESS_FLAGS);
+    }
+    if (cur == VHCA_QPS_INIT && next == VHCA_QPS_RTR) {
+        if (type == VHCA_QPT_UD) {
+            return 0;
+        }
+        return VHCA_QP_AV | VHCA_QP_PATH_MTU | VHCA_QP_DEST_QPN |
+               VHCA_QP_RQ_PSN |
+               (type == VHCA_QPT_RC ? VHCA_QP_MAX_DEST_RD_ATOMIC |
+                                      VHCA_QP_MIN_RNR_TIMER : 0);
+    }
+    if (cur == VHCA_QPS_RTR && next == VHCA_QPS_RTS) {
+        return VHCA_QP_SQ_PSN |
+               (type == VHCA_QPT_RC ? VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |
+                                      VHCA_QP_RNR_RETRY |
+                                      VHCA_QP_MAX_QP_RD_ATOMIC : 0);
+    }
+    return 0;
+}
+
+void qp_move_to(Harness *h, uint32_t qpn, uint8_t type, uint8_t state)
+{
+    static const uint8_t path[] = {
+        VHCA_QPS_RESET, VHCA_QPS_INIT, VHCA_QPS_RTR, VHCA_QPS_RTS,
+        VHCA_QPS_SQD,
+    };
+    struct vhca_qp_attr attr;
+    unsigned i;
+
+    g_assert_cmpuint(state, !=, VHCA_QPS_SQE);
+    if (state == VHCA_QPS_ERR || state == VHCA_QPS_RESET) {
+        qp_good_attr(&attr, qpn);
+        attr.attr_mask = VHCA_QP_STATE;
+        attr.qp_state = state;
+        g_assert_cmpuint(rdma_modify_qp(h, &attr), ==, VHCA_ST_OK);
+        return;
+    }
+    for (i = 1; i < G_N_ELEMENTS(path) && path[i - 1] != state; i++) {
+        qp_good_attr(&attr, qpn);
+        attr.attr_mask = VHCA_QP_STATE |
+                         qp_required_mask(type, path[i - 1], path[i]);
+        attr.qp_state = path[i];
+        g_assert_cmpuint(rdma_modify_qp(h, &attr), ==, VHCA_ST_OK);
+    }
+    g_assert_cmpuint(qp_state(h, qpn), ==, state);
 }

@@ -65,6 +65,7 @@ typedef struct Harness {
     /* Driver-side state. */
     uint32_t admq_pi;
     uint32_t aeq_ci;
+    uint64_t rdma_next;             /* bump allocator, see rdma_alloc() */
 } Harness;
 
 /* The standard device: MAC 52:54:00:12:34:56, 16 GIDs, 4 pages, 8 vectors. */
@@ -128,5 +129,79 @@ size_t build_udp4(uint8_t *buf, const uint8_t daddr[4], uint16_t dport,
                   size_t payload_len);
 size_t build_udp6(uint8_t *buf, const uint8_t daddr[16], uint16_t dport,
                   size_t payload_len);
+
+/*
+ * RDMA resources.  Mailboxes go at MBOX_ADDR; queues, page lists and
+ * buffers come from a bump allocator over [RDMA_MEM_BASE, RAM end).
+ */
+#define MBOX_ADDR           (RAM_BASE + 0x8000)
+#define RDMA_MEM_BASE       (RAM_BASE + 0x100000)
+
+/* Zeroed 4 KiB pages, contiguous in guest RAM. */
+uint64_t rdma_alloc(Harness *h, uint32_t npages);
+/*
+ * A level 1 page list naming @npages pages starting at @first, in
+ * reverse order when @reverse (so queues are not contiguous).
+ */
+uint64_t rdma_pbl(Harness *h, uint64_t first, uint32_t npages, bool reverse);
+
+/* A resource command with its mailbox; *handle, *key from out (if set). */
+uint8_t rdma_cmd(Harness *h, uint16_t opcode, const void *mbox, size_t len,
+                 uint32_t *handle, uint32_t *key);
+/* DESTROY_* (and anything taking struct vhca_cmd_obj_in). */
+uint8_t rdma_destroy(Harness *h, uint16_t opcode, uint32_t handle);
+
+uint32_t rdma_alloc_uctx(Harness *h);
+uint32_t rdma_create_pd(Harness *h);
+/* A completion EQ of 2^log entries on @vector; *ring gets its page. */
+uint32_t rdma_create_eq(Harness *h, uint8_t log, uint32_t vector,
+                        uint64_t *ring);
+
+typedef struct TestCq {
+    uint32_t cqn;
+    uint8_t log;
+    uint64_t ring;                  /* contiguous pages, in reverse pbl */
+    uint64_t dbrec;
+    uint32_t ci;                    /* the test's consumer index */
+} TestCq;
+
+uint8_t rdma_create_cq(Harness *h, TestCq *cq, uint8_t log, uint32_t eqn,
+                       uint32_t db_page);
+/* The CQE at @index; see cqe_owner_ok for validity. */
+struct vhca_cqe cq_entry(Harness *h, const TestCq *cq, uint32_t index);
+/* Poll the next CQE if its owner bit says it is new. */
+bool cq_poll(Harness *h, TestCq *cq, struct vhca_cqe *cqe);
+
+typedef struct TestQp {
+    uint32_t qpn;
+    uint8_t sq_log, rq_log;
+    uint64_t sq, rq;                /* ring memory (contiguous) */
+    uint32_t sq_pi, rq_pi;
+    uint32_t db_page;
+} TestQp;
+
+uint8_t rdma_create_qp(Harness *h, TestQp *qp, uint8_t type, uint32_t pdn,
+                       uint32_t send_cqn, uint32_t recv_cqn,
+                       uint32_t db_page);
+/* Write a send/recv WQE at the producer index and advance it (no bell). */
+void qp_put_send(Harness *h, TestQp *qp, uint64_t wr_id, uint8_t opcode,
+                 uint8_t flags);
+void qp_put_recv(Harness *h, TestQp *qp, uint64_t wr_id);
+/* A 64-bit doorbell write on @qp's page. */
+void ring_doorbell(Harness *h, uint32_t page, uint32_t reg, uint32_t object,
+                   uint32_t value);
+
+uint8_t rdma_modify_qp(Harness *h, const struct vhca_qp_attr *attr);
+uint8_t rdma_query_qp(Harness *h, uint32_t qpn, struct vhca_qp_attr *attr);
+/* The attributes each step of the usual bring-up requires. */
+uint32_t qp_required_mask(uint8_t type, uint8_t cur, uint8_t next);
+/*
+ * Walk a RC/UC/UD QP from RESET to @state (not SQE) along RESET, INIT,
+ * RTR, RTS, SQD with the required attributes.  GID 0 must exist.
+ */
+void qp_move_to(Harness *h, uint32_t qpn, uint8_t type, uint8_t state);
+/* The attributes qp_move_to() uses, valid for every transition. */
+void qp_good_attr(struct vhca_qp_attr *attr, uint32_t qpn);
+uint8_t qp_state(Harness *h, uint32_t qpn);
 
 #endif /* VHCA_HARNESS_H */

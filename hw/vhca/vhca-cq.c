@@ -1,0 +1,304 @@
+/*
+ * vhca engine: completion queues - CREATE_CQ/DESTROY_CQ, the CQE producer
+ * with its owner bit, the doorbell record, overflow into the error state,
+ * arming and COMPLETION events (docs/specs/vhca.rst, "Event and completion
+ * queues"; IBTA 11.4.2).
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vhca-internal.h"
+
+#define VHCA_CQ_ARM_MASK    (3u << 30)
+
+static uint32_t vhca_cq_entries(const VhcaCq *cq)
+{
+    return 1u << cq->log_size;
+}
+
+/*
+ * Learn a consumer index (low 24 bits, from the doorbell record or a CQ
+ * doorbell).  It may only move forward, up to what the device produced.
+ */
+static bool vhca_cq_update_ci(VhcaCq *cq, uint32_t ci24)
+{
+    uint32_t advance = (ci24 - cq->ci) & VHCA_CQ_CI_MASK;
+
+    if (advance > cq->pi - cq->ci) {
+        return false;
+    }
+    cq->ci += advance;
+    return true;
+}
+
+/* Room for one more CQE?  The doorbell record is read only when full. */
+static bool vhca_cq_has_room(VhcaCore *core, VhcaCq *cq)
+{
+    uint8_t raw[4];
+
+    if (cq->pi - cq->ci < vhca_cq_entries(cq)) {
+        return true;
+    }
+    if (vhca_dma_read(core, cq->dbrec_addr, raw, sizeof(raw)) == 0) {
+        vhca_cq_update_ci(cq, vhca_ld_le32(raw) & VHCA_CQ_CI_MASK);
+    }
+    return cq->pi - cq->ci < vhca_cq_entries(cq);
+}
+
+/*
+ * IBTA 11.4.2.1 / 10.10.2: a CQ that overflows is in error; its QPs go
+ * to the error state (vhca_cq_errors_settle) and the consumer learns it
+ * from a CQ_ERROR event.
+ */
+static void vhca_cq_set_error(VhcaCore *core, uint32_t cqn, VhcaCq *cq,
+                              const char *why)
+{
+    cq->error = true;
+    cq->arm = 0;
+    core->cq_error_pending = true;
+    vhca_guest_error(core, VHCA_GUEST_ERR_CQ, "CQ %u %s: the CQ is in error",
+                     cqn, why);
+    vhca_aeq_post(core, VHCA_EQE_CQ_ERROR, 0, cqn, 0);
+}
+
+static void vhca_cq_build(uint8_t *cqe, const VhcaCompletion *wc)
+{
+    memset(cqe, 0, sizeof(struct vhca_cqe));
+    vhca_st_le64(cqe + offsetof(struct vhca_cqe, wr_id), wc->wr_id);
+    vhca_st_le32(cqe + offsetof(struct vhca_cqe, byte_len), wc->byte_len);
+    vhca_st_le32(cqe + offsetof(struct vhca_cqe, imm_or_inv),
+                 wc->imm_or_inv);
+    vhca_st_le32(cqe + offsetof(struct vhca_cqe, qpn), wc->qpn);
+    vhca_st_le32(cqe + offsetof(struct vhca_cqe, src_qp), wc->src_qp);
+    vhca_st_le32(cqe + offsetof(struct vhca_cqe, vendor_err),
+                 wc->vendor_err);
+    cqe[offsetof(struct vhca_cqe, status)] = wc->status;
+    cqe[offsetof(struct vhca_cqe, opcode)] = wc->opcode;
+    cqe[offsetof(struct vhca_cqe, flags)] = wc->flags;
+}
+
+static void vhca_cq_event(VhcaCore *core, uint32_t cqn, VhcaCq *cq)
+{
+    cq->arm = 0;
+    vhca_eq_post(core, &core->comp_eqs[cq->eqn], VHCA_GUEST_ERR_EQ,
+                 VHCA_EQE_COMPLETION, 0, cqn, 0);
+}
+
+bool vhca_cq_post(VhcaCore *core, uint32_t cqn, const VhcaCompletion *wc)
+{
+    VhcaCq *cq = vhca_cq_lookup(core, cqn);
+    uint8_t cqe[sizeof(struct vhca_cqe)];
+    uint8_t owner;
+    uint64_t addr;
+
+    if (!cq || cq->error) {
+        return false;
+    }
+    if (!vhca_cq_has_room(core, cq)) {
+        vhca_cq_set_error(core, cqn, cq, "overflowed");
+        return false;
+    }
+
+    vhca_cq_build(cqe, wc);
+    owner = ((cq->pi >> cq->log_size) & 1) ^ 1;
+    addr = vhca_queue_addr(cq->pages, cq->log_size, cq->pi, sizeof(cqe));
+    /* The owner byte goes last: it tells the consumer the CQE is valid. */
+    if (vhca_dma_write(core, addr, cqe, offsetof(struct vhca_cqe, owner)) ||
+        vhca_dma_write(core, addr + offsetof(struct vhca_cqe, owner),
+                       &owner, 1)) {
+        vhca_cq_set_error(core, cqn, cq, "ring is not guest RAM");
+        return false;
+    }
+    cq->pi++;
+
+    /*
+     * IBTA 11.4.2.2: a solicited arm also fires for a completion in
+     * error, so the consumer learns about it without polling.
+     */
+    if (cq->arm == VHCA_CQ_ARM_NEXT ||
+        (cq->arm == VHCA_CQ_ARM_SOLICITED &&
+         (wc->solicited || wc->status != VHCA_WC_SUCCESS))) {
+        vhca_cq_event(core, cqn, cq);
+    }
+    return true;
+}
+
+void vhca_cq_doorbell(VhcaCore *core, uint32_t page, uint32_t cqn,
+                      uint32_t value)
+{
+    VhcaCq *cq = vhca_cq_lookup(core, cqn);
+    uint32_t arm = value & VHCA_CQ_ARM_MASK;
+    uint32_t ci24 = value & VHCA_CQ_CI_MASK;
+
+    if (!cq || cq->db_page != page) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
+                         "CQ doorbell on page %u for CQ %u, which the page "
+                         "does not own, ignoring", page, cqn);
+        return;
+    }
+    if (arm == VHCA_CQ_ARM_MASK || cq->error ||
+        !vhca_cq_update_ci(cq, ci24)) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_CQ,
+                         "CQ %u doorbell 0x%x: bad arm bits, CQ in error or "
+                         "consumer index beyond 0x%x, ignoring", cqn, value,
+                         cq->pi);
+        return;
+    }
+    if (!arm) {
+        return;
+    }
+    /* Completions past the consumer's index already: the event is due. */
+    if (cq->pi != cq->ci) {
+        vhca_cq_event(core, cqn, cq);
+    } else if (cq->arm != VHCA_CQ_ARM_NEXT) {
+        cq->arm = arm;
+    }
+}
+
+void vhca_cq_errors_settle(VhcaCore *core)
+{
+    /*
+     * Moving a QP to ERR flushes its WQEs, which may overflow another CQ:
+     * loop until no CQ error is left unhandled.  Each pass moves at least
+     * one QP to ERR, so this ends.
+     */
+    while (core->cq_error_pending) {
+        uint32_t qpn;
+
+        core->cq_error_pending = false;
+        for (qpn = core->qp_ids.first; qpn <= core->qp_ids.last; qpn++) {
+            VhcaQp *qp = vhca_qp_lookup(core, qpn);
+
+            if (qp && qp->state != VHCA_QPS_ERR &&
+                (core->cqs[qp->send_cqn].error ||
+                 core->cqs[qp->recv_cqn].error)) {
+                vhca_qp_fatal(core, qpn);
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* CREATE_CQ / DESTROY_CQ                                                 */
+/* ---------------------------------------------------------------------- */
+
+static void vhca_cq_create_parse(const uint8_t *raw,
+                                 struct vhca_cq_create *c)
+{
+#define LD(f, bits) \
+    (c->f = vhca_ld_le##bits(raw + offsetof(struct vhca_cq_create, f)))
+    LD(pbl_addr, 64);
+    LD(npages, 32);
+    LD(eqn, 32);
+    LD(db_page, 32);
+    LD(dbrec_addr, 64);
+#undef LD
+    c->log_size = raw[offsetof(struct vhca_cq_create, log_size)];
+}
+
+static uint8_t vhca_cq_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
+                                    const struct vhca_cq_create *c)
+{
+    uint8_t raw[4];
+
+    if (c->log_size < 1 || c->log_size > VHCA_CQ_MAX_LOG_SIZE) {
+        ctx->syndrome = c->log_size;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "log_size %u outside 1..%u", c->log_size,
+                             VHCA_CQ_MAX_LOG_SIZE);
+    }
+    if (!vhca_comp_eq_lookup(core, c->eqn)) {
+        ctx->syndrome = c->eqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "EQ %u does not exist", c->eqn);
+    }
+    if (!vhca_db_page_ok(core, c->db_page)) {
+        ctx->syndrome = c->db_page;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "doorbell page %u is not allocated",
+                             c->db_page);
+    }
+    if (vhca_dma_read(core, c->dbrec_addr, raw, sizeof(raw))) {
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
+                             "doorbell record 0x%llx is not guest RAM",
+                             (unsigned long long)c->dbrec_addr);
+    }
+    if (c->dbrec_addr & 3) {
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "doorbell record 0x%llx is not 4-byte aligned",
+                             (unsigned long long)c->dbrec_addr);
+    }
+    return VHCA_ST_OK;
+}
+
+uint8_t vhca_cmd_create_cq(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint8_t raw[sizeof(struct vhca_cq_create)];
+    struct vhca_cq_create c;
+    uint64_t *pages;
+    uint32_t cqn;
+    uint8_t status;
+    VhcaCq *cq;
+
+    status = vhca_cmd_mailbox_read(core, ctx, raw, sizeof(raw));
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    vhca_cq_create_parse(raw, &c);
+    status = vhca_cq_check_create(core, ctx, &c);
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    status = vhca_queue_pages_read(core, ctx, c.pbl_addr, c.npages,
+                                   (uint64_t)sizeof(struct vhca_cqe)
+                                   << c.log_size, &pages);
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    cqn = vhca_ids_alloc(&core->cq_ids);
+    if (!cqn) {
+        free(pages);
+        return VHCA_ST_NO_RESOURCES;
+    }
+
+    cq = &core->cqs[cqn];
+    memset(cq, 0, sizeof(*cq));
+    cq->pages = pages;
+    cq->log_size = c.log_size;
+    cq->eqn = c.eqn;
+    cq->db_page = c.db_page;
+    cq->dbrec_addr = c.dbrec_addr;
+    core->comp_eqs[c.eqn].users++;
+    vhca_db_page_get(core, c.db_page);
+    vhca_cmd_set_handle_out(ctx, cqn, 0);
+    return VHCA_ST_OK;
+}
+
+uint8_t vhca_cmd_destroy_cq(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint32_t cqn = vhca_cmd_handle_in(ctx);
+    VhcaCq *cq = vhca_cq_lookup(core, cqn);
+
+    if (!cq) {
+        ctx->syndrome = cqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "CQ %u does not exist", cqn);
+    }
+    if (cq->users) {
+        ctx->syndrome = cqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BUSY,
+                             "CQ %u still has %u QPs", cqn, cq->users);
+    }
+    core->comp_eqs[cq->eqn].users--;
+    vhca_db_page_put(core, cq->db_page);
+    free(cq->pages);
+    memset(cq, 0, sizeof(*cq));
+    vhca_ids_free(&core->cq_ids, cqn);
+    return VHCA_ST_OK;
+}

@@ -1,0 +1,405 @@
+/*
+ * vhca engine: memory regions - CREATE_MR/DESTROY_MR, the checks of every
+ * access through a key, and the page walk that moves the data
+ * (docs/specs/vhca.rst, "Memory regions"; IBTA 10.6).
+ *
+ * An MR's page list stays in guest memory and is read at each use: the
+ * device keeps no copy of it, so an MR costs the device a few bytes
+ * whatever its size.  The driver keeps the list in place until
+ * DESTROY_MR.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <stddef.h>
+#include <string.h>
+
+#include "vhca-internal.h"
+
+#define VHCA_ACCESS_ALL     (VHCA_ACCESS_LOCAL_WRITE |                      \
+                             VHCA_ACCESS_REMOTE_WRITE |                     \
+                             VHCA_ACCESS_REMOTE_READ |                      \
+                             VHCA_ACCESS_REMOTE_ATOMIC)
+/* Entries of the page list read per DMA while checking it. */
+#define VHCA_PBL_CHUNK      VHCA_PBL_ENTRIES_PER_PAGE
+
+static uint32_t vhca_mr_key(uint32_t index, uint8_t tag)
+{
+    return index << 8 | tag;
+}
+
+/* The MR a key names, or NULL if none does any more (stale tag). */
+static VhcaMr *vhca_mr_by_key(VhcaCore *core, uint32_t key)
+{
+    uint32_t index = key >> 8;
+
+    if (!vhca_ids_used(&core->mr_ids, index) ||
+        core->mrs[index].key_tag != (key & 0xff)) {
+        return NULL;
+    }
+    return &core->mrs[index];
+}
+
+static uint64_t vhca_mr_page_size(const VhcaMr *mr)
+{
+    return 1ull << mr->page_shift;
+}
+
+static bool vhca_mr_page_addr_ok(const VhcaMr *mr, uint64_t addr)
+{
+    return addr != 0 && (addr & (vhca_mr_page_size(mr) - 1)) == 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* CREATE_MR                                                              */
+/* ---------------------------------------------------------------------- */
+
+static void vhca_mr_create_parse(const uint8_t *raw,
+                                 struct vhca_mr_create *c)
+{
+#define LD(f, bits) \
+    (c->f = vhca_ld_le##bits(raw + offsetof(struct vhca_mr_create, f)))
+    LD(pdn, 32);
+    LD(access, 32);
+    LD(iova, 64);
+    LD(length, 64);
+    LD(pbl_addr, 64);
+    LD(npages, 32);
+    LD(flags, 16);
+    LD(offset, 32);
+    LD(key_tag, 32);
+#undef LD
+    c->page_shift = raw[offsetof(struct vhca_mr_create, page_shift)];
+    c->pbl_levels = raw[offsetof(struct vhca_mr_create, pbl_levels)];
+}
+
+/* Read @n u64 page list entries at @addr and check each is a page. */
+static uint8_t vhca_mr_check_entries(VhcaCore *core, VhcaCmdCtx *ctx,
+                                     uint64_t addr, uint32_t n,
+                                     uint64_t align)
+{
+    uint8_t raw[VHCA_PBL_CHUNK * 8];
+    uint32_t done, i;
+
+    for (done = 0; done < n; done += VHCA_PBL_CHUNK) {
+        uint32_t count = n - done < VHCA_PBL_CHUNK ? n - done
+                                                   : VHCA_PBL_CHUNK;
+
+        if (vhca_dma_read(core, addr + 8ull * done, raw, 8u * count)) {
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
+                                 "cannot read %u page list entries at "
+                                 "0x%llx", count,
+                                 (unsigned long long)(addr + 8ull * done));
+        }
+        for (i = 0; i < count; i++) {
+            uint64_t page = vhca_ld_le64(raw + 8 * i);
+
+            if (page == 0 || (page & (align - 1))) {
+                ctx->syndrome = done + i;
+                return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                                     "page list entry %u (0x%llx) is not "
+                                     "aligned to %llu bytes", done + i,
+                                     (unsigned long long)page,
+                                     (unsigned long long)align);
+            }
+        }
+    }
+    return VHCA_ST_OK;
+}
+
+/* Level 2: each pointer names a 4 KiB page of up to 512 entries. */
+static uint8_t vhca_mr_check_pbl_l2(VhcaCore *core, VhcaCmdCtx *ctx,
+                                    const VhcaMr *mr)
+{
+    uint32_t l1_count = (mr->npages + VHCA_PBL_ENTRIES_PER_PAGE - 1) /
+                        VHCA_PBL_ENTRIES_PER_PAGE;
+    uint8_t raw[8];
+    uint32_t i;
+    uint8_t status;
+
+    status = vhca_mr_check_entries(core, ctx, mr->pbl_addr, l1_count,
+                                   VHCA_QUEUE_PAGE_SIZE);
+    for (i = 0; i < l1_count && status == VHCA_ST_OK; i++) {
+        uint32_t left = mr->npages - i * VHCA_PBL_ENTRIES_PER_PAGE;
+
+        if (vhca_dma_read(core, mr->pbl_addr + 8ull * i, raw, 8)) {
+            return VHCA_ST_BAD_ADDR;
+        }
+        status = vhca_mr_check_entries(core, ctx, vhca_ld_le64(raw),
+                                       left < VHCA_PBL_ENTRIES_PER_PAGE ?
+                                       left : VHCA_PBL_ENTRIES_PER_PAGE,
+                                       vhca_mr_page_size(mr));
+    }
+    return status;
+}
+
+static uint8_t vhca_mr_check_layout(VhcaCore *core, VhcaCmdCtx *ctx,
+                                    const struct vhca_mr_create *c)
+{
+    uint32_t max_pages = c->pbl_levels == 2 ? VHCA_MR_MAX_PAGES
+                                            : VHCA_PBL_MAX_L1_ENTRIES;
+
+    if (c->page_shift < VHCA_MR_MIN_PAGE_SHIFT ||
+        c->page_shift > VHCA_MR_MAX_PAGE_SHIFT) {
+        ctx->syndrome = c->page_shift;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "page_shift %u outside %u..%u", c->page_shift,
+                             VHCA_MR_MIN_PAGE_SHIFT, VHCA_MR_MAX_PAGE_SHIFT);
+    }
+    if (c->pbl_levels != 1 && c->pbl_levels != 2) {
+        ctx->syndrome = c->pbl_levels;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "pbl_levels %u is neither 1 nor 2",
+                             c->pbl_levels);
+    }
+    if (c->npages == 0 || c->npages > max_pages) {
+        ctx->syndrome = c->npages;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "npages %u outside 1..%u", c->npages,
+                             max_pages);
+    }
+    /* Both sides are below 2^49: no overflow. */
+    if (c->offset >= (1ull << c->page_shift) ||
+        c->length > ((uint64_t)c->npages << c->page_shift) - c->offset) {
+        ctx->syndrome = c->offset;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "offset %u + length %llu do not fit %u pages "
+                             "of %u bytes", c->offset,
+                             (unsigned long long)c->length, c->npages,
+                             1u << c->page_shift);
+    }
+    return VHCA_ST_OK;
+}
+
+static uint8_t vhca_mr_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
+                                    const struct vhca_mr_create *c)
+{
+    if (!vhca_pd_lookup(core, c->pdn)) {
+        ctx->syndrome = c->pdn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "PD %u does not exist", c->pdn);
+    }
+    if (c->flags & ~VHCA_MR_PHYS) {
+        ctx->syndrome = c->flags;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "unknown flags 0x%x", c->flags);
+    }
+    if (c->access & ~VHCA_ACCESS_ALL) {
+        ctx->syndrome = c->access;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "unknown access flags 0x%x", c->access);
+    }
+    /* IBTA 10.6.3.1: remote write or atomic needs local write too. */
+    if ((c->access & (VHCA_ACCESS_REMOTE_WRITE | VHCA_ACCESS_REMOTE_ATOMIC))
+        && !(c->access & VHCA_ACCESS_LOCAL_WRITE)) {
+        ctx->syndrome = c->access;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "access 0x%x: remote write/atomic without "
+                             "local write", c->access);
+    }
+    if (c->length > UINT64_MAX - c->iova) {
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "iova 0x%llx + length 0x%llx wraps",
+                             (unsigned long long)c->iova,
+                             (unsigned long long)c->length);
+    }
+    if (c->flags & VHCA_MR_PHYS) {
+        return VHCA_ST_OK;
+    }
+    return vhca_mr_check_layout(core, ctx, c);
+}
+
+uint8_t vhca_cmd_create_mr(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint8_t raw[sizeof(struct vhca_mr_create)];
+    struct vhca_mr_create c;
+    VhcaMr mr;
+    uint32_t index;
+    uint8_t status;
+
+    status = vhca_cmd_mailbox_read(core, ctx, raw, sizeof(raw));
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    vhca_mr_create_parse(raw, &c);
+    status = vhca_mr_check_create(core, ctx, &c);
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+
+    memset(&mr, 0, sizeof(mr));
+    mr.key_tag = (uint8_t)c.key_tag;
+    mr.flags = c.flags;
+    mr.pdn = c.pdn;
+    mr.access = c.access;
+    mr.iova = c.iova;
+    mr.length = c.length;
+    if (!(c.flags & VHCA_MR_PHYS)) {
+        mr.pbl_addr = c.pbl_addr;
+        mr.npages = c.npages;
+        mr.page_shift = c.page_shift;
+        mr.pbl_levels = c.pbl_levels;
+        mr.offset = c.offset;
+        status = mr.pbl_levels == 1 ?
+                 vhca_mr_check_entries(core, ctx, mr.pbl_addr,
+                                       mr.npages, vhca_mr_page_size(&mr)) :
+                 vhca_mr_check_pbl_l2(core, ctx, &mr);
+        if (status != VHCA_ST_OK) {
+            return status;
+        }
+    }
+
+    index = vhca_ids_alloc(&core->mr_ids);
+    if (!index) {
+        return VHCA_ST_NO_RESOURCES;
+    }
+    core->mrs[index] = mr;
+    core->pds[mr.pdn].users++;
+    vhca_cmd_set_handle_out(ctx, index, vhca_mr_key(index, mr.key_tag));
+    return VHCA_ST_OK;
+}
+
+uint8_t vhca_cmd_destroy_mr(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint32_t key = vhca_cmd_handle_in(ctx);
+    VhcaMr *mr = vhca_mr_by_key(core, key);
+
+    if (!mr) {
+        ctx->syndrome = key;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "key 0x%x names no MR", key);
+    }
+    core->pds[mr->pdn].users--;
+    vhca_ids_free(&core->mr_ids, key >> 8);
+    return VHCA_ST_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Access checks and data movement (the transport's interface)            */
+/* ---------------------------------------------------------------------- */
+
+static bool vhca_mr_in_bounds(const VhcaMr *mr, uint64_t addr, uint64_t len)
+{
+    return addr >= mr->iova && len <= mr->length &&
+           addr - mr->iova <= mr->length - len;
+}
+
+/* IBTA 10.6.3.x and 9.7.5.1.x: key, PD, bounds, rights, in order. */
+VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
+                           uint64_t addr, uint64_t len, uint32_t access)
+{
+    const VhcaMr *mr = vhca_mr_by_key(core, key);
+
+    if (!mr) {
+        return VHCA_MR_BAD_KEY;
+    }
+    if (mr->pdn != pdn) {
+        return VHCA_MR_PD_MISMATCH;
+    }
+    if (!vhca_mr_in_bounds(mr, addr, len)) {
+        return VHCA_MR_OUT_OF_BOUNDS;
+    }
+    if (access & ~mr->access) {
+        return VHCA_MR_NO_ACCESS;
+    }
+    /* IBTA 9.4.5: atomics act on one naturally aligned 64-bit word. */
+    if ((access & VHCA_ACCESS_REMOTE_ATOMIC) && ((addr & 7) || len != 8)) {
+        return VHCA_MR_MISALIGNED;
+    }
+    return VHCA_MR_OK;
+}
+
+const char *vhca_mr_status_name(VhcaMrStatus status)
+{
+    static const char *const names[] = {
+        [VHCA_MR_OK] = "ok",
+        [VHCA_MR_BAD_KEY] = "bad key",
+        [VHCA_MR_PD_MISMATCH] = "PD mismatch",
+        [VHCA_MR_OUT_OF_BOUNDS] = "out of bounds",
+        [VHCA_MR_NO_ACCESS] = "access right missing",
+        [VHCA_MR_MISALIGNED] = "misaligned atomic",
+    };
+
+    if ((unsigned)status >= sizeof(names) / sizeof(names[0])) {
+        return "unknown";
+    }
+    return names[status];
+}
+
+/* Guest physical address of page @index of a paged MR, or 0. */
+static uint64_t vhca_mr_page(VhcaCore *core, const VhcaMr *mr,
+                             uint64_t index)
+{
+    uint64_t entry_addr = mr->pbl_addr + 8 * index;
+    uint8_t raw[8];
+    uint64_t page;
+
+    if (mr->pbl_levels == 2) {
+        if (vhca_dma_read(core, mr->pbl_addr +
+                          8 * (index / VHCA_PBL_ENTRIES_PER_PAGE), raw, 8)) {
+            return 0;
+        }
+        page = vhca_ld_le64(raw);
+        if (page == 0 || (page & (VHCA_QUEUE_PAGE_SIZE - 1))) {
+            return 0;
+        }
+        entry_addr = page + 8 * (index % VHCA_PBL_ENTRIES_PER_PAGE);
+    }
+    if (vhca_dma_read(core, entry_addr, raw, 8)) {
+        return 0;
+    }
+    /* The driver may have rewritten the list since CREATE_MR. */
+    page = vhca_ld_le64(raw);
+    return vhca_mr_page_addr_ok(mr, page) ? page : 0;
+}
+
+static int vhca_mr_copy(VhcaCore *core, uint32_t key, uint64_t addr,
+                        uint8_t *buf, uint64_t len, bool to_guest)
+{
+    const VhcaMr *mr = vhca_mr_by_key(core, key);
+    uint64_t off;
+
+    if (!mr || !vhca_mr_in_bounds(mr, addr, len)) {
+        return -1;
+    }
+    if (mr->flags & VHCA_MR_PHYS) {
+        return to_guest ? vhca_dma_write(core, addr, buf, len)
+                        : vhca_dma_read(core, addr, buf, len);
+    }
+
+    off = addr - mr->iova + mr->offset;
+    while (len) {
+        uint64_t in_page = off & (vhca_mr_page_size(mr) - 1);
+        uint64_t chunk = vhca_mr_page_size(mr) - in_page;
+        uint64_t page = vhca_mr_page(core, mr, off >> mr->page_shift);
+        int ret;
+
+        if (!page) {
+            return -1;
+        }
+        chunk = chunk < len ? chunk : len;
+        ret = to_guest ? vhca_dma_write(core, page + in_page, buf, chunk)
+                       : vhca_dma_read(core, page + in_page, buf, chunk);
+        if (ret) {
+            return -1;
+        }
+        buf += chunk;
+        off += chunk;
+        len -= chunk;
+    }
+    return 0;
+}
+
+int vhca_mr_read(VhcaCore *core, uint32_t key, uint64_t addr, void *buf,
+                 uint64_t len)
+{
+    return vhca_mr_copy(core, key, addr, buf, len, false);
+}
+
+int vhca_mr_write(VhcaCore *core, uint32_t key, uint64_t addr,
+                  const void *buf, uint64_t len)
+{
+    return vhca_mr_copy(core, key, addr, (uint8_t *)buf, len, true);
+}

@@ -1,0 +1,677 @@
+/*
+ * vhca engine: queue pairs - CREATE/MODIFY/QUERY/DESTROY_QP, the SQ and
+ * RQ doorbells, and the flush of outstanding work requests when a QP
+ * enters the error state (docs/specs/vhca.rst, "Queue pairs"; IBTA 10.3,
+ * 10.8.3.3, 11.2.4).
+ *
+ * Until the transport lands, posted send WQEs wait in the SQ: nothing
+ * executes them, and moving the QP to ERR flushes them.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vhca-internal.h"
+
+#define VHCA_QP_ACCESS_ALL  (VHCA_ACCESS_LOCAL_WRITE |                      \
+                             VHCA_ACCESS_REMOTE_WRITE |                     \
+                             VHCA_ACCESS_REMOTE_READ |                      \
+                             VHCA_ACCESS_REMOTE_ATOMIC)
+#define VHCA_PSN_MAX        0xffffffu
+#define VHCA_QPN_MAX        0xffffffu
+#define VHCA_FLOW_LABEL_MAX 0xfffffu
+
+/* ---------------------------------------------------------------------- */
+/* struct vhca_qp_attr <-> little-endian mailbox                          */
+/* ---------------------------------------------------------------------- */
+
+#define QA(f)   offsetof(struct vhca_qp_attr, f)
+
+static const uint16_t qp_attr_le32[] = {
+    QA(qpn), QA(attr_mask), QA(qp_access_flags), QA(dest_qp_num),
+    QA(rq_psn), QA(sq_psn), QA(qkey), QA(flow_label), QA(max_send_wr),
+    QA(max_recv_wr), QA(max_send_sge), QA(max_recv_sge),
+    QA(max_inline_data),
+};
+
+static const uint16_t qp_attr_le16[] = { QA(pkey_index), QA(udp_sport) };
+
+static void vhca_qp_attr_from_le(struct vhca_qp_attr *attr,
+                                 const uint8_t *raw)
+{
+    size_t i;
+
+    memcpy(attr, raw, sizeof(*attr));
+    for (i = 0; i < sizeof(qp_attr_le32) / sizeof(qp_attr_le32[0]); i++) {
+        uint32_t v = vhca_ld_le32(raw + qp_attr_le32[i]);
+
+        memcpy((uint8_t *)attr + qp_attr_le32[i], &v, sizeof(v));
+    }
+    for (i = 0; i < sizeof(qp_attr_le16) / sizeof(qp_attr_le16[0]); i++) {
+        uint16_t v = vhca_ld_le16(raw + qp_attr_le16[i]);
+
+        memcpy((uint8_t *)attr + qp_attr_le16[i], &v, sizeof(v));
+    }
+}
+
+static void vhca_qp_attr_to_le(uint8_t *raw, const struct vhca_qp_attr *attr)
+{
+    size_t i;
+
+    memcpy(raw, attr, sizeof(*attr));
+    for (i = 0; i < sizeof(qp_attr_le32) / sizeof(qp_attr_le32[0]); i++) {
+        uint32_t v;
+
+        memcpy(&v, (const uint8_t *)attr + qp_attr_le32[i], sizeof(v));
+        vhca_st_le32(raw + qp_attr_le32[i], v);
+    }
+    for (i = 0; i < sizeof(qp_attr_le16) / sizeof(qp_attr_le16[0]); i++) {
+        uint16_t v;
+
+        memcpy(&v, (const uint8_t *)attr + qp_attr_le16[i], sizeof(v));
+        vhca_st_le16(raw + qp_attr_le16[i], v);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Work queues and flush                                                  */
+/* ---------------------------------------------------------------------- */
+
+int vhca_wq_fetch(VhcaCore *core, const VhcaWq *wq, uint32_t index,
+                  void *buf, size_t len)
+{
+    if (len > wq->stride) {
+        return -1;
+    }
+    return vhca_dma_read(core, vhca_queue_addr(wq->pages, wq->log_size,
+                                               index, wq->stride),
+                         buf, len);
+}
+
+/* The completion opcode of a send WQE opcode (enum ibv_wc_opcode). */
+static uint8_t vhca_send_wc_opcode(uint8_t wr_opcode)
+{
+    static const struct {
+        bool valid;
+        uint8_t wc;
+    } map[] = {
+        [VHCA_WR_RDMA_WRITE] = { true, VHCA_WC_RDMA_WRITE },
+        [VHCA_WR_RDMA_WRITE_WITH_IMM] = { true, VHCA_WC_RDMA_WRITE },
+        [VHCA_WR_SEND] = { true, VHCA_WC_SEND },
+        [VHCA_WR_SEND_WITH_IMM] = { true, VHCA_WC_SEND },
+        [VHCA_WR_RDMA_READ] = { true, VHCA_WC_RDMA_READ },
+        [VHCA_WR_ATOMIC_CMP_AND_SWP] = { true, VHCA_WC_COMP_SWAP },
+        [VHCA_WR_ATOMIC_FETCH_AND_ADD] = { true, VHCA_WC_FETCH_ADD },
+        [VHCA_WR_SEND_WITH_INV] = { true, VHCA_WC_SEND },
+    };
+
+    if (wr_opcode < sizeof(map) / sizeof(map[0]) && map[wr_opcode].valid) {
+        return map[wr_opcode].wc;
+    }
+    /* An unknown opcode still completes: as a send, like rxe does. */
+    return VHCA_WC_SEND;
+}
+
+/*
+ * IBTA 10.8.3.3 / 11.4.3: in the error state every outstanding WQE
+ * completes, in order, with WR_FLUSH_ERR - signaled or not.
+ */
+static void vhca_qp_flush_wq(VhcaCore *core, uint32_t qpn, VhcaWq *wq,
+                             uint32_t cqn, bool is_sq)
+{
+    while (wq->ci != wq->pi) {
+        VhcaCompletion wc = {
+            .qpn = qpn,
+            .status = VHCA_WC_WR_FLUSH_ERR,
+            .opcode = VHCA_WC_RECV,
+        };
+        uint8_t hdr[16];
+
+        if (core->cqs[cqn].error) {
+            /* Nowhere to report them: the QP's CQ is in error. */
+            wq->ci = wq->pi;
+            return;
+        }
+        if (vhca_wq_fetch(core, wq, wq->ci, hdr, sizeof(hdr))) {
+            vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                             "QP %u: cannot read %s WQE %u to flush it",
+                             qpn, is_sq ? "send" : "receive", wq->ci);
+            wc.vendor_err = VHCA_VENDOR_ERR_WQE_DMA;
+        } else {
+            wc.wr_id = vhca_ld_le64(hdr + offsetof(struct vhca_send_wqe,
+                                                   wr_id));
+            if (is_sq) {
+                wc.opcode = vhca_send_wc_opcode(
+                    hdr[offsetof(struct vhca_send_wqe, opcode)]);
+            }
+        }
+        wq->ci++;
+        vhca_cq_post(core, cqn, &wc);
+    }
+}
+
+static void vhca_qp_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+{
+    vhca_qp_flush_wq(core, qpn, &qp->sq, qp->send_cqn, true);
+    vhca_qp_flush_wq(core, qpn, &qp->rq, qp->recv_cqn, false);
+}
+
+void vhca_qp_fatal(VhcaCore *core, uint32_t qpn)
+{
+    VhcaQp *qp = vhca_qp_lookup(core, qpn);
+
+    if (!qp || qp->state == VHCA_QPS_ERR) {
+        return;
+    }
+    qp->state = VHCA_QPS_ERR;
+    vhca_aeq_post(core, VHCA_EQE_QP_EVENT, VHCA_EVENT_QP_FATAL, qpn, 0);
+    vhca_qp_flush(core, qpn, qp);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Doorbells                                                              */
+/* ---------------------------------------------------------------------- */
+
+static VhcaQp *vhca_qp_doorbell_target(VhcaCore *core, uint32_t page,
+                                       uint32_t qpn, const char *queue)
+{
+    VhcaQp *qp = vhca_qp_lookup(core, qpn);
+
+    if (!qp || qp->db_page != page) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
+                         "%s doorbell on page %u for QP %u, which the page "
+                         "does not own, ignoring", queue, page, qpn);
+        return NULL;
+    }
+    /* IBTA 10.8.2: nothing is posted to a QP in RESET. */
+    if (qp->state == VHCA_QPS_RESET) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                         "%s doorbell for QP %u in RESET, ignoring", queue,
+                         qpn);
+        return NULL;
+    }
+    return qp;
+}
+
+static bool vhca_wq_doorbell(VhcaCore *core, uint32_t qpn, VhcaWq *wq,
+                             uint32_t pi, const char *queue)
+{
+    if (pi - wq->ci > (1u << wq->log_size)) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                         "QP %u %s producer index 0x%x is more than the "
+                         "ring ahead of 0x%x, ignoring", qpn, queue, pi,
+                         wq->ci);
+        return false;
+    }
+    wq->pi = pi;
+    return true;
+}
+
+void vhca_qp_sq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
+                         uint32_t pi)
+{
+    VhcaQp *qp = vhca_qp_doorbell_target(core, page, qpn, "SQ");
+
+    if (!qp || !vhca_wq_doorbell(core, qpn, &qp->sq, pi, "SQ")) {
+        return;
+    }
+    /* No transport yet: WQEs wait, unless the QP is in error. */
+    if (qp->state == VHCA_QPS_ERR) {
+        vhca_qp_flush_wq(core, qpn, &qp->sq, qp->send_cqn, true);
+        vhca_cq_errors_settle(core);
+    }
+}
+
+void vhca_qp_rq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
+                         uint32_t pi)
+{
+    VhcaQp *qp = vhca_qp_doorbell_target(core, page, qpn, "RQ");
+
+    if (!qp || !vhca_wq_doorbell(core, qpn, &qp->rq, pi, "RQ")) {
+        return;
+    }
+    if (qp->state == VHCA_QPS_ERR) {
+        vhca_qp_flush_wq(core, qpn, &qp->rq, qp->recv_cqn, false);
+        vhca_cq_errors_settle(core);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* CREATE_QP / DESTROY_QP                                                 */
+/* ---------------------------------------------------------------------- */
+
+static void vhca_qp_create_parse(const uint8_t *raw,
+                                 struct vhca_qp_create *c)
+{
+#define LD(f, bits) \
+    (c->f = vhca_ld_le##bits(raw + offsetof(struct vhca_qp_create, f)))
+    LD(pdn, 32);
+    LD(send_cqn, 32);
+    LD(recv_cqn, 32);
+    LD(sq_pbl_addr, 64);
+    LD(rq_pbl_addr, 64);
+    LD(sq_npages, 32);
+    LD(rq_npages, 32);
+    LD(db_page, 32);
+#undef LD
+    c->type = raw[offsetof(struct vhca_qp_create, type)];
+    c->sq_log_size = raw[offsetof(struct vhca_qp_create, sq_log_size)];
+    c->rq_log_size = raw[offsetof(struct vhca_qp_create, rq_log_size)];
+    c->sq_sig_all = raw[offsetof(struct vhca_qp_create, sq_sig_all)];
+}
+
+static uint8_t vhca_qp_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
+                                    const struct vhca_qp_create *c)
+{
+    if (c->type != VHCA_QPT_RC && c->type != VHCA_QPT_UC &&
+        c->type != VHCA_QPT_UD) {
+        ctx->syndrome = c->type;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP type %u is not RC, UC or UD", c->type);
+    }
+    if (c->sq_log_size < 1 || c->sq_log_size > VHCA_WQ_MAX_LOG_SIZE) {
+        ctx->syndrome = c->sq_log_size;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "SQ log size %u outside 1..%u", c->sq_log_size,
+                             VHCA_WQ_MAX_LOG_SIZE);
+    }
+    if (c->rq_log_size < 1 || c->rq_log_size > VHCA_WQ_MAX_LOG_SIZE) {
+        ctx->syndrome = c->rq_log_size;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "RQ log size %u outside 1..%u", c->rq_log_size,
+                             VHCA_WQ_MAX_LOG_SIZE);
+    }
+    if (!vhca_pd_lookup(core, c->pdn)) {
+        ctx->syndrome = c->pdn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "PD %u does not exist", c->pdn);
+    }
+    if (!vhca_cq_lookup(core, c->send_cqn) ||
+        !vhca_cq_lookup(core, c->recv_cqn)) {
+        ctx->syndrome = vhca_cq_lookup(core, c->send_cqn) ? c->recv_cqn
+                                                          : c->send_cqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "CQ %u does not exist", ctx->syndrome);
+    }
+    if (!vhca_db_page_ok(core, c->db_page)) {
+        ctx->syndrome = c->db_page;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "doorbell page %u is not allocated",
+                             c->db_page);
+    }
+    return VHCA_ST_OK;
+}
+
+static uint8_t vhca_qp_wq_init(VhcaCore *core, VhcaCmdCtx *ctx, VhcaWq *wq,
+                               uint64_t pbl_addr, uint32_t npages,
+                               uint32_t log_size, uint32_t stride)
+{
+    memset(wq, 0, sizeof(*wq));
+    wq->log_size = log_size;
+    wq->stride = stride;
+    return vhca_queue_pages_read(core, ctx, pbl_addr, npages,
+                                 (uint64_t)stride << log_size, &wq->pages);
+}
+
+uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint8_t raw[sizeof(struct vhca_qp_create)];
+    struct vhca_qp_create c;
+    VhcaQp qp;
+    uint32_t qpn;
+    uint8_t status;
+
+    status = vhca_cmd_mailbox_read(core, ctx, raw, sizeof(raw));
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    vhca_qp_create_parse(raw, &c);
+    status = vhca_qp_check_create(core, ctx, &c);
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+
+    memset(&qp, 0, sizeof(qp));
+    status = vhca_qp_wq_init(core, ctx, &qp.sq, c.sq_pbl_addr, c.sq_npages,
+                             c.sq_log_size, VHCA_SEND_WQE_SIZE);
+    if (status == VHCA_ST_OK) {
+        status = vhca_qp_wq_init(core, ctx, &qp.rq, c.rq_pbl_addr,
+                                 c.rq_npages, c.rq_log_size,
+                                 VHCA_RECV_WQE_SIZE);
+    }
+    qpn = status == VHCA_ST_OK ? vhca_ids_alloc(&core->qp_ids) : 0;
+    if (!qpn) {
+        free(qp.sq.pages);
+        free(qp.rq.pages);
+        return status == VHCA_ST_OK ? VHCA_ST_NO_RESOURCES : status;
+    }
+
+    qp.type = c.type;
+    qp.state = VHCA_QPS_RESET;
+    qp.sq_sig_all = c.sq_sig_all != 0;
+    qp.pdn = c.pdn;
+    qp.send_cqn = c.send_cqn;
+    qp.recv_cqn = c.recv_cqn;
+    qp.db_page = c.db_page;
+    core->qps[qpn] = qp;
+    core->pds[c.pdn].users++;
+    core->cqs[c.send_cqn].users++;
+    core->cqs[c.recv_cqn].users++;
+    vhca_db_page_get(core, c.db_page);
+    vhca_cmd_set_handle_out(ctx, qpn, 0);
+    return VHCA_ST_OK;
+}
+
+/* IBTA 10.2.4.4: destroying a QP drops its WQEs without completions. */
+uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint32_t qpn = vhca_cmd_handle_in(ctx);
+    VhcaQp *qp = vhca_qp_lookup(core, qpn);
+
+    if (!qp) {
+        ctx->syndrome = qpn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "QP %u does not exist", qpn);
+    }
+    core->pds[qp->pdn].users--;
+    core->cqs[qp->send_cqn].users--;
+    core->cqs[qp->recv_cqn].users--;
+    vhca_db_page_put(core, qp->db_page);
+    free(qp->sq.pages);
+    free(qp->rq.pages);
+    memset(qp, 0, sizeof(*qp));
+    vhca_ids_free(&core->qp_ids, qpn);
+    return VHCA_ST_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* QUERY_QP                                                               */
+/* ---------------------------------------------------------------------- */
+
+uint8_t vhca_cmd_query_qp(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint8_t raw[sizeof(struct vhca_qp_attr)];
+    struct vhca_qp_attr attr;
+    uint32_t qpn;
+    uint8_t status;
+    VhcaQp *qp;
+
+    status = vhca_cmd_mailbox_read(core, ctx, raw, sizeof(raw));
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    qpn = vhca_ld_le32(raw + QA(qpn));
+    qp = vhca_qp_lookup(core, qpn);
+    if (!qp) {
+        ctx->syndrome = qpn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "QP %u does not exist", qpn);
+    }
+
+    attr = qp->attr;
+    attr.qpn = qpn;
+    attr.attr_mask = 0;
+    attr.qp_state = qp->state;
+    attr.cur_qp_state = qp->state;
+    /* Nothing executes yet, so nothing is ever in flight in SQD. */
+    attr.sq_draining = 0;
+    attr.max_send_wr = 1u << qp->sq.log_size;
+    attr.max_recv_wr = 1u << qp->rq.log_size;
+    attr.max_send_sge = VHCA_MAX_SEND_SGE;
+    attr.max_recv_sge = VHCA_MAX_RECV_SGE;
+    attr.max_inline_data = VHCA_MAX_INLINE;
+    vhca_qp_attr_to_le(raw, &attr);
+    return vhca_cmd_mailbox_write(core, ctx, raw, sizeof(raw));
+}
+
+/* ---------------------------------------------------------------------- */
+/* MODIFY_QP                                                              */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Attributes that are one number with a range: checked and copied from
+ * the same table.  AV, CUR_STATE, STATE and the flags-only attributes are
+ * handled on their own.
+ */
+typedef struct VhcaQpScalarAttr {
+    uint32_t bit;
+    uint16_t offset;
+    uint8_t size;
+    uint32_t min;
+    uint32_t max;
+    const char *name;
+} VhcaQpScalarAttr;
+
+#define SCALAR(bit, field, lo, hi) \
+    { VHCA_QP_##bit, QA(field), sizeof(((struct vhca_qp_attr *)0)->field), \
+      lo, hi, #field }
+
+static const VhcaQpScalarAttr qp_scalar_attrs[] = {
+    SCALAR(ACCESS_FLAGS, qp_access_flags, 0, VHCA_QP_ACCESS_ALL),
+    /* One P_Key (max_pkeys = 1) and one port. */
+    SCALAR(PKEY_INDEX, pkey_index, 0, 0),
+    SCALAR(PORT, port, 1, 1),
+    SCALAR(QKEY, qkey, 0, UINT32_MAX),
+    SCALAR(PATH_MTU, path_mtu, VHCA_IB_MTU_256, VHCA_IB_MTU_4096),
+    SCALAR(TIMEOUT, timeout, 0, 31),
+    SCALAR(RETRY_CNT, retry_cnt, 0, 7),
+    SCALAR(RNR_RETRY, rnr_retry, 0, 7),
+    SCALAR(RQ_PSN, rq_psn, 0, VHCA_PSN_MAX),
+    SCALAR(MAX_QP_RD_ATOMIC, max_rd_atomic, 0, VHCA_MAX_RD_ATOMIC),
+    SCALAR(MIN_RNR_TIMER, min_rnr_timer, 0, 31),
+    SCALAR(SQ_PSN, sq_psn, 0, VHCA_PSN_MAX),
+    SCALAR(MAX_DEST_RD_ATOMIC, max_dest_rd_atomic, 0, VHCA_MAX_RD_ATOMIC),
+    SCALAR(DEST_QPN, dest_qp_num, 0, VHCA_QPN_MAX),
+    SCALAR(EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify, 0, 1),
+};
+
+#undef SCALAR
+
+static uint32_t vhca_qp_attr_get(const struct vhca_qp_attr *attr,
+                                 uint16_t offset, uint8_t size)
+{
+    const uint8_t *p = (const uint8_t *)attr + offset;
+    uint16_t v16;
+    uint32_t v32;
+
+    switch (size) {
+    case 1:
+        return *p;
+    case 2:
+        memcpy(&v16, p, sizeof(v16));
+        return v16;
+    default:
+        memcpy(&v32, p, sizeof(v32));
+        return v32;
+    }
+}
+
+static uint8_t vhca_qp_check_av(VhcaCore *core, VhcaCmdCtx *ctx,
+                                const struct vhca_qp_attr *attr)
+{
+    if (attr->sgid_index >= core->cfg.gid_tbl_len ||
+        !core->gid_tbl[attr->sgid_index].valid) {
+        ctx->syndrome = attr->sgid_index;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP %u: sgid_index %u names no GID", attr->qpn,
+                             attr->sgid_index);
+    }
+    if (attr->flow_label > VHCA_FLOW_LABEL_MAX) {
+        ctx->syndrome = attr->flow_label;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP %u: flow_label 0x%x is wider than 20 bits",
+                             attr->qpn, attr->flow_label);
+    }
+    return VHCA_ST_OK;
+}
+
+static uint8_t vhca_qp_check_values(VhcaCore *core, VhcaCmdCtx *ctx,
+                                    const VhcaQp *qp,
+                                    const struct vhca_qp_attr *attr)
+{
+    uint32_t mask = attr->attr_mask;
+    size_t i;
+
+    if ((mask & VHCA_QP_CUR_STATE) && attr->cur_qp_state != qp->state) {
+        ctx->syndrome = attr->cur_qp_state;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_STATE,
+                             "QP %u: cur_qp_state %u but the QP is in %s",
+                             attr->qpn, attr->cur_qp_state,
+                             vhca_qp_state_name(qp->state));
+    }
+    /* No alternate path: automatic path migration is not supported. */
+    if (mask & VHCA_QP_ALT_PATH) {
+        ctx->syndrome = VHCA_QP_ALT_PATH;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP %u: alternate paths are not supported",
+                             attr->qpn);
+    }
+    for (i = 0; i < sizeof(qp_scalar_attrs) / sizeof(qp_scalar_attrs[0]);
+         i++) {
+        const VhcaQpScalarAttr *a = &qp_scalar_attrs[i];
+        uint32_t v = vhca_qp_attr_get(attr, a->offset, a->size);
+
+        if ((mask & a->bit) && (v < a->min || v > a->max)) {
+            ctx->syndrome = a->bit;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                                 "QP %u: %s %u outside %u..%u", attr->qpn,
+                                 a->name, v, a->min, a->max);
+        }
+    }
+    return (mask & VHCA_QP_AV) ? vhca_qp_check_av(core, ctx, attr)
+                               : VHCA_ST_OK;
+}
+
+static void vhca_qp_apply(VhcaQp *qp, const struct vhca_qp_attr *attr)
+{
+    uint32_t mask = attr->attr_mask;
+    size_t i;
+
+    for (i = 0; i < sizeof(qp_scalar_attrs) / sizeof(qp_scalar_attrs[0]);
+         i++) {
+        const VhcaQpScalarAttr *a = &qp_scalar_attrs[i];
+
+        if (mask & a->bit) {
+            memcpy((uint8_t *)&qp->attr + a->offset,
+                   (const uint8_t *)attr + a->offset, a->size);
+        }
+    }
+    if (mask & VHCA_QP_AV) {
+        qp->attr.sgid_index = attr->sgid_index;
+        qp->attr.hop_limit = attr->hop_limit;
+        qp->attr.traffic_class = attr->traffic_class;
+        qp->attr.flow_label = attr->flow_label;
+        qp->attr.udp_sport = attr->udp_sport;
+        memcpy(qp->attr.dgid, attr->dgid, sizeof(qp->attr.dgid));
+        memcpy(qp->attr.dmac, attr->dmac, sizeof(qp->attr.dmac));
+    }
+    /* PATH_MIG_STATE carries no value here: always MIGRATED. */
+}
+
+/* What entering @next does beyond changing the state (IBTA 10.3.1). */
+static void vhca_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                          uint8_t next, const struct vhca_qp_attr *attr)
+{
+    uint8_t prev = qp->state;
+
+    qp->state = next;
+    switch (next) {
+    case VHCA_QPS_RESET:
+        /* Both rings empty; the provider restarts its indices at 0. */
+        qp->sq.pi = qp->sq.ci = 0;
+        qp->rq.pi = qp->rq.ci = 0;
+        memset(&qp->attr, 0, sizeof(qp->attr));
+        break;
+    case VHCA_QPS_ERR:
+        vhca_qp_flush(core, qpn, qp);
+        break;
+    case VHCA_QPS_SQD:
+        /*
+         * Nothing is in flight until the transport lands, so the SQ is
+         * drained the moment it enters SQD (IBTA 10.3.1.4).
+         */
+        if (prev == VHCA_QPS_RTS && (attr->attr_mask &
+                                     VHCA_QP_EN_SQD_ASYNC_NOTIFY) &&
+            attr->en_sqd_async_notify) {
+            vhca_aeq_post(core, VHCA_EQE_QP_EVENT, VHCA_EVENT_SQ_DRAINED,
+                          qpn, 0);
+        }
+        break;
+    }
+}
+
+static uint8_t vhca_qp_check_transition(VhcaCore *core, VhcaCmdCtx *ctx,
+                                        const VhcaQp *qp,
+                                        const struct vhca_qp_attr *attr,
+                                        uint8_t next)
+{
+    uint32_t bad;
+
+    switch (vhca_qp_modify_is_ok(qp->type, qp->state, next,
+                                 attr->attr_mask, &bad)) {
+    case VHCA_QP_MODIFY_OK:
+        return VHCA_ST_OK;
+    case VHCA_QP_MODIFY_BAD_TRANSITION:
+        ctx->syndrome = bad;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_STATE,
+                             "QP %u: no transition from %s to %s",
+                             attr->qpn, vhca_qp_state_name(qp->state),
+                             vhca_qp_state_name(next));
+    case VHCA_QP_MODIFY_MISSING_ATTR:
+        ctx->syndrome = bad;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP %u: %s to %s needs attributes 0x%x",
+                             attr->qpn, vhca_qp_state_name(qp->state),
+                             vhca_qp_state_name(next), bad);
+    default:
+        ctx->syndrome = bad;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP %u: %s to %s does not allow attributes "
+                             "0x%x", attr->qpn,
+                             vhca_qp_state_name(qp->state),
+                             vhca_qp_state_name(next), bad);
+    }
+}
+
+uint8_t vhca_cmd_modify_qp(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint8_t raw[sizeof(struct vhca_qp_attr)];
+    struct vhca_qp_attr attr;
+    uint8_t status, next;
+    VhcaQp *qp;
+
+    status = vhca_cmd_mailbox_read(core, ctx, raw, sizeof(raw));
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    vhca_qp_attr_from_le(&attr, raw);
+    qp = vhca_qp_lookup(core, attr.qpn);
+    if (!qp) {
+        ctx->syndrome = attr.qpn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "QP %u does not exist", attr.qpn);
+    }
+    next = (attr.attr_mask & VHCA_QP_STATE) ? attr.qp_state : qp->state;
+    if (next > VHCA_QPS_ERR) {
+        ctx->syndrome = next;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP %u: no state %u", attr.qpn, next);
+    }
+    status = vhca_qp_check_transition(core, ctx, qp, &attr, next);
+    if (status == VHCA_ST_OK) {
+        status = vhca_qp_check_values(core, ctx, qp, &attr);
+    }
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+
+    vhca_qp_apply(qp, &attr);
+    vhca_qp_enter(core, attr.qpn, qp, next, &attr);
+    vhca_cq_errors_settle(core);
+    return VHCA_ST_OK;
+}

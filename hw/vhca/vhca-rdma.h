@@ -1,0 +1,250 @@
+/*
+ * vhca engine: RDMA resources (docs/specs/vhca.rst, "RDMA resources"):
+ * protection domains, memory regions, completion EQs, CQs and QPs, and the
+ * interfaces the transport uses on them.  Engine-internal.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_VHCA_RDMA_H
+#define HW_VHCA_RDMA_H
+
+#include "vhca-core.h"
+
+/* Queues live on 4 KiB pages; no entry straddles a page. */
+#define VHCA_QUEUE_PAGE_SHIFT   12
+#define VHCA_QUEUE_PAGE_SIZE    (1u << VHCA_QUEUE_PAGE_SHIFT)
+
+#define VHCA_CQ_MAX_LOG_SIZE    16
+#define VHCA_EQ_MAX_LOG_SIZE    16
+#define VHCA_WQ_MAX_LOG_SIZE    14
+#define VHCA_MR_MIN_PAGE_SHIFT  12
+#define VHCA_MR_MAX_PAGE_SHIFT  30
+/* Level 2: at most a 4 KiB array of pointers to 512-entry pages. */
+#define VHCA_MR_MAX_PAGES       (VHCA_PBL_ENTRIES_PER_PAGE * \
+                                 VHCA_PBL_ENTRIES_PER_PAGE)
+/* Read and atomic requests a QP may have outstanding (either way). */
+#define VHCA_MAX_RD_ATOMIC      16
+#define VHCA_MAX_MSG_SIZE       0x80000000u     /* IBTA: 2^31 */
+#define VHCA_FIRST_QPN          2               /* QP0/QP1 are reserved */
+
+/* enum ibv_wc_status values the device produces (IBTA 11.4.2.1). */
+#define VHCA_WC_SUCCESS         0
+#define VHCA_WC_WR_FLUSH_ERR    5
+
+/* enum ib_event_type values carried by VHCA_EQE_QP_EVENT. */
+#define VHCA_EVENT_QP_FATAL     1
+#define VHCA_EVENT_SQ_DRAINED   5
+
+/* vendor_err of a flushed CQE whose WQE could not be read back. */
+#define VHCA_VENDOR_ERR_WQE_DMA 1
+
+struct VhcaPd {
+    uint32_t users;                 /* MRs and QPs in this PD */
+};
+
+struct VhcaMr {
+    uint8_t key_tag;
+    uint16_t flags;                 /* VHCA_MR_* */
+    uint32_t pdn;
+    uint32_t access;                /* VHCA_ACCESS_* */
+    uint64_t iova;
+    uint64_t length;
+    /* Page list, read from guest memory at each use (not copied). */
+    uint64_t pbl_addr;
+    uint32_t npages;
+    uint8_t page_shift;
+    uint8_t pbl_levels;
+    uint32_t offset;
+};
+
+struct VhcaCq {
+    uint64_t *pages;
+    uint32_t log_size;
+    uint32_t pi;                    /* CQEs produced (free running) */
+    uint32_t ci;                    /* consumer index last learnt */
+    uint32_t eqn;
+    uint32_t db_page;
+    uint64_t dbrec_addr;
+    uint32_t arm;                   /* 0, VHCA_CQ_ARM_NEXT or _SOLICITED */
+    bool error;                     /* overflowed: IBTA 11.4.2.1 */
+    uint32_t users;                 /* QPs that complete to it */
+};
+
+/* One work queue (SQ or RQ) of a QP. */
+typedef struct VhcaWq {
+    uint64_t *pages;
+    uint32_t log_size;
+    uint32_t stride;                /* WQE size */
+    uint32_t pi;                    /* last doorbell: WQEs posted */
+    uint32_t ci;                    /* WQEs completed or flushed */
+} VhcaWq;
+
+struct VhcaQp {
+    uint8_t type;                   /* enum vhca_qp_type */
+    uint8_t state;                  /* enum vhca_qp_state */
+    bool sq_sig_all;
+    uint32_t pdn;
+    uint32_t send_cqn;
+    uint32_t recv_cqn;
+    uint32_t db_page;
+    VhcaWq sq;
+    VhcaWq rq;
+    /* What MODIFY_QP set, in host byte order; QUERY_QP returns it. */
+    struct vhca_qp_attr attr;
+};
+
+/* What vhca_mr_check() found (IBTA 10.6.3). */
+typedef enum VhcaMrStatus {
+    VHCA_MR_OK,
+    VHCA_MR_BAD_KEY,                /* no MR, destroyed, or stale tag */
+    VHCA_MR_PD_MISMATCH,
+    VHCA_MR_OUT_OF_BOUNDS,
+    VHCA_MR_NO_ACCESS,              /* a right the MR does not grant */
+    VHCA_MR_MISALIGNED,             /* atomic not 8-byte aligned/sized */
+} VhcaMrStatus;
+
+/* A command's view of its admin queue entry (vhca-admin.c). */
+typedef struct VhcaCmdCtx {
+    uint16_t opcode;
+    const uint8_t *in;              /* 32 bytes */
+    uint8_t *out;                   /* 16 bytes, zeroed */
+    uint32_t syndrome;
+} VhcaCmdCtx;
+
+/*
+ * Report a failed command the way hw/nvme does: one place, with the
+ * command's name, so the glue can trace it and log a guest error.
+ */
+#define VHCA_CMD_FAIL(core, ctx, status, fmt, ...)                          \
+    (vhca_guest_error((core), VHCA_GUEST_ERR_ADMIN_CMD, "%s: " fmt,         \
+                      vhca_core_admin_opcode_name((ctx)->opcode),           \
+                      ## __VA_ARGS__),                                      \
+     (status))
+
+/* vhca-res.c: handles, mailboxes, page lists, object look-up. */
+int vhca_ids_init(VhcaIds *ids, uint32_t first, uint32_t last);
+void vhca_ids_destroy(VhcaIds *ids);
+void vhca_ids_clear(VhcaIds *ids);
+/* Lowest free handle, now in use; 0 if none is free. */
+uint32_t vhca_ids_alloc(VhcaIds *ids);
+void vhca_ids_free(VhcaIds *ids, uint32_t id);
+bool vhca_ids_used(const VhcaIds *ids, uint32_t id);
+
+uint8_t vhca_cmd_mailbox_read(VhcaCore *core, VhcaCmdCtx *ctx, void *buf,
+                              size_t len);
+uint8_t vhca_cmd_mailbox_write(VhcaCore *core, VhcaCmdCtx *ctx,
+                               const void *buf, size_t len);
+uint32_t vhca_cmd_handle_in(const VhcaCmdCtx *ctx);
+void vhca_cmd_set_handle_out(VhcaCmdCtx *ctx, uint32_t handle, uint32_t key);
+
+/*
+ * Read a queue's level 1 page list (@npages entries at @pbl_addr) and keep
+ * the first @need pages.  Returns a status; *pages is malloc'ed on success.
+ */
+uint8_t vhca_queue_pages_read(VhcaCore *core, VhcaCmdCtx *ctx,
+                              uint64_t pbl_addr, uint32_t npages,
+                              uint64_t bytes, uint64_t **pages);
+uint64_t vhca_queue_addr(const uint64_t *pages, uint32_t log_size,
+                         uint32_t index, uint32_t stride);
+
+/* An owner page for a new CQ/QP: allocated uctx or KERNEL_NONE. */
+bool vhca_db_page_ok(const VhcaCore *core, uint32_t db_page);
+void vhca_db_page_get(VhcaCore *core, uint32_t db_page);
+void vhca_db_page_put(VhcaCore *core, uint32_t db_page);
+
+VhcaPd *vhca_pd_lookup(VhcaCore *core, uint32_t pdn);
+VhcaEq *vhca_comp_eq_lookup(VhcaCore *core, uint32_t eqn);
+VhcaCq *vhca_cq_lookup(VhcaCore *core, uint32_t cqn);
+VhcaQp *vhca_qp_lookup(VhcaCore *core, uint32_t qpn);
+
+int vhca_rdma_init(VhcaCore *core);
+void vhca_rdma_reset(VhcaCore *core);
+void vhca_rdma_cleanup(VhcaCore *core);
+
+/* The admin command handlers, one file per object. */
+uint8_t vhca_cmd_create_pd(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_destroy_pd(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_create_mr(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_destroy_mr(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_create_eq(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_destroy_eq(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_create_cq(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_destroy_cq(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_modify_qp(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_query_qp(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx);
+
+/* vhca-mr.c: what the transport calls for every memory access. */
+VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
+                           uint64_t addr, uint64_t len, uint32_t access);
+const char *vhca_mr_status_name(VhcaMrStatus status);
+/*
+ * Copy between @buf and [addr, addr + len) of the MR @key, page by page.
+ * The range must have passed vhca_mr_check().  Returns 0, or -1 if the MR
+ * is gone or a page (or page list entry) is not guest RAM.
+ */
+int vhca_mr_read(VhcaCore *core, uint32_t key, uint64_t addr, void *buf,
+                 uint64_t len);
+int vhca_mr_write(VhcaCore *core, uint32_t key, uint64_t addr,
+                  const void *buf, uint64_t len);
+
+/* vhca-eq.c: the producer shared by EQ 0 and the completion EQs. */
+bool vhca_eq_post(VhcaCore *core, VhcaEq *eq, VhcaGuestError kind,
+                  uint8_t type, uint8_t subtype, uint32_t data0,
+                  uint32_t data1);
+void vhca_comp_eq_doorbell(VhcaCore *core, uint32_t eqn, uint32_t value);
+
+/* vhca-cq.c */
+typedef struct VhcaCompletion {
+    uint64_t wr_id;
+    uint32_t byte_len;
+    uint32_t imm_or_inv;
+    uint32_t qpn;
+    uint32_t src_qp;
+    uint32_t vendor_err;
+    uint8_t status;                 /* VHCA_WC_* (enum ibv_wc_status) */
+    uint8_t opcode;                 /* enum vhca_cqe_opcode */
+    uint8_t flags;                  /* VHCA_CQE_* */
+    bool solicited;                 /* for ARM_SOLICITED */
+} VhcaCompletion;
+
+/*
+ * Write a CQE.  Returns false if the CQ is in error or goes into error
+ * now (overflow, ring not in RAM); the QPs that use it are then moved to
+ * ERR by vhca_cq_errors_settle().
+ */
+bool vhca_cq_post(VhcaCore *core, uint32_t cqn, const VhcaCompletion *wc);
+void vhca_cq_doorbell(VhcaCore *core, uint32_t page, uint32_t cqn,
+                      uint32_t value);
+/* Move every QP whose CQ is in error to ERR; call after posting CQEs. */
+void vhca_cq_errors_settle(VhcaCore *core);
+
+/* vhca-qp.c */
+void vhca_qp_sq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
+                         uint32_t pi);
+void vhca_qp_rq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
+                         uint32_t pi);
+/* The device moves @qp to ERR on its own (IBTA 10.3.1): QP_FATAL. */
+void vhca_qp_fatal(VhcaCore *core, uint32_t qpn);
+/* Read the WQE at @index of a work queue (its first @len bytes). */
+int vhca_wq_fetch(VhcaCore *core, const VhcaWq *wq, uint32_t index,
+                  void *buf, size_t len);
+
+/* vhca-qp-state.c: the Modify QP table (IBTA 11.2.4.2, Linux verbs.c). */
+typedef enum VhcaQpModifyCheck {
+    VHCA_QP_MODIFY_OK,
+    VHCA_QP_MODIFY_BAD_TRANSITION,  /* *bad = cur << 8 | next */
+    VHCA_QP_MODIFY_MISSING_ATTR,    /* *bad = required bits absent */
+    VHCA_QP_MODIFY_EXTRA_ATTR,      /* *bad = bits not allowed */
+} VhcaQpModifyCheck;
+
+VhcaQpModifyCheck vhca_qp_modify_is_ok(uint8_t type, uint8_t cur,
+                                       uint8_t next, uint32_t mask,
+                                       uint32_t *bad);
+const char *vhca_qp_state_name(uint8_t state);
+
+#endif /* HW_VHCA_RDMA_H */

@@ -1,0 +1,490 @@
+/*
+ * vhca engine unit tests: completion queues and completion EQs - the CQE
+ * owner bit, the doorbell record, overflow into CQ_ERROR with the QPs
+ * moved to ERR, arming, COMPLETION events on the EQ's MSI-X vector; and
+ * the work queues: doorbells, their ownership, and the flush of every
+ * outstanding WQE when a QP enters ERR (docs/specs/vhca.rst, "RDMA
+ * resources").
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <string.h>
+
+#include "vhca-harness.h"
+#include "vhca-internal.h"
+
+#define COMP_VECTOR 5
+
+typedef struct Fixture {
+    Harness *h;
+    uint32_t page, pdn, eqn;
+    uint64_t eq_ring;
+    uint32_t eq_ci;
+} Fixture;
+
+static void fixture_init(Fixture *f)
+{
+    uint8_t gid[16];
+
+    memset(f, 0, sizeof(*f));
+    f->h = harness_new(NULL);
+    harness_enable(f->h);
+    gid_from_ipv4(gid, 10, 0, 0, 1);
+    g_assert_cmpuint(add_gid(f->h, 0, VHCA_GID_TYPE_ROCE_V2_IPV4, gid), ==,
+                     VHCA_ST_OK);
+    f->page = rdma_alloc_uctx(f->h);
+    f->pdn = rdma_create_pd(f->h);
+    f->eqn = rdma_create_eq(f->h, 3, COMP_VECTOR, &f->eq_ring);
+}
+
+/* Consume the async EQ so that what follows fits in its 8 entries. */
+static uint32_t aeq_drain(Harness *h)
+{
+    uint32_t pi = reg_read(h, VHCA_REG_AEQ_PI);
+
+    reg_write(h, VHCA_REG_AEQ_DB, pi);
+    return pi;
+}
+
+static struct vhca_eqe eq_entry(Fixture *f, uint32_t index)
+{
+    struct vhca_eqe eqe;
+
+    ram_read(f->h, f->eq_ring + 16 * (index & 7), &eqe, sizeof(eqe));
+    return eqe;
+}
+
+static uint32_t eq_pi(Fixture *f)
+{
+    return f->h->core.comp_eqs[f->eqn].ring.pi;
+}
+
+static void post(Fixture *f, uint32_t cqn, uint64_t wr_id, uint8_t status,
+                 bool solicited)
+{
+    VhcaCompletion wc = {
+        .wr_id = wr_id, .byte_len = 100, .qpn = 2, .status = status,
+        .opcode = VHCA_WC_RECV, .solicited = solicited,
+    };
+
+    g_assert_true(vhca_cq_post(&f->h->core, cqn, &wc));
+}
+
+static void test_owner_bit_wraps(void)
+{
+    Fixture f;
+    TestCq cq;
+    struct vhca_cqe cqe;
+    uint32_t n;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 2, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    /* Three passes over the 4-entry CQ, consuming as we go. */
+    for (n = 0; n < 12; n++) {
+        post(&f, cq.cqn, 0x1000 + n, 0, false);
+        g_assert_true(cq_poll(f.h, &cq, &cqe));
+        g_assert_cmpuint(cqe.owner, ==, ((n >> 2) & 1) ^ 1);
+        g_assert_cmphex(cqe.wr_id, ==, 0x1000 + n);
+        g_assert_cmpuint(cqe.byte_len, ==, 100);
+        g_assert_cmpuint(cqe.qpn, ==, 2);
+        g_assert_cmpuint(cqe.opcode, ==, VHCA_WC_RECV);
+        /* The slot after it still holds the last pass's entry. */
+        g_assert_false(cq_poll(f.h, &cq, &cqe));
+    }
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_CQ], ==, 0);
+    harness_free(f.h);
+}
+
+/* The device reads the doorbell record only when the ring looks full. */
+static void test_dbrec(void)
+{
+    Fixture f;
+    TestCq cq;
+    struct vhca_cqe cqe;
+    uint32_t n;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 1, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    post(&f, cq.cqn, 1, 0, false);
+    post(&f, cq.cqn, 2, 0, false);
+    for (n = 0; n < 2; n++) {
+        g_assert_true(cq_poll(f.h, &cq, &cqe));
+        g_assert_cmpuint(cqe.wr_id, ==, n + 1);
+    }
+    /* cq_poll wrote the record: two more fit. */
+    post(&f, cq.cqn, 3, 0, false);
+    post(&f, cq.cqn, 4, 0, false);
+    /* A record claiming more than was produced is not believed. */
+    {
+        uint32_t lie = GUINT32_TO_LE(100);
+
+        ram_write(f.h, cq.dbrec, &lie, 4);
+    }
+    g_assert_false(vhca_cq_post(&f.h->core, cq.cqn,
+                                &(VhcaCompletion){ .wr_id = 5 }));
+    g_assert_true(f.h->core.cqs[cq.cqn].error);
+    harness_free(f.h);
+}
+
+static void test_overflow_errors_cq_and_qps(void)
+{
+    Fixture f;
+    TestCq small, other;
+    TestQp a, b;
+    struct vhca_eqe eqe;
+    uint32_t pi;
+    unsigned i;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &small, 1, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_cq(f.h, &other, 4, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_qp(f.h, &a, VHCA_QPT_RC, f.pdn, small.cqn,
+                                    other.cqn, f.page), ==, VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_qp(f.h, &b, VHCA_QPT_UD, f.pdn, other.cqn,
+                                    small.cqn, f.page), ==, VHCA_ST_OK);
+    qp_move_to(f.h, a.qpn, VHCA_QPT_RC, VHCA_QPS_RTS);
+    qp_move_to(f.h, b.qpn, VHCA_QPT_UD, VHCA_QPS_RTS);
+    /* B has a receive posted: it goes to the CQ that B's error flushes. */
+    qp_put_recv(f.h, &b, 0xb0);
+    ring_doorbell(f.h, f.page, VHCA_DB_RQ, b.qpn, b.rq_pi);
+    for (i = 0; i < 3; i++) {
+        qp_put_send(f.h, &a, 0xa0 + i, VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    }
+    ring_doorbell(f.h, f.page, VHCA_DB_SQ, a.qpn, a.sq_pi);
+    /* No transport: the WQEs wait. */
+    g_assert_cmpuint(small.ci, ==, 0);
+    g_assert_false(cq_poll(f.h, &small, &(struct vhca_cqe){ 0 }));
+
+    pi = aeq_drain(f.h);
+    qp_move_to(f.h, a.qpn, VHCA_QPT_RC, VHCA_QPS_ERR);
+
+    /* Two flushed CQEs fit; the third overflows the CQ. */
+    g_assert_cmphex(cq_entry(f.h, &small, 0).wr_id, ==, 0xa0);
+    g_assert_cmphex(cq_entry(f.h, &small, 1).wr_id, ==, 0xa1);
+    g_assert_true(f.h->core.cqs[small.cqn].error);
+    eqe = aeq_entry(f.h, pi);
+    g_assert_cmpuint(eqe.type, ==, VHCA_EQE_CQ_ERROR);
+    g_assert_cmpuint(GUINT32_FROM_LE(eqe.data[0]), ==, small.cqn);
+    /* B completes to the CQ in error: the device moves it to ERR. */
+    eqe = aeq_entry(f.h, pi + 1);
+    g_assert_cmpuint(eqe.type, ==, VHCA_EQE_QP_EVENT);
+    g_assert_cmpuint(eqe.subtype, ==, VHCA_EVENT_QP_FATAL);
+    g_assert_cmpuint(GUINT32_FROM_LE(eqe.data[0]), ==, b.qpn);
+    g_assert_cmpuint(aeq_entry(f.h, pi + 2).type, ==, VHCA_EQE_CMD_DONE);
+    g_assert_cmpuint(qp_state(f.h, b.qpn), ==, VHCA_QPS_ERR);
+    g_assert_cmpuint(qp_state(f.h, a.qpn), ==, VHCA_QPS_ERR);
+    /* B's receive had nowhere to go; nothing reached the other CQ. */
+    g_assert_false(cq_poll(f.h, &other, &(struct vhca_cqe){ 0 }));
+    /* A CQ in error takes no more CQEs and ignores its doorbell. */
+    g_assert_false(vhca_cq_post(&f.h->core, small.cqn,
+                                &(VhcaCompletion){ 0 }));
+    harness_free(f.h);
+}
+
+static void test_arm_and_events(void)
+{
+    Fixture f;
+    TestCq cq;
+    struct vhca_eqe eqe;
+    struct vhca_cqe cqe;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 4, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+
+    /* Not armed: no event. */
+    post(&f, cq.cqn, 1, 0, false);
+    g_assert_cmpuint(eq_pi(&f), ==, 0);
+    g_assert_true(cq_poll(f.h, &cq, &cqe));
+
+    /* ARM_NEXT: one event at the next completion, on the EQ's vector. */
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn,
+                  VHCA_CQ_ARM_NEXT | cq.ci);
+    g_assert_cmpuint(eq_pi(&f), ==, 0);
+    post(&f, cq.cqn, 2, 0, false);
+    g_assert_cmpuint(eq_pi(&f), ==, 1);
+    eqe = eq_entry(&f, 0);
+    g_assert_cmpuint(eqe.type, ==, VHCA_EQE_COMPLETION);
+    g_assert_cmpuint(GUINT32_FROM_LE(eqe.data[0]), ==, cq.cqn);
+    g_assert_cmpuint(eqe.owner, ==, 1);
+    g_assert_cmpuint(f.h->irqs[COMP_VECTOR], ==, 1);
+    g_assert_cmpuint(f.h->irqs[2], ==, 0);
+    /* One shot: the next completion is silent. */
+    post(&f, cq.cqn, 3, 0, false);
+    g_assert_cmpuint(eq_pi(&f), ==, 1);
+    g_assert_true(cq_poll(f.h, &cq, &cqe));
+    g_assert_true(cq_poll(f.h, &cq, &cqe));
+
+    /* ARM_SOLICITED: an unsolicited success does not fire... */
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn,
+                  VHCA_CQ_ARM_SOLICITED | cq.ci);
+    post(&f, cq.cqn, 4, 0, false);
+    g_assert_cmpuint(eq_pi(&f), ==, 1);
+    /* ...a solicited one does... */
+    post(&f, cq.cqn, 5, 0, true);
+    g_assert_cmpuint(eq_pi(&f), ==, 2);
+    /* ...and so does an error (IBTA 11.4.2.2). */
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn,
+                  VHCA_CQ_ARM_SOLICITED | (cq.ci + 2));
+    post(&f, cq.cqn, 6, VHCA_WC_WR_FLUSH_ERR, false);
+    g_assert_cmpuint(eq_pi(&f), ==, 3);
+
+    /* Arming behind the producer: the event is sent at once. */
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn,
+                  VHCA_CQ_ARM_NEXT | (cq.ci + 2));
+    g_assert_cmpuint(eq_pi(&f), ==, 4);
+    /* The EQ was disarmed by its first event: one interrupt so far. */
+    g_assert_cmpuint(f.h->irqs[COMP_VECTOR], ==, 1);
+
+    /*
+     * Bad doorbells: both arm bits, a CI past the producer, a CI moving
+     * backwards.
+     */
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn, 3u << 30);
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn,
+                  VHCA_CQ_ARM_NEXT | (cq.ci + 100));
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn,
+                  VHCA_CQ_ARM_NEXT | cq.ci);
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_CQ], ==, 3);
+    post(&f, cq.cqn, 7, 0, false);
+    g_assert_cmpuint(eq_pi(&f), ==, 4);
+    harness_free(f.h);
+}
+
+static void test_comp_eq_doorbell(void)
+{
+    Fixture f;
+    TestCq cq;
+    uint32_t n;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 4, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    /* EQ_DB is write-only; EQ_DB(0) and EQ_DB of no EQ do nothing. */
+    g_assert_cmpuint(reg_read(f.h, VHCA_REG_EQ_DB(f.eqn)), ==, 0);
+    reg_write(f.h, VHCA_REG_EQ_DB(0), VHCA_EQ_DB_ARM);
+    reg_write(f.h, VHCA_REG_EQ_DB(f.eqn + 1), VHCA_EQ_DB_ARM);
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_EQ], ==, 1);
+
+    for (n = 0; n < 3; n++) {
+        ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn,
+                      VHCA_CQ_ARM_NEXT | cq.ci);
+        post(&f, cq.cqn, n, 0, false);
+    }
+    g_assert_cmpuint(eq_pi(&f), ==, 3);
+    g_assert_cmpuint(f.h->irqs[COMP_VECTOR], ==, 1);
+    /* A CI beyond the producer is refused as a whole, ARM included. */
+    reg_write(f.h, VHCA_REG_EQ_DB(f.eqn), VHCA_EQ_DB_ARM | 4);
+    g_assert_cmpuint(reg_read(f.h, VHCA_REG_ERROR), ==,
+                     VHCA_ERR_AEQ_DOORBELL);
+    g_assert_cmpuint(f.h->irqs[COMP_VECTOR], ==, 1);
+    /* Arming with unconsumed events interrupts at once. */
+    reg_write(f.h, VHCA_REG_EQ_DB(f.eqn), VHCA_EQ_DB_ARM | 2);
+    g_assert_cmpuint(f.h->irqs[COMP_VECTOR], ==, 2);
+    reg_write(f.h, VHCA_REG_EQ_DB(f.eqn), VHCA_EQ_DB_ARM | 3);
+    g_assert_cmpuint(f.h->irqs[COMP_VECTOR], ==, 2);
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn, VHCA_CQ_ARM_NEXT | 3);
+    post(&f, cq.cqn, 9, 0, false);
+    g_assert_cmpuint(f.h->irqs[COMP_VECTOR], ==, 3);
+
+    /* Overflow: 8 entries, the 9th event is lost and counted. */
+    for (n = 0; n < 8; n++) {
+        ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn,
+                      VHCA_CQ_ARM_NEXT | f.h->core.cqs[cq.cqn].pi);
+        post(&f, cq.cqn, n, 0, false);
+    }
+    g_assert_cmpuint(eq_pi(&f), ==, 3 + 8);
+    g_assert_cmpuint(counter(f.h, VHCA_CNT_EQ_OVERFLOWS), ==, 1);
+    /* Owner parity flipped on the second pass. */
+    g_assert_cmpuint(eq_entry(&f, 8).owner, ==, 0);
+    harness_free(f.h);
+}
+
+/* Every outstanding WQE completes in order with WR_FLUSH_ERR. */
+static void test_flush_on_err(void)
+{
+    static const struct {
+        uint8_t wr, wc, flags;
+    } sends[] = {
+        { VHCA_WR_RDMA_WRITE, VHCA_WC_RDMA_WRITE, VHCA_WQE_SIGNALED },
+        { VHCA_WR_RDMA_WRITE_WITH_IMM, VHCA_WC_RDMA_WRITE, 0 },
+        { VHCA_WR_SEND, VHCA_WC_SEND, 0 },
+        { VHCA_WR_SEND_WITH_IMM, VHCA_WC_SEND, VHCA_WQE_SOLICITED },
+        { VHCA_WR_RDMA_READ, VHCA_WC_RDMA_READ, VHCA_WQE_SIGNALED },
+        { VHCA_WR_ATOMIC_CMP_AND_SWP, VHCA_WC_COMP_SWAP, 0 },
+        { VHCA_WR_ATOMIC_FETCH_AND_ADD, VHCA_WC_FETCH_ADD, 0 },
+        { VHCA_WR_SEND_WITH_INV, VHCA_WC_SEND, 0 },
+        { 0x42, VHCA_WC_SEND, 0 },
+    };
+    Fixture f;
+    TestCq scq, rcq;
+    TestQp qp;
+    struct vhca_cqe cqe;
+    unsigned i;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &scq, 5, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_cq(f.h, &rcq, 5, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_qp(f.h, &qp, VHCA_QPT_RC, f.pdn, scq.cqn,
+                                    rcq.cqn, f.page), ==, VHCA_ST_OK);
+    qp_move_to(f.h, qp.qpn, VHCA_QPT_RC, VHCA_QPS_INIT);
+    for (i = 0; i < 3; i++) {
+        qp_put_recv(f.h, &qp, 0x7700 + i);
+    }
+    ring_doorbell(f.h, f.page, VHCA_DB_RQ, qp.qpn, qp.rq_pi);
+    qp_move_to(f.h, qp.qpn, VHCA_QPT_RC, VHCA_QPS_RESET);
+    /* RESET emptied the RQ: those three are gone for good. */
+    qp_move_to(f.h, qp.qpn, VHCA_QPT_RC, VHCA_QPS_RTS);
+    qp.rq_pi = 0;
+    for (i = 0; i < 2; i++) {
+        qp_put_recv(f.h, &qp, 0x8800 + i);
+    }
+    ring_doorbell(f.h, f.page, VHCA_DB_RQ, qp.qpn, qp.rq_pi);
+    /* 30 WQEs wrap the 32-entry SQ's pages in reverse order. */
+    for (i = 0; i < 30; i++) {
+        qp_put_send(f.h, &qp, 0x5500 + i, sends[i % 9].wr,
+                    sends[i % 9].flags);
+    }
+    ring_doorbell(f.h, f.page, VHCA_DB_SQ, qp.qpn, qp.sq_pi);
+    g_assert_false(cq_poll(f.h, &scq, &cqe));
+
+    qp_move_to(f.h, qp.qpn, VHCA_QPT_RC, VHCA_QPS_ERR);
+    for (i = 0; i < 30; i++) {
+        g_assert_true(cq_poll(f.h, &scq, &cqe));
+        g_assert_cmphex(cqe.wr_id, ==, 0x5500 + i);
+        g_assert_cmpuint(cqe.status, ==, VHCA_WC_WR_FLUSH_ERR);
+        g_assert_cmpuint(cqe.opcode, ==, sends[i % 9].wc);
+        g_assert_cmpuint(cqe.qpn, ==, qp.qpn);
+    }
+    g_assert_false(cq_poll(f.h, &scq, &cqe));
+    for (i = 0; i < 2; i++) {
+        g_assert_true(cq_poll(f.h, &rcq, &cqe));
+        g_assert_cmphex(cqe.wr_id, ==, 0x8800 + i);
+        g_assert_cmpuint(cqe.status, ==, VHCA_WC_WR_FLUSH_ERR);
+        g_assert_cmpuint(cqe.opcode, ==, VHCA_WC_RECV);
+    }
+    g_assert_false(cq_poll(f.h, &rcq, &cqe));
+
+    /* In ERR, what is posted is flushed at once. */
+    qp_put_send(f.h, &qp, 0x99, VHCA_WR_RDMA_READ, 0);
+    ring_doorbell(f.h, f.page, VHCA_DB_SQ, qp.qpn, qp.sq_pi);
+    g_assert_true(cq_poll(f.h, &scq, &cqe));
+    g_assert_cmphex(cqe.wr_id, ==, 0x99);
+    g_assert_cmpuint(cqe.opcode, ==, VHCA_WC_RDMA_READ);
+    qp_put_recv(f.h, &qp, 0x98);
+    ring_doorbell(f.h, f.page, VHCA_DB_RQ, qp.qpn, qp.rq_pi);
+    g_assert_true(cq_poll(f.h, &rcq, &cqe));
+    g_assert_cmphex(cqe.wr_id, ==, 0x98);
+
+    /* ERR -> ERR flushes nothing twice. */
+    qp_move_to(f.h, qp.qpn, VHCA_QPT_RC, VHCA_QPS_ERR);
+    g_assert_false(cq_poll(f.h, &scq, &cqe));
+    g_assert_false(cq_poll(f.h, &rcq, &cqe));
+    harness_free(f.h);
+}
+
+/* A WQE that cannot be read back still completes, with vendor_err. */
+static void test_flush_unreadable_wqe(void)
+{
+    Fixture f;
+    TestCq cq;
+    TestQp qp;
+    struct vhca_cqe cqe;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 4, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_qp(f.h, &qp, VHCA_QPT_UC, f.pdn, cq.cqn,
+                                    cq.cqn, f.page), ==, VHCA_ST_OK);
+    qp_move_to(f.h, qp.qpn, VHCA_QPT_UC, VHCA_QPS_RTS);
+    qp_put_send(f.h, &qp, 0x11, VHCA_WR_SEND, 0);
+    ring_doorbell(f.h, f.page, VHCA_DB_SQ, qp.qpn, 1);
+    /* The guest unmaps the ring page (the device kept the page list). */
+    f.h->core.qps[qp.qpn].sq.pages[0] = BAD_ADDR;
+    qp_move_to(f.h, qp.qpn, VHCA_QPT_UC, VHCA_QPS_ERR);
+    g_assert_true(cq_poll(f.h, &cq, &cqe));
+    g_assert_cmpuint(cqe.status, ==, VHCA_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint(cqe.wr_id, ==, 0);
+    g_assert_cmpuint(cqe.vendor_err, ==, VHCA_VENDOR_ERR_WQE_DMA);
+    harness_free(f.h);
+}
+
+static void test_doorbell_rules(void)
+{
+    Fixture f;
+    TestCq cq;
+    TestQp qp, other_page_qp;
+    uint32_t page2;
+    struct vhca_cqe cqe;
+
+    fixture_init(&f);
+    page2 = rdma_alloc_uctx(f.h);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 4, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_qp(f.h, &qp, VHCA_QPT_RC, f.pdn, cq.cqn,
+                                    cq.cqn, f.page), ==, VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_qp(f.h, &other_page_qp, VHCA_QPT_RC,
+                                    f.pdn, cq.cqn, cq.cqn, page2), ==,
+                     VHCA_ST_OK);
+
+    /* RESET: the doorbell is ignored (IBTA 10.8.2). */
+    qp_put_recv(f.h, &qp, 1);
+    ring_doorbell(f.h, f.page, VHCA_DB_RQ, qp.qpn, 1);
+    g_assert_cmpuint(f.h->core.qps[qp.qpn].rq.pi, ==, 0);
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_QP], ==, 1);
+
+    qp_move_to(f.h, qp.qpn, VHCA_QPT_RC, VHCA_QPS_INIT);
+    qp_move_to(f.h, other_page_qp.qpn, VHCA_QPT_RC, VHCA_QPS_INIT);
+    /* The wrong page: counted, ignored. */
+    ring_doorbell(f.h, page2, VHCA_DB_RQ, qp.qpn, 1);
+    ring_doorbell(f.h, f.page, VHCA_DB_SQ, other_page_qp.qpn, 1);
+    ring_doorbell(f.h, page2, VHCA_DB_CQ, cq.cqn, VHCA_CQ_ARM_NEXT);
+    g_assert_cmpuint(f.h->core.qps[qp.qpn].rq.pi, ==, 0);
+    g_assert_cmpuint(f.h->core.qps[other_page_qp.qpn].sq.pi, ==, 0);
+    g_assert_cmpuint(f.h->core.cqs[cq.cqn].arm, ==, 0);
+    g_assert_cmpuint(counter(f.h, VHCA_CNT_DOORBELLS), ==, 4);
+    /* Not a 64-bit write: ignored. */
+    vhca_core_doorbell_write(&f.h->core,
+                             (uint64_t)f.page * VHCA_DB_PAGE_SIZE +
+                             VHCA_DB_RQ, qp.qpn, 4);
+    g_assert_cmpuint(f.h->core.qps[qp.qpn].rq.pi, ==, 0);
+    /* More than the ring holds: ignored. */
+    ring_doorbell(f.h, f.page, VHCA_DB_RQ, qp.qpn, 17);
+    g_assert_cmpuint(f.h->core.qps[qp.qpn].rq.pi, ==, 0);
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_DOORBELL], ==, 4);
+
+    /* The right page works; a destroyed QP drops its WQEs silently. */
+    ring_doorbell(f.h, f.page, VHCA_DB_RQ, qp.qpn, 1);
+    g_assert_cmpuint(f.h->core.qps[qp.qpn].rq.pi, ==, 1);
+    g_assert_cmpuint(rdma_destroy(f.h, VHCA_CMD_DESTROY_QP, qp.qpn), ==,
+                     VHCA_ST_OK);
+    g_assert_false(cq_poll(f.h, &cq, &cqe));
+    ring_doorbell(f.h, f.page, VHCA_DB_RQ, qp.qpn, 1);
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_DOORBELL], ==, 5);
+    harness_free(f.h);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/vhca/cq/owner-bit-wraps", test_owner_bit_wraps);
+    g_test_add_func("/vhca/cq/dbrec", test_dbrec);
+    g_test_add_func("/vhca/cq/overflow-errors-cq-and-qps",
+                    test_overflow_errors_cq_and_qps);
+    g_test_add_func("/vhca/cq/arm-and-events", test_arm_and_events);
+    g_test_add_func("/vhca/cq/comp-eq-doorbell", test_comp_eq_doorbell);
+    g_test_add_func("/vhca/qp/flush-on-err", test_flush_on_err);
+    g_test_add_func("/vhca/qp/flush-unreadable-wqe",
+                    test_flush_unreadable_wqe);
+    g_test_add_func("/vhca/qp/doorbell-rules", test_doorbell_rules);
+    return g_test_run();
+}

@@ -1,0 +1,613 @@
+/*
+ * vhca engine unit tests: RDMA resource commands - PD, MR, EQ, CQ and QP
+ * creation and destruction, good and malformed, the MR access checks and
+ * page walk, and reset (docs/specs/vhca.rst, "RDMA resources").
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <string.h>
+
+#include "vhca-harness.h"
+#include "vhca-internal.h"
+
+static Harness *setup(void)
+{
+    Harness *h = harness_new(NULL);
+
+    harness_enable(h);
+    return h;
+}
+
+static uint32_t last_syndrome(Harness *h)
+{
+    return GUINT32_FROM_LE(admin_entry(h, h->admq_pi - 1).syndrome);
+}
+
+/* ---------------------------------------------------------------------- */
+/* PD                                                                     */
+/* ---------------------------------------------------------------------- */
+
+static void test_pd(void)
+{
+    Harness *h = setup();
+    uint32_t pdn;
+
+    /* Handles start at 1 and reuse the lowest free one. */
+    g_assert_cmpuint(rdma_create_pd(h), ==, 1);
+    g_assert_cmpuint(rdma_create_pd(h), ==, 2);
+    g_assert_cmpuint(rdma_create_pd(h), ==, 3);
+    g_assert_cmpuint(rdma_create_pd(h), ==, 4);
+    /* max_pd = 4 in the harness. */
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_PD, NULL, 0, &pdn, NULL),
+                     ==, VHCA_ST_NO_RESOURCES);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 2), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_pd(h), ==, 2);
+
+    /* Bad handles: 0, past the table, already destroyed. */
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 0), ==,
+                     VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 5), ==,
+                     VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 0xffffffff), ==,
+                     VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(last_syndrome(h), ==, 0xffffffff);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 4), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 4), ==,
+                     VHCA_ST_BAD_INDEX);
+    harness_free(h);
+}
+
+/* ---------------------------------------------------------------------- */
+/* MR                                                                     */
+/* ---------------------------------------------------------------------- */
+
+static struct vhca_mr_create mr_desc(uint32_t pdn, uint32_t access,
+                                     uint64_t iova, uint64_t length,
+                                     uint64_t pbl, uint32_t npages,
+                                     uint32_t offset, uint8_t tag)
+{
+    struct vhca_mr_create c;
+
+    memset(&c, 0, sizeof(c));
+    c.pdn = GUINT32_TO_LE(pdn);
+    c.access = GUINT32_TO_LE(access);
+    c.iova = GUINT64_TO_LE(iova);
+    c.length = GUINT64_TO_LE(length);
+    c.pbl_addr = GUINT64_TO_LE(pbl);
+    c.npages = GUINT32_TO_LE(npages);
+    c.page_shift = 12;
+    c.pbl_levels = 1;
+    c.offset = GUINT32_TO_LE(offset);
+    c.key_tag = GUINT32_TO_LE(tag);
+    return c;
+}
+
+static uint8_t create_mr(Harness *h, const struct vhca_mr_create *c,
+                         uint32_t *key)
+{
+    uint32_t index = 0;
+    uint8_t status = rdma_cmd(h, VHCA_CMD_CREATE_MR, c, sizeof(*c), &index,
+                              key);
+
+    if (status == VHCA_ST_OK) {
+        g_assert_cmphex(*key, ==, index << 8 | (c->key_tag & 0xff));
+    }
+    return status;
+}
+
+static void test_mr_create(void)
+{
+    Harness *h = setup();
+    uint32_t pdn = rdma_create_pd(h);
+    uint64_t pages = rdma_alloc(h, 4);
+    uint64_t pbl = rdma_pbl(h, pages, 4, true);
+    uint32_t rw = VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_REMOTE_WRITE;
+    struct vhca_mr_create c;
+    uint32_t key;
+
+    c = mr_desc(pdn, rw, 0x7000, 4 * 4096 - 0x100, pbl, 4, 0x100, 0x5a);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_OK);
+    g_assert_cmphex(key, ==, 0x15a);
+
+    /* Malformed: each fails with a status and creates nothing. */
+    c = mr_desc(pdn + 1, rw, 0, 4096, pbl, 1, 0, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(last_syndrome(h), ==, pdn + 1);
+    c = mr_desc(pdn, 0x10, 0, 4096, pbl, 1, 0, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    /* Remote write without local write (IBTA 10.6.3.1). */
+    c = mr_desc(pdn, VHCA_ACCESS_REMOTE_WRITE, 0, 4096, pbl, 1, 0, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    c = mr_desc(pdn, VHCA_ACCESS_REMOTE_ATOMIC, 0, 4096, pbl, 1, 0, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    /* Length past the pages, offset past the page, iova wrapping. */
+    c = mr_desc(pdn, rw, 0, 4 * 4096 + 1, pbl, 4, 0, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    c = mr_desc(pdn, rw, 0, 4096, pbl, 4, 4096, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    c = mr_desc(pdn, rw, ~0ull - 10, 4096, pbl, 4, 0, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    /* Page counts and shapes. */
+    c = mr_desc(pdn, rw, 0, 0, pbl, 0, 0, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    c = mr_desc(pdn, rw, 0, 4096, pbl, VHCA_PBL_MAX_L1_ENTRIES + 1, 0, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    c = mr_desc(pdn, rw, 0, 4096, pbl, 0xffffffff, 0, 0);
+    c.pbl_levels = 2;
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    c = mr_desc(pdn, rw, 0, 4096, pbl, 1, 0, 0);
+    c.page_shift = 11;
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    c.page_shift = 31;
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    c = mr_desc(pdn, rw, 0, 4096, pbl, 1, 0, 0);
+    c.pbl_levels = 3;
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    c.pbl_levels = 1;
+    c.flags = GUINT16_TO_LE(0x8000);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+    /* Page list outside guest RAM, or naming a misaligned page. */
+    c = mr_desc(pdn, rw, 0, 4096, BAD_ADDR, 1, 0, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_ADDR);
+    c = mr_desc(pdn, rw, 0, 4096, RAM_BASE + RAM_SIZE - 8, 2, 0, 0);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_ADDR);
+    c = mr_desc(pdn, rw, 0, 4096, pages + 8, 1, 0, 0);
+    {
+        uint64_t odd = GUINT64_TO_LE(pages + 0x10);
+
+        ram_write(h, pages + 8, &odd, 8);
+    }
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
+
+    /* The mailbox itself: too small, or not guest RAM. */
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_MR, &c, sizeof(c) - 1,
+                              NULL, NULL), ==, VHCA_ST_BAD_ADDR);
+    {
+        struct vhca_cmd_dma_in in = {
+            .addr = GUINT64_TO_LE(BAD_ADDR),
+            .len = GUINT32_TO_LE(64),
+        };
+
+        g_assert_cmpuint(admin_cmd(h, VHCA_CMD_CREATE_MR, 1, &in,
+                                   sizeof(in), NULL), ==, VHCA_ST_BAD_ADDR);
+    }
+
+    /* Only the first MR exists. */
+    g_assert_cmpuint(vhca_ids_alloc(&h->core.mr_ids), ==, 2);
+    harness_free(h);
+}
+
+static void test_mr_keys_and_busy(void)
+{
+    Harness *h = setup();
+    uint32_t pdn = rdma_create_pd(h);
+    uint32_t key, key2;
+    struct vhca_mr_create c = mr_desc(pdn, 0, 0x100000, 0x1000, 0, 0, 0,
+                                      0x01);
+
+    c.flags = GUINT16_TO_LE(VHCA_MR_PHYS);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_OK);
+    g_assert_cmphex(key, ==, 0x101);
+
+    /* A PD with MRs is busy. */
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, pdn), ==,
+                     VHCA_ST_BUSY);
+    /* A stale tag does not name the MR. */
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, 0x102), ==,
+                     VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, key), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, key), ==,
+                     VHCA_ST_BAD_INDEX);
+
+    /* Index 1 again, with the driver's new tag: the old key is dead. */
+    c.key_tag = GUINT32_TO_LE(0x02);
+    g_assert_cmpuint(create_mr(h, &c, &key2), ==, VHCA_ST_OK);
+    g_assert_cmphex(key2, ==, 0x102);
+    g_assert_cmpuint(vhca_mr_check(&h->core, key, pdn, 0x100000, 8, 0), ==,
+                     VHCA_MR_BAD_KEY);
+    g_assert_cmpuint(vhca_mr_check(&h->core, key2, pdn, 0x100000, 8, 0), ==,
+                     VHCA_MR_OK);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, key2), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, pdn), ==,
+                     VHCA_ST_OK);
+    harness_free(h);
+}
+
+/* The check matrix of spec "Memory regions": key, PD, bounds, rights. */
+static void test_mr_check(void)
+{
+    Harness *h = setup();
+    uint32_t pd1 = rdma_create_pd(h), pd2 = rdma_create_pd(h);
+    uint64_t pages = rdma_alloc(h, 2);
+    uint64_t pbl = rdma_pbl(h, pages, 2, false);
+    uint32_t all = VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_REMOTE_WRITE |
+                   VHCA_ACCESS_REMOTE_READ | VHCA_ACCESS_REMOTE_ATOMIC;
+    struct vhca_mr_create c;
+    uint32_t ro, rw;
+    const uint64_t iova = 0x10000;
+
+    c = mr_desc(pd1, 0, iova, 0x1800, pbl, 2, 0x10, 7);
+    g_assert_cmpuint(create_mr(h, &c, &ro), ==, VHCA_ST_OK);
+    c = mr_desc(pd1, all, iova, 0x1800, pbl, 2, 0x10, 9);
+    g_assert_cmpuint(create_mr(h, &c, &rw), ==, VHCA_ST_OK);
+
+    struct {
+        uint32_t key, pdn;
+        uint64_t addr, len;
+        uint32_t access;
+        VhcaMrStatus expect;
+    } cases[] = {
+        { rw, pd1, iova, 0x1800, VHCA_ACCESS_LOCAL_WRITE, VHCA_MR_OK },
+        { rw, pd1, iova + 0x17f8, 8, VHCA_ACCESS_REMOTE_ATOMIC, VHCA_MR_OK },
+        { rw, pd1, iova, 0, 0, VHCA_MR_OK },
+        { rw ^ 1, pd1, iova, 8, 0, VHCA_MR_BAD_KEY },
+        { (rw & 0xff) | 0x7f00, pd1, iova, 8, 0, VHCA_MR_BAD_KEY },
+        { 0, pd1, iova, 8, 0, VHCA_MR_BAD_KEY },
+        { rw, pd2, iova, 8, 0, VHCA_MR_PD_MISMATCH },
+        { rw, pd1, iova - 1, 8, 0, VHCA_MR_OUT_OF_BOUNDS },
+        { rw, pd1, iova + 0x17f9, 8, 0, VHCA_MR_OUT_OF_BOUNDS },
+        { rw, pd1, iova, 0x1801, 0, VHCA_MR_OUT_OF_BOUNDS },
+        { rw, pd1, ~0ull - 4, 8, 0, VHCA_MR_OUT_OF_BOUNDS },
+        { rw, pd1, iova + 8, ~0ull, 0, VHCA_MR_OUT_OF_BOUNDS },
+        { ro, pd1, iova, 8, 0, VHCA_MR_OK },
+        { ro, pd1, iova, 8, VHCA_ACCESS_LOCAL_WRITE, VHCA_MR_NO_ACCESS },
+        { ro, pd1, iova, 8, VHCA_ACCESS_REMOTE_READ, VHCA_MR_NO_ACCESS },
+        { ro, pd1, iova, 8, VHCA_ACCESS_REMOTE_WRITE, VHCA_MR_NO_ACCESS },
+        { ro, pd1, iova, 8, VHCA_ACCESS_REMOTE_ATOMIC, VHCA_MR_NO_ACCESS },
+        { rw, pd1, iova + 4, 8, VHCA_ACCESS_REMOTE_ATOMIC,
+          VHCA_MR_MISALIGNED },
+        { rw, pd1, iova, 16, VHCA_ACCESS_REMOTE_ATOMIC, VHCA_MR_MISALIGNED },
+    };
+    unsigned i;
+
+    for (i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_test_message("case %u", i);
+        g_assert_cmpstr(vhca_mr_status_name(
+                            vhca_mr_check(&h->core, cases[i].key,
+                                          cases[i].pdn, cases[i].addr,
+                                          cases[i].len, cases[i].access)),
+                        ==, vhca_mr_status_name(cases[i].expect));
+    }
+
+    /* A destroyed MR fails every later access (IBTA 10.6.7.2). */
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, rw), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(vhca_mr_check(&h->core, rw, pd1, iova, 8, 0), ==,
+                     VHCA_MR_BAD_KEY);
+    g_assert_cmpint(vhca_mr_read(&h->core, rw, iova, &c, 8), ==, -1);
+    harness_free(h);
+}
+
+/* The page walk: reversed pages, an offset, level 1 and level 2. */
+static void test_mr_dma(void)
+{
+    Harness *h = setup();
+    uint32_t pdn = rdma_create_pd(h);
+    uint64_t pages = rdma_alloc(h, 3);
+    uint64_t pbl = rdma_pbl(h, pages, 3, true);
+    uint64_t l2 = rdma_pbl(h, pbl, 1, false);
+    uint8_t in[3 * 4096], out[3 * 4096];
+    struct vhca_mr_create c;
+    uint32_t k1, k2, kphys;
+    unsigned i;
+
+    for (i = 0; i < sizeof(in); i++) {
+        in[i] = (uint8_t)(i * 13 + 1);
+    }
+    c = mr_desc(pdn, VHCA_ACCESS_LOCAL_WRITE, 0x5000, 3 * 4096 - 0x80, pbl,
+                3, 0x80, 1);
+    g_assert_cmpuint(create_mr(h, &c, &k1), ==, VHCA_ST_OK);
+    c.pbl_addr = GUINT64_TO_LE(l2);
+    c.pbl_levels = 2;
+    g_assert_cmpuint(create_mr(h, &c, &k2), ==, VHCA_ST_OK);
+
+    /* Write through the level 1 MR, across both page boundaries. */
+    g_assert_cmpint(vhca_mr_write(&h->core, k1, 0x5000 + 0x10, in,
+                                  2 * 4096 + 0x100), ==, 0);
+    /* iova 0x5010 is byte 0x90 of the first listed page, the last one. */
+    g_assert_cmpmem(ram_ptr(h, pages + 2 * 4096 + 0x90, 16), 16, in, 16);
+    g_assert_cmpmem(ram_ptr(h, pages + 4096, 4096), 4096,
+                    in + 4096 - 0x90, 4096);
+    g_assert_cmpmem(ram_ptr(h, pages, 16), 16, in + 2 * 4096 - 0x90, 16);
+    /* Read it back through the level 2 MR. */
+    g_assert_cmpint(vhca_mr_read(&h->core, k2, 0x5000 + 0x10, out,
+                                 2 * 4096 + 0x100), ==, 0);
+    g_assert_cmpmem(out, 2 * 4096 + 0x100, in, 2 * 4096 + 0x100);
+    /* Past the end of the MR: refused. */
+    g_assert_cmpint(vhca_mr_read(&h->core, k2, 0x5000, out, 3 * 4096), ==,
+                    -1);
+
+    /* A page list entry rewritten to point outside RAM fails the walk. */
+    {
+        uint64_t bad = GUINT64_TO_LE(BAD_ADDR);
+
+        ram_write(h, pbl + 8, &bad, 8);
+        g_assert_cmpint(vhca_mr_read(&h->core, k1, 0x5000, out, 4096), ==,
+                        -1);
+    }
+
+    /* A physical MR: iova = guest physical, RAM only. */
+    c = mr_desc(pdn, VHCA_ACCESS_LOCAL_WRITE, 0, ~0ull, 0, 0, 0, 3);
+    c.flags = GUINT16_TO_LE(VHCA_MR_PHYS);
+    g_assert_cmpuint(create_mr(h, &c, &kphys), ==, VHCA_ST_OK);
+    g_assert_cmpint(vhca_mr_write(&h->core, kphys, DATA_ADDR, in, 100), ==,
+                    0);
+    g_assert_cmpmem(ram_ptr(h, DATA_ADDR, 100), 100, in, 100);
+    g_assert_cmpint(vhca_mr_write(&h->core, kphys, BAD_ADDR, in, 100), ==,
+                    -1);
+    harness_free(h);
+}
+
+/* ---------------------------------------------------------------------- */
+/* EQ, CQ, QP                                                             */
+/* ---------------------------------------------------------------------- */
+
+static void test_eq_create(void)
+{
+    Harness *h = setup();
+    uint64_t mem = rdma_alloc(h, 1);
+    uint64_t pbl = rdma_pbl(h, mem, 1, false);
+    struct vhca_eq_create c = {
+        .pbl_addr = GUINT64_TO_LE(pbl),
+        .npages = GUINT32_TO_LE(1),
+        .log_size = 8,
+        .vector = GUINT32_TO_LE(2),
+    };
+    uint32_t eqn;
+    unsigned i;
+
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
+                              NULL), ==, VHCA_ST_OK);
+    g_assert_cmpuint(eqn, ==, 1);
+
+    c.vector = GUINT32_TO_LE(1);        /* the Ethernet vector */
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
+                              NULL), ==, VHCA_ST_BAD_PARAM);
+    c.vector = GUINT32_TO_LE(8);        /* vectors = 8 */
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
+                              NULL), ==, VHCA_ST_BAD_PARAM);
+    c.vector = GUINT32_TO_LE(7);
+    c.log_size = 0;
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
+                              NULL), ==, VHCA_ST_BAD_PARAM);
+    c.log_size = 17;
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
+                              NULL), ==, VHCA_ST_BAD_PARAM);
+    /* 512 entries need 2 pages: 1 is too few. */
+    c.log_size = 9;
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
+                              NULL), ==, VHCA_ST_BAD_PARAM);
+    c.log_size = 8;
+    c.pbl_addr = GUINT64_TO_LE(BAD_ADDR);
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
+                              NULL), ==, VHCA_ST_BAD_ADDR);
+    c.pbl_addr = GUINT64_TO_LE(pbl);
+    c.npages = GUINT32_TO_LE(VHCA_PBL_MAX_L1_ENTRIES + 1);
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
+                              NULL), ==, VHCA_ST_BAD_PARAM);
+
+    /* 62 completion EQs at most. */
+    c.npages = GUINT32_TO_LE(1);
+    for (i = 2; i <= VHCA_MAX_COMP_EQS; i++) {
+        g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c),
+                                  &eqn, NULL), ==, VHCA_ST_OK);
+        g_assert_cmpuint(eqn, ==, i);
+    }
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
+                              NULL), ==, VHCA_ST_NO_RESOURCES);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_EQ, 62), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_EQ, 62), ==,
+                     VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_EQ, 0), ==,
+                     VHCA_ST_BAD_INDEX);
+    harness_free(h);
+}
+
+static void test_cq_create(void)
+{
+    Harness *h = setup();
+    uint32_t page = rdma_alloc_uctx(h);
+    uint32_t eqn = rdma_create_eq(h, 4, 2, NULL);
+    TestCq cq;
+    struct vhca_cq_create c;
+    uint32_t cqn;
+
+    g_assert_cmpuint(rdma_create_cq(h, &cq, 4, eqn, page), ==, VHCA_ST_OK);
+    g_assert_cmpuint(cq.cqn, ==, 1);
+    g_assert_cmpuint(rdma_create_cq(h, &cq, 7, eqn,
+                                    VHCA_DB_PAGE_KERNEL_NONE), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_cq(h, &cq, 4, eqn + 1, page), ==,
+                     VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(rdma_create_cq(h, &cq, 0, eqn, page), ==,
+                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(rdma_create_cq(h, &cq, 17, eqn, page), ==,
+                     VHCA_ST_BAD_PARAM);
+    /* A page no context owns, or past the table. */
+    g_assert_cmpuint(rdma_create_cq(h, &cq, 4, eqn, page + 1), ==,
+                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(rdma_create_cq(h, &cq, 4, eqn, 1000), ==,
+                     VHCA_ST_BAD_PARAM);
+
+    /* Doorbell record: aligned, in RAM. */
+    ram_read(h, MBOX_ADDR, &c, sizeof(c));
+    c.db_page = GUINT32_TO_LE(page);
+    c.dbrec_addr = GUINT64_TO_LE(DATA_ADDR + 2);
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_CQ, &c, sizeof(c), &cqn,
+                              NULL), ==, VHCA_ST_BAD_PARAM);
+    c.dbrec_addr = GUINT64_TO_LE(BAD_ADDR);
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_CQ, &c, sizeof(c), &cqn,
+                              NULL), ==, VHCA_ST_BAD_ADDR);
+
+    /* An EQ with CQs is busy; a page owning a CQ cannot be freed. */
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_EQ, eqn), ==,
+                     VHCA_ST_BUSY);
+    {
+        struct vhca_cmd_uctx_in in = { .db_page = GUINT32_TO_LE(page) };
+
+        g_assert_cmpuint(admin_cmd(h, VHCA_CMD_DEALLOC_UCTX, 1, &in,
+                                   sizeof(in), NULL), ==, VHCA_ST_BUSY);
+        g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, 1), ==,
+                         VHCA_ST_OK);
+        g_assert_cmpuint(admin_cmd(h, VHCA_CMD_DEALLOC_UCTX, 1, &in,
+                                   sizeof(in), NULL), ==, VHCA_ST_OK);
+    }
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, 2), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, 2), ==,
+                     VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_EQ, eqn), ==,
+                     VHCA_ST_OK);
+    harness_free(h);
+}
+
+static void test_qp_create(void)
+{
+    Harness *h = setup();
+    uint32_t page = rdma_alloc_uctx(h);
+    uint32_t pdn = rdma_create_pd(h);
+    uint32_t eqn = rdma_create_eq(h, 4, 3, NULL);
+    struct vhca_qp_create c;
+    struct vhca_qp_attr attr;
+    TestCq scq, rcq;
+    TestQp qp;
+    uint32_t qpn;
+
+    g_assert_cmpuint(rdma_create_cq(h, &scq, 4, eqn, page), ==, VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_cq(h, &rcq, 4, eqn, page), ==, VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_qp(h, &qp, VHCA_QPT_RC, pdn, scq.cqn,
+                                    rcq.cqn, page), ==, VHCA_ST_OK);
+    /* QPNs start at 2: QP0 and QP1 are reserved. */
+    g_assert_cmpuint(qp.qpn, ==, 2);
+    ram_read(h, MBOX_ADDR, &c, sizeof(c));
+    g_assert_cmpuint(rdma_query_qp(h, qp.qpn, &attr), ==, VHCA_ST_OK);
+    g_assert_cmpuint(attr.qp_state, ==, VHCA_QPS_RESET);
+    g_assert_cmpuint(attr.qpn, ==, 2);
+    g_assert_cmpuint(attr.max_send_wr, ==, 32);
+    g_assert_cmpuint(attr.max_recv_wr, ==, 16);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_send_sge), ==, 12);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_recv_sge), ==, 7);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_inline_data), ==, 192);
+
+    /* Malformed variants of the good CREATE_QP mailbox. */
+#define TRY(field, value, status)                                           \
+    do {                                                                    \
+        struct vhca_qp_create bad = c;                                      \
+        bad.field = value;                                                  \
+        g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_QP, &bad, sizeof(bad), \
+                                  &qpn, NULL), ==, status);                 \
+    } while (0)
+    TRY(type, 1, VHCA_ST_BAD_PARAM);
+    TRY(type, 5, VHCA_ST_BAD_PARAM);
+    TRY(sq_log_size, 0, VHCA_ST_BAD_PARAM);
+    TRY(sq_log_size, 15, VHCA_ST_BAD_PARAM);
+    TRY(rq_log_size, 0, VHCA_ST_BAD_PARAM);
+    TRY(pdn, GUINT32_TO_LE(pdn + 1), VHCA_ST_BAD_INDEX);
+    TRY(send_cqn, GUINT32_TO_LE(7), VHCA_ST_BAD_INDEX);
+    TRY(recv_cqn, 0, VHCA_ST_BAD_INDEX);
+    TRY(db_page, GUINT32_TO_LE(3), VHCA_ST_BAD_PARAM);
+    TRY(sq_npages, GUINT32_TO_LE(1), VHCA_ST_BAD_PARAM);
+    TRY(sq_pbl_addr, GUINT64_TO_LE(BAD_ADDR), VHCA_ST_BAD_ADDR);
+    TRY(rq_pbl_addr, GUINT64_TO_LE(DATA_ADDR + 0x800), VHCA_ST_BAD_PARAM);
+    TRY(sq_log_size, 14, VHCA_ST_BAD_PARAM);    /* 4 MiB needs 1024 pages */
+#undef TRY
+
+    /* In-use objects are busy. */
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, pdn), ==,
+                     VHCA_ST_BUSY);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, scq.cqn), ==,
+                     VHCA_ST_BUSY);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, rcq.cqn), ==,
+                     VHCA_ST_BUSY);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_QP, 1), ==,
+                     VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_QP, qp.qpn), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_query_qp(h, qp.qpn, &attr), ==, VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, scq.cqn), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, rcq.cqn), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, pdn), ==,
+                     VHCA_ST_OK);
+    /* max_qp = 8: QPNs 2..9. */
+    g_assert_cmpuint(rdma_create_cq(h, &scq, 4, eqn, page), ==, VHCA_ST_OK);
+    pdn = rdma_create_pd(h);
+    for (qpn = 2; qpn <= 9; qpn++) {
+        g_assert_cmpuint(rdma_create_qp(h, &qp, VHCA_QPT_UD, pdn, scq.cqn,
+                                        scq.cqn, page), ==, VHCA_ST_OK);
+        g_assert_cmpuint(qp.qpn, ==, qpn);
+    }
+    g_assert_cmpuint(rdma_create_qp(h, &qp, VHCA_QPT_UD, pdn, scq.cqn,
+                                    scq.cqn, page), ==, VHCA_ST_NO_RESOURCES);
+    harness_free(h);
+}
+
+/* Reset frees every object; handles start again from the first. */
+static void test_reset_frees_everything(void)
+{
+    Harness *h = setup();
+    uint32_t page = rdma_alloc_uctx(h);
+    uint32_t pdn = rdma_create_pd(h);
+    uint32_t eqn = rdma_create_eq(h, 4, 2, NULL);
+    struct vhca_qp_attr attr;
+    TestCq cq;
+    TestQp qp;
+
+    g_assert_cmpuint(rdma_create_cq(h, &cq, 4, eqn, page), ==, VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_qp(h, &qp, VHCA_QPT_RC, pdn, cq.cqn,
+                                    cq.cqn, page), ==, VHCA_ST_OK);
+    reg_write(h, VHCA_REG_CTRL, VHCA_CTRL_RESET);
+    harness_enable(h);
+    g_assert_cmpuint(rdma_query_qp(h, qp.qpn, &attr), ==, VHCA_ST_BAD_INDEX);
+    page = rdma_alloc_uctx(h);
+    g_assert_cmpuint(page, ==, 0);
+    g_assert_cmpuint(rdma_create_pd(h), ==, 1);
+    g_assert_cmpuint(rdma_create_eq(h, 4, 2, NULL), ==, 1);
+    g_assert_cmpuint(rdma_create_cq(h, &cq, 4, 1, page), ==, VHCA_ST_OK);
+    g_assert_cmpuint(cq.cqn, ==, 1);
+    g_assert_cmpuint(rdma_create_qp(h, &qp, VHCA_QPT_RC, 1, 1, 1, page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(qp.qpn, ==, 2);
+    harness_free(h);
+}
+
+static void test_resource_opcodes_named(void)
+{
+    static const char *const names[] = {
+        "CREATE_PD", "DESTROY_PD", "CREATE_MR", "DESTROY_MR", "CREATE_EQ",
+        "DESTROY_EQ", "CREATE_CQ", "DESTROY_CQ", "CREATE_QP", "MODIFY_QP",
+        "QUERY_QP", "DESTROY_QP",
+    };
+    unsigned i;
+
+    for (i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_assert_cmpstr(vhca_core_admin_opcode_name(VHCA_CMD_CREATE_PD + i),
+                        ==, names[i]);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/vhca/res/pd", test_pd);
+    g_test_add_func("/vhca/res/mr-create", test_mr_create);
+    g_test_add_func("/vhca/res/mr-keys-and-busy", test_mr_keys_and_busy);
+    g_test_add_func("/vhca/res/mr-check", test_mr_check);
+    g_test_add_func("/vhca/res/mr-dma", test_mr_dma);
+    g_test_add_func("/vhca/res/eq-create", test_eq_create);
+    g_test_add_func("/vhca/res/cq-create", test_cq_create);
+    g_test_add_func("/vhca/res/qp-create", test_qp_create);
+    g_test_add_func("/vhca/res/reset-frees-everything",
+                    test_reset_frees_everything);
+    g_test_add_func("/vhca/res/opcode-names", test_resource_opcodes_named);
+    return g_test_run();
+}
