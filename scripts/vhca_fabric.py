@@ -351,9 +351,10 @@ def main():
                    help="capture each guest's fabric traffic to "
                    "RUN_DIR/guestI/fabric.pcap")
     p = sub.add_parser("exec", help="run a command in a guest")
-    p.add_argument("guest", type=int)
-    p.add_argument("command", nargs="+")
     p.add_argument("--timeout", type=int, default=120)
+    p.add_argument("guest", type=int)
+    p.add_argument("command", nargs=argparse.REMAINDER,
+                   help="the command and its arguments (a shell line)")
     sub.add_parser("stop", help="stop every guest started by 'start'")
     args = parser.parse_args()
 
@@ -369,6 +370,8 @@ def main():
                 print("guest%d: %s %s %s (console %s)"
                       % (g.index, g.mac, g.ipv4, g.ipv6, g.console))
         elif args.cmd == "exec":
+            if not args.command:
+                raise FabricError("exec: no command given")
             fabric = Fabric.attach(args.run_dir)
             if not 1 <= args.guest <= fabric.count:
                 raise FabricError("no guest %d (1..%d)"
