@@ -6,16 +6,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 "$VHCA_ROOT/scripts/setup-host.sh"
-log "building QEMU, guest module, provider and image (cached)"
-"$VHCA_ROOT/scripts/build-qemu.sh" > /dev/null
-"$VHCA_ROOT/images/build-image.sh" > /dev/null
 
 fabric=(/usr/bin/python3 "$VHCA_ROOT/scripts/vhca_fabric.py")
 stop() { "${fabric[@]}" stop 2>/dev/null || true; }
 [ "${VHCA_KEEP:-0}" = 1 ] || trap stop EXIT
 trap 'exit 130' INT TERM
 
-log "booting two guests (pcaps in ${VHCA_RUN_DIR:-/tmp/vhca-run}/guest*/fabric.pcap)"
+log "building (cached) and booting two guests (pcaps in ${VHCA_RUN_DIR:-/tmp/vhca-run}/guest*/fabric.pcap)"
 "${fabric[@]}" start -n 2 --pcap
 
 in_guest() {
