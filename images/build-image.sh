@@ -63,6 +63,8 @@ PY
 	done < "$base/modules.list"
 	cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$kver/"
 	touch "$base/done"
+	# Older bases are dead weight (about 250 MB each).
+	find "$VHCA_CACHE" -maxdepth 1 -name 'image-base-*' ! -path "$base" -exec rm -rf {} +
 fi
 
 # Final layer: our module, provider and init scripts on top of the base.

@@ -28,5 +28,7 @@ if [ ! -f "$out/vhca.ko" ]; then
 	fi
 	mkdir -p "$out"
 	cp "$work/drivers/vhca/vhca.ko" "$out/vhca.ko"
+	find "$VHCA_CACHE" -maxdepth 1 -name 'driver-[0-9a-f]*' ! -path "$out" \
+		-mmin +60 -exec rm -rf {} +
 fi
 echo "$out/vhca.ko"
