@@ -178,6 +178,12 @@ class Guest:
                               % (self.index, command, status, out))
         return out
 
+    def put_file(self, guest_path, host_path):
+        """Copy a host file into the guest."""
+        with open(host_path, "rb") as f:
+            data = base64.b64encode(f.read()).decode()
+        self.run("echo %s | base64 -d > %s" % (data, guest_path))
+
     def qmp(self, command, **arguments):
         """Send one QMP command; return its 'return' value."""
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:

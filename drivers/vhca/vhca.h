@@ -18,6 +18,7 @@
 #include <linux/spinlock.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "vhca_hw.h"
@@ -100,6 +101,45 @@ struct vhca_eq {
 	char irq_name[VHCA_IRQ_NAME_SIZE];
 };
 
+/*
+ * A page list the device reads (docs/specs/vhca.rst, "RDMA resources"): npages
+ * u64 page addresses in coherent memory, behind a directory of 4 KiB pages
+ * at level 2.  An MR's list lives as long as the MR (the device reads it at
+ * each access); a queue's goes once the device has created the queue.
+ */
+struct vhca_pbl {
+	u64 *entries;		/* device byte order */
+	dma_addr_t entries_dma;
+	size_t entries_size;
+	u64 *dir;		/* level 2 only: the 4 KiB pages of entries */
+	dma_addr_t dir_dma;
+	u32 npages;
+	u8 levels;		/* 1 or 2 */
+};
+
+/*
+ * A queue ring on 4 KiB pages: coherent memory for the kernel's own queues,
+ * or the pinned pages of a ring the provider allocated.
+ */
+struct vhca_queue_buf {
+	void *kva;		/* kernel queues */
+	dma_addr_t dma;
+	size_t size;		/* bytes allocated (kernel) or pinned (user) */
+	struct ib_umem *umem;	/* user queues */
+	struct vhca_pbl pbl;	/* until the queue is created */
+};
+
+/* A completion event queue on one MSI-X vector (vhca_ceq.c). */
+struct vhca_ceq {
+	struct vhca_dev *dev;
+	struct vhca_queue_buf buf;
+	u32 eqn;
+	u32 ci;
+	u8 log_size;
+	int irq;
+	char irq_name[VHCA_IRQ_NAME_SIZE];
+};
+
 struct vhca_eth_buf {
 	struct sk_buff *skb;
 	dma_addr_t dma;
@@ -168,6 +208,22 @@ struct vhca_dev {
 	bool ib_port_active;	/* last state reported to the RDMA core */
 
 	spinlock_t counter_lock;	/* COUNTERS: LO read latches HI */
+
+	/*
+	 * RDMA resources, when the device has them (QUERY_DEVICE max_qp > 0):
+	 * one completion EQ per completion vector, a doorbell page of the
+	 * driver's own for kernel queues, and the CQs and QPs that events
+	 * name.  Lookups happen in interrupt context.
+	 */
+	bool has_rdma;
+	struct vhca_ceq *ceqs;
+	unsigned int num_ceqs;
+	u32 kernel_db_page;
+	void __iomem *kernel_db;
+	struct xarray cqs;
+	struct xarray qps;
+	/* MR key tags: a new tag for each MR, so a stale key never matches. */
+	atomic_t mr_key_tag;
 };
 
 static inline struct vhca_dev *to_vhca_dev(struct ib_device *ibdev)
@@ -203,6 +259,8 @@ int vhca_admin_exec(struct vhca_dev *dev, u16 opcode, const void *in,
 		    size_t in_len, void *out, size_t out_len);
 int vhca_admin_exec_dma(struct vhca_dev *dev, u16 opcode, void *buf,
 			size_t len);
+int vhca_admin_exec_mbox(struct vhca_dev *dev, u16 opcode, void *mbox,
+			 size_t len, void *out, size_t out_len);
 
 /* vhca_cmd.c */
 int vhca_cmd_query_device(struct vhca_dev *dev, struct vhca_device_attr *attr);
@@ -214,10 +272,40 @@ int vhca_cmd_set_mac(struct vhca_dev *dev, const u8 *mac);
 int vhca_cmd_set_mtu(struct vhca_dev *dev, u32 mtu);
 int vhca_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page);
 int vhca_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page);
+int vhca_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle);
+int vhca_cmd_create_pd(struct vhca_dev *dev, u32 *pdn);
+int vhca_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
+		       u32 *key);
+int vhca_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,
+		       u32 *eqn);
+int vhca_cmd_create_cq(struct vhca_dev *dev, struct vhca_cq_create *cq,
+		       u32 *cqn);
+int vhca_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
+		       u32 *qpn);
+int vhca_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr);
+int vhca_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
+		      struct vhca_qp_attr *attr);
 
 /* vhca_eq.c */
 int vhca_aeq_create(struct vhca_dev *dev);
 void vhca_aeq_destroy(struct vhca_dev *dev);
+
+/* vhca_ceq.c */
+int vhca_ceqs_create(struct vhca_dev *dev, unsigned int count);
+void vhca_ceqs_destroy(struct vhca_dev *dev);
+
+/* vhca_queue.c */
+int vhca_pbl_alloc(struct vhca_dev *dev, struct vhca_pbl *pbl, u32 npages,
+		   bool allow_level2);
+void vhca_pbl_free(struct vhca_dev *dev, struct vhca_pbl *pbl);
+void vhca_pbl_set(struct vhca_pbl *pbl, u32 index, u64 addr);
+dma_addr_t vhca_pbl_addr(const struct vhca_pbl *pbl);
+int vhca_queue_buf_alloc(struct vhca_dev *dev, struct vhca_queue_buf *buf,
+			 size_t size);
+int vhca_queue_buf_pin(struct vhca_dev *dev, struct vhca_queue_buf *buf,
+		       u64 addr, size_t size);
+void vhca_queue_buf_created(struct vhca_dev *dev, struct vhca_queue_buf *buf);
+void vhca_queue_buf_free(struct vhca_dev *dev, struct vhca_queue_buf *buf);
 
 /* vhca_link.c */
 void vhca_link_init(struct vhca_dev *dev);
@@ -238,5 +326,18 @@ extern const struct ethtool_ops vhca_ethtool_ops;
 int vhca_ib_register(struct vhca_dev *dev);
 void vhca_ib_unregister(struct vhca_dev *dev);
 void vhca_ib_port_event(struct vhca_dev *dev, bool active);
+void vhca_ib_cq_event(struct vhca_dev *dev, u32 cqn);
+void vhca_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type);
+
+/*
+ * A doorbell (docs/specs/vhca.rst, "Doorbell pages"): one 64-bit write,
+ * the object in the low half and the value in the high half.  writeq()
+ * orders the queue entries written before it.
+ */
+static inline void vhca_kernel_doorbell(struct vhca_dev *dev, u32 offset,
+					u32 object, u32 value)
+{
+	writeq((u64)value << 32 | object, dev->kernel_db + offset);
+}
 
 #endif /* _VHCA_H_ */

@@ -13,9 +13,13 @@
 
 #define VHCA_ADMQ_ENTRIES	BIT(VHCA_ADMQ_LOG_SIZE)
 
-/* Buffer for commands that return data by DMA (QUERY_DEVICE: 256 bytes). */
+/*
+ * Buffer for commands that exchange data by DMA: QUERY_DEVICE's answer
+ * (256 bytes) and the mailboxes of the RDMA resource commands.
+ */
 #define VHCA_ADMIN_DMA_BUF_SIZE	PAGE_SIZE
 static_assert(sizeof(struct vhca_device_attr) <= VHCA_ADMIN_DMA_BUF_SIZE);
+static_assert(sizeof(struct vhca_qp_attr) <= VHCA_ADMIN_DMA_BUF_SIZE);
 
 static const char * const vhca_admin_opcode_names[VHCA_CMD_MAX] = {
 	[VHCA_CMD_NOP]			= "NOP",
@@ -27,6 +31,18 @@ static const char * const vhca_admin_opcode_names[VHCA_CMD_MAX] = {
 	[VHCA_CMD_SET_MTU]		= "SET_MTU",
 	[VHCA_CMD_ALLOC_UCTX]		= "ALLOC_UCTX",
 	[VHCA_CMD_DEALLOC_UCTX]		= "DEALLOC_UCTX",
+	[VHCA_CMD_CREATE_PD]		= "CREATE_PD",
+	[VHCA_CMD_DESTROY_PD]		= "DESTROY_PD",
+	[VHCA_CMD_CREATE_MR]		= "CREATE_MR",
+	[VHCA_CMD_DESTROY_MR]		= "DESTROY_MR",
+	[VHCA_CMD_CREATE_EQ]		= "CREATE_EQ",
+	[VHCA_CMD_DESTROY_EQ]		= "DESTROY_EQ",
+	[VHCA_CMD_CREATE_CQ]		= "CREATE_CQ",
+	[VHCA_CMD_DESTROY_CQ]		= "DESTROY_CQ",
+	[VHCA_CMD_CREATE_QP]		= "CREATE_QP",
+	[VHCA_CMD_MODIFY_QP]		= "MODIFY_QP",
+	[VHCA_CMD_QUERY_QP]		= "QUERY_QP",
+	[VHCA_CMD_DESTROY_QP]		= "DESTROY_QP",
 };
 
 static const char * const vhca_admin_status_names[] = {
@@ -298,6 +314,45 @@ int vhca_admin_exec_dma(struct vhca_dev *dev, u16 opcode, void *buf,
 	err = vhca_admin_submit(dev, opcode, &in, sizeof(in), NULL, 0);
 	if (!err)
 		memcpy(buf, admq->dma_buf, len);
+	mutex_unlock(&admq->lock);
+	return err;
+}
+
+/**
+ * vhca_admin_exec_mbox - run an RDMA resource command with a mailbox
+ * @dev: the device
+ * @opcode: enum vhca_admin_opcode taking a mailbox (struct vhca_cmd_dma_in)
+ * @mbox: the command's structure, in device byte order; on success it holds
+ *	what the device left in the mailbox (MODIFY_QP and QUERY_QP write
+ *	their output back)
+ * @len: bytes at @mbox
+ * @out: where to copy the entry's out[] on success, or NULL
+ * @out_len: bytes to copy to @out
+ *
+ * The mailbox is the admin queue's own DMA buffer, as for
+ * vhca_admin_exec_dma(), so a late device write never lands in freed memory.
+ *
+ * Return: as vhca_admin_exec().
+ */
+int vhca_admin_exec_mbox(struct vhca_dev *dev, u16 opcode, void *mbox,
+			 size_t len, void *out, size_t out_len)
+{
+	struct vhca_admin_queue *admq = &dev->admq;
+	struct vhca_cmd_dma_in in = {
+		.addr = vhca_cpu_to_dev64(admq->dma_buf_dma),
+		.len = vhca_cpu_to_dev32(len),
+	};
+	int err;
+
+	if (WARN_ON(len > VHCA_ADMIN_DMA_BUF_SIZE ||
+		    out_len > sizeof_field(struct vhca_admin_cmd, out)))
+		return -EINVAL;
+
+	mutex_lock(&admq->lock);
+	memcpy(admq->dma_buf, mbox, len);
+	err = vhca_admin_submit(dev, opcode, &in, sizeof(in), out, out_len);
+	if (!err)
+		memcpy(mbox, admq->dma_buf, len);
 	mutex_unlock(&admq->lock);
 	return err;
 }

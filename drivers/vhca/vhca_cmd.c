@@ -119,3 +119,92 @@ int vhca_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page)
 	return vhca_admin_exec(dev, VHCA_CMD_DEALLOC_UCTX, &in, sizeof(in),
 			       NULL, 0);
 }
+
+/*
+ * RDMA resources (docs/specs/vhca.rst, "RDMA resources").  The CREATE
+ * commands take their structure in device byte order, as the caller built
+ * it, and return the new object's handle in CPU order.
+ */
+static int vhca_cmd_create(struct vhca_dev *dev, u16 opcode, void *mbox,
+			   size_t len, u32 *handle, u32 *key)
+{
+	struct vhca_cmd_obj_out out;
+	int err;
+
+	err = vhca_admin_exec_mbox(dev, opcode, mbox, len, &out, sizeof(out));
+	if (err)
+		return err;
+
+	*handle = vhca_dev_to_cpu32(out.handle);
+	if (key)
+		*key = vhca_dev_to_cpu32(out.key);
+	return 0;
+}
+
+/* DESTROY_PD, _MR (by key), _EQ, _CQ and _QP all name just the object. */
+int vhca_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle)
+{
+	struct vhca_cmd_obj_in in = { .handle = vhca_cpu_to_dev32(handle) };
+
+	return vhca_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
+}
+
+int vhca_cmd_create_pd(struct vhca_dev *dev, u32 *pdn)
+{
+	struct vhca_cmd_obj_out out;
+	int err;
+
+	err = vhca_admin_exec(dev, VHCA_CMD_CREATE_PD, NULL, 0, &out,
+			      sizeof(out));
+	if (err)
+		return err;
+
+	*pdn = vhca_dev_to_cpu32(out.handle);
+	return 0;
+}
+
+int vhca_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
+		       u32 *key)
+{
+	u32 index;
+
+	return vhca_cmd_create(dev, VHCA_CMD_CREATE_MR, mr, sizeof(*mr), &index,
+			       key);
+}
+
+int vhca_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,
+		       u32 *eqn)
+{
+	return vhca_cmd_create(dev, VHCA_CMD_CREATE_EQ, eq, sizeof(*eq), eqn,
+			       NULL);
+}
+
+int vhca_cmd_create_cq(struct vhca_dev *dev, struct vhca_cq_create *cq,
+		       u32 *cqn)
+{
+	return vhca_cmd_create(dev, VHCA_CMD_CREATE_CQ, cq, sizeof(*cq), cqn,
+			       NULL);
+}
+
+int vhca_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
+		       u32 *qpn)
+{
+	return vhca_cmd_create(dev, VHCA_CMD_CREATE_QP, qp, sizeof(*qp), qpn,
+			       NULL);
+}
+
+int vhca_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr)
+{
+	return vhca_admin_exec_mbox(dev, VHCA_CMD_MODIFY_QP, attr,
+				    sizeof(*attr), NULL, 0);
+}
+
+/* Returns the QP's attributes in device byte order. */
+int vhca_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
+		      struct vhca_qp_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->qpn = vhca_cpu_to_dev32(qpn);
+	return vhca_admin_exec_mbox(dev, VHCA_CMD_QUERY_QP, attr,
+				    sizeof(*attr), NULL, 0);
+}

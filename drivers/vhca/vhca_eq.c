@@ -2,7 +2,8 @@
 /*
  * Async event queue, EQ 0 on MSI-X vector 0 (docs/specs/vhca.rst, "Async
  * event queue"): CMD_DONE events wake admin commands, PORT_CHANGE events
- * schedule the link work (vhca_link.c).
+ * schedule the link work (vhca_link.c), CQ_ERROR and QP_EVENT events go to
+ * the consumers of those objects.
  */
 
 #include <linux/dma-mapping.h>
@@ -37,6 +38,13 @@ static void vhca_aeq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
 	case VHCA_EQE_PORT_CHANGE:
 		/* STATUS.LINK_UP is read in process context. */
 		schedule_work(&dev->link_work);
+		break;
+	case VHCA_EQE_CQ_ERROR:
+		vhca_ib_cq_event(dev, vhca_dev_to_cpu32(eqe->data[0]));
+		break;
+	case VHCA_EQE_QP_EVENT:
+		vhca_ib_qp_event(dev, vhca_dev_to_cpu32(eqe->data[0]),
+				 eqe->subtype);
 		break;
 	default:
 		dev_warn_ratelimited(&dev->pdev->dev,

@@ -4,10 +4,14 @@
  * net_device, so the RDMA core builds the port's GIDs from the interface's
  * IPv4 and IPv6 addresses (ib_device_set_netdev()).
  *
- * The device has no QP, CQ, MR or PD yet; the verbs the RDMA core calls
- * "mandatory" are therefore left out, the core marks the device as not
- * usable by kernel ULPs, and user space sees -EOPNOTSUPP for them.
+ * The resource verbs (PD, MR, CQ, QP and the kernel's data path) are
+ * registered only when the device has an RDMA engine with resources
+ * (QUERY_DEVICE max_qp > 0).  Without them the verbs the RDMA core calls
+ * "mandatory" are left out, the core marks the device as not usable by
+ * kernel ULPs, and user space sees -EOPNOTSUPP for them.
  */
+
+#include <linux/pci.h>
 
 #include "vhca-abi.h"
 
@@ -36,6 +40,28 @@ static const struct ib_device_ops vhca_ib_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vhca_ucontext, ibucontext),
 };
 
+static const struct ib_device_ops vhca_ib_res_ops = {
+	.alloc_pd = vhca_alloc_pd,
+	.create_cq = vhca_create_cq,
+	.create_qp = vhca_create_qp,
+	.dealloc_pd = vhca_dealloc_pd,
+	.dereg_mr = vhca_dereg_mr,
+	.destroy_cq = vhca_destroy_cq,
+	.destroy_qp = vhca_destroy_qp,
+	.get_dma_mr = vhca_get_dma_mr,
+	.modify_qp = vhca_modify_qp,
+	.poll_cq = vhca_poll_cq,
+	.post_recv = vhca_post_recv,
+	.post_send = vhca_post_send,
+	.query_qp = vhca_query_qp,
+	.reg_user_mr = vhca_reg_user_mr,
+	.req_notify_cq = vhca_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, vhca_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
+};
+
 void vhca_ib_port_event(struct vhca_dev *dev, bool active)
 {
 	struct ib_event event = {
@@ -45,6 +71,132 @@ void vhca_ib_port_event(struct vhca_dev *dev, bool active)
 	};
 
 	ib_dispatch_event(&event);
+}
+
+/* CQ_ERROR: the CQ overflowed and is in error (IBTA 11.4.2.1). */
+void vhca_ib_cq_event(struct vhca_dev *dev, u32 cqn)
+{
+	struct ib_event event = { .event = IB_EVENT_CQ_ERR };
+	struct vhca_cq *cq;
+
+	/* destroy_cq erases the CQ, then waits for this handler to finish. */
+	cq = dev->has_rdma ? xa_load(&dev->cqs, cqn) : NULL;
+	if (!cq) {
+		dev_warn_ratelimited(&dev->pdev->dev,
+				     "CQ_ERROR event for CQ %u, which does not exist\n",
+				     cqn);
+		return;
+	}
+	dev_err_ratelimited(&dev->pdev->dev, "CQ %u overflowed\n", cqn);
+	if (cq->ibcq.event_handler) {
+		event.device = cq->ibcq.device;
+		event.element.cq = &cq->ibcq;
+		cq->ibcq.event_handler(&event, cq->ibcq.cq_context);
+	}
+}
+
+static bool vhca_is_qp_event(u8 type)
+{
+	switch (type) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+	case IB_EVENT_COMM_EST:
+	case IB_EVENT_SQ_DRAINED:
+	case IB_EVENT_PATH_MIG:
+	case IB_EVENT_PATH_MIG_ERR:
+	case IB_EVENT_QP_LAST_WQE_REACHED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* QP_EVENT: subtype is the enum ib_event_type value. */
+void vhca_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type)
+{
+	struct ib_event event = { .event = type };
+	struct vhca_qp *qp;
+
+	qp = dev->has_rdma ? xa_load(&dev->qps, qpn) : NULL;
+	if (!qp || !vhca_is_qp_event(type)) {
+		dev_warn_ratelimited(&dev->pdev->dev,
+				     "QP event %u for QP %u: no such QP or event, ignored\n",
+				     type, qpn);
+		return;
+	}
+	/* These move the QP to the error state (IBTA 11.6.3). */
+	if (type == IB_EVENT_QP_FATAL || type == IB_EVENT_QP_REQ_ERR ||
+	    type == IB_EVENT_QP_ACCESS_ERR)
+		WRITE_ONCE(qp->state, IB_QPS_ERR);
+	if (qp->ibqp.event_handler) {
+		event.device = qp->ibqp.device;
+		event.element.qp = &qp->ibqp;
+		qp->ibqp.event_handler(&event, qp->ibqp.qp_context);
+	}
+}
+
+/*
+ * The doorbell page the kernel's own queues ring, and a completion EQ per
+ * completion vector.
+ */
+static int vhca_rdma_init(struct vhca_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	int err;
+
+	xa_init_flags(&dev->cqs, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
+	atomic_set(&dev->mr_key_tag, 0);
+
+	err = vhca_cmd_alloc_uctx(dev, &dev->kernel_db_page);
+	if (err)
+		return err;
+	if (dev->kernel_db_page >= dev->num_db_pages) {
+		dev_err(&pdev->dev, "ALLOC_UCTX returned doorbell page %u of %u\n",
+			dev->kernel_db_page, dev->num_db_pages);
+		err = -EIO;
+		goto err_dealloc;
+	}
+
+	dev->kernel_db = pci_iomap_range(pdev, VHCA_BAR_DOORBELL,
+					 (unsigned long)dev->kernel_db_page *
+					 VHCA_DB_PAGE_SIZE,
+					 VHCA_DB_PAGE_SIZE);
+	if (!dev->kernel_db) {
+		dev_err(&pdev->dev, "cannot map doorbell page %u\n",
+			dev->kernel_db_page);
+		err = -ENOMEM;
+		goto err_dealloc;
+	}
+
+	err = vhca_ceqs_create(dev, dev->ibdev.num_comp_vectors);
+	if (err)
+		goto err_unmap;
+
+	dev->has_rdma = true;
+	return 0;
+
+err_unmap:
+	pci_iounmap(pdev, dev->kernel_db);
+err_dealloc:
+	vhca_cmd_dealloc_uctx(dev, dev->kernel_db_page);
+	return err;
+}
+
+/* Every resource is gone: the RDMA core destroyed them at unregister. */
+static void vhca_rdma_fini(struct vhca_dev *dev)
+{
+	if (!dev->has_rdma)
+		return;
+
+	dev->has_rdma = false;
+	vhca_ceqs_destroy(dev);
+	pci_iounmap(dev->pdev, dev->kernel_db);
+	vhca_cmd_dealloc_uctx(dev, dev->kernel_db_page);
+	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps));
+	xa_destroy(&dev->cqs);
+	xa_destroy(&dev->qps);
 }
 
 int vhca_ib_register(struct vhca_dev *dev)
@@ -65,15 +217,26 @@ int vhca_ib_register(struct vhca_dev *dev)
 	ibdev->node_guid = cpu_to_be64(dev->attr.node_guid);
 	strscpy(ibdev->node_desc, "vhca RoCEv2 HCA", sizeof(ibdev->node_desc));
 	/* Vectors past the async and Ethernet ones serve completions. */
-	ibdev->num_comp_vectors = min(dev->attr.num_comp_vectors,
-				      dev->num_vectors - VHCA_VECTOR_FIRST_COMP);
+	ibdev->num_comp_vectors = min3(dev->attr.num_comp_vectors,
+				       dev->num_vectors - VHCA_VECTOR_FIRST_COMP,
+				       (u32)VHCA_MAX_COMP_EQS);
 	ib_set_device_ops(ibdev, &vhca_ib_dev_ops);
+
+	if (dev->attr.max_qp && !ibdev->num_comp_vectors) {
+		dev_warn(&dev->pdev->dev,
+			 "no MSI-X vector for completions: RDMA resources disabled\n");
+	} else if (dev->attr.max_qp) {
+		err = vhca_rdma_init(dev);
+		if (err)
+			return err;
+		ib_set_device_ops(ibdev, &vhca_ib_res_ops);
+	}
 
 	err = ib_device_set_netdev(ibdev, dev->netdev, VHCA_PORT_NUM);
 	if (err) {
 		dev_err(&dev->pdev->dev, "cannot tie the RDMA port to %s: %d\n",
 			netdev_name(dev->netdev), err);
-		return err;
+		goto err_rdma_fini;
 	}
 
 	/* The state the core reads while registering; changes come after. */
@@ -84,15 +247,20 @@ int vhca_ib_register(struct vhca_dev *dev)
 			err);
 		/* Drop the net_device reference before it is unregistered. */
 		ib_device_set_netdev(ibdev, NULL, VHCA_PORT_NUM);
-		return err;
+		goto err_rdma_fini;
 	}
 
 	vhca_link_to_ibdev(dev, true, port_active);
 	return 0;
+
+err_rdma_fini:
+	vhca_rdma_fini(dev);
+	return err;
 }
 
 void vhca_ib_unregister(struct vhca_dev *dev)
 {
 	vhca_link_to_ibdev(dev, false, false);
 	ib_unregister_device(&dev->ibdev);
+	vhca_rdma_fini(dev);
 }

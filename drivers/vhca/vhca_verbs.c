@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Device and port queries and the RoCE GID table.  The limits reported are
- * the device's own (QUERY_DEVICE); until it has an RDMA engine with
- * resources they are 0, and the driver claims nothing the device cannot do.
+ * the device's own (QUERY_DEVICE); without an RDMA engine with resources
+ * they are 0, and the driver claims nothing the device cannot do.
  */
 
 #include <linux/limits.h>
@@ -39,7 +39,8 @@ int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	props->max_qp = vhca_limit(attr->max_qp);
 	props->max_qp_wr = vhca_limit(attr->max_qp_wr);
 	props->max_send_sge = vhca_limit(attr->max_sge);
-	props->max_recv_sge = vhca_limit(attr->max_sge);
+	/* A receive WQE holds fewer SGEs; the device reports them here. */
+	props->max_recv_sge = vhca_limit(attr->max_srq_sge);
 	props->max_cq = vhca_limit(attr->max_cq);
 	props->max_cqe = vhca_limit(attr->max_cqe);
 	props->max_mr = vhca_limit(attr->max_mr);

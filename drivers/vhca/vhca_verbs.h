@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * vhca: the ib_device_ops the driver implements.  Until the device has an
- * RDMA engine with resources (no QP, CQ, MR or PD today) these are the
- * device and port queries, the RoCE GID table and user contexts with their
- * doorbell page.
+ * vhca: the ib_device_ops the driver implements: the device and port
+ * queries, the RoCE GID table and user contexts with their doorbell page,
+ * and, when the device has an RDMA engine with resources, PDs, MRs, CQs
+ * and QPs with the kernel's data path.
  */
 
 #ifndef _VHCA_VERBS_H_
@@ -11,11 +11,84 @@
 
 #include <rdma/ib_verbs.h>
 
+#include "vhca.h"
+
 struct vhca_ucontext {
 	struct ib_ucontext ibucontext;
 	u32 db_page;		/* index of this context's page in BAR2 */
 	struct rdma_user_mmap_entry *db_entry;
 };
+
+struct vhca_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+struct vhca_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;	/* user MRs */
+	struct vhca_pbl pbl;	/* user MRs: the device reads it on access */
+};
+
+struct vhca_cq {
+	struct ib_cq ibcq;
+	u32 cqn;
+	u8 log_size;
+	struct vhca_ceq *ceq;	/* where its COMPLETION events arrive */
+	struct vhca_queue_buf buf;	/* kernel CQs: the ring, then dbrec */
+	struct ib_umem *dbrec_umem;	/* user CQs: the provider's dbrec */
+	/* kernel CQs */
+	spinlock_t lock;	/* ci and the ring's consumer side */
+	u32 ci;			/* free running */
+	__le32 *dbrec;		/* ci, read by the device when full */
+};
+
+/* A kernel QP's send or receive queue. */
+struct vhca_wq {
+	spinlock_t lock;	/* pi and posting */
+	u32 pi;			/* WQEs posted, free running */
+	u32 ci;			/* WQEs completed: written under the CQ lock */
+	u64 *wr_ids;		/* the caller's wr_id of each slot */
+};
+
+struct vhca_qp {
+	struct ib_qp ibqp;
+	u32 qpn;
+	struct mutex mutex;	/* state vs. modify_qp */
+	enum ib_qp_state state;
+	u8 sq_log_size;
+	u8 rq_log_size;
+	bool sq_sig_all;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline_data;
+	u32 dest_qpn;		/* for the RoCEv2 UDP source port */
+	struct vhca_queue_buf sq_buf;
+	struct vhca_queue_buf rq_buf;
+	/* kernel QPs */
+	struct vhca_wq sq;
+	struct vhca_wq rq;
+};
+
+static inline struct vhca_pd *to_vhca_pd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct vhca_pd, ibpd);
+}
+
+static inline struct vhca_mr *to_vhca_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct vhca_mr, ibmr);
+}
+
+static inline struct vhca_cq *to_vhca_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct vhca_cq, ibcq);
+}
+
+static inline struct vhca_qp *to_vhca_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct vhca_qp, ibqp);
+}
 
 /* vhca_verbs.c */
 int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
@@ -36,5 +109,39 @@ int vhca_alloc_ucontext(struct ib_ucontext *ibucontext,
 void vhca_dealloc_ucontext(struct ib_ucontext *ibucontext);
 int vhca_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma);
 void vhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+
+/* vhca_pd.c */
+int vhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int vhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* vhca_mr.c */
+struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt_addr, int access,
+			       struct ib_udata *udata);
+int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* vhca_cq.c */
+int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs);
+int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void vhca_cq_clean(struct vhca_cq *cq, u32 qpn);
+
+/* vhca_qp.c */
+int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		   struct ib_udata *udata);
+int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int attr_mask, struct ib_udata *udata);
+int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		  int attr_mask, struct ib_qp_init_attr *init_attr);
+int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/* vhca_wr.c */
+int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
 
 #endif /* _VHCA_VERBS_H_ */

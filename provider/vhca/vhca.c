@@ -21,16 +21,51 @@
 static void vhca_free_context(struct ibv_context *ibctx);
 
 /*
- * Verbs the device cannot do yet (memory regions, CQs, QPs and the data
- * path) are left unset: libibverbs then answers them with EOPNOTSUPP.
+ * Verbs the device does not do (SRQs, memory windows, AHs, extended CQs
+ * and QPs) are left unset: libibverbs then answers them with EOPNOTSUPP.
+ * Without RDMA resources on the device the kernel driver refuses the
+ * resource verbs with EOPNOTSUPP itself.
  */
 static const struct verbs_context_ops vhca_context_ops = {
 	.alloc_pd = vhca_alloc_pd,
+	.create_cq = vhca_create_cq,
+	.create_qp = vhca_create_qp,
 	.dealloc_pd = vhca_dealloc_pd,
+	.dereg_mr = vhca_dereg_mr,
+	.destroy_cq = vhca_destroy_cq,
+	.destroy_qp = vhca_destroy_qp,
 	.free_context = vhca_free_context,
+	.modify_qp = vhca_modify_qp,
+	.poll_cq = vhca_poll_cq,
+	.post_recv = vhca_post_recv,
+	.post_send = vhca_post_send,
 	.query_device_ex = vhca_query_device_ex,
 	.query_port = vhca_query_port,
+	.query_qp = vhca_query_qp,
+	.reg_mr = vhca_reg_mr,
+	.req_notify_cq = vhca_arm_cq,
 };
+
+/* The device's queue limits, for sizing CQs and QPs. */
+static int vhca_read_limits(struct vhca_context *ctx)
+{
+	struct ibv_device_attr attr;
+	int err;
+
+	err = ibv_query_device(&ctx->ibv_ctx.context, &attr);
+	if (err)
+		return err;
+
+	ctx->max_qp_wr = attr.max_qp_wr;
+	ctx->max_cqe = attr.max_cqe;
+	/*
+	 * max_sge is the smaller of the send and receive limits; a send WQE
+	 * holds VHCA_MAX_SEND_SGE, and the kernel checks the device's own.
+	 */
+	ctx->max_send_sge = VHCA_MAX_SEND_SGE;
+	ctx->max_inline_data = VHCA_MAX_INLINE;
+	return 0;
+}
 
 static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,
 						int cmd_fd,
@@ -79,8 +114,18 @@ static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,
 
 	verbs_set_ops(&ctx->ibv_ctx, &vhca_context_ops);
 
+	err = vhca_read_limits(ctx);
+	if (err) {
+		verbs_err(&ctx->ibv_ctx, "query device failed: %s\n",
+			  strerror(err));
+		goto err_unmap;
+	}
+	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
+
 	return &ctx->ibv_ctx;
 
+err_unmap:
+	munmap(ctx->db, ctx->db_size);
 err_free:
 	/* Closes cmd_fd, which frees the kernel's context and its page. */
 	verbs_uninit_context(&ctx->ibv_ctx);
@@ -93,6 +138,7 @@ static void vhca_free_context(struct ibv_context *ibctx)
 {
 	struct vhca_context *ctx = to_vhca_ctx(ibctx);
 
+	pthread_mutex_destroy(&ctx->qp_table_mutex);
 	munmap(ctx->db, ctx->db_size);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);

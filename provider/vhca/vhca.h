@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * vhca userspace provider: device and user context.
+ * vhca userspace provider: device, user context, and the queues the data
+ * path works on.
  */
 #ifndef __VHCA_H__
 #define __VHCA_H__
 
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <infiniband/driver.h>
+#include <util/mmio.h>
 #include <util/util.h>
+
+#include <vhca_hw.h>
+
+/* QP numbers are 24 bits: a two-level table of 4096 x 4096 entries. */
+#define VHCA_QP_TABLE_SHIFT	12
+#define VHCA_QP_TABLE_SIZE	(1 << VHCA_QP_TABLE_SHIFT)
+#define VHCA_QP_TABLE_MASK	(VHCA_QP_TABLE_SIZE - 1)
 
 struct vhca_device {
 	struct verbs_device ibv_dev;
@@ -23,11 +34,87 @@ struct vhca_context {
 	 */
 	void *db;
 	size_t db_size;
+
+	/* The device's limits (QUERY_DEVICE), for sizing queues. */
+	uint32_t max_qp_wr;
+	uint32_t max_cqe;
+	uint32_t max_send_sge;
+	uint32_t max_inline_data;
+
+	/*
+	 * QPs by number, for poll_cq.  Changed under qp_table_mutex and the
+	 * locks of the QP's CQs, so a poller holding its CQ's lock sees a
+	 * stable entry for every QP that completes to that CQ.
+	 */
+	pthread_mutex_t qp_table_mutex;
+	struct {
+		struct vhca_qp **table;
+		int refcnt;
+	} qp_table[VHCA_QP_TABLE_SIZE];
+};
+
+struct vhca_cq {
+	struct ibv_cq ibv_cq;
+	pthread_spinlock_t lock;	/* ci and the consumer side of the ring */
+	void *buf;			/* the ring, then the doorbell record */
+	size_t buf_size;
+	struct vhca_cqe *ring;
+	uint32_t *dbrec;		/* ci, read by the device when full */
+	uint32_t cqn;
+	uint8_t log_size;
+	uint32_t ci;			/* free running */
+};
+
+/* A send or receive queue. */
+struct vhca_wq {
+	pthread_spinlock_t lock;	/* pi, ci and the producer side */
+	void *ring;
+	size_t ring_size;
+	uint8_t log_size;
+	uint32_t pi;			/* WQEs posted, free running */
+	uint32_t ci;			/* WQEs known complete */
+	uint64_t *wr_ids;		/* the caller's wr_id of each slot */
+};
+
+struct vhca_qp {
+	struct verbs_qp vqp;
+	struct vhca_wq sq;
+	struct vhca_wq rq;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	bool sq_sig_all;
 };
 
 static inline struct vhca_context *to_vhca_ctx(struct ibv_context *ibctx)
 {
 	return container_of(ibctx, struct vhca_context, ibv_ctx.context);
 }
+
+static inline struct vhca_cq *to_vhca_cq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct vhca_cq, ibv_cq);
+}
+
+static inline struct vhca_qp *to_vhca_qp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct vhca_qp, vqp.qp);
+}
+
+/*
+ * A doorbell (docs/specs/vhca.rst, "Doorbell pages"): one 64-bit write of
+ * the object (low half) and the value (high half).  Callers order the
+ * queue entries before it with udma_to_device_barrier().
+ */
+static inline void vhca_ring_doorbell(struct vhca_context *ctx,
+				      uint32_t offset, uint32_t object,
+				      uint32_t value)
+{
+	mmio_write64_le((uint8_t *)ctx->db + offset,
+			htole64((uint64_t)value << 32 | object));
+}
+
+/* vhca_verbs.c: the QP table poll_cq looks QPs up in. */
+struct vhca_qp *vhca_find_qp(struct vhca_context *ctx, uint32_t qpn);
 
 #endif /* __VHCA_H__ */

@@ -3,13 +3,26 @@
  * vhca userspace provider: verbs that go through the kernel driver.
  *
  * None of these is on the data path: each is one uverbs command, and the
- * kernel driver does the work (or refuses it) with the device's admin queue.
+ * kernel driver does the work (or refuses it) with the device's admin
+ * queue.  CQs and QPs live in memory allocated here, which the kernel
+ * driver pins and describes to the device.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ccan/array_size.h>
+#include <ccan/ilog.h>
 
 #include "vhca.h"
+#include "vhca_abi.h"
 #include "vhca_verbs.h"
+
+/* Queue sizes the device takes (vhca_cq_create, vhca_qp_create). */
+#define VHCA_CQ_MAX_LOG_SIZE	16
+#define VHCA_WQ_MAX_LOG_SIZE	14
 
 int vhca_query_device_ex(struct ibv_context *ibctx,
 			 const struct ibv_query_device_ex_input *input,
@@ -72,5 +85,403 @@ int vhca_dealloc_pd(struct ibv_pd *pd)
 		return ret;
 
 	free(pd);
+	return 0;
+}
+
+struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+
+	return &vmr->ibv_mr;
+}
+
+int vhca_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+
+	free(vmr);
+	return 0;
+}
+
+static size_t vhca_page_size(void)
+{
+	return sysconf(_SC_PAGESIZE);
+}
+
+/* Page-aligned, zeroed memory the kernel driver pins for a queue. */
+static void *vhca_alloc_queue_mem(size_t size)
+{
+	void *buf;
+
+	if (posix_memalign(&buf, vhca_page_size(), size))
+		return NULL;
+	memset(buf, 0, size);
+	return buf;
+}
+
+/* log2 of the smallest power of two >= n, at least 1 (two entries). */
+static uint8_t vhca_log_size(uint32_t n)
+{
+	return n <= 2 ? 1 : ilog32(n - 1);
+}
+
+struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct vhca_context *ctx = to_vhca_ctx(ibctx);
+	struct vhca_cmd_create_cq_resp resp = {};
+	struct vhca_cmd_create_cq cmd = {};
+	size_t ring_size;
+	struct vhca_cq *cq;
+	int ret;
+
+	/* One entry stays free: the ring holds cqe + 1 entries or more. */
+	if (cqe < 1 || (uint32_t)cqe > ctx->max_cqe) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	cq->log_size = vhca_log_size((uint32_t)cqe + 1);
+	if (cq->log_size > VHCA_CQ_MAX_LOG_SIZE) {
+		errno = EINVAL;
+		goto err_free_cq;
+	}
+	ring_size = sizeof(struct vhca_cqe) << cq->log_size;
+	cq->buf_size = align(ring_size + sizeof(*cq->dbrec),
+			     vhca_page_size());
+	cq->buf = vhca_alloc_queue_mem(cq->buf_size);
+	if (!cq->buf)
+		goto err_free_cq;
+	cq->ring = cq->buf;
+	cq->dbrec = (uint32_t *)((uint8_t *)cq->buf + ring_size);
+
+	if (pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE))
+		goto err_free_buf;
+
+	cmd.buf_addr = (uintptr_t)cq->ring;
+	cmd.dbrec_addr = (uintptr_t)cq->dbrec;
+	cmd.log_size = cq->log_size;
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
+				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret) {
+		verbs_err(&ctx->ibv_ctx, "create CQ of %d entries failed: %s\n",
+			  cqe, strerror(ret));
+		errno = ret;
+		goto err_destroy_lock;
+	}
+	cq->cqn = resp.cqn;
+	return &cq->ibv_cq;
+
+err_destroy_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free_buf:
+	free(cq->buf);
+err_free_cq:
+	free(cq);
+	return NULL;
+}
+
+int vhca_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+
+	pthread_spin_destroy(&cq->lock);
+	free(cq->buf);
+	free(cq);
+	return 0;
+}
+
+struct vhca_qp *vhca_find_qp(struct vhca_context *ctx, uint32_t qpn)
+{
+	uint32_t top = (qpn >> VHCA_QP_TABLE_SHIFT) & VHCA_QP_TABLE_MASK;
+
+	if (!ctx->qp_table[top].refcnt)
+		return NULL;
+	return ctx->qp_table[top].table[qpn & VHCA_QP_TABLE_MASK];
+}
+
+static int vhca_store_qp(struct vhca_context *ctx, uint32_t qpn,
+			 struct vhca_qp *qp)
+{
+	uint32_t top = (qpn >> VHCA_QP_TABLE_SHIFT) & VHCA_QP_TABLE_MASK;
+
+	if (!ctx->qp_table[top].refcnt) {
+		ctx->qp_table[top].table = calloc(VHCA_QP_TABLE_SIZE,
+						  sizeof(struct vhca_qp *));
+		if (!ctx->qp_table[top].table)
+			return ENOMEM;
+	}
+	ctx->qp_table[top].refcnt++;
+	ctx->qp_table[top].table[qpn & VHCA_QP_TABLE_MASK] = qp;
+	return 0;
+}
+
+static void vhca_clear_qp(struct vhca_context *ctx, uint32_t qpn)
+{
+	uint32_t top = (qpn >> VHCA_QP_TABLE_SHIFT) & VHCA_QP_TABLE_MASK;
+
+	if (!--ctx->qp_table[top].refcnt) {
+		free(ctx->qp_table[top].table);
+		ctx->qp_table[top].table = NULL;
+	} else {
+		ctx->qp_table[top].table[qpn & VHCA_QP_TABLE_MASK] = NULL;
+	}
+}
+
+/*
+ * Take the locks of a QP's CQs, always in the same (address) order so two
+ * threads working on QPs that share CQs cannot deadlock.
+ */
+static void vhca_lock_cqs(struct ibv_qp *ibqp)
+{
+	struct vhca_cq *send_cq = to_vhca_cq(ibqp->send_cq);
+	struct vhca_cq *recv_cq = to_vhca_cq(ibqp->recv_cq);
+
+	if (send_cq == recv_cq) {
+		pthread_spin_lock(&send_cq->lock);
+	} else if (send_cq < recv_cq) {
+		pthread_spin_lock(&send_cq->lock);
+		pthread_spin_lock(&recv_cq->lock);
+	} else {
+		pthread_spin_lock(&recv_cq->lock);
+		pthread_spin_lock(&send_cq->lock);
+	}
+}
+
+static void vhca_unlock_cqs(struct ibv_qp *ibqp)
+{
+	struct vhca_cq *send_cq = to_vhca_cq(ibqp->send_cq);
+	struct vhca_cq *recv_cq = to_vhca_cq(ibqp->recv_cq);
+
+	pthread_spin_unlock(&send_cq->lock);
+	if (send_cq != recv_cq)
+		pthread_spin_unlock(&recv_cq->lock);
+}
+
+/* Drop the QP's completions still waiting in its CQs; CQ locks held. */
+static void vhca_clean_cqs(struct vhca_qp *qp)
+{
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+
+	vhca_cq_clean(to_vhca_cq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq != ibqp->send_cq)
+		vhca_cq_clean(to_vhca_cq(ibqp->recv_cq), ibqp->qp_num);
+}
+
+static int vhca_wq_alloc(struct vhca_wq *wq, uint8_t log_size,
+			 size_t wqe_size)
+{
+	wq->log_size = log_size;
+	wq->ring_size = align(wqe_size << log_size, vhca_page_size());
+	wq->ring = vhca_alloc_queue_mem(wq->ring_size);
+	if (!wq->ring)
+		return ENOMEM;
+	wq->wr_ids = calloc(1u << log_size, sizeof(*wq->wr_ids));
+	if (!wq->wr_ids)
+		goto err_free_ring;
+	if (pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE))
+		goto err_free_wr_ids;
+	return 0;
+
+err_free_wr_ids:
+	free(wq->wr_ids);
+err_free_ring:
+	free(wq->ring);
+	return ENOMEM;
+}
+
+static void vhca_wq_free(struct vhca_wq *wq)
+{
+	pthread_spin_destroy(&wq->lock);
+	free(wq->wr_ids);
+	free(wq->ring);
+}
+
+/* The device's limits for RC QPs, and what the queues will hold. */
+static int vhca_check_qp_attr(struct vhca_context *ctx,
+			      const struct ibv_qp_init_attr *attr)
+{
+	const struct ibv_qp_cap *cap = &attr->cap;
+
+	if (attr->qp_type != IBV_QPT_RC || attr->srq)
+		return EOPNOTSUPP;
+	if (cap->max_send_wr > ctx->max_qp_wr ||
+	    cap->max_recv_wr > ctx->max_qp_wr ||
+	    cap->max_send_sge > ctx->max_send_sge ||
+	    cap->max_recv_sge > VHCA_MAX_RECV_SGE ||
+	    cap->max_inline_data > ctx->max_inline_data)
+		return EINVAL;
+	return 0;
+}
+
+struct ibv_qp *vhca_create_qp(struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *attr)
+{
+	struct vhca_context *ctx = to_vhca_ctx(pd->context);
+	struct vhca_cmd_create_qp_resp resp = {};
+	struct vhca_cmd_create_qp cmd = {};
+	struct vhca_qp *qp;
+	int ret;
+
+	ret = vhca_check_qp_attr(ctx, attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	ret = vhca_wq_alloc(&qp->sq, vhca_log_size(attr->cap.max_send_wr),
+			    VHCA_SEND_WQE_SIZE);
+	if (ret)
+		goto err_free_qp;
+	ret = vhca_wq_alloc(&qp->rq, vhca_log_size(attr->cap.max_recv_wr),
+			    VHCA_RECV_WQE_SIZE);
+	if (ret)
+		goto err_free_sq;
+	if (qp->sq.log_size > VHCA_WQ_MAX_LOG_SIZE ||
+	    qp->rq.log_size > VHCA_WQ_MAX_LOG_SIZE) {
+		ret = EINVAL;
+		goto err_free_rq;
+	}
+
+	cmd.sq_buf_addr = (uintptr_t)qp->sq.ring;
+	cmd.rq_buf_addr = (uintptr_t)qp->rq.ring;
+	cmd.sq_log_size = qp->sq.log_size;
+	cmd.rq_log_size = qp->rq.log_size;
+	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		verbs_err(&ctx->ibv_ctx, "create QP failed: %s\n",
+			  strerror(ret));
+		goto err_free_rq;
+	}
+
+	/* ibv_cmd_create_qp() returned the caps the kernel granted. */
+	qp->max_send_sge = attr->cap.max_send_sge;
+	qp->max_recv_sge = attr->cap.max_recv_sge;
+	qp->max_inline_data = attr->cap.max_inline_data;
+	qp->sq_sig_all = attr->sq_sig_all;
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	vhca_lock_cqs(&qp->vqp.qp);
+	ret = vhca_store_qp(ctx, qp->vqp.qp.qp_num, qp);
+	vhca_unlock_cqs(&qp->vqp.qp);
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	if (ret)
+		goto err_destroy;
+
+	return &qp->vqp.qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free_rq:
+	vhca_wq_free(&qp->rq);
+err_free_sq:
+	vhca_wq_free(&qp->sq);
+err_free_qp:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+/* Back in RESET, both rings are empty and count from 0, as the device's. */
+static void vhca_qp_reset(struct vhca_qp *qp)
+{
+	struct vhca_wq *wqs[] = { &qp->sq, &qp->rq };
+	unsigned int i;
+
+	vhca_lock_cqs(&qp->vqp.qp);
+	vhca_clean_cqs(qp);
+	for (i = 0; i < ARRAY_SIZE(wqs); i++) {
+		pthread_spin_lock(&wqs[i]->lock);
+		wqs[i]->pi = 0;
+		wqs[i]->ci = 0;
+		pthread_spin_unlock(&wqs[i]->lock);
+	}
+	vhca_unlock_cqs(&qp->vqp.qp);
+}
+
+int vhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask)
+{
+	struct ibv_modify_qp cmd = {};
+	int ret;
+
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+		vhca_qp_reset(to_vhca_qp(ibqp));
+	return 0;
+}
+
+int vhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+int vhca_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct vhca_context *ctx = to_vhca_ctx(ibqp->context);
+	struct vhca_qp *qp = to_vhca_qp(ibqp);
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+
+	/*
+	 * The device makes no more completions for it; the ones it made are
+	 * dropped, and with the QP gone from the table no poller meets it.
+	 */
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	vhca_lock_cqs(ibqp);
+	vhca_clean_cqs(qp);
+	vhca_clear_qp(ctx, ibqp->qp_num);
+	vhca_unlock_cqs(ibqp);
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+
+	vhca_wq_free(&qp->rq);
+	vhca_wq_free(&qp->sq);
+	free(qp);
 	return 0;
 }

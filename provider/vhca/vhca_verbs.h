@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * vhca userspace provider: verbs that go through the kernel driver.
+ * vhca userspace provider: the verbs it implements.
  */
 #ifndef __VHCA_VERBS_H__
 #define __VHCA_VERBS_H__
 
 #include <infiniband/driver.h>
 
+#include "vhca.h"
+
+/* vhca_verbs.c: resource set-up through the kernel driver */
 int vhca_query_device_ex(struct ibv_context *ibctx,
 			 const struct ibv_query_device_ex_input *input,
 			 struct ibv_device_attr_ex *attr, size_t attr_size);
@@ -14,5 +17,30 @@ int vhca_query_port(struct ibv_context *ibctx, uint8_t port,
 		    struct ibv_port_attr *attr);
 struct ibv_pd *vhca_alloc_pd(struct ibv_context *ibctx);
 int vhca_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   uint64_t hca_va, int access);
+int vhca_dereg_mr(struct verbs_mr *vmr);
+struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector);
+int vhca_destroy_cq(struct ibv_cq *ibcq);
+struct ibv_qp *vhca_create_qp(struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *attr);
+int vhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask);
+int vhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask, struct ibv_qp_init_attr *init_attr);
+int vhca_destroy_qp(struct ibv_qp *ibqp);
+
+/* vhca_cq.c: the completion side of the data path */
+int vhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+int vhca_arm_cq(struct ibv_cq *ibcq, int solicited_only);
+void vhca_cq_clean(struct vhca_cq *cq, uint32_t qpn);
+
+/* vhca_qp.c: the posting side of the data path */
+int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
 
 #endif /* __VHCA_VERBS_H__ */

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completion queues (docs/specs/vhca.rst, "Event and completion queues"):
+ * a ring of 32-byte CQEs with an owner bit, and a doorbell record where the
+ * consumer keeps its consumer index.  The provider polls user CQs itself;
+ * the driver polls the kernel's.
+ *
+ * A CQE names its work request by the index of its WQE in the queue, which
+ * the driver writes into the WQE's wr_id (vhca_wr.c): the index finds the
+ * caller's wr_id and tells how far the queue has been consumed, signalled
+ * or not.
+ */
+
+#include <linux/log2.h>
+#include <rdma/ib_umem.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "vhca-abi.h"
+
+#include "vhca.h"
+#include "vhca_verbs.h"
+
+#define VHCA_CQ_MAX_LOG_SIZE	16
+
+static u32 vhca_cq_ring_size(u8 log_size)
+{
+	return sizeof(struct vhca_cqe) << log_size;
+}
+
+/* The CQE at @index if the device has written it (owner bit rule). */
+static struct vhca_cqe *vhca_cq_peek(struct vhca_cq *cq, u32 index)
+{
+	struct vhca_cqe *cqe = (struct vhca_cqe *)cq->buf.kva +
+			       (index & (BIT(cq->log_size) - 1));
+	u8 owner = ((index >> cq->log_size) & 1) ^ 1;
+
+	if ((READ_ONCE(cqe->owner) & 1) != owner)
+		return NULL;
+	return cqe;
+}
+
+static struct vhca_ceq *vhca_cq_ceq(struct vhca_dev *dev, int comp_vector)
+{
+	return &dev->ceqs[(unsigned int)comp_vector % dev->num_ceqs];
+}
+
+/* The provider's ring and doorbell record, named in the udata. */
+static int vhca_cq_pin_user(struct vhca_dev *dev, struct vhca_cq *cq,
+			    const struct ib_cq_init_attr *attr,
+			    struct ib_udata *udata, u64 *dbrec_dma)
+{
+	struct vhca_create_cq_cmd cmd;
+	int err;
+
+	if (udata->inlen < sizeof(cmd))
+		return -EINVAL;
+	err = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
+	if (err)
+		return err;
+	if (memchr_inv(cmd.rsvd, 0, sizeof(cmd.rsvd)) ||
+	    !ib_is_udata_cleared(udata, sizeof(cmd),
+				 udata->inlen - sizeof(cmd)))
+		return -EINVAL;
+
+	/* One entry stays free, as max_cqe = 2^16 - 1 says. */
+	if (cmd.log_size < 1 || cmd.log_size > VHCA_CQ_MAX_LOG_SIZE ||
+	    BIT(cmd.log_size) - 1 < attr->cqe ||
+	    !IS_ALIGNED(cmd.dbrec_addr, sizeof(u32)))
+		return -EINVAL;
+	cq->log_size = cmd.log_size;
+
+	err = vhca_queue_buf_pin(dev, &cq->buf, cmd.buf_addr,
+				 vhca_cq_ring_size(cq->log_size));
+	if (err)
+		return err;
+
+	cq->dbrec_umem = ib_umem_get(&dev->ibdev, cmd.dbrec_addr, sizeof(u32),
+				     IB_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(cq->dbrec_umem)) {
+		err = PTR_ERR(cq->dbrec_umem);
+		cq->dbrec_umem = NULL;
+		vhca_queue_buf_free(dev, &cq->buf);
+		return err;
+	}
+	/* 4 bytes, aligned: within the first (only) page pinned. */
+	*dbrec_dma = sg_dma_address(cq->dbrec_umem->sgt_append.sgt.sgl) +
+		     ib_umem_offset(cq->dbrec_umem);
+	return 0;
+}
+
+/* A kernel CQ: the ring, then the doorbell record, in coherent memory. */
+static int vhca_cq_alloc_kernel(struct vhca_dev *dev, struct vhca_cq *cq,
+				const struct ib_cq_init_attr *attr,
+				u64 *dbrec_dma)
+{
+	u32 ring_size;
+	int err;
+
+	cq->log_size = max_t(u32, 1, order_base_2(attr->cqe + 1));
+	if (cq->log_size > VHCA_CQ_MAX_LOG_SIZE)
+		return -EINVAL;
+	ring_size = vhca_cq_ring_size(cq->log_size);
+
+	err = vhca_queue_buf_alloc(dev, &cq->buf, ring_size + sizeof(u32));
+	if (err)
+		return err;
+	cq->dbrec = cq->buf.kva + ring_size;
+	*dbrec_dma = cq->buf.dma + ring_size;
+	cq->ci = 0;
+	spin_lock_init(&cq->lock);
+	return 0;
+}
+
+static void vhca_cq_free_bufs(struct vhca_dev *dev, struct vhca_cq *cq)
+{
+	ib_umem_release(cq->dbrec_umem);
+	vhca_queue_buf_free(dev, &cq->buf);
+}
+
+int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs)
+{
+	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct vhca_dev *dev = to_vhca_dev(ibcq->device);
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	struct vhca_create_cq_resp resp = {};
+	struct vhca_cq_create create = {};
+	struct vhca_ucontext *uctx;
+	u64 dbrec_dma;
+	u32 db_page;
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > dev->attr.max_cqe)
+		return -EINVAL;
+
+	if (udata) {
+		uctx = rdma_udata_to_drv_context(udata, struct vhca_ucontext,
+						 ibucontext);
+		db_page = uctx->db_page;
+		err = vhca_cq_pin_user(dev, cq, attr, udata, &dbrec_dma);
+	} else {
+		db_page = dev->kernel_db_page;
+		err = vhca_cq_alloc_kernel(dev, cq, attr, &dbrec_dma);
+	}
+	if (err)
+		return err;
+
+	create.pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&cq->buf.pbl));
+	create.npages = vhca_cpu_to_dev32(cq->buf.pbl.npages);
+	create.log_size = cq->log_size;
+	cq->ceq = vhca_cq_ceq(dev, attr->comp_vector);
+	create.eqn = vhca_cpu_to_dev32(cq->ceq->eqn);
+	create.db_page = vhca_cpu_to_dev32(db_page);
+	create.dbrec_addr = vhca_cpu_to_dev64(dbrec_dma);
+	err = vhca_cmd_create_cq(dev, &create, &cq->cqn);
+	if (err)
+		goto err_free_bufs;
+	vhca_queue_buf_created(dev, &cq->buf);
+
+	err = xa_insert_irq(&dev->cqs, cq->cqn, cq, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
+
+	ibcq->cqe = BIT(cq->log_size) - 1;
+	if (udata) {
+		resp.cqn = cq->cqn;
+		err = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (err)
+			goto err_erase;
+	}
+	return 0;
+
+err_erase:
+	xa_erase_irq(&dev->cqs, cq->cqn);
+err_destroy:
+	vhca_cmd_destroy(dev, VHCA_CMD_DESTROY_CQ, cq->cqn);
+err_free_bufs:
+	vhca_cq_free_bufs(dev, cq);
+	return err;
+}
+
+int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibcq->device);
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	int err;
+
+	/* Until the device lets go of it, the ring must stay. */
+	err = vhca_cmd_destroy(dev, VHCA_CMD_DESTROY_CQ, cq->cqn);
+	if (err)
+		return err;
+
+	/* No event handler may still be looking at it. */
+	xa_erase_irq(&dev->cqs, cq->cqn);
+	synchronize_irq(cq->ceq->irq);
+	synchronize_irq(pci_irq_vector(dev->pdev, VHCA_VECTOR_ASYNC));
+
+	vhca_cq_free_bufs(dev, cq);
+	return 0;
+}
+
+/*
+ * Drop the completions of QP @qpn still in a kernel CQ, as the QP goes to
+ * RESET or away: their indices would name the wrong WQEs.  The device does
+ * not write entries the consumer has not passed, so rewriting the QP
+ * number of an unconsumed entry is safe; QPN 0 is never a vhca QP.
+ */
+void vhca_cq_clean(struct vhca_cq *cq, u32 qpn)
+{
+	struct vhca_cqe *cqe;
+	unsigned long flags;
+	u32 index;
+
+	if (!cq->buf.kva)
+		return;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (index = cq->ci; (cqe = vhca_cq_peek(cq, index)); index++) {
+		if (index - cq->ci >= BIT(cq->log_size))
+			break;
+		dma_rmb();
+		if (vhca_dev_to_cpu32(cqe->qpn) == qpn)
+			cqe->qpn = 0;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+static enum ib_wc_opcode vhca_wc_opcode(u8 opcode)
+{
+	switch (opcode) {
+	case VHCA_WC_SEND:
+		return IB_WC_SEND;
+	case VHCA_WC_RDMA_WRITE:
+		return IB_WC_RDMA_WRITE;
+	case VHCA_WC_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case VHCA_WC_COMP_SWAP:
+		return IB_WC_COMP_SWAP;
+	case VHCA_WC_FETCH_ADD:
+		return IB_WC_FETCH_ADD;
+	case VHCA_WC_RECV_RDMA_WITH_IMM:
+		return IB_WC_RECV_RDMA_WITH_IMM;
+	default:
+		return IB_WC_RECV;
+	}
+}
+
+/*
+ * Fill @wc from @cqe.  Returns false for a CQE that reports nothing: its QP
+ * is gone (or was reset), or it names no posted WQE.
+ */
+static bool vhca_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
+			   struct ib_wc *wc)
+{
+	u32 qpn = vhca_dev_to_cpu32(cqe->qpn);
+	bool is_recv = cqe->opcode & VHCA_WC_RECV;
+	struct vhca_qp *qp;
+	struct vhca_wq *wq;
+	u32 index, ci, mask;
+
+	if (!qpn)
+		return false;
+	qp = xa_load(&dev->qps, qpn);
+	if (!qp)
+		return false;
+	wq = is_recv ? &qp->rq : &qp->sq;
+	mask = BIT(is_recv ? qp->rq_log_size : qp->sq_log_size) - 1;
+	index = (u32)vhca_dev_to_cpu64(cqe->wr_id);
+	ci = wq->ci;
+	if (!wq->wr_ids || index - ci > mask) {
+		dev_warn_ratelimited(&dev->pdev->dev,
+				     "CQE of QP %u names %s WQE %u, not posted (consumer index %u), ignored\n",
+				     qpn, is_recv ? "receive" : "send", index,
+				     ci);
+		return false;
+	}
+	/* Completions are in order: every WQE before this one is done too. */
+	WRITE_ONCE(wq->ci, index + 1);
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wq->wr_ids[index & mask];
+	wc->status = min_t(u8, cqe->status, IB_WC_GENERAL_ERR);
+	wc->opcode = vhca_wc_opcode(cqe->opcode);
+	wc->vendor_err = vhca_dev_to_cpu32(cqe->vendor_err);
+	wc->byte_len = vhca_dev_to_cpu32(cqe->byte_len);
+	wc->qp = &qp->ibqp;
+	wc->src_qp = vhca_dev_to_cpu32(cqe->src_qp);
+	wc->port_num = VHCA_PORT_NUM;
+	if (cqe->flags & VHCA_CQE_WITH_IMM) {
+		/* The immediate is kept in network byte order. */
+		wc->ex.imm_data = (__force __be32)cqe->imm_or_inv;
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	} else if (cqe->flags & VHCA_CQE_WITH_INV) {
+		wc->ex.invalidate_rkey = vhca_dev_to_cpu32(cqe->imm_or_inv);
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+	}
+	return true;
+}
+
+int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibcq->device);
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	const struct vhca_cqe *entry;
+	struct vhca_cqe cqe;
+	unsigned long flags;
+	u32 start;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	start = cq->ci;
+	while (n < num_entries && (entry = vhca_cq_peek(cq, cq->ci))) {
+		/* Read the entry only after its owner byte. */
+		dma_rmb();
+		cqe = *entry;
+		cq->ci++;
+		if (vhca_cqe_to_wc(dev, &cqe, &wc[n]))
+			n++;
+	}
+	if (cq->ci != start) {
+		/* The entries are read before the device may reuse them. */
+		mb();
+		WRITE_ONCE(*cq->dbrec, cpu_to_le32(cq->ci));
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibcq->device);
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	u32 arm = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+		  VHCA_CQ_ARM_SOLICITED : VHCA_CQ_ARM_NEXT;
+	unsigned long irqflags;
+	int missed = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	/*
+	 * The device raises the event at once if completions past ci exist;
+	 * callers that ask still learn it here, without waiting for it.
+	 */
+	vhca_kernel_doorbell(dev, VHCA_DB_CQ, cq->cqn,
+			     arm | (cq->ci & VHCA_CQ_CI_MASK));
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && vhca_cq_peek(cq, cq->ci))
+		missed = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return missed;
+}

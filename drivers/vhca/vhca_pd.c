@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Protection domains: a number from the device (CREATE_PD) that MRs and QPs
+ * carry; the device checks that an access's MR and QP share it.
+ */
+
+#include "vhca.h"
+#include "vhca_verbs.h"
+
+int vhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibpd->device);
+
+	/* No driver-specific request is defined. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	return vhca_cmd_create_pd(dev, &to_vhca_pd(ibpd)->pdn);
+}
+
+int vhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	return vhca_cmd_destroy(to_vhca_dev(ibpd->device), VHCA_CMD_DESTROY_PD,
+				to_vhca_pd(ibpd)->pdn);
+}

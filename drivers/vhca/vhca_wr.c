@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The kernel's data path on its own QPs: post_send and post_recv write WQEs
+ * into the rings and ring the SQ or RQ doorbell on the driver's doorbell
+ * page with the new producer index.
+ *
+ * Each WQE's wr_id carries its index in the queue, and the caller's wr_id
+ * waits in wr_ids[] for the completion (vhca_cq.c): that is how a CQE tells
+ * which WQE it completes, and with it, that all earlier ones are done,
+ * signalled or not.
+ */
+
+#include "vhca.h"
+#include "vhca_verbs.h"
+
+static_assert((int)IB_WR_RDMA_WRITE == (int)VHCA_WR_RDMA_WRITE);
+static_assert((int)IB_WR_RDMA_WRITE_WITH_IMM == (int)VHCA_WR_RDMA_WRITE_WITH_IMM);
+static_assert((int)IB_WR_SEND == (int)VHCA_WR_SEND);
+static_assert((int)IB_WR_SEND_WITH_IMM == (int)VHCA_WR_SEND_WITH_IMM);
+static_assert((int)IB_WR_RDMA_READ == (int)VHCA_WR_RDMA_READ);
+static_assert((int)IB_WR_ATOMIC_CMP_AND_SWP == (int)VHCA_WR_ATOMIC_CMP_AND_SWP);
+static_assert((int)IB_WR_ATOMIC_FETCH_AND_ADD == (int)VHCA_WR_ATOMIC_FETCH_AND_ADD);
+static_assert((int)IB_WR_SEND_WITH_INV == (int)VHCA_WR_SEND_WITH_INV);
+
+static void vhca_set_sge(struct vhca_sge *dst, const struct ib_sge *src)
+{
+	dst->addr = vhca_cpu_to_dev64(src->addr);
+	dst->length = vhca_cpu_to_dev32(src->length);
+	dst->lkey = vhca_cpu_to_dev32(src->lkey);
+}
+
+/* Kernel inline data: the SGEs hold kernel virtual addresses. */
+static int vhca_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			   const struct ib_send_wr *wr)
+{
+	u32 len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		if (sge->length > qp->max_inline_data - len)
+			return -EINVAL;
+		memcpy(wqe->inline_data + len, (void *)(uintptr_t)sge->addr,
+		       sge->length);
+		len += sge->length;
+	}
+	wqe->flags |= VHCA_WQE_INLINE;
+	wqe->inline_len = vhca_cpu_to_dev32(len);
+	return 0;
+}
+
+static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			       const struct ib_send_wr *wr, u32 index)
+{
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+		return -EINVAL;
+
+	memset(wqe, 0, offsetof(struct vhca_send_wqe, sge));
+	wqe->wr_id = vhca_cpu_to_dev64(index);
+	wqe->opcode = wr->opcode;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+		wqe->imm_or_inv = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		wqe->imm_or_inv = vhca_cpu_to_dev32(wr->ex.invalidate_rkey);
+		break;
+	case IB_WR_SEND:
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		wqe->imm_or_inv = (__force u32)wr->ex.imm_data;
+		fallthrough;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+		wqe->remote_addr = vhca_cpu_to_dev64(rdma_wr(wr)->remote_addr);
+		wqe->rkey = vhca_cpu_to_dev32(rdma_wr(wr)->rkey);
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->remote_addr = vhca_cpu_to_dev64(atomic_wr(wr)->remote_addr);
+		wqe->rkey = vhca_cpu_to_dev32(atomic_wr(wr)->rkey);
+		wqe->compare_add = vhca_cpu_to_dev64(atomic_wr(wr)->compare_add);
+		wqe->swap = vhca_cpu_to_dev64(atomic_wr(wr)->swap);
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	if (wr->send_flags & IB_SEND_SIGNALED || qp->sq_sig_all)
+		wqe->flags |= VHCA_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		wqe->flags |= VHCA_WQE_FENCE;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		wqe->flags |= VHCA_WQE_SOLICITED;
+
+	/* Only sends and RDMA writes carry data from the WQE itself. */
+	if (wr->send_flags & IB_SEND_INLINE &&
+	    wr->opcode != IB_WR_RDMA_READ &&
+	    wr->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
+	    wr->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)
+		return vhca_set_inline(qp, wqe, wr);
+
+	wqe->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++)
+		vhca_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+	return 0;
+}
+
+/*
+ * IBTA 10.8.2: work requests posted to a QP in RESET, or send requests in
+ * INIT or RTR, fail at once.
+ */
+static bool vhca_qp_can_post(struct vhca_qp *qp, bool send)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (state == IB_QPS_RESET)
+		return false;
+	return !send || (state != IB_QPS_INIT && state != IB_QPS_RTR);
+}
+
+int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibqp->device);
+	struct vhca_qp *qp = to_vhca_qp(ibqp);
+	u32 entries = BIT(qp->sq_log_size);
+	struct vhca_wq *sq = &qp->sq;
+	struct vhca_send_wqe *wqe;
+	unsigned long flags;
+	u32 start, slot;
+	int err = 0;
+
+	if (!vhca_qp_can_post(qp, true)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&sq->lock, flags);
+	start = sq->pi;
+	for (; wr; wr = wr->next) {
+		if (sq->pi - READ_ONCE(sq->ci) >= entries) {
+			err = -ENOMEM;
+			break;
+		}
+		slot = sq->pi & (entries - 1);
+		wqe = (struct vhca_send_wqe *)qp->sq_buf.kva + slot;
+		err = vhca_build_send_wqe(qp, wqe, wr, sq->pi);
+		if (err)
+			break;
+		sq->wr_ids[slot] = wr->wr_id;
+		sq->pi++;
+	}
+	if (sq->pi != start)
+		vhca_kernel_doorbell(dev, VHCA_DB_SQ, qp->qpn, sq->pi);
+	spin_unlock_irqrestore(&sq->lock, flags);
+
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibqp->device);
+	struct vhca_qp *qp = to_vhca_qp(ibqp);
+	u32 entries = BIT(qp->rq_log_size);
+	struct vhca_wq *rq = &qp->rq;
+	struct vhca_recv_wqe *wqe;
+	unsigned long flags;
+	u32 start, slot;
+	int err = 0;
+	int i;
+
+	if (!vhca_qp_can_post(qp, false)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&rq->lock, flags);
+	start = rq->pi;
+	for (; wr; wr = wr->next) {
+		if (rq->pi - READ_ONCE(rq->ci) >= entries) {
+			err = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > qp->max_recv_sge) {
+			err = -EINVAL;
+			break;
+		}
+		slot = rq->pi & (entries - 1);
+		wqe = (struct vhca_recv_wqe *)qp->rq_buf.kva + slot;
+		memset(wqe, 0, offsetof(struct vhca_recv_wqe, sge));
+		wqe->wr_id = vhca_cpu_to_dev64(rq->pi);
+		wqe->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++)
+			vhca_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+		rq->wr_ids[slot] = wr->wr_id;
+		rq->pi++;
+	}
+	if (rq->pi != start)
+		vhca_kernel_doorbell(dev, VHCA_DB_RQ, qp->qpn, rq->pi);
+	spin_unlock_irqrestore(&rq->lock, flags);
+
+	if (err)
+		*bad_wr = wr;
+	return err;
+}

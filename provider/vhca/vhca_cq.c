@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vhca userspace provider: polling and arming CQs.
+ *
+ * A CQ is a ring of 32-byte CQEs the device writes with an owner bit that
+ * flips on each pass (docs/specs/vhca.rst, "Event and completion queues");
+ * the consumer index goes to the doorbell record, which the device reads
+ * when the ring looks full.
+ *
+ * How a CQE finds its work request: the provider writes each WQE's index
+ * in its queue (free running, vhca_qp.c) into the WQE's wr_id, and keeps
+ * the caller's wr_id in the queue's wr_ids[] slot.  The device returns the
+ * WQE's wr_id in the CQE, so the CQE names its WQE exactly.  Completions of
+ * one queue come in order (IBTA 10.8.3), so a CQE for WQE i also says that
+ * WQEs before i are done, signalled or not: the queue's consumer index
+ * becomes i + 1.  That is what frees ring slots for post_send/post_recv.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include <util/udma_barrier.h>
+
+#include "vhca.h"
+#include "vhca_verbs.h"
+
+/* The CQE at @index if the device has written it. */
+static struct vhca_cqe *vhca_cq_peek(struct vhca_cq *cq, uint32_t index)
+{
+	struct vhca_cqe *cqe =
+		&cq->ring[index & ((1u << cq->log_size) - 1)];
+	uint8_t owner = ((index >> cq->log_size) & 1) ^ 1;
+
+	if ((atomic_load_explicit((_Atomic(uint8_t) *)&cqe->owner,
+				  memory_order_relaxed) & 1) != owner)
+		return NULL;
+	return cqe;
+}
+
+static enum ibv_wc_opcode vhca_wc_opcode(uint8_t opcode)
+{
+	switch (opcode) {
+	case VHCA_WC_SEND:
+		return IBV_WC_SEND;
+	case VHCA_WC_RDMA_WRITE:
+		return IBV_WC_RDMA_WRITE;
+	case VHCA_WC_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case VHCA_WC_COMP_SWAP:
+		return IBV_WC_COMP_SWAP;
+	case VHCA_WC_FETCH_ADD:
+		return IBV_WC_FETCH_ADD;
+	case VHCA_WC_RECV_RDMA_WITH_IMM:
+		return IBV_WC_RECV_RDMA_WITH_IMM;
+	default:
+		return IBV_WC_RECV;
+	}
+}
+
+/*
+ * Fill @wc from @cqe.  Returns false for a CQE that reports nothing: its QP
+ * is gone or was reset (vhca_cq_clean), or it names no posted WQE.
+ */
+static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
+			   struct ibv_wc *wc)
+{
+	struct vhca_context *ctx = to_vhca_ctx(cq->ibv_cq.context);
+	uint32_t qpn = le32toh(cqe->qpn);
+	bool is_recv = cqe->opcode & VHCA_WC_RECV;
+	uint32_t index, mask;
+	struct vhca_qp *qp;
+	struct vhca_wq *wq;
+
+	qp = qpn ? vhca_find_qp(ctx, qpn) : NULL;
+	if (!qp)
+		return false;
+	wq = is_recv ? &qp->rq : &qp->sq;
+	mask = (1u << wq->log_size) - 1;
+	index = (uint32_t)le64toh(cqe->wr_id);
+
+	pthread_spin_lock(&wq->lock);
+	if (index - wq->ci > mask || index - wq->ci >= wq->pi - wq->ci) {
+		pthread_spin_unlock(&wq->lock);
+		verbs_warn(&ctx->ibv_ctx,
+			   "CQ %u: CQE of QP %u names %s WQE %u, not outstanding\n",
+			   cq->cqn, qpn, is_recv ? "receive" : "send", index);
+		return false;
+	}
+	wc->wr_id = wq->wr_ids[index & mask];
+	wq->ci = index + 1;
+	pthread_spin_unlock(&wq->lock);
+
+	wc->status = cqe->status <= IBV_WC_GENERAL_ERR ? cqe->status :
+							 IBV_WC_GENERAL_ERR;
+	wc->opcode = vhca_wc_opcode(cqe->opcode);
+	wc->vendor_err = le32toh(cqe->vendor_err);
+	wc->byte_len = le32toh(cqe->byte_len);
+	wc->qp_num = qpn;
+	wc->src_qp = le32toh(cqe->src_qp);
+	wc->wc_flags = 0;
+	wc->imm_data = 0;
+	wc->pkey_index = 0;
+	wc->slid = 0;
+	wc->sl = 0;
+	wc->dlid_path_bits = 0;
+	if (cqe->flags & VHCA_CQE_WITH_IMM) {
+		/* The immediate stays in network byte order, as ibv_wc has it. */
+		wc->imm_data = (__be32)cqe->imm_or_inv;
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+	} else if (cqe->flags & VHCA_CQE_WITH_INV) {
+		wc->invalidated_rkey = le32toh(cqe->imm_or_inv);
+		wc->wc_flags |= IBV_WC_WITH_INV;
+	}
+	return true;
+}
+
+int vhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	struct vhca_cqe *entry;
+	struct vhca_cqe cqe;
+	uint32_t start;
+	int n = 0;
+
+	pthread_spin_lock(&cq->lock);
+	start = cq->ci;
+	while (n < num_entries && (entry = vhca_cq_peek(cq, cq->ci))) {
+		/* Read the entry only after its owner byte. */
+		udma_from_device_barrier();
+		cqe = *entry;
+		cq->ci++;
+		if (vhca_cqe_to_wc(cq, &cqe, &wc[n]))
+			n++;
+	}
+	/*
+	 * Release: the entries are read before the device learns it may
+	 * write over them.
+	 */
+	if (cq->ci != start)
+		atomic_store_explicit((_Atomic(uint32_t) *)cq->dbrec,
+				      htole32(cq->ci), memory_order_release);
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+int vhca_arm_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct vhca_context *ctx = to_vhca_ctx(ibcq->context);
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	uint32_t value;
+
+	pthread_spin_lock(&cq->lock);
+	value = (solicited_only ? VHCA_CQ_ARM_SOLICITED : VHCA_CQ_ARM_NEXT) |
+		(cq->ci & VHCA_CQ_CI_MASK);
+	pthread_spin_unlock(&cq->lock);
+
+	/* Completions past ci already there: the device sends the event now. */
+	vhca_ring_doorbell(ctx, VHCA_DB_CQ, cq->cqn, value);
+	return 0;
+}
+
+/*
+ * Drop the completions of QP @qpn still in the CQ, as the QP goes to RESET
+ * or away: their indices would name the wrong WQEs.  The device does not
+ * write entries the consumer has not passed, so rewriting the QP number of
+ * an unconsumed entry is safe; QPN 0 is never a vhca QP.  CQ lock held.
+ */
+void vhca_cq_clean(struct vhca_cq *cq, uint32_t qpn)
+{
+	struct vhca_cqe *cqe;
+	uint32_t index;
+
+	for (index = cq->ci; (cqe = vhca_cq_peek(cq, index)); index++) {
+		if (index - cq->ci >= (1u << cq->log_size))
+			break;
+		udma_from_device_barrier();
+		if (le32toh(cqe->qpn) == qpn)
+			cqe->qpn = 0;
+	}
+}
