@@ -51,7 +51,11 @@ int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	props->max_srq_wr = vhca_limit(attr->max_srq_wr);
 	props->max_srq_sge = vhca_limit(attr->max_srq_sge);
 	props->max_pkeys = min_t(u32, attr->max_pkeys, U16_MAX);
-	props->atomic_cap = IB_ATOMIC_NONE;
+	/*
+	 * The device executes atomics by DMA: atomic against other atomics
+	 * through the HCA, not against the CPUs (IBTA 10.2.1.1 ATOMIC_HCA).
+	 */
+	props->atomic_cap = attr->max_qp ? IB_ATOMIC_HCA : IB_ATOMIC_NONE;
 	props->masked_atomic_cap = IB_ATOMIC_NONE;
 	return 0;
 }

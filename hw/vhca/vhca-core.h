@@ -78,9 +78,9 @@ typedef enum VhcaGuestError {
 /* What vhca_core_receive() did with a frame (for tracing and tests). */
 typedef enum VhcaRxResult {
     VHCA_RX_DELIVERED,          /* written to the RX ring */
-    VHCA_RX_ROCE,               /* for the RDMA engine (dropped for now) */
+    VHCA_RX_ROCE,               /* for the RDMA engine (queued or dropped) */
     VHCA_RX_FILTERED,           /* not for us, or RX disabled */
-    VHCA_RX_NO_BUFFER,          /* RX ring empty: RX_NO_BUFFER */
+    VHCA_RX_NO_BUFFER,          /* RX ring empty: dropped, RX_NO_BUFFER */
     VHCA_RX_ERROR,              /* runt, oversize, bad buffer: RX_ERRORS */
 } VhcaRxResult;
 
@@ -107,6 +107,19 @@ typedef struct VhcaCoreOps {
                          uint32_t pi);
     /* The guest did something wrong; @msg is a complete sentence. */
     void (*guest_error)(void *opaque, VhcaGuestError kind, const char *msg);
+
+    /*
+     * Transport services.  now_ns is a monotonic clock (QEMU's virtual
+     * clock); the engine owns one timer: timer_arm replaces any earlier
+     * deadline, and the glue calls vhca_core_timer_expired() when it
+     * passes.  schedule asks the glue to call vhca_core_run_deferred()
+     * soon, outside the current MMIO write or receive callback (a bottom
+     * half), so that no single guest or wire event does unbounded work.
+     */
+    uint64_t (*now_ns)(void *opaque);
+    void (*timer_arm)(void *opaque, uint64_t deadline_ns);
+    void (*timer_cancel)(void *opaque);
+    void (*schedule)(void *opaque);
 } VhcaCoreOps;
 
 /* Fixed at realize from the device properties. */
@@ -201,6 +214,17 @@ typedef struct VhcaCore {
     /* A CQ went into error: its QPs still have to be moved to ERR. */
     bool cq_error_pending;
 
+    /* RC transport work (vhca-sched.c). */
+    VhcaIds rc_pending;             /* QPs with deferred work, by QPN */
+    uint32_t rc_next_qpn;           /* round robin: where a pass starts */
+    bool rc_scheduled;              /* ops->schedule() is outstanding */
+    uint64_t rc_timer;              /* deadline armed, UINT64_MAX: none */
+    uint32_t rc_rx_queued;          /* received frames waiting on QPs */
+    uint16_t rc_ip_id;              /* IPv4 identification of RoCE frames */
+    /* Bounce buffers for one RoCE packet's payload and frame. */
+    uint8_t rc_payload[4096];
+    uint8_t rc_frame[VHCA_ETH_MAX_FRAME];
+
     uint64_t counters[VHCA_CNT_MAX];
     uint32_t counter_hi_latch[VHCA_CNT_MAX];
 
@@ -239,10 +263,22 @@ void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
 /* Netdev link change: STATUS.LINK_UP and a PORT_CHANGE event. */
 void vhca_core_set_link(VhcaCore *core, bool up);
 
-/* Net layer: false only while RX is enabled and no buffer is posted. */
+/*
+ * Net layer: always true.  Frames are never held back in the backend: a
+ * non-RoCE frame without an RX buffer is dropped (RX_NO_BUFFER), as on a
+ * real NIC, so RoCE traffic never waits behind the Ethernet ring.
+ */
 bool vhca_core_can_receive(const VhcaCore *core);
 VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
                                size_t len);
+
+/*
+ * Deferred transport work: a bounded pass over the QPs that have work;
+ * calls ops->schedule() again if work is left.  Call from a bottom half.
+ */
+void vhca_core_run_deferred(VhcaCore *core);
+/* The deadline given to ops->timer_arm() has passed. */
+void vhca_core_timer_expired(VhcaCore *core);
 
 /* Name of an admin opcode for traces ("UNKNOWN" if none). */
 const char *vhca_core_admin_opcode_name(uint16_t opcode);

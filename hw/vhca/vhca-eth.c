@@ -232,8 +232,12 @@ void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi)
 
 bool vhca_core_can_receive(const VhcaCore *core)
 {
-    /* With RX disabled frames are dropped, not queued in the backend. */
-    return !vhca_rx_enabled(core) || core->rx.pi != core->rx.ci;
+    /*
+     * Never hold frames back in the backend: RoCE frames must not wait
+     * behind an empty Ethernet ring, and a NIC without a buffer drops.
+     */
+    (void)core;
+    return true;
 }
 
 /* RX filter: our MAC, broadcast, multicast, or anything when PROMISC. */
@@ -327,9 +331,8 @@ VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
     }
 
     if (vhca_demux_is_roce(core, buf, len)) {
-        /* No transport yet (issue 3): the engine drops what it receives. */
         vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_count(core, VHCA_CNT_ROCE_RX_DROPPED, 1);
+        vhca_rc_receive(core, buf, len);
         return VHCA_RX_ROCE;
     }
 

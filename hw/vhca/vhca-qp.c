@@ -4,8 +4,9 @@
  * enters the error state (docs/specs/vhca.rst, "Queue pairs"; IBTA 10.3,
  * 10.8.3.3, 11.2.4).
  *
- * Until the transport lands, posted send WQEs wait in the SQ: nothing
- * executes them, and moving the QP to ERR flushes them.
+ * The RC transport (vhca-req.c and friends) executes the WQEs of RC QPs;
+ * UC and UD QPs have no transport yet: their send WQEs wait in the SQ
+ * until the QP moves to ERR, which flushes them.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -94,7 +95,7 @@ int vhca_wq_fetch(VhcaCore *core, const VhcaWq *wq, uint32_t index,
 }
 
 /* The completion opcode of a send WQE opcode (enum ibv_wc_opcode). */
-static uint8_t vhca_send_wc_opcode(uint8_t wr_opcode)
+uint8_t vhca_send_wc_opcode(uint8_t wr_opcode)
 {
     static const struct {
         bool valid;
@@ -161,6 +162,13 @@ static void vhca_qp_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     vhca_qp_flush_wq(core, qpn, &qp->rq, qp->recv_cqn, false);
 }
 
+void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+{
+    qp->state = VHCA_QPS_ERR;
+    vhca_rc_qp_reset(core, qpn, qp);
+    vhca_qp_flush(core, qpn, qp);
+}
+
 void vhca_qp_fatal(VhcaCore *core, uint32_t qpn)
 {
     VhcaQp *qp = vhca_qp_lookup(core, qpn);
@@ -168,9 +176,8 @@ void vhca_qp_fatal(VhcaCore *core, uint32_t qpn)
     if (!qp || qp->state == VHCA_QPS_ERR) {
         return;
     }
-    qp->state = VHCA_QPS_ERR;
     vhca_aeq_post(core, VHCA_EQE_QP_EVENT, VHCA_EVENT_QP_FATAL, qpn, 0);
-    vhca_qp_flush(core, qpn, qp);
+    vhca_qp_set_error(core, qpn, qp);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -220,10 +227,15 @@ void vhca_qp_sq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
     if (!qp || !vhca_wq_doorbell(core, qpn, &qp->sq, pi, "SQ")) {
         return;
     }
-    /* No transport yet: WQEs wait, unless the QP is in error. */
+    /*
+     * RTS: the requester takes them in its next deferred pass; INIT, RTR
+     * and SQD: they wait; ERR: flushed now.
+     */
     if (qp->state == VHCA_QPS_ERR) {
         vhca_qp_flush_wq(core, qpn, &qp->sq, qp->send_cqn, true);
         vhca_cq_errors_settle(core);
+    } else if (qp->state == VHCA_QPS_RTS && qp->type == VHCA_QPT_RC) {
+        vhca_rc_kick(core, qpn);
     }
 }
 
@@ -344,10 +356,14 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
                                  c.rq_npages, c.rq_log_size,
                                  VHCA_RECV_WQE_SIZE);
     }
+    if (status == VHCA_ST_OK && vhca_rc_qp_init(&qp)) {
+        status = VHCA_ST_NO_RESOURCES;
+    }
     qpn = status == VHCA_ST_OK ? vhca_ids_alloc(&core->qp_ids) : 0;
     if (!qpn) {
         free(qp.sq.pages);
         free(qp.rq.pages);
+        free(qp.req.win);
         return status == VHCA_ST_OK ? VHCA_ST_NO_RESOURCES : status;
     }
 
@@ -382,6 +398,8 @@ uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     core->cqs[qp->send_cqn].users--;
     core->cqs[qp->recv_cqn].users--;
     vhca_db_page_put(core, qp->db_page);
+    vhca_rc_qp_reset(core, qpn, qp);
+    vhca_rc_qp_free(core, qp);
     free(qp->sq.pages);
     free(qp->rq.pages);
     memset(qp, 0, sizeof(*qp));
@@ -418,8 +436,9 @@ uint8_t vhca_cmd_query_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     attr.attr_mask = 0;
     attr.qp_state = qp->state;
     attr.cur_qp_state = qp->state;
-    /* Nothing executes yet, so nothing is ever in flight in SQD. */
-    attr.sq_draining = 0;
+    /* SQD and WQEs still in flight (IBTA 11.2.5.2 sq_draining). */
+    attr.sq_draining = qp->state == VHCA_QPS_SQD &&
+                       qp->sq.ci != qp->req.fetched;
     attr.max_send_wr = 1u << qp->sq.log_size;
     attr.max_recv_wr = 1u << qp->rq.log_size;
     attr.max_send_sge = VHCA_MAX_SEND_SGE;
@@ -586,23 +605,27 @@ static void vhca_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         qp->sq.pi = qp->sq.ci = 0;
         qp->rq.pi = qp->rq.ci = 0;
         memset(&qp->attr, 0, sizeof(qp->attr));
+        vhca_rc_qp_reset(core, qpn, qp);
         break;
     case VHCA_QPS_ERR:
-        vhca_qp_flush(core, qpn, qp);
+        if (prev != VHCA_QPS_ERR) {
+            vhca_qp_set_error(core, qpn, qp);
+        }
         break;
     case VHCA_QPS_SQD:
         /*
-         * Nothing is in flight until the transport lands, so the SQ is
-         * drained the moment it enters SQD (IBTA 10.3.1.4).
+         * IBTA 10.3.1.4: SQ Drained once the WQEs in flight complete -
+         * at once if none are (UC and UD have none: no transport yet).
          */
         if (prev == VHCA_QPS_RTS && (attr->attr_mask &
                                      VHCA_QP_EN_SQD_ASYNC_NOTIFY) &&
             attr->en_sqd_async_notify) {
-            vhca_aeq_post(core, VHCA_EQE_QP_EVENT, VHCA_EVENT_SQ_DRAINED,
-                          qpn, 0);
+            qp->req.sqd_notify = true;
+            vhca_req_sqd_check(core, qpn, qp);
         }
         break;
     }
+    vhca_rc_qp_enter(core, qpn, qp, prev, next);
 }
 
 static uint8_t vhca_qp_check_transition(VhcaCore *core, VhcaCmdCtx *ctx,

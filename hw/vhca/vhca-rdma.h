@@ -30,12 +30,23 @@
 #define VHCA_MAX_MSG_SIZE       0x80000000u     /* IBTA: 2^31 */
 #define VHCA_FIRST_QPN          2               /* QP0/QP1 are reserved */
 
-/* enum ibv_wc_status values the device produces (IBTA 11.4.2.1). */
-#define VHCA_WC_SUCCESS         0
-#define VHCA_WC_WR_FLUSH_ERR    5
+/* enum ibv_wc_status values the device produces (IBTA 11.6.2). */
+#define VHCA_WC_SUCCESS             0
+#define VHCA_WC_LOC_LEN_ERR         1
+#define VHCA_WC_LOC_QP_OP_ERR       2
+#define VHCA_WC_LOC_PROT_ERR        4
+#define VHCA_WC_WR_FLUSH_ERR        5
+#define VHCA_WC_REM_INV_REQ_ERR     9
+#define VHCA_WC_REM_ACCESS_ERR      10
+#define VHCA_WC_REM_OP_ERR          11
+#define VHCA_WC_RETRY_EXC_ERR       12
+#define VHCA_WC_RNR_RETRY_EXC_ERR   13
 
-/* enum ib_event_type values carried by VHCA_EQE_QP_EVENT. */
+/* enum ib_event_type values carried by VHCA_EQE_QP_EVENT (IBTA 11.6.3). */
 #define VHCA_EVENT_QP_FATAL     1
+#define VHCA_EVENT_QP_REQ_ERR   2
+#define VHCA_EVENT_QP_ACCESS_ERR 3
+#define VHCA_EVENT_COMM_EST     4
 #define VHCA_EVENT_SQ_DRAINED   5
 
 /* vendor_err of a flushed CQE whose WQE could not be read back. */
@@ -82,6 +93,118 @@ typedef struct VhcaWq {
     uint32_t ci;                    /* WQEs completed or flushed */
 } VhcaWq;
 
+/* ---------------------------------------------------------------------- */
+/* RC transport state (IBTA Vol 1 chapter 9)                              */
+/* ---------------------------------------------------------------------- */
+
+/* Send WQEs a QP may have fetched and not yet completed. */
+#define VHCA_REQ_WINDOW         128
+/* Packets a requester may have sent and not had acknowledged. */
+#define VHCA_REQ_MAX_UNACKED    256
+/* AckReq at least every this many packets of a long message. */
+#define VHCA_REQ_ACKREQ_EVERY   32
+/* Received frames waiting for their QP, per QP and per device. */
+#define VHCA_RC_RXQ_MAX_QP      256
+#define VHCA_RC_RXQ_MAX_DEV     2048
+#define VHCA_NO_DEADLINE        UINT64_MAX
+
+/* A received RoCE frame, parsed, waiting for its QP. */
+typedef struct VhcaRxFrame VhcaRxFrame;
+
+typedef struct VhcaFrameQueue {
+    VhcaRxFrame *head;
+    VhcaRxFrame *tail;
+    uint32_t count;
+} VhcaFrameQueue;
+
+/*
+ * What the requester keeps of a send WQE it fetched: everything but the
+ * data and its SGEs, which are read again from the SQ at each (re)send,
+ * as the retransmit queue is of WQEs, not frames.
+ */
+typedef struct VhcaSendMeta {
+    uint64_t wr_id;
+    uint64_t remote_addr;
+    uint64_t compare_add;
+    uint64_t swap;
+    uint32_t rkey;
+    uint32_t imm_or_inv;            /* as the WQE holds it (LE load) */
+    uint32_t len;                   /* message length */
+    uint32_t first_psn;
+    uint32_t npkts;                 /* PSNs the message takes */
+    uint32_t done_pkts;             /* READ: response packets received */
+    uint32_t vendor_err;
+    uint8_t opcode;                 /* enum vhca_wqe_opcode */
+    uint8_t flags;                  /* VHCA_WQE_* */
+    uint8_t num_sge;
+    uint8_t status;                 /* not SUCCESS: complete with it */
+} VhcaSendMeta;
+
+typedef struct VhcaRcReq {
+    VhcaSendMeta *win;              /* indexed by SQ index % win_size */
+    uint32_t win_size;              /* power of two */
+    uint32_t fetched;               /* SQ index of the next WQE to fetch */
+    uint32_t cur;                   /* SQ index of the WQE being sent */
+    uint32_t cur_pkt;               /* its next packet */
+    uint32_t next_psn;              /* first PSN of the next fetched WQE */
+    uint32_t una_psn;               /* oldest PSN not acknowledged */
+    uint32_t sent_psn;              /* one past the highest PSN sent */
+    uint32_t noack_pkts;            /* sent since the last AckReq */
+    uint32_t rd_atomic;             /* READ/atomic WQEs fetched, not done */
+    uint8_t retry_left;
+    uint8_t rnr_left;
+    bool rnr_wait;                  /* RNR NAK: waiting for the timer */
+    bool retrying;                  /* went back to retry_psn, no progress */
+    bool probe;                     /* timed out: resend the oldest only */
+    uint32_t retry_psn;
+    bool sqd_notify;                /* SQD: post SQ_DRAINED when drained */
+} VhcaRcReq;
+
+/* A responder resource (IBTA 9.7.5.1.3): a READ or atomic to replay. */
+typedef struct VhcaRdRes {
+    uint8_t kind;                   /* 0 (free), VHCA_RES_READ, _ATOMIC */
+    uint32_t first_psn;
+    uint32_t last_psn;
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t len;
+    uint64_t orig;                  /* atomic: original remote data */
+} VhcaRdRes;
+
+typedef struct VhcaRcResp {
+    uint32_t epsn;                  /* expected PSN */
+    uint32_t msn;
+    bool nak_sent;                  /* in a PSN error (or RNR) episode */
+    bool comm_est;                  /* COMM_EST posted */
+    uint8_t cur;                    /* message in progress: VHCA_RESP_* */
+    uint32_t cur_len;               /* its bytes so far */
+    /* RDMA WRITE in progress */
+    uint64_t write_va;
+    uint32_t write_rkey;
+    uint32_t write_len;
+    /* SEND in progress: the receive WQE it fills (rq.ci) */
+    uint64_t rwqe_wr_id;
+    uint8_t rwqe_nsge;
+    struct vhca_sge rwqe_sge[VHCA_MAX_RECV_SGE];  /* host byte order */
+    uint64_t rwqe_cap;
+    /* Responder resources: max_dest_rd_atomic of them are used. */
+    VhcaRdRes res[VHCA_MAX_RD_ATOMIC];
+    uint32_t res_next;
+    /* The READ response stream being sent. */
+    bool read_active;
+    uint64_t read_va;
+    uint32_t read_rkey;
+    uint32_t read_len;
+    uint32_t read_psn;              /* PSN of the stream's first packet */
+    uint32_t read_idx;              /* next packet of the stream */
+    /* Coalesced ACK, sent at the end of a pass. */
+    bool ack_pending;
+    uint32_t ack_psn;
+} VhcaRcResp;
+
+enum { VHCA_RESP_NONE, VHCA_RESP_SEND, VHCA_RESP_WRITE };
+enum { VHCA_RES_FREE, VHCA_RES_READ, VHCA_RES_ATOMIC };
+
 struct VhcaQp {
     uint8_t type;                   /* enum vhca_qp_type */
     uint8_t state;                  /* enum vhca_qp_state */
@@ -94,6 +217,13 @@ struct VhcaQp {
     VhcaWq rq;
     /* What MODIFY_QP set, in host byte order; QUERY_QP returns it. */
     struct vhca_qp_attr attr;
+
+    /* RC transport (vhca-req.c, vhca-comp.c, vhca-resp.c, vhca-sched.c). */
+    VhcaRcReq req;
+    VhcaRcResp resp;
+    VhcaFrameQueue rxq_req;         /* requests, for the responder */
+    VhcaFrameQueue rxq_resp;        /* responses, for the completer */
+    uint64_t deadline;              /* retransmit or RNR timer */
 };
 
 /* What vhca_mr_check() found (IBTA 10.6.3). */
@@ -230,9 +360,35 @@ void vhca_qp_rq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
                          uint32_t pi);
 /* The device moves @qp to ERR on its own (IBTA 10.3.1): QP_FATAL. */
 void vhca_qp_fatal(VhcaCore *core, uint32_t qpn);
+/*
+ * Move @qp to ERR: stop its transport and flush its WQEs (IBTA 10.3.1,
+ * 10.8.3.3).  No event: callers post one where the spec asks for it.
+ */
+void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+/* SQD: post SQ_DRAINED if asked for and nothing is in flight. */
+void vhca_req_sqd_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+/* The completion opcode of a send WQE opcode. */
+uint8_t vhca_send_wc_opcode(uint8_t wr_opcode);
 /* Read the WQE at @index of a work queue (its first @len bytes). */
 int vhca_wq_fetch(VhcaCore *core, const VhcaWq *wq, uint32_t index,
                   void *buf, size_t len);
+
+/* vhca-sched.c: deferred work, timers and receive queues of the RC
+ * transport. */
+uint64_t vhca_now(VhcaCore *core);
+/* @qpn has work: run it in the next deferred pass. */
+void vhca_rc_kick(VhcaCore *core, uint32_t qpn);
+/* Forget the QP's transport state: queued frames, timers, progress. */
+void vhca_rc_qp_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+/* Allocate / free what a QP's transport needs (CREATE/DESTROY_QP). */
+int vhca_rc_qp_init(VhcaQp *qp);
+void vhca_rc_qp_free(VhcaCore *core, VhcaQp *qp);
+/* Entering a state: RTR sets up the responder, RTS the requester. */
+void vhca_rc_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                      uint8_t prev, uint8_t next);
+/* A RoCEv2 frame for one of our GIDs (the demux decided). */
+void vhca_rc_receive(VhcaCore *core, const uint8_t *frame, size_t len);
+void vhca_rc_cleanup(VhcaCore *core);
 
 /* vhca-qp-state.c: the Modify QP table (IBTA 11.2.4.2, Linux verbs.c). */
 typedef enum VhcaQpModifyCheck {

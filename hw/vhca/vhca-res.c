@@ -270,7 +270,8 @@ int vhca_rdma_init(VhcaCore *core)
         vhca_ids_init(&core->mr_ids, 1, cfg->max_mr) ||
         vhca_ids_init(&core->eq_ids, 1, VHCA_MAX_COMP_EQS) ||
         vhca_ids_init(&core->cq_ids, 1, cfg->max_cq) ||
-        vhca_ids_init(&core->qp_ids, VHCA_FIRST_QPN, last_qpn)) {
+        vhca_ids_init(&core->qp_ids, VHCA_FIRST_QPN, last_qpn) ||
+        vhca_ids_init(&core->rc_pending, VHCA_FIRST_QPN, last_qpn)) {
         vhca_rdma_cleanup(core);
         return -1;
     }
@@ -281,6 +282,7 @@ static void vhca_rdma_free_queues(VhcaCore *core)
 {
     uint32_t i;
 
+    vhca_rc_cleanup(core);
     for (i = 1; i <= VHCA_MAX_COMP_EQS; i++) {
         free(core->comp_eqs[i].pages);
     }
@@ -334,4 +336,5 @@ void vhca_rdma_cleanup(VhcaCore *core)
     vhca_ids_destroy(&core->eq_ids);
     vhca_ids_destroy(&core->cq_ids);
     vhca_ids_destroy(&core->qp_ids);
+    vhca_ids_destroy(&core->rc_pending);
 }

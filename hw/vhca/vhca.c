@@ -15,7 +15,9 @@
 #include "qapi/error.h"
 #include "qemu/log.h"
 #include "qemu/module.h"
+#include "qemu/main-loop.h"
 #include "qemu/rcu.h"
+#include "qemu/timer.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
@@ -53,6 +55,10 @@ struct VhcaState {
     uint32_t max_pd;
 
     Error *migration_blocker;
+
+    /* The engine's deferred work and its one timer (RC transport). */
+    QEMUBH *work_bh;
+    QEMUTimer *timer;
 
     VhcaCore core;
 };
@@ -231,6 +237,48 @@ static void vhca_guest_error_cb(void *opaque, VhcaGuestError kind,
     }
 }
 
+static uint64_t vhca_now_ns_cb(void *opaque)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static void vhca_timer_arm_cb(void *opaque, uint64_t deadline_ns)
+{
+    VhcaState *s = opaque;
+
+    trace_vhca_timer_arm(deadline_ns);
+    timer_mod(s->timer, (int64_t)MIN(deadline_ns, (uint64_t)INT64_MAX));
+}
+
+static void vhca_timer_cancel_cb(void *opaque)
+{
+    VhcaState *s = opaque;
+
+    timer_del(s->timer);
+}
+
+static void vhca_schedule_cb(void *opaque)
+{
+    VhcaState *s = opaque;
+
+    qemu_bh_schedule(s->work_bh);
+}
+
+static void vhca_work_bh(void *opaque)
+{
+    VhcaState *s = opaque;
+
+    vhca_core_run_deferred(&s->core);
+}
+
+static void vhca_timer_cb(void *opaque)
+{
+    VhcaState *s = opaque;
+
+    trace_vhca_timer_expired();
+    vhca_core_timer_expired(&s->core);
+}
+
 static const VhcaCoreOps vhca_core_ops = {
     .dma_read = vhca_dma_read_cb,
     .dma_write = vhca_dma_write_cb,
@@ -240,6 +288,10 @@ static const VhcaCoreOps vhca_core_ops = {
     .admin_cmd_done = vhca_admin_cmd_done_cb,
     .event_posted = vhca_event_posted_cb,
     .guest_error = vhca_guest_error_cb,
+    .now_ns = vhca_now_ns_cb,
+    .timer_arm = vhca_timer_arm_cb,
+    .timer_cancel = vhca_timer_cancel_cb,
+    .schedule = vhca_schedule_cb,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -331,11 +383,8 @@ static ssize_t vhca_nc_receive(NetClientState *nc, const uint8_t *buf,
     VhcaRxResult res = vhca_core_receive(&s->core, buf, size);
 
     trace_vhca_rx_frame(size, res);
-    /*
-     * No buffer: leave the frame with the net layer, which delivers it
-     * again from qemu_flush_queued_packets() once RX_PI advances.
-     */
-    return res == VHCA_RX_NO_BUFFER ? 0 : size;
+    /* Taken or dropped (RX_NO_BUFFER): never left with the net layer. */
+    return size;
 }
 
 static bool vhca_link_is_up(VhcaState *s)
@@ -383,6 +432,14 @@ static void vhca_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
 {
     pci_default_write_config(pdev, addr, val, len);
     pcie_cap_flr_write_config(pdev, addr, val, len);
+}
+
+static void vhca_free_work(VhcaState *s)
+{
+    timer_free(s->timer);
+    s->timer = NULL;
+    qemu_bh_delete(s->work_bh);
+    s->work_bh = NULL;
 }
 
 static void vhca_realize(PCIDevice *pdev, Error **errp)
@@ -442,6 +499,11 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
         msix_vector_use(pdev, i);
     }
 
+    /* Before vhca_core_init(): its reset may cancel the timer. */
+    s->work_bh = qemu_bh_new_guarded(vhca_work_bh, s,
+                                     &dev->mem_reentrancy_guard);
+    s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, vhca_timer_cb, s);
+
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     memcpy(cfg.mac, s->conf.macaddr.a, sizeof(cfg.mac));
     cfg.gid_tbl_len = s->gid_tbl_len;
@@ -454,6 +516,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     g_assert(!vhca_core_config_check(&cfg));
     if (vhca_core_init(&s->core, &cfg, &vhca_core_ops, s)) {
         error_setg(errp, "vhca: cannot allocate the RDMA object tables");
+        vhca_free_work(s);
         msix_unuse_all_vectors(pdev);
         msix_uninit_exclusive_bar(pdev);
         pcie_cap_exit(pdev);
@@ -473,6 +536,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
         qemu_del_nic(s->nic);
         s->nic = NULL;
         vhca_core_cleanup(&s->core);
+        vhca_free_work(s);
         msix_unuse_all_vectors(pdev);
         msix_uninit_exclusive_bar(pdev);
         pcie_cap_exit(pdev);
@@ -491,6 +555,7 @@ static void vhca_exit(PCIDevice *pdev)
     qemu_del_nic(s->nic);
     s->nic = NULL;
     vhca_core_cleanup(&s->core);
+    vhca_free_work(s);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
     pcie_cap_exit(pdev);

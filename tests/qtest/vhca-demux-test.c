@@ -1,7 +1,8 @@
 /*
  * vhca conformance: the RoCEv2 receive demux.  UDP to port 4791 for an
- * address in the GID table belongs to the RDMA engine (counted, dropped
- * until the transport exists) and never reaches the Ethernet RX ring;
+ * address in the GID table belongs to the RDMA engine (counted; these
+ * frames name no QP, so the transport drops them) and never reaches the
+ * Ethernet RX ring;
  * everything else does (docs/specs/vhca.rst "Receive demux (RoCEv2)").
  *
  * Every test injects the RoCE frame first and an ordinary frame after
@@ -56,7 +57,7 @@ static void expect_roce(VhcaTestDev *d, const uint8_t *frame, size_t len)
     vhca_wire_send(d, frame, len);
     vhca_wait_counter(d, VHCA_CNT_ROCE_RX_PACKETS, seen + 1,
                       "ROCE_RX_PACKETS to count the frame");
-    /* No transport yet: the engine drops it and says so. */
+    /* No QP takes it (not a valid packet for one): dropped and counted. */
     g_assert_cmpuint(vhca_counter(d, VHCA_CNT_ROCE_RX_DROPPED), ==,
                      dropped + 1);
     g_assert_cmpuint(vhca_rd(d, VHCA_REG_RX_CI), ==, rx_ci);

@@ -167,10 +167,73 @@ void vhca_test_stop(VhcaTestDev *d)
     g_free(d->rx_buf_len);
     g_array_free(d->stashed_events, true);
     g_free(d->pdev);
-    qpci_free_pc(d->bus);
     alloc_destroy(&d->alloc);
-    qtest_quit(d->qts);
+    if (!d->shares_qemu) {
+        qpci_free_pc(d->bus);
+        qtest_quit(d->qts);
+    }
     g_free(d);
+}
+
+void vhca_test_start_many(unsigned n, const unsigned *slots,
+                          const char *const *device_opts, unsigned ram_mib,
+                          VhcaTestDev **devs)
+{
+    g_autoptr(GString) cmdline = g_string_new(NULL);
+    g_autofree int *qemu_ends = g_new(int, n);
+    /* Below 1 MiB lives firmware; pc_alloc_init starts there too. */
+    uint64_t ram_start = 1 << 20;
+    uint64_t share = (((uint64_t)ram_mib << 20) - ram_start) / n;
+    QTestState *qts;
+    QPCIBus *bus;
+
+    g_assert_cmpuint(n, >, 0);
+    g_string_printf(cmdline, "-machine q35 -m %uM -nodefaults", ram_mib);
+    for (unsigned i = 0; i < n; i++) {
+        int sv[2];
+
+        devs[i] = g_new0(VhcaTestDev, 1);
+        g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
+        g_assert_cmpint(fcntl(sv[0], F_SETFD, FD_CLOEXEC), ==, 0);
+        devs[i]->sock = sv[0];
+        qemu_ends[i] = sv[1];
+        g_string_append_printf(cmdline,
+                               " -netdev socket,id=hs%u,fd=%d"
+                               " -device vhca,id=vhca%u,addr=0x%x.0,"
+                               "netdev=hs%u%s%s",
+                               i, sv[1], i, slots[i], i,
+                               device_opts[i] ? "," : "",
+                               device_opts[i] ? device_opts[i] : "");
+    }
+
+    qts = qtest_init(cmdline->str);
+    bus = qpci_new_pc(qts, NULL);
+    for (unsigned i = 0; i < n; i++) {
+        VhcaTestDev *d = devs[i];
+        uint64_t start = ram_start + i * share;
+
+        close(qemu_ends[i]);    /* QEMU holds its own copy */
+        d->qts = qts;
+        d->bus = bus;
+        d->shares_qemu = i > 0;
+        alloc_init(&d->alloc, ALLOC_NO_FLAGS, start,
+                   QEMU_ALIGN_DOWN(start + share, 4096), 4096);
+        d->pdev = qpci_device_find(bus, QPCI_DEVFN(slots[i], 0));
+        g_assert_nonnull(d->pdev);
+        d->next_token = 0x7e570000 + (i << 12);
+        d->stashed_events = g_array_new(false, false,
+                                        sizeof(struct vhca_eqe));
+        vhca_pci_setup(d);
+    }
+}
+
+void vhca_test_stop_many(unsigned n, VhcaTestDev **devs)
+{
+    /* The first owns QEMU and the bus: it goes last. */
+    for (unsigned i = n; i-- > 0;) {
+        vhca_test_stop(devs[i]);
+        devs[i] = NULL;
+    }
 }
 
 void vhca_pci_setup(VhcaTestDev *d)

@@ -79,6 +79,11 @@ struct VhcaTestDev {
      */
     bool stash_events;
     GArray *stashed_events;     /* of struct vhca_eqe */
+    /*
+     * Set on every function but the first of vhca_test_start_many(): it
+     * shares qts and bus with the first and owns neither.
+     */
+    bool shares_qemu;
     uint64_t *tx_bufs;          /* one guest buffer per TX slot */
     uint64_t *rx_bufs;          /* one guest buffer per RX slot */
     uint16_t *rx_buf_len;
@@ -128,6 +133,21 @@ void vhca_add_bad_dma_tests(const char *prefix,
  */
 VhcaTestDev *vhca_test_start(bool netdev, const char *device_opts);
 void vhca_test_stop(VhcaTestDev *d);
+
+/*
+ * Several functions in one QEMU, for traffic between them: function i is
+ * "-device vhca,addr=@slots[i].0,netdev=hs<i>,@device_opts[i]" (each
+ * naming its own mac=), each on a -netdev socket over a socketpair whose
+ * other end is devs[i]->sock, so the test carries (and can tamper with)
+ * every frame between them.  Guest RAM (@ram_mib) is split evenly: each
+ * function's allocator hands out memory of its own share only, as if
+ * two drivers owned disjoint memory.  They share one libqos PCI bus, so
+ * their BARs do not overlap.  Stop them with vhca_test_stop_many().
+ */
+void vhca_test_start_many(unsigned n, const unsigned *slots,
+                          const char *const *device_opts, unsigned ram_mib,
+                          VhcaTestDev **devs);
+void vhca_test_stop_many(unsigned n, VhcaTestDev **devs);
 
 /* (Re)do PCI set-up: memory + bus master, BAR0/BAR2, MSI-X vectors. */
 void vhca_pci_setup(VhcaTestDev *d);

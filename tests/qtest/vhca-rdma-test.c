@@ -1620,7 +1620,7 @@ static void test_flush(void)
     }
     vhca_qp_ring_rq(r.d, &qp, r.page);
 
-    /* No transport yet: nothing completes while the QP is in RTS. */
+    /* No peer answers and the timeout is infinite: nothing completes. */
     check_nop(r.d);
     g_assert_false(vhca_cq_peek(r.d, &r.scq, NULL));
     g_assert_false(vhca_cq_peek(r.d, &r.rcq, NULL));

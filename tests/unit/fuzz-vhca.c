@@ -81,11 +81,44 @@ static void fuzz_raise_irq(void *opaque, unsigned vector)
     }
 }
 
+/* The transport's clock, timer and deferred work, driven by the input. */
+static uint64_t fuzz_now;
+static uint64_t fuzz_deadline = UINT64_MAX;
+static bool fuzz_work;
+
+static uint64_t fuzz_now_ns(void *opaque)
+{
+    (void)opaque;
+    return fuzz_now;
+}
+
+static void fuzz_timer_arm(void *opaque, uint64_t deadline_ns)
+{
+    (void)opaque;
+    fuzz_deadline = deadline_ns;
+}
+
+static void fuzz_timer_cancel(void *opaque)
+{
+    (void)opaque;
+    fuzz_deadline = UINT64_MAX;
+}
+
+static void fuzz_schedule(void *opaque)
+{
+    (void)opaque;
+    fuzz_work = true;
+}
+
 static const VhcaCoreOps fuzz_ops = {
     .dma_read = fuzz_dma_read,
     .dma_write = fuzz_dma_write,
     .send_frame = fuzz_send_frame,
     .raise_irq = fuzz_raise_irq,
+    .now_ns = fuzz_now_ns,
+    .timer_arm = fuzz_timer_arm,
+    .timer_cancel = fuzz_timer_cancel,
+    .schedule = fuzz_schedule,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -107,13 +140,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t op;
 
     memset(ram, 0, sizeof(ram));
+    fuzz_now = 0;
+    fuzz_deadline = UINT64_MAX;
+    fuzz_work = false;
     if (vhca_core_init(&core, &cfg, &fuzz_ops, &core)) {
         return 0;
     }
     core.link_up = true;
 
     while (take(&in, &op, 1)) {
-        switch (op % 5) {
+        /* A bottom half runs between any two guest or wire events. */
+        if (fuzz_work) {
+            fuzz_work = false;
+            vhca_core_run_deferred(&core);
+        }
+        switch (op % 6) {
         case 0: {               /* register access of any size */
             uint16_t offset;
             uint32_t value;
@@ -177,6 +218,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             vhca_core_doorbell_write(&core, offset * 8u, value,
                                      offset & 0x8000 ? 4 : 8);
             vhca_core_set_link(&core, offset & 1);
+            break;
+        }
+        case 5: {               /* time passes; the timer may fire */
+            uint32_t ns;
+
+            if (!take(&in, &ns, 4)) {
+                goto out;
+            }
+            fuzz_now += ns;
+            if (fuzz_deadline <= fuzz_now) {
+                fuzz_deadline = UINT64_MAX;
+                vhca_core_timer_expired(&core);
+            }
             break;
         }
         }

@@ -158,7 +158,7 @@ static void test_overflow_errors_cq_and_qps(void)
         qp_put_send(f.h, &a, 0xa0 + i, VHCA_WR_SEND, VHCA_WQE_SIGNALED);
     }
     ring_doorbell(f.h, f.page, VHCA_DB_SQ, a.qpn, a.sq_pi);
-    /* No transport: the WQEs wait. */
+    /* The deferred work never runs here: the WQEs wait. */
     g_assert_cmpuint(small.ci, ==, 0);
     g_assert_false(cq_poll(f.h, &small, &(struct vhca_cqe){ 0 }));
 

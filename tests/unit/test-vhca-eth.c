@@ -251,8 +251,14 @@ static void test_rx_basic(void)
     struct vhca_eth_desc d;
 
     eth_setup(h, VHCA_ETH_CTRL_RX_ENABLE);
-    /* Enabled with no buffer: the net layer must queue. */
-    g_assert_false(vhca_core_can_receive(&h->core));
+    /*
+     * Enabled with no buffer: the device still takes frames (RoCE must
+     * not wait behind the Ethernet ring); it drops what it cannot place.
+     */
+    g_assert_true(vhca_core_can_receive(&h->core));
+    g_assert_cmpint(vhca_core_receive(&h->core, frame, len), ==,
+                    VHCA_RX_NO_BUFFER);
+    g_assert_cmpuint(counter(h, VHCA_CNT_RX_NO_BUFFER), ==, 1);
     h->rx_ready_calls = 0;
     post_rx(h, 0, 1, RX_BUF_SIZE);
     g_assert_cmpuint(h->rx_ready_calls, ==, 1);
@@ -267,12 +273,13 @@ static void test_rx_basic(void)
     g_assert_cmpuint(reg_read(h, VHCA_REG_RX_CI), ==, 1);
     g_assert_cmpuint(counter(h, VHCA_CNT_RX_PACKETS), ==, 1);
     g_assert_cmpuint(counter(h, VHCA_CNT_RX_BYTES), ==, len);
-    g_assert_false(vhca_core_can_receive(&h->core));
+    g_assert_true(vhca_core_can_receive(&h->core));
 
-    /* No buffer: counted, and the caller is told to keep the frame. */
+    /* No buffer again: dropped and counted, the ring is untouched. */
     g_assert_cmpint(vhca_core_receive(&h->core, frame, len), ==,
                     VHCA_RX_NO_BUFFER);
-    g_assert_cmpuint(counter(h, VHCA_CNT_RX_NO_BUFFER), ==, 1);
+    g_assert_cmpuint(counter(h, VHCA_CNT_RX_NO_BUFFER), ==, 2);
+    g_assert_cmpuint(reg_read(h, VHCA_REG_RX_CI), ==, 1);
     g_assert_cmpuint(guest_errors_total(h), ==, 0);
     harness_free(h);
 }

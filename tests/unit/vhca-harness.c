@@ -56,9 +56,25 @@ static int h_dma_write(void *opaque, uint64_t addr, const void *buf,
     return 0;
 }
 
+void harness_deliver(Harness *h, const uint8_t *buf, size_t len)
+{
+    vhca_core_receive(&h->core, buf, len);
+}
+
 static void h_send_frame(void *opaque, const uint8_t *buf, size_t len)
 {
     Harness *h = opaque;
+
+    if (h->peer) {
+        g_assert_cmpuint(len, <=, VHCA_ETH_MAX_FRAME);
+        h->tx_frames++;
+        if (h->tx_hook) {
+            h->tx_hook(h, buf, len);
+        } else {
+            harness_deliver(h->peer, buf, len);
+        }
+        return;
+    }
 
     g_assert_cmpuint(len, <=, VHCA_ETH_MAX_FRAME);
     g_assert_cmpuint(h->nframes, <, MAX_FRAMES);
@@ -111,6 +127,35 @@ static void h_guest_error(void *opaque, VhcaGuestError kind, const char *msg)
     }
 }
 
+static uint64_t h_now_ns(void *opaque)
+{
+    Harness *h = opaque;
+
+    return h->now_ns;
+}
+
+static void h_timer_arm(void *opaque, uint64_t deadline_ns)
+{
+    Harness *h = opaque;
+
+    h->timer_armed = true;
+    h->timer_deadline = deadline_ns;
+}
+
+static void h_timer_cancel(void *opaque)
+{
+    Harness *h = opaque;
+
+    h->timer_armed = false;
+}
+
+static void h_schedule(void *opaque)
+{
+    Harness *h = opaque;
+
+    h->work_scheduled = true;
+}
+
 static const VhcaCoreOps harness_ops = {
     .dma_read = h_dma_read,
     .dma_write = h_dma_write,
@@ -119,7 +164,66 @@ static const VhcaCoreOps harness_ops = {
     .rx_ready = h_rx_ready,
     .admin_cmd_done = h_admin_cmd_done,
     .guest_error = h_guest_error,
+    .now_ns = h_now_ns,
+    .timer_arm = h_timer_arm,
+    .timer_cancel = h_timer_cancel,
+    .schedule = h_schedule,
 };
+
+void harness_run(Harness *h)
+{
+    unsigned passes = 0;
+
+    while (h->work_scheduled) {
+        h->work_scheduled = false;
+        vhca_core_run_deferred(&h->core);
+        g_assert_cmpuint(++passes, <, 1000000);
+    }
+}
+
+void harness_advance(Harness *h, uint64_t ns)
+{
+    h->now_ns += ns;
+    if (h->timer_armed && h->timer_deadline <= h->now_ns) {
+        h->timer_armed = false;
+        vhca_core_timer_expired(&h->core);
+    }
+}
+
+static void pair_run(Harness *a, Harness *b)
+{
+    unsigned passes = 0;
+
+    while (a->work_scheduled || b->work_scheduled) {
+        harness_run(a);
+        harness_run(b);
+        g_assert_cmpuint(++passes, <, 1000000);
+    }
+}
+
+uint64_t harness_pair_settle(Harness *a, Harness *b, uint64_t max_ns)
+{
+    uint64_t start = a->now_ns;
+
+    pair_run(a, b);
+    while ((a->timer_armed || b->timer_armed) &&
+           a->now_ns - start < max_ns) {
+        uint64_t next = UINT64_MAX;
+
+        if (a->timer_armed) {
+            next = a->timer_deadline;
+        }
+        if (b->timer_armed && b->timer_deadline < next) {
+            next = b->timer_deadline;
+        }
+        /* The clocks run together. */
+        next = next > a->now_ns ? next - a->now_ns : 0;
+        harness_advance(a, next);
+        harness_advance(b, next);
+        pair_run(a, b);
+    }
+    return a->now_ns - start;
+}
 
 Harness *harness_new(const VhcaCoreConfig *cfg)
 {
@@ -635,6 +739,40 @@ void qp_put_recv(Harness *h, TestQp *qp, uint64_t wr_id)
     ram_write(h, qp->rq + (uint64_t)(qp->rq_pi & ((1u << qp->rq_log) - 1)) *
               VHCA_RECV_WQE_SIZE, &wqe, sizeof(wqe));
     qp->rq_pi++;
+}
+
+void qp_put_send_wqe(Harness *h, TestQp *qp, const struct vhca_send_wqe *wqe)
+{
+    uint32_t pages = (VHCA_SEND_WQE_SIZE << qp->sq_log) / 4096;
+
+    ram_write(h, reversed_ring_addr(qp->sq, pages, qp->sq_pi, qp->sq_log,
+                                    VHCA_SEND_WQE_SIZE), wqe, sizeof(*wqe));
+    qp->sq_pi++;
+}
+
+void qp_put_recv_wqe(Harness *h, TestQp *qp, const struct vhca_recv_wqe *wqe)
+{
+    ram_write(h, qp->rq + (uint64_t)(qp->rq_pi & ((1u << qp->rq_log) - 1)) *
+              VHCA_RECV_WQE_SIZE, wqe, sizeof(*wqe));
+    qp->rq_pi++;
+}
+
+uint32_t rdma_create_phys_mr(Harness *h, uint32_t pdn, uint64_t iova,
+                             uint64_t len, uint32_t access)
+{
+    struct vhca_mr_create c;
+    uint32_t index = 0, key = 0;
+
+    memset(&c, 0, sizeof(c));
+    c.pdn = GUINT32_TO_LE(pdn);
+    c.access = GUINT32_TO_LE(access);
+    c.iova = GUINT64_TO_LE(iova);
+    c.length = GUINT64_TO_LE(len);
+    c.flags = GUINT16_TO_LE(VHCA_MR_PHYS);
+    c.key_tag = GUINT32_TO_LE(0x5a);
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_MR, &c, sizeof(c), &index,
+                              &key), ==, VHCA_ST_OK);
+    return key;
 }
 
 void ring_doorbell(Harness *h, uint32_t page, uint32_t reg, uint32_t object,

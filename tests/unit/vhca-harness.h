@@ -43,7 +43,9 @@ typedef struct CapturedFrame {
     uint8_t data[VHCA_ETH_MAX_FRAME];
 } CapturedFrame;
 
-typedef struct Harness {
+typedef struct Harness Harness;
+
+struct Harness {
     VhcaCore core;
     uint8_t *ram;
 
@@ -62,11 +64,27 @@ typedef struct Harness {
     /* Fault injection: fail the Nth DMA write from now (1 = next). */
     unsigned fail_dma_write_after;
 
+    /* Transport services: a fake clock the test advances, the timer. */
+    uint64_t now_ns;
+    bool timer_armed;
+    uint64_t timer_deadline;
+    bool work_scheduled;            /* ops->schedule() since the last run */
+
+    /*
+     * Two devices back to back: with @peer set, sent frames go to
+     * @tx_hook (fault injection) or straight to the peer's receive path,
+     * and are counted in tx_frames instead of being captured.
+     */
+    struct Harness *peer;
+    void (*tx_hook)(struct Harness *h, const uint8_t *buf, size_t len);
+    void *tx_hook_opaque;
+    unsigned tx_frames;
+
     /* Driver-side state. */
     uint32_t admq_pi;
     uint32_t aeq_ci;
     uint64_t rdma_next;             /* bump allocator, see rdma_alloc() */
-} Harness;
+};
 
 /* The standard device: MAC 52:54:00:12:34:56, 16 GIDs, 4 pages, 8 vectors. */
 extern const VhcaCoreConfig harness_default_cfg;
@@ -74,6 +92,19 @@ extern const uint8_t harness_mac[6];
 
 Harness *harness_new(const VhcaCoreConfig *cfg);
 void harness_free(Harness *h);
+
+/* Deliver a frame to @h's receive path (what the wire does). */
+void harness_deliver(Harness *h, const uint8_t *buf, size_t len);
+/* Run deferred work until none is scheduled. */
+void harness_run(Harness *h);
+/* Advance the fake clock by @ns, firing the timer if it is due. */
+void harness_advance(Harness *h, uint64_t ns);
+/*
+ * Run two connected devices until both are idle; then, while a timer is
+ * armed and at most @max_ns of fake time have passed, jump to the next
+ * deadline and run again.  Returns the fake time that passed.
+ */
+uint64_t harness_pair_settle(Harness *a, Harness *b, uint64_t max_ns);
 
 /* Guest RAM access for the test (asserts the range is inside RAM). */
 void *ram_ptr(Harness *h, uint64_t addr, size_t len);
@@ -187,6 +218,12 @@ uint8_t rdma_create_qp(Harness *h, TestQp *qp, uint8_t type, uint32_t pdn,
 void qp_put_send(Harness *h, TestQp *qp, uint64_t wr_id, uint8_t opcode,
                  uint8_t flags);
 void qp_put_recv(Harness *h, TestQp *qp, uint64_t wr_id);
+/* Write a whole WQE (little-endian already) at the producer index. */
+void qp_put_send_wqe(Harness *h, TestQp *qp, const struct vhca_send_wqe *wqe);
+void qp_put_recv_wqe(Harness *h, TestQp *qp, const struct vhca_recv_wqe *wqe);
+/* CREATE_MR of a physical (iova = guest address) MR; returns the key. */
+uint32_t rdma_create_phys_mr(Harness *h, uint32_t pdn, uint64_t iova,
+                             uint64_t len, uint32_t access);
 /* A 64-bit doorbell write on @qp's page. */
 void ring_doorbell(Harness *h, uint32_t page, uint32_t reg, uint32_t object,
                    uint32_t value);

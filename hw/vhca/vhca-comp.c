@@ -1,0 +1,308 @@
+/*
+ * vhca engine: the RC completer (IBTA Vol 1 9.7.5.1 "Requester side" and
+ * 9.9.2 "Requester error behavior"): ACKs and NAKs, READ responses and
+ * atomic ACKs retire the send WQEs in order; sequence errors, lost
+ * responses and timeouts go back N; RNR NAKs wait; errors complete the
+ * WQE with their status and move the QP to ERR.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <string.h>
+
+#include "vhca-rc.h"
+
+static bool vhca_comp_is_rd_atomic(const VhcaSendMeta *m)
+{
+    return m->opcode == VHCA_WR_RDMA_READ ||
+           m->opcode == VHCA_WR_ATOMIC_CMP_AND_SWP ||
+           m->opcode == VHCA_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * A retry (IBTA 9.7.5.1.5 and C9-... : NAK sequence error, implied NAK,
+ * local ACK timeout) from @psn, while the retry counter lasts.
+ */
+static void vhca_comp_retry(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                            uint32_t psn, bool timeout)
+{
+    /*
+     * One retry per loss: the packets that follow a lost one each show
+     * the gap again until the resent ones arrive.
+     */
+    if (!timeout && qp->req.retrying && qp->req.retry_psn == psn) {
+        return;
+    }
+    qp->req.retrying = true;
+    qp->req.retry_psn = psn;
+    if (!qp->req.retry_left) {
+        vhca_req_fail(core, qpn, qp, VHCA_WC_RETRY_EXC_ERR, 0);
+        return;
+    }
+    qp->req.retry_left--;
+    /*
+     * After a timeout only the oldest unacknowledged packet goes again,
+     * with AckReq, until an ACK shows progress - as TCP falls back to one
+     * segment.  It keeps a lossy path from being flooded, and periodic
+     * loss from hitting the same packets of every full retransmission.
+     */
+    qp->req.probe = timeout;
+    vhca_req_rewind(qp, psn);
+    qp->deadline = VHCA_NO_DEADLINE;
+}
+
+/* IBTA 9.7.5.1.4 / C9-119: RNR NAK: wait the time it names, then resend. */
+static void vhca_comp_rnr(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                          uint32_t psn, uint8_t timer_code)
+{
+    VhcaRcReq *req = &qp->req;
+
+    /* rnr_retry 7 means retry for ever (IBTA 9.7.5.2.8, Table 41). */
+    if (qp->attr.rnr_retry != 7) {
+        if (!req->rnr_left) {
+            vhca_req_fail(core, qpn, qp, VHCA_WC_RNR_RETRY_EXC_ERR, 0);
+            return;
+        }
+        req->rnr_left--;
+    }
+    vhca_req_rewind(qp, psn);
+    req->rnr_wait = true;
+    qp->deadline = vhca_now(core) +
+                   (uint64_t)vhca_ib_rnr_timer_us(timer_code) * 1000;
+}
+
+static void vhca_comp_nak(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                          uint32_t psn, uint8_t code)
+{
+    VhcaSendMeta *m = vhca_req_head(qp);
+
+    /* The NAK must name a PSN of the oldest outstanding WQE. */
+    if (!m || vhca_psn_before(psn, m->first_psn) ||
+        !vhca_psn_before(psn, vhca_psn_add(m->first_psn, m->npkts))) {
+        vhca_rc_drop(core);
+        return;
+    }
+    /* IBTA 9.9.2 Table "Requester error behavior": the error classes. */
+    switch (code) {
+    case VHCA_IB_NAK_PSN_SEQ_ERROR:
+        vhca_comp_retry(core, qpn, qp, psn, false);
+        break;
+    case VHCA_IB_NAK_INVALID_REQUEST:
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR, code);
+        break;
+    case VHCA_IB_NAK_REMOTE_ACCESS:
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_ACCESS_ERR, code);
+        break;
+    case VHCA_IB_NAK_REMOTE_OP:
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_OP_ERR, code);
+        break;
+    default:
+        /* Invalid RD request and reserved codes: not for an RC QP. */
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR, code);
+        break;
+    }
+}
+
+/* A READ response packet for the head WQE, in order. */
+static void vhca_comp_read_response(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                    const VhcaWirePacket *pkt)
+{
+    VhcaSendMeta *m = vhca_req_head(qp);
+    uint32_t psn = pkt->tp.bth.psn;
+    uint32_t mtu = vhca_rc_mtu(qp);
+    uint32_t expect_psn, offset, expect_len;
+    uint8_t status;
+
+    if (!m || m->opcode != VHCA_WR_RDMA_READ ||
+        vhca_psn_before(psn, m->first_psn) ||
+        !vhca_psn_before(psn, vhca_psn_add(m->first_psn, m->npkts))) {
+        vhca_rc_drop(core);
+        return;
+    }
+    expect_psn = vhca_psn_add(m->first_psn, m->done_pkts);
+    if (psn != expect_psn) {
+        if (vhca_psn_after(psn, expect_psn)) {
+            /* A response packet was lost: ask again from it. */
+            vhca_comp_retry(core, qpn, qp, expect_psn, false);
+        }
+        return;
+    }
+    offset = m->done_pkts * mtu;
+    expect_len = m->len - offset < mtu ? m->len - offset : mtu;
+    if (pkt->payload_len != expect_len) {
+        /* A malformed response: ignore it; the timer retries. */
+        vhca_rc_drop(core);
+        return;
+    }
+    status = vhca_req_scatter(core, qp, pkt->payload, offset, expect_len);
+    if (status != VHCA_WC_SUCCESS) {
+        vhca_req_fail(core, qpn, qp, status, 0);
+        return;
+    }
+    m->done_pkts++;
+    qp->req.una_psn = vhca_psn_add(psn, 1);
+    if (m->done_pkts >= m->npkts) {
+        vhca_req_complete_head(core, qpn, qp);
+    }
+}
+
+static void vhca_comp_atomic_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                 const VhcaWirePacket *pkt)
+{
+    VhcaSendMeta *m = vhca_req_head(qp);
+    uint8_t orig[8];
+    uint8_t status;
+
+    if (!m || !vhca_comp_is_rd_atomic(m) ||
+        m->opcode == VHCA_WR_RDMA_READ || pkt->tp.bth.psn != m->first_psn) {
+        vhca_rc_drop(core);
+        return;
+    }
+    /* The original remote value, in the guest's (little-endian) order. */
+    vhca_st_le64(orig, pkt->tp.atomic_orig);
+    status = vhca_req_scatter(core, qp, orig, 0, sizeof(orig));
+    if (status != VHCA_WC_SUCCESS) {
+        vhca_req_fail(core, qpn, qp, status, 0);
+        return;
+    }
+    qp->req.una_psn = vhca_psn_add(m->first_psn, 1);
+    vhca_req_complete_head(core, qpn, qp);
+}
+
+/*
+ * One response.  Every response acknowledges the PSNs before it
+ * (IBTA 9.7.5.1.1: coalesced and implicit ACKs), a positive ACK its own
+ * PSN too.  A READ or atomic whose responses were skipped over is
+ * retried (9.7.5.1.2, "implied NAK").
+ */
+static void vhca_comp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             const VhcaWirePacket *pkt)
+{
+    VhcaRcReq *req = &qp->req;
+    uint8_t op = pkt->tp.bth.opcode & ~VHCA_IB_TRANSPORT_MASK;
+    uint32_t psn = pkt->tp.bth.psn;
+    uint8_t kind = VHCA_IB_AETH_KIND_ACK;
+    uint32_t una = req->una_psn;
+    uint32_t implied;
+    VhcaSendMeta *m;
+
+    /* Older than what is outstanding, or for a PSN never sent: drop. */
+    if (vhca_psn_before(psn, req->una_psn) ||
+        !vhca_psn_before(psn, req->sent_psn)) {
+        vhca_rc_drop(core);
+        return;
+    }
+    if (op != VHCA_IB_OP_RDMA_READ_RESPONSE_MIDDLE) {
+        kind = pkt->tp.aeth.syndrome & VHCA_IB_AETH_KIND_MASK;
+    }
+    if (kind == VHCA_IB_AETH_KIND_RESERVED) {
+        vhca_rc_drop(core);
+        return;
+    }
+    implied = op == VHCA_IB_OP_ACKNOWLEDGE && kind == VHCA_IB_AETH_KIND_ACK ?
+              psn : vhca_psn_add(psn, VHCA_PSN_MASK);
+
+    while ((m = vhca_req_head(qp)) && m->status == VHCA_WC_SUCCESS) {
+        uint32_t last = vhca_psn_add(m->first_psn, m->npkts - 1);
+
+        if (vhca_comp_is_rd_atomic(m)) {
+            uint32_t resume = vhca_psn_add(m->first_psn, m->done_pkts);
+
+            if (!vhca_psn_before(implied, resume)) {
+                vhca_comp_retry(core, qpn, qp, resume, false);
+                return;
+            }
+            break;
+        }
+        if (vhca_psn_before(implied, last)) {
+            break;
+        }
+        vhca_req_complete_head(core, qpn, qp);
+    }
+    if (vhca_psn_after(vhca_psn_add(implied, 1), req->una_psn)) {
+        req->una_psn = vhca_psn_add(implied, 1);
+    }
+
+    switch (op) {
+    case VHCA_IB_OP_RDMA_READ_RESPONSE_FIRST:
+    case VHCA_IB_OP_RDMA_READ_RESPONSE_MIDDLE:
+    case VHCA_IB_OP_RDMA_READ_RESPONSE_LAST:
+    case VHCA_IB_OP_RDMA_READ_RESPONSE_ONLY:
+        vhca_comp_read_response(core, qpn, qp, pkt);
+        break;
+    case VHCA_IB_OP_ATOMIC_ACKNOWLEDGE:
+        vhca_comp_atomic_ack(core, qpn, qp, pkt);
+        break;
+    default:
+        break;
+    }
+    if (qp->state == VHCA_QPS_ERR) {
+        return;
+    }
+    /* Progress: the retry counters start again (as Linux rxe does). */
+    if (req->una_psn != una) {
+        req->retrying = false;
+        if (req->probe) {
+            /* The probe got through: everything after it goes again. */
+            req->probe = false;
+            vhca_req_rewind(qp, req->una_psn);
+        }
+        req->retry_left = qp->attr.retry_cnt;
+        req->rnr_left = qp->attr.rnr_retry;
+        vhca_req_restart_timer(core, qp);
+    }
+    if (op != VHCA_IB_OP_ACKNOWLEDGE) {
+        return;
+    }
+    if (kind == VHCA_IB_AETH_KIND_RNR_NAK) {
+        vhca_comp_rnr(core, qpn, qp, psn,
+                      pkt->tp.aeth.syndrome & VHCA_IB_AETH_VALUE_MASK);
+    } else if (kind == VHCA_IB_AETH_KIND_NAK) {
+        vhca_comp_nak(core, qpn, qp, psn,
+                      pkt->tp.aeth.syndrome & VHCA_IB_AETH_VALUE_MASK);
+    }
+    /*
+     * ACK credits (9.7.7.2) are not used to hold back SENDs: an RNR NAK
+     * tells the requester when the responder has no receive WQE.
+     */
+}
+
+bool vhca_comp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                   unsigned *budget)
+{
+    VhcaRxFrame *f;
+
+    while (qp->rxq_resp.head) {
+        if (!*budget) {
+            return true;
+        }
+        (*budget)--;
+        f = vhca_frameq_pop(core, &qp->rxq_resp);
+        if (qp->state == VHCA_QPS_RTS || qp->state == VHCA_QPS_SQD) {
+            vhca_comp_packet(core, qpn, qp, &f->pkt);
+        } else {
+            vhca_rc_drop(core);
+        }
+        vhca_rc_frame_free(f);
+    }
+    return false;
+}
+
+void vhca_comp_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+{
+    VhcaRcReq *req = &qp->req;
+
+    if (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD) {
+        return;
+    }
+    if (req->rnr_wait) {
+        req->rnr_wait = false;
+        return;
+    }
+    /* IBTA 9.7.6.1: Local ACK Timeout: resend from the oldest PSN. */
+    if (req->una_psn != req->sent_psn && vhca_req_head(qp)) {
+        vhca_comp_retry(core, qpn, qp, req->una_psn, true);
+    }
+}

@@ -1,0 +1,539 @@
+/*
+ * vhca engine: the RC requester (IBTA Vol 1 9.4, 9.5, 9.7.1-9.7.4): fetch
+ * send WQEs, check them, segment each message at the path MTU into
+ * packets with consecutive PSNs, and keep what was sent until the
+ * completer retires it.  The retransmit queue holds WQEs, not frames: a
+ * go-back-N (vhca_req_rewind) rebuilds packets from the SQ and from
+ * memory, as hardware does.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <stddef.h>
+#include <string.h>
+
+#include "vhca-rc.h"
+
+#define WQE_OFF(f)          offsetof(struct vhca_send_wqe, f)
+#define WQE_SGE_OFF         offsetof(struct vhca_send_wqe, sge)
+
+static VhcaSendMeta *vhca_req_meta(VhcaQp *qp, uint32_t index)
+{
+    return &qp->req.win[index & (qp->req.win_size - 1)];
+}
+
+VhcaSendMeta *vhca_req_head(VhcaQp *qp)
+{
+    if (qp->sq.ci == qp->req.fetched) {
+        return NULL;
+    }
+    return vhca_req_meta(qp, qp->sq.ci);
+}
+
+static bool vhca_wr_is_atomic(uint8_t op)
+{
+    return op == VHCA_WR_ATOMIC_CMP_AND_SWP ||
+           op == VHCA_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool vhca_wr_is_rd_atomic(uint8_t op)
+{
+    return op == VHCA_WR_RDMA_READ || vhca_wr_is_atomic(op);
+}
+
+static bool vhca_req_signaled(const VhcaQp *qp, const VhcaSendMeta *m)
+{
+    return qp->sq_sig_all || (m->flags & VHCA_WQE_SIGNALED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* WQE checks (IBTA 10.8.3, 11.6.2: local errors complete the WQE)        */
+/* ---------------------------------------------------------------------- */
+
+static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
+                              VhcaSendMeta *m)
+{
+    uint32_t access;
+    uint64_t total = 0;
+    unsigned i;
+
+    m->wr_id = vhca_ld_le64(raw + WQE_OFF(wr_id));
+    m->opcode = raw[WQE_OFF(opcode)];
+    m->flags = raw[WQE_OFF(flags)];
+    m->num_sge = raw[WQE_OFF(num_sge)];
+    m->imm_or_inv = vhca_ld_le32(raw + WQE_OFF(imm_or_inv));
+    m->remote_addr = vhca_ld_le64(raw + WQE_OFF(remote_addr));
+    m->rkey = vhca_ld_le32(raw + WQE_OFF(rkey));
+    m->compare_add = vhca_ld_le64(raw + WQE_OFF(compare_add));
+    m->swap = vhca_ld_le64(raw + WQE_OFF(swap));
+
+    switch (m->opcode) {
+    case VHCA_WR_RDMA_WRITE:
+    case VHCA_WR_RDMA_WRITE_WITH_IMM:
+    case VHCA_WR_SEND:
+    case VHCA_WR_SEND_WITH_IMM:
+    case VHCA_WR_SEND_WITH_INV:
+    case VHCA_WR_RDMA_READ:
+    case VHCA_WR_ATOMIC_CMP_AND_SWP:
+    case VHCA_WR_ATOMIC_FETCH_AND_ADD:
+        break;
+    default:
+        return VHCA_WC_LOC_QP_OP_ERR;
+    }
+
+    if (m->flags & VHCA_WQE_INLINE) {
+        uint32_t inline_len = vhca_ld_le32(raw + WQE_OFF(inline_len));
+
+        /* Inline data is gathered from the WQE: nothing to write to. */
+        if (vhca_wr_is_rd_atomic(m->opcode)) {
+            return VHCA_WC_LOC_QP_OP_ERR;
+        }
+        if (inline_len > VHCA_MAX_INLINE) {
+            return VHCA_WC_LOC_LEN_ERR;
+        }
+        m->num_sge = 0;
+        m->len = inline_len;
+        return VHCA_WC_SUCCESS;
+    }
+
+    if (m->num_sge > VHCA_MAX_SEND_SGE) {
+        return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    /* READ and atomic results are written to the local buffer. */
+    access = vhca_wr_is_rd_atomic(m->opcode) ? VHCA_ACCESS_LOCAL_WRITE : 0;
+    for (i = 0; i < m->num_sge; i++) {
+        const uint8_t *sge = raw + WQE_SGE_OFF + 16 * i;
+        uint64_t addr = vhca_ld_le64(sge);
+        uint32_t len = vhca_ld_le32(sge + 8);
+        uint32_t lkey = vhca_ld_le32(sge + 12);
+
+        total += len;
+        if (len && vhca_mr_check(core, lkey, qp->pdn, addr, len, access) !=
+            VHCA_MR_OK) {
+            return VHCA_WC_LOC_PROT_ERR;
+        }
+    }
+    if (total > VHCA_MAX_MSG_SIZE) {
+        return VHCA_WC_LOC_LEN_ERR;
+    }
+    m->len = (uint32_t)total;
+    if (vhca_wr_is_atomic(m->opcode)) {
+        /* IBTA 9.4.5: one naturally aligned 64-bit word. */
+        if (m->len != 8) {
+            return VHCA_WC_LOC_LEN_ERR;
+        }
+        if (m->remote_addr & 7) {
+            return VHCA_WC_LOC_QP_OP_ERR;
+        }
+    }
+    return VHCA_WC_SUCCESS;
+}
+
+/*
+ * Copy between @buf and bytes [offset, offset + len) of WQE @index's
+ * local buffer (its SGEs or inline data), reading the WQE again: the
+ * device keeps no copy of the SGEs.  Returns a VHCA_WC_* status.
+ */
+static uint8_t vhca_req_sg_copy(VhcaCore *core, VhcaQp *qp, uint32_t index,
+                                const VhcaSendMeta *m, uint8_t *buf,
+                                uint32_t offset, uint32_t len, bool to_local)
+{
+    uint8_t raw[VHCA_SEND_WQE_SIZE];
+    unsigned i;
+
+    if (!len) {
+        return VHCA_WC_SUCCESS;
+    }
+    if (m->flags & VHCA_WQE_INLINE) {
+        if ((uint64_t)offset + len > m->len ||
+            vhca_wq_fetch(core, &qp->sq, index, raw, WQE_SGE_OFF + m->len)) {
+            return VHCA_WC_LOC_QP_OP_ERR;
+        }
+        memcpy(buf, raw + WQE_SGE_OFF + offset, len);
+        return VHCA_WC_SUCCESS;
+    }
+    if (vhca_wq_fetch(core, &qp->sq, index, raw,
+                      WQE_SGE_OFF + 16u * m->num_sge)) {
+        return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    for (i = 0; i < m->num_sge && len; i++) {
+        const uint8_t *sge = raw + WQE_SGE_OFF + 16 * i;
+        uint64_t addr = vhca_ld_le64(sge);
+        uint32_t sge_len = vhca_ld_le32(sge + 8);
+        uint32_t lkey = vhca_ld_le32(sge + 12);
+        uint32_t chunk;
+        int ret;
+
+        if (offset >= sge_len) {
+            offset -= sge_len;
+            continue;
+        }
+        chunk = sge_len - offset < len ? sge_len - offset : len;
+        /* Checked again: the MR may have gone since the WQE was fetched. */
+        if (vhca_mr_check(core, lkey, qp->pdn, addr + offset, chunk,
+                          to_local ? VHCA_ACCESS_LOCAL_WRITE : 0) !=
+            VHCA_MR_OK) {
+            return VHCA_WC_LOC_PROT_ERR;
+        }
+        ret = to_local ? vhca_mr_write(core, lkey, addr + offset, buf, chunk)
+                       : vhca_mr_read(core, lkey, addr + offset, buf, chunk);
+        if (ret) {
+            return VHCA_WC_LOC_PROT_ERR;
+        }
+        buf += chunk;
+        len -= chunk;
+        offset = 0;
+    }
+    /* The guest rewrote the SGEs of a WQE in flight: they fall short. */
+    return len ? VHCA_WC_LOC_LEN_ERR : VHCA_WC_SUCCESS;
+}
+
+uint8_t vhca_req_scatter(VhcaCore *core, VhcaQp *qp, const void *data,
+                         uint32_t offset, uint32_t len)
+{
+    VhcaSendMeta *m = vhca_req_head(qp);
+
+    if (!m) {
+        return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    return vhca_req_sg_copy(core, qp, qp->sq.ci, m, (uint8_t *)data, offset,
+                            len, true);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Completion                                                             */
+/* ---------------------------------------------------------------------- */
+
+void vhca_req_complete_head(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+{
+    VhcaSendMeta *m = vhca_req_head(qp);
+    VhcaRcReq *req = &qp->req;
+
+    if (!m) {
+        return;
+    }
+    /* IBTA 10.8.6: unsignaled WQEs that succeed complete silently. */
+    if (vhca_req_signaled(qp, m)) {
+        VhcaCompletion wc = {
+            .wr_id = m->wr_id,
+            .byte_len = m->len,
+            .qpn = qpn,
+            .status = VHCA_WC_SUCCESS,
+            .opcode = vhca_send_wc_opcode(m->opcode),
+        };
+
+        vhca_cq_post(core, qp->send_cqn, &wc);
+    }
+    if (vhca_wr_is_rd_atomic(m->opcode) && req->rd_atomic) {
+        req->rd_atomic--;
+    }
+    qp->sq.ci++;
+    if ((int32_t)(req->cur - qp->sq.ci) < 0) {
+        req->cur = qp->sq.ci;
+        req->cur_pkt = 0;
+    }
+}
+
+void vhca_req_fail(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                   uint8_t status, uint32_t vendor_err)
+{
+    VhcaSendMeta *m = vhca_req_head(qp);
+
+    if (m) {
+        /* Errors complete whether signaled or not (IBTA 10.8.6). */
+        VhcaCompletion wc = {
+            .wr_id = m->wr_id,
+            .qpn = qpn,
+            .status = status,
+            .opcode = vhca_send_wc_opcode(m->opcode),
+            .vendor_err = vendor_err,
+        };
+
+        vhca_cq_post(core, qp->send_cqn, &wc);
+        qp->sq.ci++;
+    }
+    /* IBTA 10.3.1: an RC QP leaves for ERR; the rest is flushed. */
+    vhca_qp_set_error(core, qpn, qp);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Go back N and the retransmit timer                                     */
+/* ---------------------------------------------------------------------- */
+
+void vhca_req_rewind(VhcaQp *qp, uint32_t psn)
+{
+    VhcaRcReq *req = &qp->req;
+    uint32_t i;
+
+    for (i = qp->sq.ci; i != req->fetched; i++) {
+        VhcaSendMeta *m = vhca_req_meta(qp, i);
+
+        if (m->status != VHCA_WC_SUCCESS ||
+            vhca_psn_before(psn, vhca_psn_add(m->first_psn, m->npkts))) {
+            req->cur = i;
+            req->cur_pkt = m->status != VHCA_WC_SUCCESS ||
+                           vhca_psn_before(psn, m->first_psn) ? 0 :
+                           (uint32_t)vhca_psn_diff(psn, m->first_psn);
+            return;
+        }
+    }
+    req->cur = req->fetched;
+    req->cur_pkt = 0;
+}
+
+void vhca_req_restart_timer(VhcaCore *core, VhcaQp *qp)
+{
+    uint64_t timeout = vhca_ib_local_ack_timeout_ns(qp->attr.timeout);
+
+    if (qp->req.rnr_wait) {
+        return;
+    }
+    if (qp->req.una_psn == qp->req.sent_psn ||
+        timeout == VHCA_IB_TIMEOUT_NONE) {
+        qp->deadline = VHCA_NO_DEADLINE;
+        return;
+    }
+    qp->deadline = vhca_now(core) + timeout;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Fetching and sending                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* Fetch the WQE at req.fetched into the window; false if it must wait. */
+static bool vhca_req_fetch(VhcaCore *core, VhcaQp *qp)
+{
+    VhcaRcReq *req = &qp->req;
+    uint8_t raw[VHCA_SEND_WQE_SIZE];
+    VhcaSendMeta m;
+
+    /* SQD: what was started finishes, nothing new starts (10.3.1). */
+    if (qp->state != VHCA_QPS_RTS || req->fetched == qp->sq.pi ||
+        req->fetched - qp->sq.ci >= req->win_size) {
+        return false;
+    }
+    /* Nothing is started behind a WQE that completes in error. */
+    if (req->fetched != qp->sq.ci &&
+        vhca_req_meta(qp, req->fetched - 1)->status != VHCA_WC_SUCCESS) {
+        return false;
+    }
+
+    memset(&m, 0, sizeof(m));
+    if (vhca_wq_fetch(core, &qp->sq, req->fetched, raw, sizeof(raw))) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                         "QP: cannot read send WQE %u", req->fetched);
+        m.opcode = 0xff;
+        m.status = VHCA_WC_LOC_QP_OP_ERR;
+        m.vendor_err = VHCA_VENDOR_ERR_WQE_DMA;
+    } else {
+        m.status = vhca_req_parse(core, qp, raw, &m);
+    }
+
+    if (m.status == VHCA_WC_SUCCESS) {
+        /* IBTA 10.8.3.5: a fenced WQE waits for earlier READs/atomics. */
+        if ((m.flags & VHCA_WQE_FENCE) && req->rd_atomic) {
+            return false;
+        }
+        /* IBTA 9.5: at most max_rd_atomic READs/atomics outstanding. */
+        if (vhca_wr_is_rd_atomic(m.opcode)) {
+            if (req->rd_atomic >= qp->attr.max_rd_atomic) {
+                return false;
+            }
+            req->rd_atomic++;
+        }
+        m.npkts = vhca_wr_is_atomic(m.opcode) ? 1 :
+                  vhca_wire_packet_count(m.len, qp->attr.path_mtu);
+    } else {
+        vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                         "send WQE %u (opcode %u) completes with status %u",
+                         req->fetched, m.opcode, m.status);
+    }
+    m.first_psn = req->next_psn;
+    req->next_psn = vhca_psn_add(req->next_psn, m.npkts);
+    *vhca_req_meta(qp, req->fetched) = m;
+    req->fetched++;
+    return true;
+}
+
+static VhcaWireMsg vhca_req_msg_kind(uint8_t op)
+{
+    switch (op) {
+    case VHCA_WR_RDMA_WRITE:
+        return VHCA_WIRE_MSG_WRITE;
+    case VHCA_WR_RDMA_WRITE_WITH_IMM:
+        return VHCA_WIRE_MSG_WRITE_IMM;
+    case VHCA_WR_SEND_WITH_IMM:
+        return VHCA_WIRE_MSG_SEND_IMM;
+    case VHCA_WR_SEND_WITH_INV:
+        return VHCA_WIRE_MSG_SEND_INV;
+    default:
+        return VHCA_WIRE_MSG_SEND;
+    }
+}
+
+/*
+ * Build and send packet @k of WQE @index.  *@last says whether it was the
+ * last packet the WQE sends.  Returns a VHCA_WC_* status.
+ */
+static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                    uint32_t index, const VhcaSendMeta *m,
+                                    uint32_t k, bool *last)
+{
+    uint64_t off = (uint64_t)k * vhca_rc_mtu(qp);
+    VhcaWirePacket pkt;
+    VhcaWireBth *bth = &pkt.tp.bth;
+    VhcaWireSegment seg;
+    uint8_t status;
+
+    memset(&pkt, 0, sizeof(pkt));
+    bth->psn = vhca_psn_add(m->first_psn, k);
+    *last = true;
+
+    switch (m->opcode) {
+    case VHCA_WR_RDMA_READ:
+        /*
+         * IBTA 9.4.4 / C9-92: a READ retried after part of its response
+         * arrived asks for the rest only, from the first missing PSN.
+         */
+        bth->opcode = VHCA_IB_OPCODE(RC, RDMA_READ_REQUEST);
+        pkt.tp.reth.va = m->remote_addr + off;
+        pkt.tp.reth.rkey = m->rkey;
+        pkt.tp.reth.dma_len = m->len - (uint32_t)(off < m->len ? off : m->len);
+        /* A probe asks for one response packet (see vhca_comp_retry). */
+        if (qp->req.probe && pkt.tp.reth.dma_len > vhca_rc_mtu(qp)) {
+            pkt.tp.reth.dma_len = vhca_rc_mtu(qp);
+        }
+        bth->ack_req = true;
+        break;
+    case VHCA_WR_ATOMIC_CMP_AND_SWP:
+    case VHCA_WR_ATOMIC_FETCH_AND_ADD:
+        if (m->opcode == VHCA_WR_ATOMIC_CMP_AND_SWP) {
+            bth->opcode = VHCA_IB_OPCODE(RC, COMPARE_SWAP);
+            pkt.tp.atomic.swap_add = m->swap;
+            pkt.tp.atomic.compare = m->compare_add;
+        } else {
+            bth->opcode = VHCA_IB_OPCODE(RC, FETCH_ADD);
+            pkt.tp.atomic.swap_add = m->compare_add;
+        }
+        pkt.tp.atomic.va = m->remote_addr;
+        pkt.tp.atomic.rkey = m->rkey;
+        bth->ack_req = true;
+        break;
+    default:
+        if (!vhca_wire_segment(VHCA_IB_TRANSPORT_RC,
+                               vhca_req_msg_kind(m->opcode), m->len,
+                               qp->attr.path_mtu, k, &seg)) {
+            return VHCA_WC_LOC_QP_OP_ERR;
+        }
+        status = vhca_req_sg_copy(core, qp, index, m, core->rc_payload,
+                                  seg.offset, seg.len, false);
+        if (status != VHCA_WC_SUCCESS) {
+            return status;
+        }
+        bth->opcode = seg.opcode;
+        pkt.payload = core->rc_payload;
+        pkt.payload_len = seg.len;
+        *last = k + 1 >= m->npkts;
+        if (k == 0 && (m->opcode == VHCA_WR_RDMA_WRITE ||
+                       m->opcode == VHCA_WR_RDMA_WRITE_WITH_IMM)) {
+            pkt.tp.reth.va = m->remote_addr;
+            pkt.tp.reth.rkey = m->rkey;
+            pkt.tp.reth.dma_len = m->len;
+        }
+        if (*last) {
+            /* ImmDt carries the WQE's bytes in order (network order). */
+            pkt.tp.imm_data = __builtin_bswap32(m->imm_or_inv);
+            pkt.tp.inv_rkey = m->imm_or_inv;
+            /* IBTA 9.2.3: SE on the last packet of a SEND or WRITE_IMM. */
+            bth->solicited = (m->flags & VHCA_WQE_SOLICITED) &&
+                             m->opcode != VHCA_WR_RDMA_WRITE;
+        }
+        /* IBTA 9.7.2: AckReq at the end of a message, and now and then. */
+        bth->ack_req = *last || qp->req.probe ||
+                       qp->req.noack_pkts + 1 >= VHCA_REQ_ACKREQ_EVERY;
+        break;
+    }
+    qp->req.noack_pkts = bth->ack_req ? 0 : qp->req.noack_pkts + 1;
+    vhca_rc_xmit(core, qpn, qp, &pkt);
+    return VHCA_WC_SUCCESS;
+}
+
+void vhca_req_sqd_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+{
+    /* IBTA 10.3.1.4 / 11.6.3.1: SQ Drained once nothing is in flight. */
+    if (qp->state == VHCA_QPS_SQD && qp->req.sqd_notify &&
+        qp->sq.ci == qp->req.fetched) {
+        qp->req.sqd_notify = false;
+        vhca_rc_qp_event(core, qpn, VHCA_EVENT_SQ_DRAINED);
+    }
+}
+
+bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                  unsigned *budget)
+{
+    VhcaRcReq *req = &qp->req;
+
+    if (qp->type != VHCA_QPT_RC ||
+        (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD)) {
+        return false;
+    }
+    for (;;) {
+        VhcaSendMeta *m = vhca_req_head(qp);
+        uint32_t psn, end;
+        uint8_t status;
+        bool last;
+
+        /* A WQE that failed its checks completes when it is the head. */
+        if (m && m->status != VHCA_WC_SUCCESS) {
+            vhca_req_fail(core, qpn, qp, m->status, m->vendor_err);
+            return false;
+        }
+        if (req->rnr_wait) {
+            break;
+        }
+        if (req->cur == req->fetched) {
+            if (!vhca_req_fetch(core, qp)) {
+                break;
+            }
+            continue;
+        }
+        m = vhca_req_meta(qp, req->cur);
+        if (m->status != VHCA_WC_SUCCESS) {
+            break;
+        }
+        psn = vhca_psn_add(m->first_psn, req->cur_pkt);
+        if (vhca_psn_diff(psn, req->una_psn) >= VHCA_REQ_MAX_UNACKED ||
+            (req->probe && psn != req->una_psn)) {
+            break;
+        }
+        if (!*budget) {
+            return true;
+        }
+        (*budget)--;
+        status = vhca_req_send_packet(core, qpn, qp, req->cur, m,
+                                      req->cur_pkt, &last);
+        if (status != VHCA_WC_SUCCESS) {
+            /* Completes with @status once it is the head. */
+            m->status = status;
+            continue;
+        }
+        end = m->opcode == VHCA_WR_RDMA_READ ?
+              vhca_psn_add(m->first_psn, m->npkts) : vhca_psn_add(psn, 1);
+        if (vhca_psn_after(end, req->sent_psn)) {
+            req->sent_psn = end;
+        }
+        if (last) {
+            req->cur++;
+            req->cur_pkt = 0;
+        } else {
+            req->cur_pkt++;
+        }
+        if (qp->deadline == VHCA_NO_DEADLINE) {
+            vhca_req_restart_timer(core, qp);
+        }
+    }
+    vhca_req_sqd_check(core, qpn, qp);
+    return false;
+}

@@ -1,0 +1,695 @@
+/*
+ * vhca engine: the RC responder (IBTA Vol 1 9.7.5.2 "Responder side",
+ * 9.7.4-9.7.7, 9.9.3 "Responder error behavior"): check each request's
+ * PSN and place in its message, execute SENDs into receive WQEs, RDMA
+ * WRITEs, READs and atomics on memory regions, acknowledge, and replay
+ * READ responses and atomic results of duplicate requests from the
+ * responder resources.
+ *
+ * Error classes (IBTA 9.9.3.1):
+ *  - PSN sequence error (class A): one NAK per episode, no state change;
+ *  - duplicate: ACK again, or replay from the responder resources;
+ *  - no receive WQE (class B): RNR NAK with the QP's min_rnr_timer;
+ *  - invalid request, remote access error (class C): NAK, the receive
+ *    WQE in use (if any) completes in error, an affiliated event (Invalid
+ *    Request / Local Access Violation Work Queue Error), QP to ERR;
+ *  - a local error on the receive WQE (class D: unreadable WQE, its
+ *    buffer fails the LOCAL_WRITE check): NAK remote operational error,
+ *    the receive WQE completes with LOC_QP_OP_ERR / LOC_PROT_ERR, QP to
+ *    ERR.  As in Linux rxe, RDMA WRITE, READ and atomics to a QP whose
+ *    access flags do not enable them are invalid requests.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <stddef.h>
+#include <string.h>
+
+#include "vhca-rc.h"
+
+#define RWQE_OFF(f)         offsetof(struct vhca_recv_wqe, f)
+
+/* ---------------------------------------------------------------------- */
+/* Responses                                                              */
+/* ---------------------------------------------------------------------- */
+
+/* AETH syndrome of a positive ACK: credits from the posted RQ WQEs. */
+static uint8_t vhca_resp_ack_syndrome(const VhcaQp *qp)
+{
+    return vhca_aeth_ack(vhca_aeth_credit_code(qp->rq.pi - qp->rq.ci));
+}
+
+static void vhca_resp_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                           VhcaWirePacket *pkt)
+{
+    VhcaRcResp *resp = &qp->resp;
+
+    /* A response for a later PSN acknowledges the earlier ones too. */
+    if (resp->ack_pending &&
+        !vhca_psn_before(pkt->tp.bth.psn, resp->ack_psn)) {
+        resp->ack_pending = false;
+    }
+    pkt->tp.aeth.msn = resp->msn & VHCA_MSN_MASK;
+    vhca_rc_xmit(core, qpn, qp, pkt);
+}
+
+static void vhca_resp_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                          uint32_t psn, uint8_t syndrome)
+{
+    VhcaWirePacket pkt;
+
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, ACKNOWLEDGE);
+    pkt.tp.bth.psn = psn;
+    pkt.tp.aeth.syndrome = syndrome;
+    vhca_resp_send(core, qpn, qp, &pkt);
+}
+
+static void vhca_resp_atomic_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                 uint32_t psn, uint64_t orig)
+{
+    VhcaWirePacket pkt;
+
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, ATOMIC_ACKNOWLEDGE);
+    pkt.tp.bth.psn = psn;
+    pkt.tp.aeth.syndrome = vhca_resp_ack_syndrome(qp);
+    pkt.tp.atomic_orig = orig;
+    vhca_resp_send(core, qpn, qp, &pkt);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Receive WQEs                                                           */
+/* ---------------------------------------------------------------------- */
+
+static void vhca_resp_complete_recv(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                    const VhcaCompletion *proto)
+{
+    VhcaCompletion wc = *proto;
+
+    wc.qpn = qpn;
+    wc.wr_id = qp->resp.rwqe_wr_id;
+    vhca_cq_post(core, qp->recv_cqn, &wc);
+    qp->rq.ci++;
+    qp->resp.cur = VHCA_RESP_NONE;
+}
+
+/* Read the receive WQE at rq.ci; returns a VHCA_WC_* status. */
+static uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
+                                   uint32_t *vendor_err)
+{
+    VhcaRcResp *resp = &qp->resp;
+    uint8_t raw[VHCA_RECV_WQE_SIZE];
+    unsigned i;
+
+    resp->rwqe_wr_id = 0;
+    resp->rwqe_nsge = 0;
+    resp->rwqe_cap = 0;
+    if (vhca_wq_fetch(core, &qp->rq, qp->rq.ci, raw, sizeof(raw))) {
+        *vendor_err = VHCA_VENDOR_ERR_WQE_DMA;
+        return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    resp->rwqe_wr_id = vhca_ld_le64(raw + RWQE_OFF(wr_id));
+    if (raw[RWQE_OFF(num_sge)] > VHCA_MAX_RECV_SGE) {
+        return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    resp->rwqe_nsge = raw[RWQE_OFF(num_sge)];
+    for (i = 0; i < resp->rwqe_nsge; i++) {
+        const uint8_t *sge = raw + RWQE_OFF(sge) + 16 * i;
+
+        resp->rwqe_sge[i].addr = vhca_ld_le64(sge);
+        resp->rwqe_sge[i].length = vhca_ld_le32(sge + 8);
+        resp->rwqe_sge[i].lkey = vhca_ld_le32(sge + 12);
+        resp->rwqe_cap += resp->rwqe_sge[i].length;
+    }
+    return VHCA_WC_SUCCESS;
+}
+
+/* Write a SEND's data at @offset of the receive WQE's buffer. */
+static uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
+                                 const uint8_t *data, uint32_t len)
+{
+    VhcaRcResp *resp = &qp->resp;
+    unsigned i;
+
+    for (i = 0; i < resp->rwqe_nsge && len; i++) {
+        const struct vhca_sge *sge = &resp->rwqe_sge[i];
+        uint32_t chunk;
+
+        if (offset >= sge->length) {
+            offset -= sge->length;
+            continue;
+        }
+        chunk = sge->length - offset < len ? sge->length - (uint32_t)offset
+                                           : len;
+        if (vhca_mr_check(core, sge->lkey, qp->pdn, sge->addr + offset,
+                          chunk, VHCA_ACCESS_LOCAL_WRITE) != VHCA_MR_OK ||
+            vhca_mr_write(core, sge->lkey, sge->addr + offset, data,
+                          chunk)) {
+            return VHCA_WC_LOC_PROT_ERR;
+        }
+        data += chunk;
+        len -= chunk;
+        offset = 0;
+    }
+    return len ? VHCA_WC_LOC_LEN_ERR : VHCA_WC_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Errors                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Class C and D errors: NAK @code for @psn, complete the receive WQE in
+ * use with @status, post @event when no completion reports the error,
+ * and move the QP to ERR (IBTA 9.9.3.1.3, 9.9.3.1.4).
+ */
+static void vhca_resp_fatal(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                            uint32_t psn, uint8_t code, uint8_t status,
+                            uint8_t event, uint32_t vendor_err)
+{
+    vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                     "QP %u responder: PSN 0x%x fails with NAK code %u "
+                     "(status %u), QP to ERR", qpn, psn, code, status);
+    vhca_resp_ack(core, qpn, qp, psn, vhca_aeth_nak(code));
+    if (qp->resp.cur == VHCA_RESP_SEND) {
+        VhcaCompletion wc = {
+            .status = status,
+            .opcode = VHCA_WC_RECV,
+            .vendor_err = vendor_err,
+        };
+
+        vhca_resp_complete_recv(core, qpn, qp, &wc);
+    } else if (event) {
+        vhca_rc_qp_event(core, qpn, event);
+    }
+    vhca_qp_set_error(core, qpn, qp);
+}
+
+static void vhca_resp_invalid(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                              uint32_t psn)
+{
+    vhca_resp_fatal(core, qpn, qp, psn, VHCA_IB_NAK_INVALID_REQUEST,
+                    VHCA_WC_REM_INV_REQ_ERR, VHCA_EVENT_QP_REQ_ERR, 0);
+}
+
+static void vhca_resp_access(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             uint32_t psn)
+{
+    vhca_resp_fatal(core, qpn, qp, psn, VHCA_IB_NAK_REMOTE_ACCESS,
+                    VHCA_WC_REM_ACCESS_ERR, VHCA_EVENT_QP_ACCESS_ERR, 0);
+}
+
+/* IBTA 9.7.5.2.8: no receive WQE: RNR NAK, the requester resends later. */
+static void vhca_resp_rnr(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                          uint32_t psn)
+{
+    vhca_resp_ack(core, qpn, qp, psn,
+                  vhca_aeth_rnr_nak(qp->attr.min_rnr_timer));
+    /* What follows the NAK'd packet is dropped, not NAK'd again. */
+    qp->resp.nak_sent = true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Operations                                                             */
+/* ---------------------------------------------------------------------- */
+
+static bool vhca_op_has_imm(uint8_t op)
+{
+    return op == VHCA_IB_OP_SEND_LAST_IMM || op == VHCA_IB_OP_SEND_ONLY_IMM ||
+           op == VHCA_IB_OP_RDMA_WRITE_LAST_IMM ||
+           op == VHCA_IB_OP_RDMA_WRITE_ONLY_IMM;
+}
+
+static bool vhca_op_has_inv(uint8_t op)
+{
+    return op == VHCA_IB_OP_SEND_LAST_INV || op == VHCA_IB_OP_SEND_ONLY_INV;
+}
+
+static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                              const VhcaWirePacket *pkt, uint8_t op,
+                              bool first, bool last)
+{
+    VhcaRcResp *resp = &qp->resp;
+    uint32_t psn = pkt->tp.bth.psn;
+    uint32_t vendor_err = 0;
+    uint8_t status;
+
+    if (first) {
+        if (qp->rq.ci == qp->rq.pi) {
+            vhca_resp_rnr(core, qpn, qp, psn);
+            return;
+        }
+        resp->cur = VHCA_RESP_SEND;
+        resp->cur_len = 0;
+        status = vhca_resp_load_rwqe(core, qp, &vendor_err);
+        if (status != VHCA_WC_SUCCESS) {
+            vhca_resp_fatal(core, qpn, qp, psn, VHCA_IB_NAK_REMOTE_OP,
+                            status, 0, vendor_err);
+            return;
+        }
+    }
+    /* A message longer than the receive buffer (C9-... , 9.9.3.1.3). */
+    if ((uint64_t)resp->cur_len + pkt->payload_len > resp->rwqe_cap) {
+        vhca_resp_fatal(core, qpn, qp, psn, VHCA_IB_NAK_INVALID_REQUEST,
+                        VHCA_WC_LOC_LEN_ERR, 0, 0);
+        return;
+    }
+    status = vhca_resp_scatter(core, qp, resp->cur_len, pkt->payload,
+                               pkt->payload_len);
+    if (status != VHCA_WC_SUCCESS) {
+        vhca_resp_fatal(core, qpn, qp, psn, VHCA_IB_NAK_REMOTE_OP, status,
+                        0, 0);
+        return;
+    }
+    resp->cur_len += pkt->payload_len;
+    if (last) {
+        VhcaCompletion wc = {
+            .byte_len = resp->cur_len,
+            .status = VHCA_WC_SUCCESS,
+            .opcode = VHCA_WC_RECV,
+            .solicited = pkt->tp.bth.solicited,
+        };
+
+        if (vhca_op_has_imm(op)) {
+            wc.flags = VHCA_CQE_WITH_IMM;
+            wc.imm_or_inv = __builtin_bswap32(pkt->tp.imm_data);
+        } else if (vhca_op_has_inv(op)) {
+            /*
+             * No MR of this device can be invalidated (no memory windows,
+             * no fast-register MRs): the key is reported, nothing more.
+             */
+            wc.flags = VHCA_CQE_WITH_INV;
+            wc.imm_or_inv = pkt->tp.inv_rkey;
+        }
+        resp->msn++;
+        vhca_resp_complete_recv(core, qpn, qp, &wc);
+    }
+    resp->epsn = vhca_psn_add(psn, 1);
+}
+
+static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                               const VhcaWirePacket *pkt, uint8_t op,
+                               bool first, bool last)
+{
+    VhcaRcResp *resp = &qp->resp;
+    uint32_t psn = pkt->tp.bth.psn;
+    uint32_t plen = pkt->payload_len;
+
+    if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_WRITE)) {
+        vhca_resp_invalid(core, qpn, qp, psn);
+        return;
+    }
+    if (first) {
+        const VhcaWireReth *reth = &pkt->tp.reth;
+
+        if (reth->dma_len > VHCA_MAX_MSG_SIZE) {
+            vhca_resp_invalid(core, qpn, qp, psn);
+            return;
+        }
+        /* IBTA C9-...: R_Key and VA are not checked for zero length. */
+        if (reth->dma_len &&
+            vhca_mr_check(core, reth->rkey, qp->pdn, reth->va,
+                          reth->dma_len, VHCA_ACCESS_REMOTE_WRITE) !=
+            VHCA_MR_OK) {
+            vhca_resp_access(core, qpn, qp, psn);
+            return;
+        }
+        resp->write_va = reth->va;
+        resp->write_rkey = reth->rkey;
+        resp->write_len = reth->dma_len;
+        resp->cur_len = 0;
+    }
+    /* IBTA 9.7.5.2.? : the packets must add up to the DMA length. */
+    if ((uint64_t)resp->cur_len + plen > resp->write_len ||
+        (last && resp->cur_len + plen != resp->write_len)) {
+        vhca_resp_invalid(core, qpn, qp, psn);
+        return;
+    }
+    /* WRITE with immediate takes a receive WQE (IBTA 9.4.3). */
+    if (last && vhca_op_has_imm(op) && qp->rq.ci == qp->rq.pi) {
+        if (first) {
+            resp->cur = VHCA_RESP_NONE;
+        }
+        vhca_resp_rnr(core, qpn, qp, psn);
+        return;
+    }
+    resp->cur = VHCA_RESP_WRITE;
+    if (plen && vhca_mr_write(core, resp->write_rkey,
+                              resp->write_va + resp->cur_len, pkt->payload,
+                              plen)) {
+        /* The MR went away under the WRITE (IBTA 10.6.7.2). */
+        vhca_resp_access(core, qpn, qp, psn);
+        return;
+    }
+    resp->cur_len += plen;
+    if (last) {
+        resp->msn++;
+        resp->cur = VHCA_RESP_NONE;
+        if (vhca_op_has_imm(op)) {
+            uint32_t vendor_err = 0;
+            VhcaCompletion wc = {
+                .byte_len = resp->write_len,
+                .status = VHCA_WC_SUCCESS,
+                .opcode = VHCA_WC_RECV_RDMA_WITH_IMM,
+                .flags = VHCA_CQE_WITH_IMM,
+                .imm_or_inv = __builtin_bswap32(pkt->tp.imm_data),
+                .solicited = pkt->tp.bth.solicited,
+            };
+
+            /* Only the wr_id matters: the data went to the MR. */
+            if (vhca_resp_load_rwqe(core, qp, &vendor_err) ==
+                VHCA_WC_LOC_QP_OP_ERR && vendor_err) {
+                wc.status = VHCA_WC_LOC_QP_OP_ERR;
+                wc.vendor_err = vendor_err;
+            }
+            vhca_resp_complete_recv(core, qpn, qp, &wc);
+            if (wc.status != VHCA_WC_SUCCESS) {
+                vhca_qp_set_error(core, qpn, qp);
+                return;
+            }
+        }
+    }
+    resp->epsn = vhca_psn_add(psn, 1);
+}
+
+/* The responder resource a new READ or atomic takes: oldest first. */
+static VhcaRdRes *vhca_resp_res_alloc(VhcaQp *qp)
+{
+    VhcaRcResp *resp = &qp->resp;
+    VhcaRdRes *res = &resp->res[resp->res_next % qp->attr.max_dest_rd_atomic];
+
+    resp->res_next = (resp->res_next + 1) % qp->attr.max_dest_rd_atomic;
+    return res;
+}
+
+static void vhca_resp_read_start(VhcaQp *qp, uint64_t va, uint32_t rkey,
+                                 uint32_t len, uint32_t psn)
+{
+    VhcaRcResp *resp = &qp->resp;
+
+    resp->read_active = true;
+    resp->read_va = va;
+    resp->read_rkey = rkey;
+    resp->read_len = len;
+    resp->read_psn = psn;
+    resp->read_idx = 0;
+}
+
+static void vhca_resp_do_read(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                              const VhcaWirePacket *pkt)
+{
+    const VhcaWireReth *reth = &pkt->tp.reth;
+    uint32_t psn = pkt->tp.bth.psn;
+    VhcaRdRes *res;
+    uint32_t npkts;
+
+    /* Not enabled on this QP, or no responder resources (C9-...). */
+    if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_READ) ||
+        !qp->attr.max_dest_rd_atomic || reth->dma_len > VHCA_MAX_MSG_SIZE) {
+        vhca_resp_invalid(core, qpn, qp, psn);
+        return;
+    }
+    if (reth->dma_len &&
+        vhca_mr_check(core, reth->rkey, qp->pdn, reth->va, reth->dma_len,
+                      VHCA_ACCESS_REMOTE_READ) != VHCA_MR_OK) {
+        vhca_resp_access(core, qpn, qp, psn);
+        return;
+    }
+    npkts = vhca_wire_packet_count(reth->dma_len, qp->attr.path_mtu);
+    res = vhca_resp_res_alloc(qp);
+    res->kind = VHCA_RES_READ;
+    res->first_psn = psn;
+    res->last_psn = vhca_psn_add(psn, npkts - 1);
+    res->va = reth->va;
+    res->rkey = reth->rkey;
+    res->len = reth->dma_len;
+    vhca_resp_read_start(qp, reth->va, reth->rkey, reth->dma_len, psn);
+    /* IBTA 9.7.4.1.x: a READ request takes one PSN per response packet. */
+    qp->resp.epsn = vhca_psn_add(psn, npkts);
+    qp->resp.msn++;
+}
+
+static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                const VhcaWirePacket *pkt, uint8_t op)
+{
+    const VhcaWireAtomicEth *at = &pkt->tp.atomic;
+    uint32_t psn = pkt->tp.bth.psn;
+    uint8_t raw[8];
+    uint64_t orig, result;
+    VhcaRdRes *res;
+
+    /* IBTA 9.4.5: misaligned atomics are invalid requests. */
+    if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_ATOMIC) ||
+        !qp->attr.max_dest_rd_atomic || (at->va & 7)) {
+        vhca_resp_invalid(core, qpn, qp, psn);
+        return;
+    }
+    if (vhca_mr_check(core, at->rkey, qp->pdn, at->va, 8,
+                      VHCA_ACCESS_REMOTE_ATOMIC) != VHCA_MR_OK ||
+        vhca_mr_read(core, at->rkey, at->va, raw, 8)) {
+        vhca_resp_access(core, qpn, qp, psn);
+        return;
+    }
+    /*
+     * Guest memory is little-endian.  The read-modify-write is atomic
+     * with respect to everything the device does (it runs under one
+     * lock), not to guest CPUs: IBV_ATOMIC_HCA.
+     */
+    orig = vhca_ld_le64(raw);
+    if (op == VHCA_IB_OP_COMPARE_SWAP) {
+        result = orig == at->compare ? at->swap_add : orig;
+    } else {
+        result = orig + at->swap_add;
+    }
+    vhca_st_le64(raw, result);
+    if (vhca_mr_write(core, at->rkey, at->va, raw, 8)) {
+        vhca_resp_access(core, qpn, qp, psn);
+        return;
+    }
+    res = vhca_resp_res_alloc(qp);
+    res->kind = VHCA_RES_ATOMIC;
+    res->first_psn = res->last_psn = psn;
+    res->orig = orig;
+    qp->resp.epsn = vhca_psn_add(psn, 1);
+    qp->resp.msn++;
+    vhca_resp_atomic_ack(core, qpn, qp, psn, orig);
+}
+
+/* One READ response packet of the stream in progress. */
+static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+{
+    VhcaRcResp *resp = &qp->resp;
+    VhcaWirePacket pkt;
+    VhcaWireSegment seg;
+    uint32_t psn;
+
+    if (!vhca_wire_segment(VHCA_IB_TRANSPORT_RC, VHCA_WIRE_MSG_READ_RESPONSE,
+                           resp->read_len, qp->attr.path_mtu, resp->read_idx,
+                           &seg)) {
+        resp->read_active = false;
+        return;
+    }
+    psn = vhca_psn_add(resp->read_psn, resp->read_idx);
+    /* The MR may go away under a long READ (IBTA 10.6.7.2). */
+    if (seg.len &&
+        (vhca_mr_check(core, resp->read_rkey, qp->pdn,
+                       resp->read_va + seg.offset, seg.len,
+                       VHCA_ACCESS_REMOTE_READ) != VHCA_MR_OK ||
+         vhca_mr_read(core, resp->read_rkey, resp->read_va + seg.offset,
+                      core->rc_payload, seg.len))) {
+        resp->read_active = false;
+        vhca_resp_access(core, qpn, qp, psn);
+        return;
+    }
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.tp.bth.opcode = seg.opcode;
+    pkt.tp.bth.psn = psn;
+    pkt.tp.aeth.syndrome = vhca_resp_ack_syndrome(qp);
+    pkt.payload = core->rc_payload;
+    pkt.payload_len = seg.len;
+    resp->read_idx++;
+    if (resp->read_idx >= vhca_wire_packet_count(resp->read_len,
+                                                 qp->attr.path_mtu)) {
+        resp->read_active = false;
+    }
+    vhca_resp_send(core, qpn, qp, &pkt);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Packet checks                                                          */
+/* ---------------------------------------------------------------------- */
+
+/* IBTA 9.7.5.2.2 and C9-105..: a request the responder already executed. */
+static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                const VhcaWirePacket *pkt, uint8_t op)
+{
+    VhcaRcResp *resp = &qp->resp;
+    uint32_t psn = pkt->tp.bth.psn;
+    unsigned i;
+
+    if (op == VHCA_IB_OP_RDMA_READ_REQUEST ||
+        op == VHCA_IB_OP_COMPARE_SWAP || op == VHCA_IB_OP_FETCH_ADD) {
+        /* 9.7.5.1.3: answered from the responder resources, not redone. */
+        for (i = 0; i < VHCA_MAX_RD_ATOMIC; i++) {
+            VhcaRdRes *res = &resp->res[i];
+
+            if (res->kind == VHCA_RES_FREE ||
+                vhca_psn_before(psn, res->first_psn) ||
+                vhca_psn_after(psn, res->last_psn)) {
+                continue;
+            }
+            if (res->kind == VHCA_RES_ATOMIC) {
+                if (op != VHCA_IB_OP_RDMA_READ_REQUEST &&
+                    psn == res->first_psn) {
+                    vhca_resp_atomic_ack(core, qpn, qp, psn, res->orig);
+                }
+            } else if (op == VHCA_IB_OP_RDMA_READ_REQUEST) {
+                uint64_t off = (uint64_t)vhca_psn_diff(psn, res->first_psn) *
+                               vhca_rc_mtu(qp);
+                uint32_t len = res->len - (uint32_t)off;
+
+                /*
+                 * The READ from @psn, read again: the retried request may
+                 * ask for less than the rest (C9-..., as rxe honours).
+                 */
+                if (pkt->tp.reth.va == res->va + off &&
+                    pkt->tp.reth.dma_len < len) {
+                    len = pkt->tp.reth.dma_len;
+                }
+                vhca_resp_read_start(qp, res->va + off, res->rkey, len, psn);
+            }
+            return;
+        }
+        /* Too old for the resources we keep: dropped (9.7.5.1.3). */
+        vhca_rc_drop(core);
+        return;
+    }
+    /* SEND or WRITE done already: acknowledge again, coalesced. */
+    if (pkt->tp.bth.ack_req) {
+        resp->ack_pending = true;
+        resp->ack_psn = vhca_psn_add(resp->epsn, VHCA_PSN_MASK);
+    }
+}
+
+static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             const VhcaWirePacket *pkt)
+{
+    VhcaRcResp *resp = &qp->resp;
+    const VhcaWireOpcodeInfo *info = vhca_wire_opcode_info(pkt->tp.bth.opcode);
+    uint8_t op = pkt->tp.bth.opcode & ~VHCA_IB_TRANSPORT_MASK;
+    uint32_t psn = pkt->tp.bth.psn;
+    int32_t diff = vhca_psn_diff(psn, resp->epsn);
+    bool first = info->flags & VHCA_WIRE_OPF_FIRST;
+    bool last = info->flags & VHCA_WIRE_OPF_LAST;
+    uint32_t mtu = vhca_rc_mtu(qp);
+    bool is_send = op <= VHCA_IB_OP_SEND_ONLY_IMM ||
+                   op == VHCA_IB_OP_SEND_LAST_INV ||
+                   op == VHCA_IB_OP_SEND_ONLY_INV;
+    bool is_write = op >= VHCA_IB_OP_RDMA_WRITE_FIRST &&
+                    op <= VHCA_IB_OP_RDMA_WRITE_ONLY_IMM;
+
+    /* IBTA 11.6.3.1: Communication Established, first packet in RTR. */
+    if (qp->state == VHCA_QPS_RTR && !resp->comm_est) {
+        resp->comm_est = true;
+        vhca_rc_qp_event(core, qpn, VHCA_EVENT_COMM_EST);
+    }
+    if (diff > 0) {
+        /* 9.7.5.2.1 (class A): NAK once, drop until the PSN comes. */
+        if (!resp->nak_sent) {
+            resp->nak_sent = true;
+            vhca_resp_ack(core, qpn, qp, resp->epsn,
+                          vhca_aeth_nak(VHCA_IB_NAK_PSN_SEQ_ERROR));
+        }
+        return;
+    }
+    if (diff < 0) {
+        vhca_resp_duplicate(core, qpn, qp, pkt, op);
+        return;
+    }
+    resp->nak_sent = false;
+
+    /* 9.7.5.2.3: the opcode sequence, FIRST [MIDDLE...] LAST or ONLY. */
+    if ((resp->cur == VHCA_RESP_NONE && !first) ||
+        (resp->cur != VHCA_RESP_NONE &&
+         (first || (resp->cur == VHCA_RESP_SEND && !is_send) ||
+          (resp->cur == VHCA_RESP_WRITE && !is_write)))) {
+        vhca_resp_invalid(core, qpn, qp, psn);
+        return;
+    }
+    /* 9.7.5.2.4 (C9-...): FIRST and MIDDLE carry exactly one MTU. */
+    if ((!last && pkt->payload_len != mtu) ||
+        (last && !first && pkt->payload_len == 0) ||
+        pkt->payload_len > mtu) {
+        vhca_resp_invalid(core, qpn, qp, psn);
+        return;
+    }
+
+    if (is_send) {
+        vhca_resp_do_send(core, qpn, qp, pkt, op, first, last);
+    } else if (is_write) {
+        vhca_resp_do_write(core, qpn, qp, pkt, op, first, last);
+    } else if (op == VHCA_IB_OP_RDMA_READ_REQUEST) {
+        vhca_resp_do_read(core, qpn, qp, pkt);
+        return;
+    } else if (op == VHCA_IB_OP_COMPARE_SWAP || op == VHCA_IB_OP_FETCH_ADD) {
+        vhca_resp_do_atomic(core, qpn, qp, pkt, op);
+        return;
+    } else {
+        vhca_resp_invalid(core, qpn, qp, psn);
+        return;
+    }
+    if (qp->state != VHCA_QPS_ERR && pkt->tp.bth.ack_req &&
+        resp->epsn == vhca_psn_add(psn, 1)) {
+        resp->ack_pending = true;
+        resp->ack_psn = psn;
+    }
+}
+
+bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                   unsigned *budget)
+{
+    VhcaRcResp *resp = &qp->resp;
+    bool more = false;
+    VhcaRxFrame *f;
+
+    for (;;) {
+        if (qp->state < VHCA_QPS_RTR || qp->state > VHCA_QPS_SQD) {
+            while ((f = vhca_frameq_pop(core, &qp->rxq_req))) {
+                vhca_rc_drop(core);
+                vhca_rc_frame_free(f);
+            }
+            return false;
+        }
+        /* Requests wait while a READ is answered: responses go in order. */
+        if (resp->read_active) {
+            if (!*budget) {
+                more = true;
+                break;
+            }
+            (*budget)--;
+            vhca_resp_read_step(core, qpn, qp);
+            continue;
+        }
+        if (!qp->rxq_req.head) {
+            break;
+        }
+        if (!*budget) {
+            more = true;
+            break;
+        }
+        (*budget)--;
+        f = vhca_frameq_pop(core, &qp->rxq_req);
+        vhca_resp_packet(core, qpn, qp, &f->pkt);
+        vhca_rc_frame_free(f);
+    }
+    /* 9.7.5.1.1: one ACK for everything acknowledged in this pass. */
+    if (resp->ack_pending && !resp->read_active) {
+        resp->ack_pending = false;
+        vhca_resp_ack(core, qpn, qp, resp->ack_psn,
+                      vhca_resp_ack_syndrome(qp));
+    }
+    return more;
+}

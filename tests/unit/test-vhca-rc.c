@@ -1,0 +1,1403 @@
+/*
+ * Unit tests of the RC transport (IBTA Vol 1 chapter 9): two engines
+ * wired back to back through their send_frame hooks, with a fake clock,
+ * and frame loss, duplication and reordering injected on the wire.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <string.h>
+
+#include "vhca-harness.h"
+#include "vhca-internal.h"
+#include "vhca-wire.h"
+
+#define DATA_PAGES      64                  /* 256 KiB per device */
+#define ACCESS_ALL      (VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_REMOTE_WRITE | \
+                         VHCA_ACCESS_REMOTE_READ | VHCA_ACCESS_REMOTE_ATOMIC)
+#define SETTLE_NS       (1000ull * 1000 * 1000 * 1000)  /* 1000 s */
+
+typedef struct Node {
+    Harness *h;
+    uint8_t gid[16];
+    uint32_t page, pdn, eqn, key;
+    TestCq scq, rcq;
+    TestQp qp;
+    uint64_t buf;                   /* DATA_PAGES of data, key covers it */
+} Node;
+
+typedef struct ConnOpts {
+    uint8_t mtu;
+    uint32_t a_psn, b_psn;          /* each side's first send PSN */
+    uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+    uint8_t max_rd;
+    uint32_t access;                /* QP access flags of both sides */
+} ConnOpts;
+
+typedef struct Pair {
+    Node a, b;
+} Pair;
+
+static const ConnOpts default_opts = {
+    .mtu = VHCA_IB_MTU_1024,
+    .a_psn = 0x100,
+    .b_psn = 0x200000,
+    .timeout = 14,                  /* 67 ms */
+    .retry_cnt = 7,
+    .rnr_retry = 7,
+    .min_rnr_timer = 1,             /* 10 us */
+    .max_rd = 16,
+    .access = VHCA_ACCESS_REMOTE_WRITE | VHCA_ACCESS_REMOTE_READ |
+              VHCA_ACCESS_REMOTE_ATOMIC,
+};
+
+static VhcaCoreConfig node_cfg(uint8_t mac_last)
+{
+    VhcaCoreConfig cfg = harness_default_cfg;
+
+    cfg.mac[5] = mac_last;
+    return cfg;
+}
+
+static void node_init(Node *n, uint8_t id)
+{
+    VhcaCoreConfig cfg = node_cfg(0x50 + id);
+
+    memset(n, 0, sizeof(*n));
+    n->h = harness_new(&cfg);
+    harness_enable(n->h);
+    gid_from_ipv4(n->gid, 10, 0, 0, id);
+    g_assert_cmpuint(add_gid(n->h, 0, VHCA_GID_TYPE_ROCE_V2_IPV4, n->gid),
+                     ==, VHCA_ST_OK);
+    n->page = rdma_alloc_uctx(n->h);
+    n->pdn = rdma_create_pd(n->h);
+    n->eqn = rdma_create_eq(n->h, 6, 2, NULL);
+    g_assert_cmpuint(rdma_create_cq(n->h, &n->scq, 8, n->eqn, n->page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_cq(n->h, &n->rcq, 8, n->eqn, n->page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_qp(n->h, &n->qp, VHCA_QPT_RC, n->pdn,
+                                    n->scq.cqn, n->rcq.cqn, n->page), ==,
+                     VHCA_ST_OK);
+    n->buf = rdma_alloc(n->h, DATA_PAGES);
+    n->key = rdma_create_phys_mr(n->h, n->pdn, n->buf, DATA_PAGES * 4096,
+                                 ACCESS_ALL);
+}
+
+static void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
+                         uint32_t mask)
+{
+    a->qp_state = state;
+    a->attr_mask = VHCA_QP_STATE | mask;
+    g_assert_cmpuint(rdma_modify_qp(h, a), ==, VHCA_ST_OK);
+}
+
+/* Bring @qpn of @x to RTS towards @y_qpn at @y's GID and MAC. */
+static void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
+                       const uint8_t *dmac, uint32_t dest_qpn,
+                       const ConnOpts *o, uint32_t sq_psn, uint32_t rq_psn)
+{
+    struct vhca_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.qpn = qpn;
+    a.port = 1;
+    a.qp_access_flags = o->access;
+    qp_modify_ok(h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
+                 VHCA_QP_ACCESS_FLAGS);
+    a.sgid_index = 0;
+    a.hop_limit = 64;
+    memcpy(a.dgid, dgid, 16);
+    memcpy(a.dmac, dmac, 6);
+    a.path_mtu = o->mtu;
+    a.dest_qp_num = dest_qpn;
+    a.rq_psn = rq_psn;
+    a.max_dest_rd_atomic = 16;
+    a.min_rnr_timer = o->min_rnr_timer;
+    qp_modify_ok(h, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
+                 VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
+                 VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER);
+    a.timeout = o->timeout;
+    a.retry_cnt = o->retry_cnt;
+    a.rnr_retry = o->rnr_retry;
+    a.sq_psn = sq_psn;
+    a.max_rd_atomic = o->max_rd;
+    qp_modify_ok(h, &a, VHCA_QPS_RTS, VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |
+                 VHCA_QP_RNR_RETRY | VHCA_QP_SQ_PSN |
+                 VHCA_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void pair_init(Pair *p, const ConnOpts *o)
+{
+    node_init(&p->a, 1);
+    node_init(&p->b, 2);
+    p->a.h->peer = p->b.h;
+    p->b.h->peer = p->a.h;
+    qp_connect(p->a.h, p->a.qp.qpn, p->b.gid, p->b.h->core.cfg.mac,
+               p->b.qp.qpn, o, o->a_psn, o->b_psn);
+    qp_connect(p->b.h, p->b.qp.qpn, p->a.gid, p->a.h->core.cfg.mac,
+               p->a.qp.qpn, o, o->b_psn, o->a_psn);
+}
+
+static void pair_free(Pair *p)
+{
+    harness_free(p->a.h);
+    harness_free(p->b.h);
+}
+
+static uint64_t settle(Pair *p)
+{
+    return harness_pair_settle(p->a.h, p->b.h, SETTLE_NS);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Work requests and completions                                          */
+/* ---------------------------------------------------------------------- */
+
+static void wqe_init(struct vhca_send_wqe *w, uint64_t wr_id, uint8_t opcode,
+                     uint8_t flags)
+{
+    memset(w, 0, sizeof(*w));
+    w->wr_id = GUINT64_TO_LE(wr_id);
+    w->opcode = opcode;
+    w->flags = flags;
+}
+
+static void wqe_sge(struct vhca_send_wqe *w, uint64_t addr, uint32_t len,
+                    uint32_t lkey)
+{
+    struct vhca_sge *s = &w->sge[w->num_sge++];
+
+    s->addr = GUINT64_TO_LE(addr);
+    s->length = GUINT32_TO_LE(len);
+    s->lkey = GUINT32_TO_LE(lkey);
+}
+
+static void wqe_remote(struct vhca_send_wqe *w, uint64_t addr, uint32_t rkey)
+{
+    w->remote_addr = GUINT64_TO_LE(addr);
+    w->rkey = GUINT32_TO_LE(rkey);
+}
+
+/* A WQE with one SGE of [n->buf + off, +len) and the remote address. */
+static void post(Node *n, uint64_t wr_id, uint8_t opcode, uint8_t flags,
+                 uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+    struct vhca_send_wqe w;
+
+    wqe_init(&w, wr_id, opcode, flags);
+    if (len) {
+        wqe_sge(&w, n->buf + off, len, n->key);
+    }
+    wqe_remote(&w, raddr, rkey);
+    qp_put_send_wqe(n->h, &n->qp, &w);
+}
+
+static void post_atomic(Node *n, uint64_t wr_id, uint8_t opcode,
+                        uint32_t off, uint64_t raddr, uint32_t rkey,
+                        uint64_t compare_add, uint64_t swap)
+{
+    struct vhca_send_wqe w;
+
+    wqe_init(&w, wr_id, opcode, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, n->buf + off, 8, n->key);
+    wqe_remote(&w, raddr, rkey);
+    w.compare_add = GUINT64_TO_LE(compare_add);
+    w.swap = GUINT64_TO_LE(swap);
+    qp_put_send_wqe(n->h, &n->qp, &w);
+}
+
+static void ring_sq(Node *n)
+{
+    ring_doorbell(n->h, n->page, VHCA_DB_SQ, n->qp.qpn, n->qp.sq_pi);
+}
+
+static void post_recv(Node *n, uint64_t wr_id, uint32_t off, uint32_t len)
+{
+    struct vhca_recv_wqe w;
+
+    memset(&w, 0, sizeof(w));
+    w.wr_id = GUINT64_TO_LE(wr_id);
+    w.num_sge = 1;
+    w.sge[0].addr = GUINT64_TO_LE(n->buf + off);
+    w.sge[0].length = GUINT32_TO_LE(len);
+    w.sge[0].lkey = GUINT32_TO_LE(n->key);
+    qp_put_recv_wqe(n->h, &n->qp, &w);
+    ring_doorbell(n->h, n->page, VHCA_DB_RQ, n->qp.qpn, n->qp.rq_pi);
+}
+
+static struct vhca_cqe expect_cqe(Node *n, TestCq *cq, uint64_t wr_id,
+                                  uint8_t status, uint8_t opcode)
+{
+    struct vhca_cqe cqe;
+
+    g_assert_true(cq_poll(n->h, cq, &cqe));
+    g_assert_cmphex(cqe.wr_id, ==, wr_id);
+    g_assert_cmpuint(cqe.status, ==, status);
+    g_assert_cmpuint(cqe.opcode, ==, opcode);
+    g_assert_cmpuint(cqe.qpn, ==, n->qp.qpn);
+    return cqe;
+}
+
+static void expect_no_cqe(Node *n, TestCq *cq)
+{
+    struct vhca_cqe cqe;
+
+    g_assert_false(cq_poll(n->h, cq, &cqe));
+}
+
+static void fill(Node *n, uint32_t off, uint32_t len, uint32_t seed)
+{
+    uint8_t *p = ram_ptr(n->h, n->buf + off, len);
+    uint32_t i;
+
+    for (i = 0; i < len; i++) {
+        p[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 8));
+    }
+}
+
+static void expect_same(Node *x, uint32_t xoff, Node *y, uint32_t yoff,
+                        uint32_t len)
+{
+    g_assert_cmpmem(ram_ptr(x->h, x->buf + xoff, len), len,
+                    ram_ptr(y->h, y->buf + yoff, len), len);
+}
+
+static uint64_t ld64(Node *n, uint32_t off)
+{
+    uint64_t v;
+
+    ram_read(n->h, n->buf + off, &v, 8);
+    return GUINT64_FROM_LE(v);
+}
+
+static void st64(Node *n, uint32_t off, uint64_t v)
+{
+    v = GUINT64_TO_LE(v);
+    ram_write(n->h, n->buf + off, &v, 8);
+}
+
+/* Consume every async event so far; returns the producer index. */
+static uint32_t aeq_drain(Harness *h)
+{
+    uint32_t pi = reg_read(h, VHCA_REG_AEQ_PI);
+
+    reg_write(h, VHCA_REG_AEQ_DB, pi);
+    return pi;
+}
+
+/* Was QP event @event for @qpn posted at or after @from? */
+static bool qp_event_since(Harness *h, uint32_t from, uint8_t event,
+                           uint32_t qpn)
+{
+    uint32_t pi = reg_read(h, VHCA_REG_AEQ_PI);
+
+    g_assert_cmpuint(pi - from, <=, 1u << AEQ_LOG);
+    for (; from != pi; from++) {
+        struct vhca_eqe e = aeq_entry(h, from);
+
+        if (e.type == VHCA_EQE_QP_EVENT && e.subtype == event &&
+            GUINT32_FROM_LE(e.data[0]) == qpn) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Wire fault injection                                                   */
+/* ---------------------------------------------------------------------- */
+
+typedef struct Wire {
+    unsigned count;                 /* frames seen */
+    unsigned drop_nth;              /* drop frame number N (1-based) */
+    unsigned drop_every;            /* drop every Nth frame */
+    bool drop_all;
+    bool dup_all;
+    unsigned hold_nth;              /* deliver frame N after frame N+1 */
+    uint8_t held[VHCA_ETH_MAX_FRAME];
+    size_t held_len;
+    GRand *rand;                    /* random loss */
+    double loss;
+    unsigned dropped;
+    uint8_t last[VHCA_ETH_MAX_FRAME];   /* last frame seen */
+    size_t last_len;
+} Wire;
+
+/* VHCA_RC_TRACE=1: one line per frame on the wire. */
+static void wire_trace(Harness *h, const uint8_t *buf, size_t len,
+                       const char *verdict)
+{
+    VhcaWirePacket pkt;
+
+    if (!g_getenv("VHCA_RC_TRACE") ||
+        vhca_wire_parse(buf, len, &pkt) != VHCA_WIRE_OK) {
+        return;
+    }
+    g_printerr("t=%" G_GUINT64_FORMAT " %s %s psn 0x%06x%s aeth 0x%02x "
+               "len %u %s\n", h->now_ns, h->core.cfg.mac[5] == 0x51 ?
+               "a->b" : "b->a",
+               vhca_wire_opcode_info(pkt.tp.bth.opcode)->name,
+               pkt.tp.bth.psn, pkt.tp.bth.ack_req ? " A" : "",
+               pkt.tp.aeth.syndrome, pkt.payload_len, verdict);
+}
+
+static void wire_hook(Harness *h, const uint8_t *buf, size_t len)
+{
+    Wire *w = h->tx_hook_opaque;
+
+    w->count++;
+    memcpy(w->last, buf, len);
+    w->last_len = len;
+    if (w->drop_all || w->count == w->drop_nth ||
+        (w->drop_every && w->count % w->drop_every == 0) ||
+        (w->rand && g_rand_double(w->rand) < w->loss)) {
+        w->dropped++;
+        wire_trace(h, buf, len, "DROP");
+        return;
+    }
+    wire_trace(h, buf, len, "pass");
+    if (w->count == w->hold_nth) {
+        memcpy(w->held, buf, len);
+        w->held_len = len;
+        return;
+    }
+    harness_deliver(h->peer, buf, len);
+    if (w->dup_all) {
+        harness_deliver(h->peer, buf, len);
+    }
+    if (w->held_len) {
+        harness_deliver(h->peer, w->held, w->held_len);
+        w->held_len = 0;
+    }
+}
+
+static void wire_attach(Node *n, Wire *w)
+{
+    n->h->tx_hook = wire_hook;
+    n->h->tx_hook_opaque = w;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Tests                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static void test_send_recv(void)
+{
+    Pair p;
+    struct vhca_cqe cqe;
+    struct vhca_send_wqe w;
+    const uint8_t imm[4] = { 0xde, 0xad, 0xbe, 0xef };
+
+    pair_init(&p, &default_opts);
+    post_recv(&p.b, 0xb1, 0x10000, 8192);
+    post_recv(&p.b, 0xb2, 0x20000, 64);
+    post_recv(&p.b, 0xb3, 0x30000, 64);
+    post_recv(&p.b, 0xb4, 0x30000, 0);
+    fill(&p.a, 0, 3000, 1);
+    post(&p.a, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 3000, 0, 0);
+    /* SEND with immediate: the CQE carries the bytes in wire order. */
+    wqe_init(&w, 0xa2, VHCA_WR_SEND_WITH_IMM,
+             VHCA_WQE_SIGNALED | VHCA_WQE_SOLICITED);
+    wqe_sge(&w, p.a.buf + 100, 40, p.a.key);
+    memcpy(&w.imm_or_inv, imm, 4);
+    qp_put_send_wqe(p.a.h, &p.a.qp, &w);
+    wqe_init(&w, 0xa3, VHCA_WR_SEND_WITH_INV, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, p.a.buf + 200, 8, p.a.key);
+    w.imm_or_inv = GUINT32_TO_LE(0x1234);
+    qp_put_send_wqe(p.a.h, &p.a.qp, &w);
+    /* A zero-length SEND. */
+    post(&p.a, 0xa4, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 0, 0, 0);
+    ring_sq(&p.a);
+    /* The doorbell only schedules: nothing is sent inside the MMIO write. */
+    g_assert_cmpuint(p.a.h->tx_frames, ==, 0);
+    g_assert_true(p.a.h->work_scheduled);
+    settle(&p);
+
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_cqe(&p.a, &p.a.scq, 0xa3, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_cqe(&p.a, &p.a.scq, 0xa4, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_no_cqe(&p.a, &p.a.scq);
+
+    cqe = expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    g_assert_cmpuint(cqe.byte_len, ==, 3000);
+    g_assert_cmpuint(cqe.flags, ==, 0);
+    expect_same(&p.a, 0, &p.b, 0x10000, 3000);
+    cqe = expect_cqe(&p.b, &p.b.rcq, 0xb2, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    g_assert_cmpuint(cqe.byte_len, ==, 40);
+    g_assert_cmpuint(cqe.flags, ==, VHCA_CQE_WITH_IMM);
+    g_assert_cmpmem(&cqe.imm_or_inv, 4, imm, 4);
+    expect_same(&p.a, 100, &p.b, 0x20000, 40);
+    cqe = expect_cqe(&p.b, &p.b.rcq, 0xb3, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    g_assert_cmpuint(cqe.flags, ==, VHCA_CQE_WITH_INV);
+    g_assert_cmpuint(GUINT32_FROM_LE(cqe.imm_or_inv), ==, 0x1234);
+    cqe = expect_cqe(&p.b, &p.b.rcq, 0xb4, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    g_assert_cmpuint(cqe.byte_len, ==, 0);
+    expect_no_cqe(&p.b, &p.b.rcq);
+
+    /* 3 + 1 + 1 + 1 request packets; their ACKs were coalesced. */
+    g_assert_cmpuint(p.a.h->tx_frames, ==, 6);
+    g_assert_cmpuint(p.b.h->tx_frames, ==, 1);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_PACKETS), ==, 6);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==, 0);
+    g_assert_false(p.a.h->timer_armed);
+    pair_free(&p);
+}
+
+/* SEND, WRITE and READ of lengths around each path MTU. */
+static void test_segmentation(void)
+{
+    uint8_t mtu;
+
+    for (mtu = VHCA_IB_MTU_256; mtu <= VHCA_IB_MTU_4096; mtu++) {
+        ConnOpts o = default_opts;
+        uint32_t m = 128u << mtu;
+        uint32_t lens[] = { 0, 1, m - 1, m, m + 1, 3 * m, 3 * m + 5 };
+        Pair p;
+        unsigned i;
+
+        o.mtu = mtu;
+        pair_init(&p, &o);
+        for (i = 0; i < G_N_ELEMENTS(lens); i++) {
+            uint32_t len = lens[i];
+            uint32_t npkts = len ? (len + m - 1) / m : 1;
+            unsigned a_tx = p.a.h->tx_frames, b_tx;
+            struct vhca_cqe cqe;
+
+            fill(&p.a, 0, len, i + mtu);
+            post_recv(&p.b, 0x100 + i, 0x10000, 0x10000);
+            post(&p.a, 0x200 + i, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, len,
+                 0, 0);
+            ring_sq(&p.a);
+            settle(&p);
+            g_assert_cmpuint(p.a.h->tx_frames - a_tx, ==, npkts);
+            expect_cqe(&p.a, &p.a.scq, 0x200 + i, VHCA_WC_SUCCESS,
+                       VHCA_WC_SEND);
+            cqe = expect_cqe(&p.b, &p.b.rcq, 0x100 + i, VHCA_WC_SUCCESS,
+                             VHCA_WC_RECV);
+            g_assert_cmpuint(cqe.byte_len, ==, len);
+            expect_same(&p.a, 0, &p.b, 0x10000, len);
+
+            fill(&p.a, 0x20000, len, i + 50);
+            a_tx = p.a.h->tx_frames;
+            post(&p.a, 0x300 + i, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED,
+                 0x20000, len, p.b.buf + 0x20000, p.b.key);
+            ring_sq(&p.a);
+            settle(&p);
+            g_assert_cmpuint(p.a.h->tx_frames - a_tx, ==, npkts);
+            cqe = expect_cqe(&p.a, &p.a.scq, 0x300 + i, VHCA_WC_SUCCESS,
+                             VHCA_WC_RDMA_WRITE);
+            g_assert_cmpuint(cqe.byte_len, ==, len);
+            expect_same(&p.a, 0x20000, &p.b, 0x20000, len);
+
+            /* READ it back elsewhere: npkts response packets. */
+            fill(&p.b, 0x30000, len, i + 90);
+            a_tx = p.a.h->tx_frames;
+            b_tx = p.b.h->tx_frames;
+            post(&p.a, 0x400 + i, VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED,
+                 0x30000, len, p.b.buf + 0x30000, p.b.key);
+            ring_sq(&p.a);
+            settle(&p);
+            g_assert_cmpuint(p.a.h->tx_frames - a_tx, ==, 1);
+            g_assert_cmpuint(p.b.h->tx_frames - b_tx, ==, npkts);
+            cqe = expect_cqe(&p.a, &p.a.scq, 0x400 + i, VHCA_WC_SUCCESS,
+                             VHCA_WC_RDMA_READ);
+            g_assert_cmpuint(cqe.byte_len, ==, len);
+            expect_same(&p.a, 0x30000, &p.b, 0x30000, len);
+        }
+        expect_no_cqe(&p.a, &p.a.scq);
+        expect_no_cqe(&p.b, &p.b.rcq);
+        g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ROCE_RX_DROPPED) +
+                         counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==, 0);
+        pair_free(&p);
+    }
+}
+
+static void test_write_imm_and_atomics(void)
+{
+    Pair p;
+    struct vhca_send_wqe w;
+    struct vhca_cqe cqe;
+    const uint8_t imm[4] = { 1, 2, 3, 4 };
+
+    pair_init(&p, &default_opts);
+    fill(&p.a, 0, 5000, 3);
+    post_recv(&p.b, 0xb0, 0, 0);
+    wqe_init(&w, 0xa0, VHCA_WR_RDMA_WRITE_WITH_IMM, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, p.a.buf, 2000, p.a.key);
+    wqe_sge(&w, p.a.buf + 3000, 2000, p.a.key);  /* two SGEs gathered */
+    wqe_remote(&w, p.b.buf + 0x8000, p.b.key);
+    memcpy(&w.imm_or_inv, imm, 4);
+    qp_put_send_wqe(p.a.h, &p.a.qp, &w);
+
+    st64(&p.b, 0x100, 5);
+    post_atomic(&p.a, 0xa1, VHCA_WR_ATOMIC_CMP_AND_SWP, 0x6000,
+                p.b.buf + 0x100, p.b.key, 5, 9);
+    post_atomic(&p.a, 0xa2, VHCA_WR_ATOMIC_CMP_AND_SWP, 0x6008,
+                p.b.buf + 0x100, p.b.key, 5, 11);
+    post_atomic(&p.a, 0xa3, VHCA_WR_ATOMIC_FETCH_AND_ADD, 0x6010,
+                p.b.buf + 0x100, p.b.key, 3, 0);
+    ring_sq(&p.a);
+    settle(&p);
+
+    cqe = expect_cqe(&p.a, &p.a.scq, 0xa0, VHCA_WC_SUCCESS,
+                     VHCA_WC_RDMA_WRITE);
+    cqe = expect_cqe(&p.b, &p.b.rcq, 0xb0, VHCA_WC_SUCCESS,
+                     VHCA_WC_RECV_RDMA_WITH_IMM);
+    g_assert_cmpuint(cqe.byte_len, ==, 4000);
+    g_assert_cmpuint(cqe.flags, ==, VHCA_CQE_WITH_IMM);
+    g_assert_cmpmem(&cqe.imm_or_inv, 4, imm, 4);
+    expect_same(&p.a, 0, &p.b, 0x8000, 2000);
+    expect_same(&p.a, 3000, &p.b, 0x8000 + 2000, 2000);
+
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_COMP_SWAP);
+    expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_SUCCESS, VHCA_WC_COMP_SWAP);
+    expect_cqe(&p.a, &p.a.scq, 0xa3, VHCA_WC_SUCCESS, VHCA_WC_FETCH_ADD);
+    g_assert_cmpuint(ld64(&p.a, 0x6000), ==, 5);   /* swapped 5 -> 9 */
+    g_assert_cmpuint(ld64(&p.a, 0x6008), ==, 9);   /* 9 != 5: no swap */
+    g_assert_cmpuint(ld64(&p.a, 0x6010), ==, 9);   /* 9 + 3 */
+    g_assert_cmpuint(ld64(&p.b, 0x100), ==, 12);
+    pair_free(&p);
+}
+
+/* Unsignaled WQEs complete silently; sq_sig_all is not set here. */
+static void test_unsignaled(void)
+{
+    Pair p;
+
+    pair_init(&p, &default_opts);
+    post_recv(&p.b, 0xb1, 0, 64);
+    post_recv(&p.b, 0xb2, 64, 64);
+    post(&p.a, 0xa1, VHCA_WR_SEND, 0, 0, 10, 0, 0);
+    post(&p.a, 0xa2, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 10, 0, 0);
+    ring_sq(&p.a);
+    settle(&p);
+    expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_no_cqe(&p.a, &p.a.scq);
+    expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    expect_cqe(&p.b, &p.b.rcq, 0xb2, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    g_assert_cmpuint(p.a.h->core.qps[p.a.qp.qpn].sq.ci, ==, 2);
+    pair_free(&p);
+}
+
+/* PSNs wrap modulo 2^24 in the middle of messages. */
+static void test_psn_wrap(void)
+{
+    ConnOpts o = default_opts;
+    Pair p;
+    unsigned i;
+
+    o.a_psn = 0xfffffe;
+    o.b_psn = 0xffffff;
+    pair_init(&p, &o);
+    for (i = 0; i < 4; i++) {
+        fill(&p.a, i * 0x4000, 3000, i);
+        post_recv(&p.b, 0xb0 + i, i * 0x4000, 0x4000);
+        post(&p.a, 0xa0 + i, VHCA_WR_SEND, VHCA_WQE_SIGNALED, i * 0x4000,
+             3000, 0, 0);
+        /* READ from b across b's... a's PSN space (3 response PSNs). */
+        fill(&p.b, 0x20000 + i * 0x1000, 2500, i + 9);
+        post(&p.a, 0xc0 + i, VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED,
+             0x20000 + i * 0x1000, 2500, p.b.buf + 0x20000 + i * 0x1000,
+             p.b.key);
+    }
+    ring_sq(&p.a);
+    settle(&p);
+    for (i = 0; i < 4; i++) {
+        expect_cqe(&p.a, &p.a.scq, 0xa0 + i, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+        expect_cqe(&p.a, &p.a.scq, 0xc0 + i, VHCA_WC_SUCCESS,
+                   VHCA_WC_RDMA_READ);
+        expect_cqe(&p.b, &p.b.rcq, 0xb0 + i, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+        expect_same(&p.a, i * 0x4000, &p.b, i * 0x4000, 3000);
+        expect_same(&p.a, 0x20000 + i * 0x1000, &p.b, 0x20000 + i * 0x1000,
+                    2500);
+    }
+    /* 4 * (3 + 3) PSNs from 0xfffffe. */
+    g_assert_cmphex(p.a.h->core.qps[p.a.qp.qpn].req.next_psn, ==,
+                    (0xfffffe + 24) & 0xffffff);
+    g_assert_cmphex(p.b.h->core.qps[p.b.qp.qpn].resp.epsn, ==,
+                    (0xfffffe + 24) & 0xffffff);
+    pair_free(&p);
+}
+
+/* A lost request packet: the next one draws a NAK sequence error. */
+static void test_loss_request(void)
+{
+    Pair p;
+    Wire wa = { .drop_nth = 2 };
+    uint64_t t;
+
+    pair_init(&p, &default_opts);
+    wire_attach(&p.a, &wa);
+    post_recv(&p.b, 0xb1, 0x10000, 0x8000);
+    fill(&p.a, 0, 5000, 7);
+    post(&p.a, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 5000, 0, 0);
+    ring_sq(&p.a);
+    t = settle(&p);
+    /* Recovered by the NAK, without waiting for the timer. */
+    g_assert_cmpuint(t, ==, 0);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    expect_same(&p.a, 0, &p.b, 0x10000, 5000);
+    /* 5 packets, one lost; the NAK'd one and what followed it again. */
+    g_assert_cmpuint(wa.count, ==, 5 + 4);
+    pair_free(&p);
+}
+
+/* A lost ACK: the requester times out and sends again; a duplicate. */
+static void test_loss_ack(void)
+{
+    Pair p;
+    Wire wb = { .drop_nth = 1 };
+    uint64_t t;
+
+    pair_init(&p, &default_opts);
+    wire_attach(&p.b, &wb);
+    post_recv(&p.b, 0xb1, 0x10000, 0x8000);
+    post_recv(&p.b, 0xb2, 0x10000, 0x8000);
+    post(&p.a, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 100, 0, 0);
+    ring_sq(&p.a);
+    t = settle(&p);
+    g_assert_cmpuint(t, >=, 4096ull << 14);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_no_cqe(&p.a, &p.a.scq);
+    /* The duplicate was acknowledged, not received twice. */
+    expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    expect_no_cqe(&p.b, &p.b.rcq);
+    g_assert_cmpuint(wb.count, ==, 2);
+    pair_free(&p);
+}
+
+/* Every frame twice: READ replayed, atomics answered, not re-executed. */
+static void test_duplicates(void)
+{
+    Pair p;
+    Wire wa = { .dup_all = true }, wb = { .dup_all = true };
+
+    pair_init(&p, &default_opts);
+    wire_attach(&p.a, &wa);
+    wire_attach(&p.b, &wb);
+    st64(&p.b, 0x40, 100);
+    fill(&p.b, 0x1000, 4000, 4);
+    fill(&p.a, 0x8000, 3000, 5);
+    post_recv(&p.b, 0xb1, 0x10000, 0x8000);
+    post_atomic(&p.a, 0xa1, VHCA_WR_ATOMIC_FETCH_AND_ADD, 0x100,
+                p.b.buf + 0x40, p.b.key, 1, 0);
+    post(&p.a, 0xa2, VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED, 0x1000, 4000,
+         p.b.buf + 0x1000, p.b.key);
+    post(&p.a, 0xa3, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0x8000, 3000, 0, 0);
+    post_atomic(&p.a, 0xa4, VHCA_WR_ATOMIC_CMP_AND_SWP, 0x108,
+                p.b.buf + 0x40, p.b.key, 101, 500);
+    ring_sq(&p.a);
+    settle(&p);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_FETCH_ADD);
+    expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_SUCCESS, VHCA_WC_RDMA_READ);
+    expect_cqe(&p.a, &p.a.scq, 0xa3, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_cqe(&p.a, &p.a.scq, 0xa4, VHCA_WC_SUCCESS, VHCA_WC_COMP_SWAP);
+    expect_no_cqe(&p.a, &p.a.scq);
+    expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    expect_no_cqe(&p.b, &p.b.rcq);
+    g_assert_cmpuint(ld64(&p.a, 0x100), ==, 100);
+    g_assert_cmpuint(ld64(&p.a, 0x108), ==, 101);
+    g_assert_cmpuint(ld64(&p.b, 0x40), ==, 500);    /* 100 + 1, swapped */
+    expect_same(&p.a, 0x1000, &p.b, 0x1000, 4000);
+    expect_same(&p.a, 0x8000, &p.b, 0x10000, 3000);
+    pair_free(&p);
+}
+
+/* Two packets swapped: NAK sequence error, then recovery. */
+static void test_reorder(void)
+{
+    Pair p;
+    Wire wa = { .hold_nth = 1 };
+
+    pair_init(&p, &default_opts);
+    wire_attach(&p.a, &wa);
+    post_recv(&p.b, 0xb1, 0x10000, 0x8000);
+    fill(&p.a, 0, 4096, 8);
+    post(&p.a, 0xa1, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, 0, 4096,
+         p.b.buf + 0x20000, p.b.key);
+    post(&p.a, 0xa2, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 100, 0, 0);
+    ring_sq(&p.a);
+    settle(&p);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE);
+    expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    expect_same(&p.a, 0, &p.b, 0x20000, 4096);
+    g_assert_cmpuint(wa.count, >, 5);
+    pair_free(&p);
+}
+
+static void test_rnr(void)
+{
+    Pair p;
+    Wire wb = { 0 };
+    VhcaWirePacket pkt;
+
+    pair_init(&p, &default_opts);
+    wire_attach(&p.b, &wb);
+    post(&p.a, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 2000, 0, 0);
+    ring_sq(&p.a);
+    harness_pair_settle(p.a.h, p.b.h, 0);
+    /* No receive WQE: RNR NAK with the QP's min_rnr_timer. */
+    g_assert_cmpint(vhca_wire_parse(wb.last, wb.last_len, &pkt), ==,
+                    VHCA_WIRE_OK);
+    g_assert_cmphex(pkt.tp.aeth.syndrome, ==, vhca_aeth_rnr_nak(1));
+    g_assert_cmphex(pkt.tp.bth.psn, ==, default_opts.a_psn);
+    g_assert_true(p.a.h->timer_armed);
+    g_assert_cmpuint(p.a.h->timer_deadline - p.a.h->now_ns, ==, 10000);
+    expect_no_cqe(&p.a, &p.a.scq);
+    /* The receiver posts a buffer; the retry after 10 us succeeds. */
+    post_recv(&p.b, 0xb1, 0x10000, 0x8000);
+    settle(&p);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    expect_same(&p.a, 0, &p.b, 0x10000, 2000);
+    pair_free(&p);
+}
+
+static void test_rnr_exhausted(void)
+{
+    ConnOpts o = default_opts;
+    Pair p;
+    Wire wb = { 0 };
+
+    o.rnr_retry = 2;
+    pair_init(&p, &o);
+    wire_attach(&p.b, &wb);
+    post(&p.a, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 100, 0, 0);
+    post(&p.a, 0xa2, VHCA_WR_SEND, 0, 0, 100, 0, 0);
+    ring_sq(&p.a);
+    settle(&p);
+    /* The first try and two retries, each RNR NAK'd. */
+    g_assert_cmpuint(wb.count, ==, 3);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_RNR_RETRY_EXC_ERR,
+               VHCA_WC_SEND);
+    expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_WR_FLUSH_ERR, VHCA_WC_SEND);
+    g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
+    /* The responder did nothing wrong. */
+    g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
+    pair_free(&p);
+}
+
+/* The peer is gone: the retry counter runs out. */
+static void test_retry_exhausted(void)
+{
+    ConnOpts o = default_opts;
+    Pair p;
+    Wire wa = { .drop_all = true };
+    uint64_t t;
+
+    o.retry_cnt = 2;
+    o.timeout = 10;
+    pair_init(&p, &o);
+    wire_attach(&p.a, &wa);
+    post(&p.a, 0xa1, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, 0, 100,
+         p.b.buf, p.b.key);
+    post(&p.a, 0xa2, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 100, 0, 0);
+    ring_sq(&p.a);
+    t = settle(&p);
+    g_assert_cmpuint(t, ==, 3 * (4096ull << 10));
+    /* Both WQEs went out, then each timeout resent the oldest only. */
+    g_assert_cmpuint(wa.count, ==, 2 + 2);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_RETRY_EXC_ERR,
+               VHCA_WC_RDMA_WRITE);
+    expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_WR_FLUSH_ERR, VHCA_WC_SEND);
+    g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
+    g_assert_false(p.a.h->timer_armed);
+    pair_free(&p);
+}
+
+/* Bad rkey, bounds and rights: NAK remote access, both QPs in ERR. */
+static void test_remote_access_errors(void)
+{
+    unsigned variant;
+
+    for (variant = 0; variant < 4; variant++) {
+        Pair p;
+        uint32_t pi, rkey;
+        uint64_t raddr;
+        uint8_t op = VHCA_WR_RDMA_WRITE;
+
+        pair_init(&p, &default_opts);
+        raddr = p.b.buf;
+        rkey = p.b.key;
+        switch (variant) {
+        case 0:
+            rkey ^= 0x100;                      /* another MR index */
+            break;
+        case 1:
+            raddr += DATA_PAGES * 4096 - 50;    /* runs past the end */
+            op = VHCA_WR_RDMA_READ;
+            break;
+        case 2:
+            /* An MR without REMOTE_WRITE. */
+            rkey = rdma_create_phys_mr(p.b.h, p.b.pdn, p.b.buf, 4096,
+                                       VHCA_ACCESS_LOCAL_WRITE |
+                                       VHCA_ACCESS_REMOTE_READ);
+            break;
+        case 3:
+            /* A key of another PD. */
+            rkey = rdma_create_phys_mr(p.b.h, rdma_create_pd(p.b.h),
+                                       p.b.buf, 4096, ACCESS_ALL);
+            break;
+        }
+        pi = aeq_drain(p.b.h);
+        post(&p.a, 0xa1, op, VHCA_WQE_SIGNALED, 0, 100, raddr, rkey);
+        post(&p.a, 0xa2, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 10, 0, 0);
+        ring_sq(&p.a);
+        settle(&p);
+        expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_REM_ACCESS_ERR,
+                   op == VHCA_WR_RDMA_READ ? VHCA_WC_RDMA_READ :
+                   VHCA_WC_RDMA_WRITE);
+        expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_WR_FLUSH_ERR,
+                   VHCA_WC_SEND);
+        g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
+        /* IBTA 9.9.3.1.3: the responder QP goes to ERR, with an event. */
+        g_assert_true(qp_event_since(p.b.h, pi, VHCA_EVENT_QP_ACCESS_ERR,
+                                     p.b.qp.qpn));
+        g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+        pair_free(&p);
+    }
+}
+
+/* Bad WQEs complete with local errors, and the rest is flushed. */
+static void test_local_errors(void)
+{
+    static const struct {
+        uint8_t status;
+        uint8_t wc_opcode;
+    } expect[] = {
+        { VHCA_WC_LOC_PROT_ERR, VHCA_WC_SEND },
+        { VHCA_WC_LOC_QP_OP_ERR, VHCA_WC_SEND },
+        { VHCA_WC_LOC_QP_OP_ERR, VHCA_WC_SEND },
+        { VHCA_WC_LOC_LEN_ERR, VHCA_WC_SEND },
+        { VHCA_WC_LOC_PROT_ERR, VHCA_WC_RDMA_READ },
+        { VHCA_WC_LOC_QP_OP_ERR, VHCA_WC_FETCH_ADD },
+        { VHCA_WC_LOC_LEN_ERR, VHCA_WC_COMP_SWAP },
+    };
+    unsigned variant;
+
+    for (variant = 0; variant < G_N_ELEMENTS(expect); variant++) {
+        Pair p;
+        struct vhca_send_wqe w;
+        uint32_t ro_key;
+
+        pair_init(&p, &default_opts);
+        post_recv(&p.b, 0xb1, 0, 64);
+        /* A good WQE first: it completes before the bad one. */
+        post(&p.a, 0xa0, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 10, 0, 0);
+        wqe_init(&w, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+        switch (variant) {
+        case 0:
+            wqe_sge(&w, p.a.buf, 10, p.a.key + 0x100);  /* bad lkey */
+            break;
+        case 1:
+            w.opcode = 7;                               /* no such opcode */
+            break;
+        case 2:
+            w.num_sge = VHCA_MAX_SEND_SGE + 1;
+            break;
+        case 3:
+            w.flags |= VHCA_WQE_INLINE;
+            w.inline_len = GUINT32_TO_LE(VHCA_MAX_INLINE + 1);
+            break;
+        case 4:
+            /* READ into memory the MR does not let the device write. */
+            ro_key = rdma_create_phys_mr(p.a.h, p.a.pdn, p.a.buf, 4096, 0);
+            w.opcode = VHCA_WR_RDMA_READ;
+            wqe_sge(&w, p.a.buf, 10, ro_key);
+            wqe_remote(&w, p.b.buf, p.b.key);
+            break;
+        case 5:
+            w.opcode = VHCA_WR_ATOMIC_FETCH_AND_ADD;
+            wqe_sge(&w, p.a.buf, 8, p.a.key);
+            wqe_remote(&w, p.b.buf + 4, p.b.key);       /* misaligned */
+            break;
+        case 6:
+            w.opcode = VHCA_WR_ATOMIC_CMP_AND_SWP;
+            wqe_sge(&w, p.a.buf, 4, p.a.key);           /* not 8 bytes */
+            wqe_remote(&w, p.b.buf, p.b.key);
+            break;
+        }
+        qp_put_send_wqe(p.a.h, &p.a.qp, &w);
+        post(&p.a, 0xa2, VHCA_WR_SEND, 0, 0, 10, 0, 0);
+        ring_sq(&p.a);
+        settle(&p);
+        expect_cqe(&p.a, &p.a.scq, 0xa0, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+        expect_cqe(&p.a, &p.a.scq, 0xa1, expect[variant].status,
+                   expect[variant].wc_opcode);
+        expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_WR_FLUSH_ERR,
+                   VHCA_WC_SEND);
+        expect_no_cqe(&p.a, &p.a.scq);
+        g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
+        /* Only the good SEND reached the wire. */
+        g_assert_cmpuint(p.a.h->tx_frames, ==, 1);
+        pair_free(&p);
+    }
+}
+
+/* A SEND longer than the receive buffer; a receive buffer not writable. */
+static void test_responder_receive_errors(void)
+{
+    unsigned variant;
+
+    for (variant = 0; variant < 2; variant++) {
+        Pair p;
+        struct vhca_recv_wqe r;
+        struct vhca_cqe cqe;
+
+        pair_init(&p, &default_opts);
+        memset(&r, 0, sizeof(r));
+        r.wr_id = GUINT64_TO_LE(0xb1);
+        r.num_sge = 1;
+        r.sge[0].addr = GUINT64_TO_LE(p.b.buf);
+        r.sge[0].length = GUINT32_TO_LE(variant ? 4096 : 100);
+        r.sge[0].lkey = GUINT32_TO_LE(variant ?
+            rdma_create_phys_mr(p.b.h, p.b.pdn, p.b.buf, 4096, 0) :
+            p.b.key);
+        qp_put_recv_wqe(p.b.h, &p.b.qp, &r);
+        ring_doorbell(p.b.h, p.b.page, VHCA_DB_RQ, p.b.qp.qpn,
+                      p.b.qp.rq_pi);
+        post(&p.a, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 200, 0, 0);
+        ring_sq(&p.a);
+        settle(&p);
+        /*
+         * Too long: NAK invalid request, LOC_LEN_ERR on the receive side.
+         * Not writable: NAK remote operational error, LOC_PROT_ERR.
+         */
+        expect_cqe(&p.a, &p.a.scq, 0xa1, variant ? VHCA_WC_REM_OP_ERR :
+                   VHCA_WC_REM_INV_REQ_ERR, VHCA_WC_SEND);
+        cqe = expect_cqe(&p.b, &p.b.rcq, 0xb1, variant ?
+                         VHCA_WC_LOC_PROT_ERR : VHCA_WC_LOC_LEN_ERR,
+                         VHCA_WC_RECV);
+        (void)cqe;
+        g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
+        g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+        pair_free(&p);
+    }
+}
+
+/* One coalesced ACK per pass, with credits and MSN. */
+static void test_ack_coalescing_and_credits(void)
+{
+    Pair p;
+    Wire wb = { 0 };
+    VhcaWirePacket pkt;
+    unsigned i;
+
+    pair_init(&p, &default_opts);
+    wire_attach(&p.b, &wb);
+    for (i = 0; i < 12; i++) {
+        post_recv(&p.b, 0xb0 + i, i * 64, 64);
+    }
+    for (i = 0; i < 8; i++) {
+        post(&p.a, 0xa0 + i, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 32, 0, 0);
+    }
+    ring_sq(&p.a);
+    settle(&p);
+    for (i = 0; i < 8; i++) {
+        expect_cqe(&p.a, &p.a.scq, 0xa0 + i, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+        expect_cqe(&p.b, &p.b.rcq, 0xb0 + i, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    }
+    g_assert_cmpuint(p.a.h->tx_frames, ==, 8);
+    g_assert_cmpuint(wb.count, ==, 1);
+    g_assert_cmpint(vhca_wire_parse(wb.last, wb.last_len, &pkt), ==,
+                    VHCA_WIRE_OK);
+    g_assert_cmphex(pkt.tp.bth.opcode, ==, VHCA_IB_OPCODE(RC, ACKNOWLEDGE));
+    g_assert_cmphex(pkt.tp.bth.psn, ==, default_opts.a_psn + 7);
+    g_assert_cmpuint(pkt.tp.aeth.msn, ==, 8);
+    /* Four receive WQEs left: the credit code standing for 4. */
+    g_assert_cmphex(pkt.tp.aeth.syndrome, ==, vhca_aeth_ack(4));
+    g_assert_cmpuint(vhca_aeth_credits(pkt.tp.aeth.syndrome), ==, 4);
+    pair_free(&p);
+}
+
+/* Many messages through a lossy wire, every byte checked. */
+static void random_loss(double loss, uint32_t seed)
+{
+    ConnOpts o = default_opts;
+    Pair p;
+    Wire wa = { .loss = loss }, wb = { .loss = loss };
+    GRand *rand = g_rand_new_with_seed(seed);
+    unsigned round, i, done = 0;
+
+    o.timeout = 8;                          /* 1 ms */
+    o.mtu = VHCA_IB_MTU_512;
+    pair_init(&p, &o);
+    wa.rand = g_rand_new_with_seed(seed + 1);
+    wb.rand = g_rand_new_with_seed(seed + 2);
+    wire_attach(&p.a, &wa);
+    wire_attach(&p.b, &wb);
+    for (round = 0; round < 20; round++) {
+        uint32_t lens[10];
+        uint8_t ops[10];
+
+        for (i = 0; i < 10; i++) {
+            uint32_t off = i * 0x1800;
+
+            lens[i] = g_rand_int_range(rand, 0, 0x1800);
+            ops[i] = (uint8_t[]){ VHCA_WR_SEND, VHCA_WR_RDMA_WRITE,
+                                  VHCA_WR_RDMA_READ }[g_rand_int_range(rand,
+                                                                       0, 3)];
+            fill(&p.a, off, lens[i], round * 10 + i);
+            fill(&p.b, 0x20000 + off, lens[i], round * 10 + i + 5);
+            if (ops[i] == VHCA_WR_SEND) {
+                post_recv(&p.b, 0xb00 + i, off, 0x1800);
+                post(&p.a, 0xa00 + i, ops[i], VHCA_WQE_SIGNALED, off,
+                     lens[i], 0, 0);
+            } else if (ops[i] == VHCA_WR_RDMA_WRITE) {
+                post(&p.a, 0xa00 + i, ops[i], VHCA_WQE_SIGNALED, off,
+                     lens[i], p.b.buf + off, p.b.key);
+            } else {
+                post(&p.a, 0xa00 + i, ops[i], VHCA_WQE_SIGNALED, off,
+                     lens[i], p.b.buf + 0x20000 + off, p.b.key);
+            }
+        }
+        ring_sq(&p.a);
+        settle(&p);
+        for (i = 0; i < 10; i++) {
+            uint32_t off = i * 0x1800;
+
+            expect_cqe(&p.a, &p.a.scq, 0xa00 + i, VHCA_WC_SUCCESS,
+                       ops[i] == VHCA_WR_SEND ? VHCA_WC_SEND :
+                       ops[i] == VHCA_WR_RDMA_WRITE ? VHCA_WC_RDMA_WRITE :
+                       VHCA_WC_RDMA_READ);
+            if (ops[i] == VHCA_WR_SEND) {
+                struct vhca_cqe cqe = expect_cqe(&p.b, &p.b.rcq, 0xb00 + i,
+                                                 VHCA_WC_SUCCESS,
+                                                 VHCA_WC_RECV);
+
+                g_assert_cmpuint(cqe.byte_len, ==, lens[i]);
+                expect_same(&p.a, off, &p.b, off, lens[i]);
+            } else if (ops[i] == VHCA_WR_RDMA_WRITE) {
+                expect_same(&p.a, off, &p.b, off, lens[i]);
+            } else {
+                expect_same(&p.a, off, &p.b, 0x20000 + off, lens[i]);
+            }
+            done++;
+        }
+        expect_no_cqe(&p.a, &p.a.scq);
+        expect_no_cqe(&p.b, &p.b.rcq);
+    }
+    g_assert_cmpuint(done, ==, 200);
+    g_assert_cmpuint(wa.dropped + wb.dropped, >, 0);
+    g_test_message("loss %.0f%%: %u + %u frames, %u + %u dropped", loss * 100,
+                   wa.count, wb.count, wa.dropped, wb.dropped);
+    g_rand_free(wa.rand);
+    g_rand_free(wb.rand);
+    g_rand_free(rand);
+    pair_free(&p);
+}
+
+/*
+ * Periodic loss in both directions (one wire counter): every third frame
+ * goes.  Each retry must still make progress.
+ */
+static void test_periodic_loss(void)
+{
+    ConnOpts o = default_opts;
+    Pair p;
+    Wire w = { .drop_every = 3 };
+    unsigned i;
+
+    o.timeout = 8;
+    o.a_psn = 0xfffffd;
+    pair_init(&p, &o);
+    wire_attach(&p.a, &w);
+    wire_attach(&p.b, &w);
+    st64(&p.b, 0x30000, 0);
+    for (i = 0; i < 28; i++) {
+        uint32_t off = i * 2500;
+
+        switch (i % 4) {
+        case 0:
+            fill(&p.a, off, 2500, i);
+            post_recv(&p.b, 0xb00 + i, off, 2500);
+            post(&p.a, 0xa00 + i, VHCA_WR_SEND, VHCA_WQE_SIGNALED, off,
+                 2500, 0, 0);
+            break;
+        case 1:
+            fill(&p.a, off, 2500, i);
+            post(&p.a, 0xa00 + i, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, off,
+                 2500, p.b.buf + 0x10000 + off, p.b.key);
+            break;
+        case 2:
+            post(&p.a, 0xa00 + i, VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED,
+                 0x10000 + off, 2500, p.b.buf + 0x10000 + off - 2500,
+                 p.b.key);
+            break;
+        default:
+            post_atomic(&p.a, 0xa00 + i, VHCA_WR_ATOMIC_FETCH_AND_ADD,
+                        0x30000 + 8 * i, p.b.buf + 0x30000, p.b.key, i, 0);
+            break;
+        }
+    }
+    ring_sq(&p.a);
+    settle(&p);
+    for (i = 0; i < 28; i++) {
+        static const uint8_t op[4] = {
+            VHCA_WC_SEND, VHCA_WC_RDMA_WRITE, VHCA_WC_RDMA_READ,
+            VHCA_WC_FETCH_ADD,
+        };
+
+        expect_cqe(&p.a, &p.a.scq, 0xa00 + i, VHCA_WC_SUCCESS, op[i % 4]);
+    }
+    g_assert_cmpuint(ld64(&p.b, 0x30000), ==, 3 + 7 + 11 + 15 + 19 + 23 + 27);
+    pair_free(&p);
+}
+
+static void test_loss_1(void)
+{
+    random_loss(0.01, 1);
+}
+
+static void test_loss_5(void)
+{
+    random_loss(0.05, 2);
+}
+
+/* Two QPs of one device talking through its own GID: loopback. */
+static void test_loopback(void)
+{
+    Node n;
+    TestQp q2;
+    struct vhca_cqe cqe;
+
+    node_init(&n, 1);
+    g_assert_cmpuint(rdma_create_qp(n.h, &q2, VHCA_QPT_RC, n.pdn, n.scq.cqn,
+                                    n.rcq.cqn, n.page), ==, VHCA_ST_OK);
+    qp_connect(n.h, n.qp.qpn, n.gid, n.h->core.cfg.mac, q2.qpn,
+               &default_opts, 0x10, 0x20);
+    qp_connect(n.h, q2.qpn, n.gid, n.h->core.cfg.mac, n.qp.qpn,
+               &default_opts, 0x20, 0x10);
+    fill(&n, 0, 3000, 11);
+    {
+        struct vhca_recv_wqe r;
+
+        memset(&r, 0, sizeof(r));
+        r.wr_id = GUINT64_TO_LE(0xb1);
+        r.num_sge = 1;
+        r.sge[0].addr = GUINT64_TO_LE(n.buf + 0x10000);
+        r.sge[0].length = GUINT32_TO_LE(0x1000);
+        r.sge[0].lkey = GUINT32_TO_LE(n.key);
+        qp_put_recv_wqe(n.h, &q2, &r);
+        ring_doorbell(n.h, n.page, VHCA_DB_RQ, q2.qpn, q2.rq_pi);
+    }
+    post(&n, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 3000, 0, 0);
+    post(&n, 0xa2, VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED, 0x20000, 3000,
+         n.buf, n.key);
+    ring_sq(&n);
+    harness_run(n.h);
+    expect_cqe(&n, &n.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    expect_cqe(&n, &n.scq, 0xa2, VHCA_WC_SUCCESS, VHCA_WC_RDMA_READ);
+    g_assert_true(cq_poll(n.h, &n.rcq, &cqe));
+    g_assert_cmphex(cqe.wr_id, ==, 0xb1);
+    g_assert_cmpuint(cqe.qpn, ==, q2.qpn);
+    g_assert_cmpuint(cqe.byte_len, ==, 3000);
+    expect_same(&n, 0, &n, 0x10000, 3000);
+    expect_same(&n, 0, &n, 0x20000, 3000);
+    /* Nothing went to the wire. */
+    g_assert_cmpuint(n.h->nframes, ==, 0);
+    g_assert_cmpuint(counter(n.h, VHCA_CNT_ROCE_RX_PACKETS), >, 0);
+    harness_free(n.h);
+}
+
+/* Frames the transport does not take are dropped and counted. */
+static void test_rx_drops(void)
+{
+    Pair p;
+    VhcaWirePacket pkt;
+    uint8_t frame[256];
+    size_t len;
+    uint64_t dropped;
+
+    pair_init(&p, &default_opts);
+    memset(&pkt, 0, sizeof(pkt));
+    memcpy(pkt.net.dmac, p.b.h->core.cfg.mac, 6);
+    memcpy(pkt.net.sgid, p.a.gid, 16);
+    memcpy(pkt.net.dgid, p.b.gid, 16);
+    pkt.net.hop_limit = 64;
+    pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, SEND_ONLY);
+    pkt.tp.bth.pkey = 0xffff;
+    pkt.tp.bth.dest_qpn = 0x777;                    /* no such QP */
+    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    g_assert_cmpuint(len, >, 0);
+    dropped = counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED);
+    g_assert_cmpint(vhca_core_receive(&p.b.h->core, frame, len), ==,
+                    VHCA_RX_ROCE);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==,
+                     dropped + 1);
+    /* A UD opcode to an RC QP. */
+    pkt.tp.bth.dest_qpn = p.b.qp.qpn;
+    pkt.tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
+    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    vhca_core_receive(&p.b.h->core, frame, len);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==,
+                     dropped + 2);
+    /* A damaged ICRC. */
+    pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, SEND_ONLY);
+    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    frame[len - 1] ^= 1;
+    vhca_core_receive(&p.b.h->core, frame, len);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==,
+                     dropped + 3);
+    /* A response to a requester that sent nothing: a ghost. */
+    pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, ACKNOWLEDGE);
+    pkt.tp.bth.psn = default_opts.b_psn;
+    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    vhca_core_receive(&p.b.h->core, frame, len);
+    harness_run(p.b.h);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==,
+                     dropped + 4);
+    g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
+    pair_free(&p);
+}
+
+/* COMM_EST on the first packet in RTR; SQ_DRAINED once nothing flies. */
+static void test_events(void)
+{
+    Pair p;
+    Wire wa = { .drop_all = true };
+    struct vhca_qp_attr a;
+    uint32_t pi;
+
+    node_init(&p.a, 1);
+    node_init(&p.b, 2);
+    p.a.h->peer = p.b.h;
+    p.b.h->peer = p.a.h;
+    qp_connect(p.a.h, p.a.qp.qpn, p.b.gid, p.b.h->core.cfg.mac, p.b.qp.qpn,
+               &default_opts, 1, 2);
+    /* b only to RTR: it receives, and says so once. */
+    memset(&a, 0, sizeof(a));
+    a.qpn = p.b.qp.qpn;
+    a.port = 1;
+    a.qp_access_flags = default_opts.access;
+    qp_modify_ok(p.b.h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX |
+                 VHCA_QP_PORT | VHCA_QP_ACCESS_FLAGS);
+    memcpy(a.dgid, p.a.gid, 16);
+    memcpy(a.dmac, p.a.h->core.cfg.mac, 6);
+    a.hop_limit = 64;
+    a.path_mtu = default_opts.mtu;
+    a.dest_qp_num = p.a.qp.qpn;
+    a.rq_psn = 1;
+    a.max_dest_rd_atomic = 1;
+    a.min_rnr_timer = 1;
+    qp_modify_ok(p.b.h, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
+                 VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
+                 VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER);
+    pi = aeq_drain(p.b.h);
+    post(&p.a, 0xa1, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, 0, 10, p.b.buf,
+         p.b.key);
+    post(&p.a, 0xa2, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, 0, 10, p.b.buf,
+         p.b.key);
+    ring_sq(&p.a);
+    settle(&p);
+    g_assert_true(qp_event_since(p.b.h, pi, VHCA_EVENT_COMM_EST,
+                                 p.b.qp.qpn));
+    g_assert_cmpuint(reg_read(p.b.h, VHCA_REG_AEQ_PI) - pi, ==, 1);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE);
+    expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE);
+
+    /* A WRITE in flight (its frames lost) when a enters SQD. */
+    wire_attach(&p.a, &wa);
+    post(&p.a, 0xa3, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, 0, 10, p.b.buf,
+         p.b.key);
+    ring_sq(&p.a);
+    harness_pair_settle(p.a.h, p.b.h, 0);
+    pi = aeq_drain(p.a.h);
+    memset(&a, 0, sizeof(a));
+    a.qpn = p.a.qp.qpn;
+    a.en_sqd_async_notify = 1;
+    qp_modify_ok(p.a.h, &a, VHCA_QPS_SQD, VHCA_QP_EN_SQD_ASYNC_NOTIFY);
+    g_assert_false(qp_event_since(p.a.h, pi, VHCA_EVENT_SQ_DRAINED,
+                                  p.a.qp.qpn));
+    g_assert_cmpuint(rdma_query_qp(p.a.h, p.a.qp.qpn, &a), ==, VHCA_ST_OK);
+    g_assert_cmpuint(a.sq_draining, ==, 1);
+    /* A WQE posted in SQD waits. */
+    post(&p.a, 0xa4, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, 0, 10, p.b.buf,
+         p.b.key);
+    ring_sq(&p.a);
+    wa.drop_all = false;
+    settle(&p);
+    expect_cqe(&p.a, &p.a.scq, 0xa3, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE);
+    expect_no_cqe(&p.a, &p.a.scq);
+    g_assert_true(qp_event_since(p.a.h, pi, VHCA_EVENT_SQ_DRAINED,
+                                 p.a.qp.qpn));
+    g_assert_cmpuint(rdma_query_qp(p.a.h, p.a.qp.qpn, &a), ==, VHCA_ST_OK);
+    g_assert_cmpuint(a.sq_draining, ==, 0);
+    /* Back to RTS: the waiting WQE goes. */
+    memset(&a, 0, sizeof(a));
+    a.qpn = p.a.qp.qpn;
+    qp_modify_ok(p.a.h, &a, VHCA_QPS_RTS, 0);
+    settle(&p);
+    expect_cqe(&p.a, &p.a.scq, 0xa4, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE);
+    pair_free(&p);
+}
+
+/* READs beyond max_rd_atomic wait; a fenced WQE waits for them. */
+static void test_rd_atomic_limit_and_fence(void)
+{
+    ConnOpts o = default_opts;
+    Pair p;
+    Wire wa = { 0 };
+    unsigned i;
+
+    o.max_rd = 2;
+    pair_init(&p, &o);
+    wire_attach(&p.a, &wa);
+    for (i = 0; i < 4; i++) {
+        post(&p.a, 0xa0 + i, VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED,
+             i * 64, 64, p.b.buf, p.b.key);
+    }
+    post(&p.a, 0xa9, VHCA_WR_SEND, VHCA_WQE_SIGNALED | VHCA_WQE_FENCE, 0, 8,
+         0, 0);
+    post_recv(&p.b, 0xb1, 0x1000, 64);
+    ring_sq(&p.a);
+    /* One pass of a: two READ requests, then it waits. */
+    harness_run(p.a.h);
+    g_assert_cmpuint(wa.count, ==, 2);
+    settle(&p);
+    for (i = 0; i < 4; i++) {
+        expect_cqe(&p.a, &p.a.scq, 0xa0 + i, VHCA_WC_SUCCESS,
+                   VHCA_WC_RDMA_READ);
+    }
+    expect_cqe(&p.a, &p.a.scq, 0xa9, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    pair_free(&p);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/vhca/rc/send-recv", test_send_recv);
+    g_test_add_func("/vhca/rc/segmentation", test_segmentation);
+    g_test_add_func("/vhca/rc/write-imm-atomics", test_write_imm_and_atomics);
+    g_test_add_func("/vhca/rc/unsignaled", test_unsignaled);
+    g_test_add_func("/vhca/rc/psn-wrap", test_psn_wrap);
+    g_test_add_func("/vhca/rc/loss-request", test_loss_request);
+    g_test_add_func("/vhca/rc/loss-ack", test_loss_ack);
+    g_test_add_func("/vhca/rc/duplicates", test_duplicates);
+    g_test_add_func("/vhca/rc/reorder", test_reorder);
+    g_test_add_func("/vhca/rc/rnr", test_rnr);
+    g_test_add_func("/vhca/rc/rnr-exhausted", test_rnr_exhausted);
+    g_test_add_func("/vhca/rc/retry-exhausted", test_retry_exhausted);
+    g_test_add_func("/vhca/rc/remote-access-errors",
+                    test_remote_access_errors);
+    g_test_add_func("/vhca/rc/local-errors", test_local_errors);
+    g_test_add_func("/vhca/rc/responder-receive-errors",
+                    test_responder_receive_errors);
+    g_test_add_func("/vhca/rc/ack-coalescing-credits",
+                    test_ack_coalescing_and_credits);
+    g_test_add_func("/vhca/rc/periodic-loss", test_periodic_loss);
+    g_test_add_func("/vhca/rc/random-loss-1pct", test_loss_1);
+    g_test_add_func("/vhca/rc/random-loss-5pct", test_loss_5);
+    g_test_add_func("/vhca/rc/loopback", test_loopback);
+    g_test_add_func("/vhca/rc/rx-drops", test_rx_drops);
+    g_test_add_func("/vhca/rc/events", test_events);
+    g_test_add_func("/vhca/rc/rd-atomic-limit-fence",
+                    test_rd_atomic_limit_and_fence);
+    return g_test_run();
+}
