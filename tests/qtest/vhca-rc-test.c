@@ -73,6 +73,7 @@ typedef struct QpConf {
     uint8_t rnr_retry;
     uint8_t min_rnr_timer;      /* the responder's RNR NAK timer code */
     uint32_t access;            /* qp_access_flags */
+    uint8_t max_rd_atomic;      /* initiator depth, 0: the device's max */
     unsigned sq_log, rq_log;
     bool sig_all;
 } QpConf;
@@ -215,7 +216,8 @@ static void qp_to_rts_at(Side *s, VhcaQp *qp, const Side *peer,
     a.timeout = c->timeout;
     a.retry_cnt = c->retry_cnt;
     a.rnr_retry = c->rnr_retry;
-    a.max_rd_atomic = s->dev.max_qp_init_rd_atom;
+    a.max_rd_atomic = c->max_rd_atomic ? c->max_rd_atomic
+                                        : s->dev.max_qp_init_rd_atom;
     qp_modify_ok_at(s, &a, VHCA_QPS_RTS, VHCA_QP_SQ_PSN | VHCA_QP_TIMEOUT |
                     VHCA_QP_RETRY_CNT | VHCA_QP_RNR_RETRY |
                     VHCA_QP_MAX_QP_RD_ATOMIC, where);
@@ -2065,6 +2067,142 @@ static void test_corrupt(const void *data)
     fabric_down(&f);
 }
 
+/*
+ * The initiator depth (max_rd_atomic, IBTA 9.5 / 11.2.4.2): while the
+ * responder's answers are held back, the requester has at most that many
+ * RDMA READ and atomic requests outstanding; once they flow, all
+ * complete.
+ */
+static VhcaLinkVerdict drop_responses(VhcaLink *link, const VhcaLinkFrame *f,
+                                      void *opaque)
+{
+    bool *dropping = opaque;
+
+    return *dropping && f->from == 1 ? VHCA_LINK_DROP : VHCA_LINK_PASS;
+}
+
+static void test_initiator_depth(void)
+{
+    enum { N = 8, DEPTH = 2, LEN = 64 };
+    QpConf conf = conf_default;
+    Fabric f;
+    Conn cn;
+    struct vhca_send_wqe w;
+    uint64_t lbuf, rbuf;
+    uint32_t lkey, rkey;
+    bool dropping = true;
+    int64_t until;
+    GHashTable *psns = g_hash_table_new(NULL, NULL);
+
+    conf.max_rd_atomic = DEPTH;
+    conf.timeout = 12;          /* 16.8 ms: no retransmission meanwhile */
+    fabric_up(&f, 0);
+    f.link.filter = drop_responses;
+    f.link.filter_opaque = &dropping;
+    conn_make(&cn, &f.side[0], &f.side[1], &conf);
+    lbuf = buf_alloc(&f.side[0], N * LEN);
+    lkey = mr_phys(&f.side[0], lbuf, N * LEN, VHCA_ACCESS_LOCAL_WRITE);
+    rbuf = buf_alloc(&f.side[1], N * LEN);
+    buf_fill(&f.side[1], rbuf, N * LEN, 16);
+    rkey = mr_phys(&f.side[1], rbuf, N * LEN, VHCA_ACCESS_REMOTE_READ);
+    for (int i = 0; i < N; i++) {
+        wqe_init(&w, SEND_ID(i), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
+        wqe_sge(&w, lbuf + i * LEN, LEN, lkey);
+        wqe_remote(&w, rbuf + i * LEN, rkey);
+        sq_write(&f.side[0], &cn.qp[0], &w);
+    }
+    sq_ring(&f.side[0], &cn.qp[0]);
+
+    /* 5 ms of answers lost, well inside the 16.8 ms timeout. */
+    vhca_link_sync_clock(&f.link);
+    until = f.link.clock_ns + 5000000;
+    VHCA_LINK_WAIT_UNTIL(&f.link, f.link.clock_ns >= until, 50000,
+                         "5 ms of virtual time");
+    for (guint i = 0; i < f.link.frames->len; i++) {
+        VhcaRocePkt p;
+        const VhcaLinkFrame *fr = frame_at(&f, i, &p);
+
+        if (fr->from == 0 && p.opcode == VHCA_RC_READ_REQUEST) {
+            g_hash_table_add(psns, GUINT_TO_POINTER(p.psn));
+        }
+    }
+    g_assert_cmpuint(g_hash_table_size(psns), ==, DEPTH);
+    g_assert_false(vhca_cq_peek(f.side[0].d, &f.side[0].scq, NULL));
+
+    dropping = false;
+    for (int i = 0; i < N; i++) {
+        expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
+                   VHCA_WC_RDMA_READ, SEND_ID(i), cn.qp[0].qpn, NULL);
+    }
+    buf_check(&f.side[0], lbuf, N * LEN, 16);
+    g_hash_table_destroy(psns);
+    fabric_down(&f);
+}
+
+/*
+ * Completion events (IBTA 11.4.2.2): a CQ armed for solicited
+ * completions raises COMPLETION on its EQ for a receive whose SEND had
+ * the solicited event bit, not for one without; ARM_NEXT for any.
+ */
+static void test_solicited_event(void)
+{
+    Fabric f;
+    Conn cn;
+    Side *r;
+    struct vhca_send_wqe w;
+    struct vhca_eqe eqe;
+    uint64_t sbuf, rbuf;
+    uint32_t skey, rkey;
+
+    fabric_up(&f, 0);
+    r = &f.side[1];
+    conn_make(&cn, &f.side[0], r, &conf_default);
+    sbuf = buf_alloc(&f.side[0], 64);
+    skey = mr_phys(&f.side[0], sbuf, 64, 0);
+    rbuf = buf_alloc(r, 4 * 64);
+    rkey = mr_phys(r, rbuf, 4 * 64, VHCA_ACCESS_LOCAL_WRITE);
+    for (int i = 0; i < 3; i++) {
+        rq_post(r, &cn.qp[1], RECV_ID(i), rbuf + 64 * i, 64, rkey);
+    }
+    vhca_ceq_ack(r->d, &r->eq, true);
+
+    /* Armed for solicited: an unsolicited SEND raises nothing. */
+    vhca_cq_arm(r->d, &r->rcq, VHCA_CQ_ARM_SOLICITED);
+    wqe_init(&w, SEND_ID(0), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, sbuf, 64, skey);
+    sq_post(&f.side[0], &cn.qp[0], &w);
+    expect_cqe(&f, r, &r->rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV, RECV_ID(0),
+               cn.qp[1].qpn, NULL);
+    settle(&f);
+    g_assert_false(vhca_ceq_peek(r->d, &r->eq, NULL));
+
+    /* A solicited one does. */
+    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND,
+             VHCA_WQE_SIGNALED | VHCA_WQE_SOLICITED);
+    wqe_sge(&w, sbuf, 64, skey);
+    sq_post(&f.side[0], &cn.qp[0], &w);
+    expect_cqe(&f, r, &r->rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV, RECV_ID(1),
+               cn.qp[1].qpn, NULL);
+    VHCA_LINK_WAIT_UNTIL(&f.link, vhca_ceq_peek(r->d, &r->eq, &eqe), STEP_NS,
+                         "COMPLETION event");
+    r->eq.ci++;
+    g_assert_cmpuint(eqe.type, ==, VHCA_EQE_COMPLETION);
+    g_assert_cmpuint(eqe.data[0], ==, r->rcq.cqn);
+    vhca_ceq_ack(r->d, &r->eq, true);
+
+    /* ARM_NEXT: any completion. */
+    vhca_cq_arm(r->d, &r->rcq, VHCA_CQ_ARM_NEXT);
+    wqe_init(&w, SEND_ID(2), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, sbuf, 64, skey);
+    sq_post(&f.side[0], &cn.qp[0], &w);
+    expect_cqe(&f, r, &r->rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV, RECV_ID(2),
+               cn.qp[1].qpn, NULL);
+    VHCA_LINK_WAIT_UNTIL(&f.link, vhca_ceq_peek(r->d, &r->eq, &eqe), STEP_NS,
+                         "COMPLETION event");
+    g_assert_cmpuint(eqe.data[0], ==, r->rcq.cqn);
+    fabric_down(&f);
+}
+
 /* ---- loopback ---------------------------------------------------------- */
 
 /*
@@ -2457,6 +2595,8 @@ int main(int argc, char **argv)
                        test_corrupt);
     vhca_add_data_test("/vhca/rc/corrupt/ack", GINT_TO_POINTER(1),
                        test_corrupt);
+    vhca_add_test("/vhca/rc/initiator-depth", test_initiator_depth);
+    vhca_add_test("/vhca/rc/solicited-event", test_solicited_event);
     vhca_add_test("/vhca/rc/loopback", test_loopback);
     vhca_add_test("/vhca/rc/wire-format", test_wire_format);
     return g_test_run();
