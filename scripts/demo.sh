@@ -27,3 +27,22 @@ in_guest 1 rdma link show
 in_guest 1 ibv_devinfo -v -d vhca0
 in_guest 2 ibv_devinfo -d vhca0
 in_guest 2 ethtool -S '$(ls /sys/bus/pci/drivers/vhca/*/net)'
+
+# RDMA between the guests: unmodified ibv_rc_pingpong and perftest.  The
+# server runs in guest 2, the client in guest 1; both find the RoCE v2 GID
+# of their IPv4 address.
+gid='$(ibv_devinfo -v -d vhca0 | sed -n "s/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p")'
+rdma_pair() {
+	local server="$1" client="$2"
+	"${fabric[@]}" exec 2 "($server) > /tmp/server.log 2>&1 & echo \$! > /tmp/server.pid"
+	"${fabric[@]}" exec 2 'for i in $(seq 300); do ss -ltn | grep -q ":18515 " && exit 0; sleep 0.1; done; exit 1'
+	in_guest 1 "$client"
+	"${fabric[@]}" exec 2 'while kill -0 $(cat /tmp/server.pid) 2>/dev/null; do sleep 0.1; done'
+	in_guest 2 cat /tmp/server.log
+}
+rdma_pair "ibv_rc_pingpong -d vhca0 -g $gid -c -s 65536 -n 200" \
+	"ibv_rc_pingpong -d vhca0 -g $gid -c -s 65536 -n 200 192.0.2.2"
+rdma_pair "ib_write_bw -d vhca0 -x $gid -F -s 65536 -n 200" \
+	"ib_write_bw -d vhca0 -x $gid -F -s 65536 -n 200 192.0.2.2"
+rdma_pair "ib_send_lat -d vhca0 -x $gid -F -s 64 -n 500" \
+	"ib_send_lat -d vhca0 -x $gid -F -s 64 -n 500 192.0.2.2"

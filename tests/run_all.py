@@ -11,6 +11,7 @@ Suites, in order (each counts its individual test cases):
 """
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -111,6 +112,23 @@ def run_lint(results):
         if m:
             results.add("lint", "checkpatch " + m.group(2),
                         "pass" if m.group(1) == "ok" else "fail", m.group(3))
+
+
+    # The docs are reStructuredText: they must parse without errors.
+    import docutils.core
+    import docutils.utils
+    for doc in sorted(glob.glob(os.path.join(ROOT, "docs", "**", "*.rst"),
+                                recursive=True)):
+        name = os.path.relpath(doc, ROOT)
+        with open(doc) as f:
+            text = f.read()
+        try:
+            docutils.core.publish_doctree(
+                text, source_path=name,
+                settings_overrides={"halt_level": 3, "report_level": 5})
+            results.add("lint", "rst " + name, "pass")
+        except docutils.utils.SystemMessage as e:
+            results.add("lint", "rst " + name, "fail", str(e))
 
 
 class RecordingResult(unittest.TestResult):
