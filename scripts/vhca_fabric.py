@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Start N QEMU guests, each with a vhca, on one Ethernet fabric.
+"""Start N QEMU guests, each with a vhca (or soft-RoCE), on one Ethernet fabric.
 
 Two guests are joined back to back with -netdev dgram (UDP on 127.0.0.1).
 More than two are each joined to a small learning switch (fabric_hub.py),
@@ -9,13 +9,20 @@ serial-port agent (images/guest/vhca-agent).
 
 Used as a library by the tests and as a command:
 
-    vhca_fabric.py start [-n 2] [--pcap] [--run-dir DIR]   # stays running
+    vhca_fabric.py start [-n 2] [--nics vhca,rxe] [--pcap] [--run-dir DIR]
     vhca_fabric.py exec  GUEST COMMAND...                   # GUEST: 1..N
     vhca_fabric.py stop
 
 Addresses: guest i has MAC 52:54:00:56:48:<i>, 192.0.2.<i>/24 and
 2001:db8::<i>/64 (documentation prefixes: the fabric is private to these
 QEMU processes and never reaches a real network).
+
+Each guest's NIC is one of:
+
+    vhca  -device vhca; the guest's RDMA device is vhca0 (the default)
+    rxe   -device virtio-net-pci; after boot the guest loads Linux's
+          soft-RoCE (rdma_rxe) on it and its RDMA device is rxe0.  This is
+          the reference peer for interoperability tests and benchmarks.
 """
 
 import argparse
@@ -33,7 +40,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_RUN_DIR = os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run")
 BOOT_TIMEOUT = float(os.environ.get("VHCA_BOOT_TIMEOUT", "180"))
+# Each guest's fabric socket holds this much unread traffic.  QEMU's own
+# dgram socket gets net.core.rmem_default (208 KiB on Debian): a vhca
+# answering 16 outstanding 64 KiB READs sends 1024 frames at once, and with
+# the default the host dropped a fifth of all frames in a benchmark run,
+# each loss costing a go-back-N retry (docs/benchmarks.rst).
+FABRIC_RCVBUF = 16 << 20
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 READY_MARK = "vhca-guest: ready"
+NICS = ("vhca", "rxe")
 
 
 class FabricError(Exception):
@@ -51,6 +66,21 @@ def free_udp_ports(count):
     for s in socks:
         s.close()
     return ports
+
+
+def fabric_socket(local_port, remote_port):
+    """The UDP socket a guest's -netdev dgram uses, with a deep receive
+    buffer; connected, so QEMU sends with send() and hears only the peer."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        # Beyond net.core.rmem_max, which needs CAP_NET_ADMIN ...
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, FABRIC_RCVBUF)
+    except PermissionError:
+        # ... else as much as rmem_max allows.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, FABRIC_RCVBUF)
+    sock.bind(("127.0.0.1", local_port))
+    sock.connect(("127.0.0.1", remote_port))
+    return sock
 
 
 def guest_ipv4(i):
@@ -77,8 +107,14 @@ def build_artifacts():
 
 
 class Guest:
-    def __init__(self, index, run_dir):
+    def __init__(self, index, run_dir, nic="vhca"):
+        if nic not in NICS:
+            raise FabricError("guest%d: unknown NIC '%s' (have %s)"
+                              % (index, nic, ", ".join(NICS)))
         self.index = index
+        self.nic = nic
+        # The guest's RDMA device, as ibv_devices and perftest's -d name it.
+        self.rdma_dev = "vhca0" if nic == "vhca" else "rxe0"
         self.dir = os.path.join(run_dir, "guest%d" % index)
         self.console = os.path.join(self.dir, "console.log")
         self.agent_sock = os.path.join(self.dir, "agent.sock")
@@ -90,7 +126,16 @@ class Guest:
         self.pid = None
 
     def qemu_args(self, qemu, kernel, initrd, local_port, remote_port,
-                  pcap, extra):
+                  pcap, extra, fabric_fd=None):
+        """QEMU's command line.  The fabric link is UDP from local_port to
+        remote_port on 127.0.0.1: QEMU's own socket, or fabric_fd (a
+        socket from fabric_socket() that QEMU inherits)."""
+        if fabric_fd is None:
+            netdev = ("dgram,id=fabric,local.type=inet,local.host=127.0.0.1,"
+                      "local.port=%d,remote.type=inet,remote.host=127.0.0.1,"
+                      "remote.port=%d" % (local_port, remote_port))
+        else:
+            netdev = "dgram,id=fabric,local.type=fd,local.str=%d" % fabric_fd
         append = ("console=ttyS0 rdinit=/init panic=-1 loglevel=4 "
                   "guest_name=guest%d guest_ip=%s/24 guest_ip6=%s/64"
                   % (self.index, self.ipv4, self.ipv6))
@@ -104,15 +149,69 @@ class Guest:
             % self.agent_sock,
             "-serial", "chardev:agent",
             "-qmp", "unix:%s,server=on,wait=off" % self.qmp_sock,
-            "-netdev", "dgram,id=fabric,local.type=inet,"
-            "local.host=127.0.0.1,local.port=%d,remote.type=inet,"
-            "remote.host=127.0.0.1,remote.port=%d" % (local_port, remote_port),
-            "-device", "vhca,netdev=fabric,mac=%s" % self.mac,
+            "-netdev", netdev,
+            "-device", self.nic_device() + ",netdev=fabric,mac=" + self.mac,
         ]
         if pcap:
             args += ["-object",
                      "filter-dump,id=dump,netdev=fabric,file=%s" % self.pcap]
         return args + list(extra)
+
+    def nic_device(self):
+        if self.nic == "vhca":
+            return "vhca"
+        # No option ROM: the guest boots with -kernel, not from the network.
+        return "virtio-net-pci,romfile="
+
+    def netdev_driver(self):
+        """The guest kernel driver bound to the fabric NIC."""
+        return "vhca" if self.nic == "vhca" else "virtio_net"
+
+    def ifname(self):
+        """The name of the guest's network interface on the fabric."""
+        return self.run(
+            "for dev in /sys/class/net/*; do "
+            "drv=$(readlink $dev/device/driver); "
+            "[ \"${drv##*/}\" = %s ] && echo ${dev##*/}; done"
+            % self.netdev_driver()).strip()
+
+    def set_up_rxe(self, timeout=60):
+        """Bring up soft-RoCE on the virtio-net interface.
+
+        The guest's init only configures a vhca interface, so this loads
+        virtio_net and rdma_rxe, gives the interface the guest's addresses
+        and adds rxe0 on it, then waits until the RDMA core has turned the
+        IPv4 address into a RoCE v2 GID (as init does for vhca, the IPv6
+        address skips duplicate address detection so its GID appears at
+        once).
+        """
+        script = r"""
+set -e
+modprobe virtio_net
+for i in $(seq 100); do
+    for dev in /sys/class/net/*; do
+        drv=$(readlink $dev/device/driver || true)
+        [ "${drv##*/}" = virtio_net ] && ifname=${dev##*/}
+    done
+    [ -n "$ifname" ] && break
+    sleep 0.1
+done
+[ -n "$ifname" ] || { echo "no virtio_net interface"; exit 1; }
+ip link set dev $ifname up
+ip addr add %(ip4)s/24 dev $ifname
+ip -6 addr add %(ip6)s/64 dev $ifname nodad
+modprobe rdma_rxe
+rdma link add %(dev)s type rxe netdev $ifname
+for i in $(seq %(polls)d); do
+    ibv_devinfo -v -d %(dev)s | grep -q "::ffff:%(ip4)s, RoCE v2" && exit 0
+    sleep 0.2
+done
+ibv_devinfo -v -d %(dev)s
+echo "%(dev)s has no RoCE v2 GID for %(ip4)s"
+exit 1
+""" % {"ip4": self.ipv4, "ip6": self.ipv6, "dev": self.rdma_dev,
+            "polls": timeout * 5}
+        self.run(script, timeout + 30)
 
     def console_text(self):
         try:
@@ -206,18 +305,52 @@ class Guest:
             return reply.get("return")
 
 
+def client_server(server, client, server_cmd, client_cmd, port,
+                  timeout=300):
+    """Run a TCP-rendezvous program pair (ibv_*_pingpong, perftest).
+
+    Starts server_cmd in the background in guest server, waits until it
+    listens on TCP port, runs client_cmd in guest client, then waits for the
+    server to end by itself (it does once its client is done; it is killed
+    after timeout).  Returns (client status, client output, server output);
+    a server that had to be killed counts as a failed client.
+    """
+    server.run("(%s) > /tmp/server.log 2>&1 & echo $! > /tmp/server.pid"
+               % server_cmd)
+    server.run("for i in $(seq 300); do ss -ltn | grep -q ':%d ' && exit 0; "
+               "sleep 0.1; done; cat /tmp/server.log; exit 1" % port)
+    status, client_out = client.exec(client_cmd, timeout)
+    server_status, _ = server.exec(
+        "pid=$(cat /tmp/server.pid); for i in $(seq %d); do "
+        "kill -0 $pid 2>/dev/null || exit 0; sleep 0.1; done; "
+        "kill $pid; exit 1" % (timeout * 10), timeout + 30)
+    server_out = server.run("cat /tmp/server.log")
+    if status == 0 and server_status != 0:
+        status = 1
+        client_out += "\n(the server did not end by itself; killed)\n"
+    return status, client_out, server_out
+
+
 class Fabric:
     """N guests on one fabric. Use as a context manager: stop() on exit."""
 
     def __init__(self, count=2, run_dir=DEFAULT_RUN_DIR, pcap=False,
-                 extra_args=()):
+                 extra_args=(), nics=None):
+        """nics: one NIC kind per guest ("vhca" or "rxe"); all vhca if None."""
         if count < 1:
             raise FabricError("need at least one guest")
+        if nics is None:
+            nics = ["vhca"] * count
+        if len(nics) != count:
+            raise FabricError("%d guests but %d NICs (%s)"
+                              % (count, len(nics), ",".join(nics)))
         self.count = count
         self.run_dir = run_dir
         self.pcap = pcap
         self.extra_args = extra_args
-        self.guests = [Guest(i + 1, run_dir) for i in range(count)]
+        self.nics = list(nics)
+        self.guests = [Guest(i + 1, run_dir, nic)
+                       for i, nic in enumerate(self.nics)]
         self.hub_pid = None
 
     def __enter__(self):
@@ -255,21 +388,28 @@ class Fabric:
                       guest.pcap):
                 if os.path.exists(f):
                     os.unlink(f)
-            args = guest.qemu_args(qemu, kernel, initrd, local, remote,
-                                   self.pcap, self.extra_args)
+            # qemu.cmdline is for starting a guest by hand: with QEMU's own
+            # socket, as the fd is not there then.
             with open(os.path.join(guest.dir, "qemu.cmdline"), "w") as f:
-                f.write(" ".join(args) + "\n")
-            err = open(os.path.join(guest.dir, "qemu.stderr"), "w")
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
-                                    stdout=err, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+                f.write(" ".join(guest.qemu_args(
+                    qemu, kernel, initrd, local, remote, self.pcap,
+                    self.extra_args)) + "\n")
+            with fabric_socket(local, remote) as sock, \
+                    open(os.path.join(guest.dir, "qemu.stderr"), "w") as err:
+                args = guest.qemu_args(qemu, kernel, initrd, local, remote,
+                                       self.pcap, self.extra_args,
+                                       sock.fileno())
+                proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                        stdout=err, stderr=subprocess.STDOUT,
+                                        start_new_session=True,
+                                        pass_fds=[sock.fileno()])
             guest.pid = proc.pid
         self.save_state()
         return self
 
     def save_state(self):
         state = {"hub": self.hub_pid, "pcap": self.pcap,
-                 "guests": [g.pid for g in self.guests]}
+                 "guests": [g.pid for g in self.guests], "nics": self.nics}
         with open(os.path.join(self.run_dir, "state.json"), "w") as f:
             json.dump(state, f)
 
@@ -282,14 +422,16 @@ class Fabric:
         except FileNotFoundError:
             raise FabricError("no fabric running in %s (run 'start' first)"
                               % run_dir)
-        fabric = cls(len(state["guests"]), run_dir, state["pcap"])
+        fabric = cls(len(state["guests"]), run_dir, state["pcap"],
+                     nics=state.get("nics"))
         fabric.hub_pid = state["hub"]
         for guest, pid in zip(fabric.guests, state["guests"]):
             guest.pid = pid
         return fabric
 
     def wait_ready(self, timeout=BOOT_TIMEOUT):
-        """Wait until every guest's init printed the ready mark."""
+        """Wait until every guest's init printed the ready mark, then bring
+        up soft-RoCE in the rxe guests."""
         deadline = time.monotonic() + timeout
         pending = list(self.guests)
         while pending:
@@ -311,6 +453,9 @@ class Fabric:
                                      pending[0].console))
             # Boot progress is only visible in the console log file.
             time.sleep(0.5)
+        for guest in self.guests:
+            if guest.nic == "rxe":
+                guest.set_up_rxe()
         return self
 
     def stop(self):
@@ -352,7 +497,12 @@ def main():
     parser.add_argument("--run-dir", default=DEFAULT_RUN_DIR)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("start", help="boot N guests and leave them running")
-    p.add_argument("-n", "--guests", type=int, default=2)
+    p.add_argument("-n", "--guests", type=int,
+                   help="number of guests (default: one per --nics entry, "
+                   "or 2)")
+    p.add_argument("--nics", type=lambda s: s.split(","),
+                   help="comma-separated NIC of each guest: vhca (default) "
+                   "or rxe (virtio-net with Linux soft-RoCE), e.g. vhca,rxe")
     p.add_argument("--pcap", action="store_true",
                    help="capture each guest's fabric traffic to "
                    "RUN_DIR/guestI/fabric.pcap")
@@ -366,15 +516,17 @@ def main():
 
     try:
         if args.cmd == "start":
-            fabric = Fabric(args.guests, args.run_dir, args.pcap)
+            count = args.guests or (len(args.nics) if args.nics else 2)
+            fabric = Fabric(count, args.run_dir, args.pcap, nics=args.nics)
             try:
                 fabric.start().wait_ready()
             except BaseException:
                 fabric.stop()
                 raise
             for g in fabric.guests:
-                print("guest%d: %s %s %s (console %s)"
-                      % (g.index, g.mac, g.ipv4, g.ipv6, g.console))
+                print("guest%d: %s %s %s %s (console %s)"
+                      % (g.index, g.rdma_dev, g.mac, g.ipv4, g.ipv6,
+                         g.console))
         elif args.cmd == "exec":
             if not args.command:
                 raise FabricError("exec: no command given")

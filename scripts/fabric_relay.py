@@ -1,0 +1,332 @@
+#!/usr/bin/python3
+"""A fault-injecting relay between two vhca guests' -netdev dgram backends.
+
+Each guest's QEMU sends its frames to the relay port meant for it; the relay
+forwards every datagram (one Ethernet frame) to the other guest, dropping,
+duplicating and reordering frames at the rates it is given:
+
+    fabric_relay.py relay [--drop P] [--dup P] [--reorder P] [--seed N]
+                          [--roce-only] [--control-port PORT]
+                          [--exit-with-parent]
+                          RELAY_PORT_1 GUEST_PORT_1 RELAY_PORT_2 GUEST_PORT_2
+    fabric_relay.py ctl CONTROL_PORT COMMAND...
+
+Guest 1's QEMU has local.port=GUEST_PORT_1 and remote.port=RELAY_PORT_1, and
+guest 2 likewise; everything is on 127.0.0.1.
+
+A reordered frame is held back and sent after the next frame that goes the
+same way (or after HOLD_SECONDS if none comes).  With --roce-only only
+RoCEv2 frames (UDP destination port 4791) suffer; ARP, ICMP and the TCP the
+RDMA programs use to exchange their QP numbers go through untouched.
+
+"Peer gone": while the relay is a black hole it drops every frame, both
+ways.  SIGUSR1 turns the black hole on, SIGUSR2 off.
+
+The control port takes one command per UDP datagram and answers with one
+JSON datagram holding the rates, the black hole state and the counters:
+
+    stats                           nothing else
+    set drop=P dup=P reorder=P      change some rates
+    blackhole on|off
+    reset                           zero the counters
+    mark TEXT...                    print TEXT and the counters on stdout
+
+The counters (per direction, "1to2" and "2to1") are printed on stdout when
+the relay stops (SIGTERM, SIGINT), and the relay stops by itself once its
+parent is gone with --exit-with-parent.
+"""
+
+import argparse
+import json
+import os
+import random
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+HOST = "127.0.0.1"
+ROCE_V2_UDP_PORT = 4791           # IBTA Annex A17.2.1
+HOLD_SECONDS = 0.02               # a held frame's longest wait
+POLL_SECONDS = 0.2                # how often the loop looks at its flags
+MAX_DATAGRAM = 65535
+COUNTERS = ("received", "forwarded", "untouched", "dropped", "duplicated",
+            "reordered", "blackholed")
+
+ETH_P_IPV4 = 0x0800
+ETH_P_IPV6 = 0x86dd
+ETH_P_8021Q = 0x8100
+IPPROTO_UDP = 17
+
+
+def is_roce_v2(frame):
+    """True if the Ethernet frame carries a UDP datagram to port 4791."""
+    offset = 12
+    if len(frame) < offset + 2:
+        return False
+    ethertype = struct.unpack_from("!H", frame, offset)[0]
+    if ethertype == ETH_P_8021Q:
+        offset += 4
+        if len(frame) < offset + 2:
+            return False
+        ethertype = struct.unpack_from("!H", frame, offset)[0]
+    offset += 2
+    if ethertype == ETH_P_IPV4:
+        if len(frame) < offset + 20:
+            return False
+        ihl = (frame[offset] & 0xf) * 4
+        fragment = struct.unpack_from("!H", frame, offset + 6)[0] & 0x1fff
+        if frame[offset + 9] != IPPROTO_UDP or ihl < 20 or fragment:
+            return False
+        udp = offset + ihl
+    elif ethertype == ETH_P_IPV6:
+        # RoCEv2 puts UDP right after the fixed header (no extension headers).
+        if len(frame) < offset + 40 or frame[offset + 6] != IPPROTO_UDP:
+            return False
+        udp = offset + 40
+    else:
+        return False
+    if len(frame) < udp + 8:
+        return False
+    return struct.unpack_from("!H", frame, udp + 2)[0] == ROCE_V2_UDP_PORT
+
+
+class Direction:
+    """Frames from one guest to the other, and what befell them."""
+
+    def __init__(self, name, rx, rx_from, tx, tx_to):
+        self.name = name
+        self.rx = rx               # the socket the source guest sends to
+        self.rx_from = rx_from     # the source guest's address
+        self.tx = tx               # the socket the destination guest hears
+        self.tx_to = tx_to         # the destination guest's address
+        self.held = None           # (frame, release time) of a reordered one
+        self.counters = dict.fromkeys(COUNTERS, 0)
+
+    def send(self, frame):
+        try:
+            self.tx.sendto(frame, self.tx_to)
+        except OSError:
+            # The destination QEMU is not (yet, or any more) there: the
+            # frame is lost on the wire, as it would be on a real one.
+            return
+        self.counters["forwarded"] += 1
+
+
+class Relay:
+    def __init__(self, ports, drop, dup, reorder, seed, roce_only):
+        relay_1, guest_1, relay_2, guest_2 = ports
+        self.sock_1 = self.bind(relay_1)
+        self.sock_2 = self.bind(relay_2)
+        self.directions = {
+            self.sock_1: Direction("1to2", self.sock_1, (HOST, guest_1),
+                                   self.sock_2, (HOST, guest_2)),
+            self.sock_2: Direction("2to1", self.sock_2, (HOST, guest_2),
+                                   self.sock_1, (HOST, guest_1)),
+        }
+        self.rates = {"drop": drop, "dup": dup, "reorder": reorder}
+        self.random = random.Random(seed)
+        self.roce_only = roce_only
+        self.blackhole = False
+        self.stopping = False
+
+    @staticmethod
+    def bind(port):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        # Room for a burst (the kernel caps it at net.core.rmem_max): the
+        # relay must lose only the frames it chooses to.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        sock.bind((HOST, port))
+        sock.setblocking(False)
+        return sock
+
+    def chance(self, name):
+        rate = self.rates[name]
+        return rate > 0 and self.random.random() < rate
+
+    def relay(self, d, frame):
+        c = d.counters
+        c["received"] += 1
+        if self.blackhole:
+            c["blackholed"] += 1
+            return
+        if self.roce_only and not is_roce_v2(frame):
+            c["untouched"] += 1
+            d.send(frame)
+            return
+        if self.chance("drop"):
+            c["dropped"] += 1
+            return
+        copies = 1
+        if self.chance("dup"):
+            c["duplicated"] += 1
+            copies = 2
+        if d.held is None and self.chance("reorder"):
+            d.held = (frame, time.monotonic() + HOLD_SECONDS)
+            copies -= 1
+        for _ in range(copies):
+            d.send(frame)
+        if d.held is not None and d.held[0] is not frame:
+            c["reordered"] += 1
+            self.release(d)
+
+    def release(self, d):
+        frame, d.held = d.held[0], None
+        if self.blackhole:
+            d.counters["blackholed"] += 1
+        else:
+            d.send(frame)
+
+    def set_rates(self, words):
+        rates = {}
+        for word in words:
+            name, _, value = word.partition("=")
+            if name not in self.rates:
+                raise ValueError("unknown rate %r" % name)
+            rates[name] = float(value)
+            if not 0 <= rates[name] <= 1:
+                raise ValueError("%s=%s is not a probability" % (name, value))
+        self.rates.update(rates)
+
+    def control(self, request):
+        words = request.decode(errors="replace").split()
+        reply = {}
+        try:
+            if not words:
+                raise ValueError("empty command")
+            if words[0] == "set":
+                self.set_rates(words[1:])
+            elif words[0] == "blackhole" and words[1:] in (["on"], ["off"]):
+                self.blackhole = words[1] == "on"
+            elif words[0] == "reset" and len(words) == 1:
+                for d in self.directions.values():
+                    d.counters = dict.fromkeys(COUNTERS, 0)
+            elif words[0] == "mark":
+                print("mark %s" % " ".join(words[1:]), flush=True)
+                self.report()
+            elif words != ["stats"]:
+                raise ValueError("unknown command %r" % " ".join(words))
+        except ValueError as e:
+            reply["error"] = str(e)
+        reply.update(self.state())
+        return json.dumps(reply).encode()
+
+    def state(self):
+        return {"rates": self.rates, "blackhole": self.blackhole,
+                "roce_only": self.roce_only,
+                "counters": {d.name: dict(d.counters)
+                             for d in self.directions.values()}}
+
+    def report(self):
+        for d in self.directions.values():
+            print("%s: %s" % (d.name, " ".join(
+                "%s=%d" % (k, d.counters[k]) for k in COUNTERS)), flush=True)
+
+    def run(self, control_sock, parent):
+        socks = list(self.directions) + ([control_sock] if control_sock else [])
+        while not self.stopping:
+            if parent is not None and parent != os.getppid():
+                print("parent %d gone" % parent, flush=True)
+                break
+            now = time.monotonic()
+            wait = POLL_SECONDS
+            for d in self.directions.values():
+                if d.held is not None:
+                    if d.held[1] <= now:
+                        self.release(d)
+                    else:
+                        wait = min(wait, d.held[1] - now)
+            readable, _, _ = select.select(socks, [], [], wait)
+            for sock in readable:
+                try:
+                    data, src = sock.recvfrom(MAX_DATAGRAM)
+                except (BlockingIOError, ConnectionRefusedError):
+                    # Linux reports an earlier send's ICMP unreachable here.
+                    continue
+                if sock is control_sock:
+                    if src[0] == HOST:
+                        sock.sendto(self.control(data), src)
+                    continue
+                d = self.directions[sock]
+                if src == d.rx_from:
+                    self.relay(d, data)
+
+
+def probability(text):
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError("%s is not in [0, 1]" % text)
+    return value
+
+
+def control(port, command, timeout=5.0):
+    """Send one command to a relay's control port; return its JSON reply."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(timeout)
+        s.sendto(command.encode(), (HOST, port))
+        reply = json.loads(s.recv(MAX_DATAGRAM).decode())
+    if "error" in reply:
+        raise ValueError("relay: %s" % reply["error"])
+    return reply
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("relay", help="relay frames between two guests")
+    p.add_argument("--drop", type=probability, default=0.0)
+    p.add_argument("--dup", type=probability, default=0.0)
+    p.add_argument("--reorder", type=probability, default=0.0)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--roce-only", action="store_true",
+                   help="disturb RoCEv2 frames (UDP/4791) only")
+    p.add_argument("--control-port", type=int, default=None)
+    p.add_argument("--exit-with-parent", action="store_true",
+                   help="stop when the process that started the relay ends")
+    p.add_argument("ports", type=int, nargs=4, metavar="PORT",
+                   help="RELAY_PORT_1 GUEST_PORT_1 RELAY_PORT_2 GUEST_PORT_2")
+    p = sub.add_parser("ctl", help="send a command to a running relay")
+    p.add_argument("control_port", type=int)
+    p.add_argument("command", nargs="+")
+    args = parser.parse_args()
+
+    if args.cmd == "ctl":
+        try:
+            print(json.dumps(control(args.control_port,
+                                     " ".join(args.command)), indent=1))
+        except (OSError, ValueError) as e:
+            print("fabric_relay: %s" % e, file=sys.stderr)
+            return 1
+        return 0
+
+    relay = Relay(args.ports, args.drop, args.dup, args.reorder, args.seed,
+                  args.roce_only)
+    control_sock = Relay.bind(args.control_port) \
+        if args.control_port is not None else None
+
+    def stop(signum, frame):
+        relay.stopping = True
+
+    def blackhole(signum, frame):
+        relay.blackhole = signum == signal.SIGUSR1
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGUSR1, blackhole)
+    signal.signal(signal.SIGUSR2, blackhole)
+    print("relay %s: drop %g dup %g reorder %g seed %s%s"
+          % (" ".join(map(str, args.ports)), args.drop, args.dup,
+             args.reorder, args.seed, " roce-only" if args.roce_only else ""),
+          flush=True)
+    try:
+        relay.run(control_sock,
+                  os.getppid() if args.exit_with_parent else None)
+    finally:
+        relay.report()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

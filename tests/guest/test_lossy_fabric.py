@@ -1,0 +1,342 @@
+"""RC between two guests over a fabric that loses, duplicates and reorders.
+
+The two guests' dgram backends do not talk to each other but to
+scripts/fabric_relay.py, which forwards every frame to the other guest and
+drops, duplicates or holds back RoCEv2 frames at rates each test sets (ARP
+and the programs' own TCP set-up pass untouched).  Every test also checks
+the relay's counters: if the frames bypassed it, or it injected nothing,
+the test fails.
+
+RC must hide the faults (IBTA 9.7.5.1: go back N on a sequence error or a
+Local ACK Timeout, duplicates ignored and re-acknowledged, 9.7.5.2); when
+the peer is gone for good, the send fails with RETRY_EXC_ERR once the
+retry count is spent (9.7.6.1.3) and the QP goes to ERR.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
+import fabric_relay  # noqa: E402
+import vhca_fabric  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RELAY = os.path.join(HERE, "../../scripts/fabric_relay.py")
+RELAY_SEED = 4791
+IBV_WC_SUCCESS = 0
+IBV_WC_WR_FLUSH_ERR = 5
+IBV_WC_RETRY_EXC_ERR = 12
+IBV_QPS_ERR = 6
+
+fabric = None
+
+
+class RelayedFabric(vhca_fabric.Fabric):
+    """Two guests whose fabric frames all pass through fabric_relay.py.
+
+    The relay starts with no faults; set them through control()."""
+
+    def __init__(self, run_dir):
+        super().__init__(2, run_dir)
+        self.relay = None
+        self.control_port = None
+        self.qemus = []
+
+    def start(self, qemu=None, kernel=None, initrd=None):
+        if qemu is None:
+            qemu, kernel, initrd = vhca_fabric.build_artifacts()
+        os.makedirs(self.run_dir, exist_ok=True)
+        guest_1, relay_1, guest_2, relay_2, control = \
+            vhca_fabric.free_udp_ports(5)
+        with open(os.path.join(self.run_dir, "relay.log"), "w") as log:
+            self.relay = subprocess.Popen(
+                [sys.executable, RELAY, "relay", "--roce-only",
+                 "--seed", str(RELAY_SEED), "--control-port", str(control),
+                 "--exit-with-parent", str(relay_1), str(guest_1),
+                 str(relay_2), str(guest_2)],
+                stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True)
+        self.control_port = control
+        self.wait_relay()
+        for guest, local, remote in ((self.guests[0], guest_1, relay_1),
+                                     (self.guests[1], guest_2, relay_2)):
+            self.launch(guest, qemu, kernel, initrd, local, remote)
+        self.save_state()
+        return self
+
+    def wait_relay(self, timeout=10):
+        """Until the relay answers on its control port (it bound every
+        socket before it reads that one)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.control("stats", timeout=0.2)
+            except OSError:
+                if self.relay.poll() is not None or \
+                        time.monotonic() > deadline:
+                    raise vhca_fabric.FabricError(
+                        "fabric_relay.py did not start; see %s/relay.log"
+                        % self.run_dir)
+
+    def launch(self, guest, qemu, kernel, initrd, local_port, remote_port):
+        # As Fabric.start does for each guest, with the ports given.
+        os.makedirs(guest.dir, exist_ok=True)
+        for f in (guest.console, guest.agent_sock, guest.qmp_sock,
+                  guest.pcap):
+            if os.path.exists(f):
+                os.unlink(f)
+        args = guest.qemu_args(qemu, kernel, initrd, local_port, remote_port,
+                               self.pcap, self.extra_args)
+        with open(os.path.join(guest.dir, "qemu.cmdline"), "w") as f:
+            f.write(" ".join(args) + "\n")
+        with open(os.path.join(guest.dir, "qemu.stderr"), "w") as err:
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                    stdout=err, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        self.qemus.append(proc)
+        guest.pid = proc.pid
+
+    def control(self, command, timeout=5.0):
+        return fabric_relay.control(self.control_port, command, timeout)
+
+    def stop(self):
+        super().stop()
+        # Fabric.stop reaped them; let each Popen see that.
+        for proc in self.qemus:
+            proc.poll()
+        self.qemus = []
+        if self.relay:
+            # SIGTERM: the relay writes its counters to relay.log.
+            self.relay.terminate()
+            try:
+                self.relay.wait(10)
+            except subprocess.TimeoutExpired:
+                self.relay.kill()
+                self.relay.wait()
+            self.relay = None
+
+
+def setUpModule():
+    global fabric
+    fabric = RelayedFabric(os.path.join(
+        os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run"), "lossy"))
+    try:
+        fabric.start().wait_ready()
+    except BaseException:
+        fabric.stop()
+        raise
+
+
+def tearDownModule():
+    if fabric:
+        fabric.stop()
+
+
+def faults(drop=0.0, dup=0.0, reorder=0.0):
+    """Set the relay's fault rates and zero its counters."""
+    fabric.control("blackhole off")
+    fabric.control("set drop=%g dup=%g reorder=%g" % (drop, dup, reorder))
+    fabric.control("reset")
+
+
+def counters():
+    """The relay's counters, per direction ("1to2", "2to1") and in total."""
+    c = fabric.control("stats")["counters"]
+    c["total"] = {k: c["1to2"][k] + c["2to1"][k] for k in c["1to2"]}
+    return c
+
+
+def ipv4_gid_index(guest):
+    out = guest.run("ibv_devinfo -v -d vhca0")
+    m = re.search(r"GID\[\s*(\d+)\]:\s+::ffff:%s, RoCE v2"
+                  % re.escape(guest.ipv4), out)
+    if not m:
+        raise AssertionError("guest%d has no IPv4 RoCE v2 GID:\n%s"
+                             % (guest.index, out))
+    return int(m.group(1))
+
+
+def client_server(server_cmd, client_cmd, port=18515, timeout=600):
+    """Start server_cmd in guest 2, wait for it to listen on port, run
+    client_cmd in guest 1 against it; return both outputs."""
+    srv, cli = fabric[2], fabric[1]
+    srv.run("(%s) > /tmp/server.log 2>&1 < /dev/null & "
+            "echo $! > /tmp/server.pid" % server_cmd)
+    srv.run("for i in $(seq 300); do ss -ltn | grep -q ':%d ' && exit 0; "
+            "sleep 0.1; done; cat /tmp/server.log; exit 1" % port)
+    status, client_out = cli.exec(client_cmd, timeout)
+    # The server ends by itself once the client is done.
+    srv.run("pid=$(cat /tmp/server.pid); for i in $(seq %d); do "
+            "kill -0 $pid 2>/dev/null || exit 0; sleep 0.1; done; "
+            "kill $pid; exit 1" % 600, 120)
+    server_out = srv.run("cat /tmp/server.log")
+    if status != 0:
+        raise AssertionError("client failed (%d):\n%s\nserver:\n%s"
+                             % (status, client_out, server_out))
+    return client_out, server_out
+
+
+class LossyRc(unittest.TestCase):
+    def setUp(self):
+        faults()
+
+    def tearDown(self):
+        fabric.control("mark " + self.id())
+        faults()
+
+    def pingpong(self, size, iters):
+        # -c: each side checks the buffers it receives (one byte a page).
+        g1, g2 = ipv4_gid_index(fabric[1]), ipv4_gid_index(fabric[2])
+        cmd = "ibv_rc_pingpong -d vhca0 -g %%d -c -s %d -n %d" % (size, iters)
+        cli, srv = client_server(cmd % g2,
+                                 (cmd % g1) + " " + fabric[2].ipv4)
+        for out in (cli, srv):
+            self.assertRegex(out, r"%d bytes in [\d.]+ seconds = .*\n"
+                             r"%d iters in" % (size * iters * 2, iters))
+            self.assertNotIn("invalid data", out)
+        return counters()
+
+    def perftest(self, tool, args):
+        g1, g2 = ipv4_gid_index(fabric[1]), ipv4_gid_index(fabric[2])
+        cmd = "%s -d vhca0 -x %%d -F %s" % (tool, args)
+        cli, srv = client_server(cmd % g2,
+                                 (cmd % g1) + " " + fabric[2].ipv4)
+        self.assertNotRegex(cli + srv, r"(?i)(error|failed|completion with)")
+        return cli, counters()
+
+    def assertInjected(self, c, what, directions=("1to2", "2to1")):
+        for d in directions:
+            self.assertGreater(c[d][what], 0, "relay %s %s: %s"
+                               % (d, what, json.dumps(c)))
+
+    def test_pingpong_1_percent_loss(self):
+        faults(drop=0.01)
+        c = self.pingpong(16384, 500)
+        self.assertInjected(c, "dropped")
+
+    def test_pingpong_5_percent_loss(self):
+        faults(drop=0.05)
+        c = self.pingpong(16384, 200)
+        self.assertInjected(c, "dropped")
+
+    def test_pingpong_duplication_and_reordering(self):
+        faults(dup=0.01, reorder=0.01)
+        c = self.pingpong(16384, 500)
+        self.assertInjected(c, "duplicated")
+        self.assertInjected(c, "reordered")
+
+    def test_pingpong_all_faults(self):
+        faults(drop=0.01, dup=0.005, reorder=0.005)
+        c = self.pingpong(16384, 500)
+        for what in ("dropped", "duplicated", "reordered"):
+            self.assertInjected(c, what, ("total",))
+
+    def test_write_bw_1_percent_loss(self):
+        # Data one way, ACKs the other: losses in both hit the requester.
+        faults(drop=0.01)
+        cli, c = self.perftest("ib_write_bw", "-s 65536 -n 200")
+        self.assertRegex(cli, r"65536\s+200\s+[\d.]+")
+        self.assertInjected(c, "dropped", ("1to2",))
+
+    def test_send_bw_all_faults(self):
+        faults(drop=0.01, dup=0.005, reorder=0.005)
+        cli, c = self.perftest("ib_send_bw", "-s 16384 -n 300")
+        self.assertRegex(cli, r"16384\s+300\s+[\d.]+")
+        for what in ("dropped", "duplicated", "reordered"):
+            self.assertInjected(c, what, ("total",))
+
+
+class PeerGone(unittest.TestCase):
+    """guest_retry_exceeded.py on both sides; the relay drops everything
+    between the first SEND (which must work) and the next two."""
+
+    SCRIPT = "/tmp/guest_retry_exceeded.py"
+    FIFO = "/tmp/retry.fifo"
+    LOG = "/tmp/retry.log"
+    PID = "/tmp/retry.pid"
+
+    def setUp(self):
+        faults()
+
+    def tearDown(self):
+        fabric.control("mark " + self.id())
+        faults()
+        for g in (fabric[1], fabric[2]):
+            g.exec("kill $(cat %s) 2>/dev/null; true" % self.PID)
+
+    def start(self, guest, role, *args):
+        guest.put_file(self.SCRIPT, os.path.join(HERE,
+                                                 "guest_retry_exceeded.py"))
+        guest.run("rm -f %s %s; mkfifo %s; timeout 300 python3 %s %s %s %s "
+                  "> %s 2>&1 < /dev/null & echo $! > %s"
+                  % (self.FIFO, self.LOG, self.FIFO, self.SCRIPT, role,
+                     self.FIFO, " ".join(map(str, args)), self.LOG,
+                     self.PID))
+
+    def expect(self, guest, prefix, timeout=120):
+        """The script's first line starting with prefix, once printed."""
+        return guest.run(
+            "for i in $(seq %d); do "
+            "grep -m1 '^%s' %s && exit 0; "
+            "kill -0 $(cat %s) 2>/dev/null || break; sleep 0.1; done; "
+            "echo 'no \"%s\" from the script:'; cat %s; exit 1"
+            % (timeout * 10, prefix, self.LOG, self.PID, prefix, self.LOG),
+            timeout + 30).strip()
+
+    def tell(self, guest, line):
+        guest.run("timeout 60 sh -c 'echo %s > %s'" % (line, self.FIFO), 90)
+
+    def test_send_retry_exceeded(self):
+        timeout, retry_cnt = 14, 3
+        requester, responder = fabric[1], fabric[2]
+        self.start(responder, "responder", timeout, retry_cnt)
+        self.start(requester, "requester", timeout, retry_cnt)
+        req_qp = self.expect(requester, "LOCAL").split(maxsplit=1)[1]
+        resp_qp = self.expect(responder, "LOCAL").split(maxsplit=1)[1]
+        self.tell(responder, req_qp)
+        self.expect(responder, "CONNECTED")
+        self.tell(requester, resp_qp)
+        self.expect(requester, "SENT")
+        self.expect(responder, "RECEIVED")
+
+        fabric.control("blackhole on")
+        fabric.control("reset")
+        self.tell(requester, "go")
+        result = json.loads(self.expect(requester, "RESULT").split(
+            maxsplit=1)[1])
+        c = counters()
+        fabric.control("mark requester " + json.dumps(result))
+
+        wcs = result["completions"]
+        self.assertEqual([(wc["wr_id"], wc["status"]) for wc in wcs],
+                         [(2, IBV_WC_RETRY_EXC_ERR), (3, IBV_WC_WR_FLUSH_ERR)],
+                         json.dumps(result))
+        self.assertEqual(result["qp_state"], IBV_QPS_ERR)
+        # IBTA 9.7.6.1.3: a first try and retry_cnt retries, each given
+        # the Local ACK Timeout, 4.096 us * 2^timeout (which C9-140 lets
+        # run up to four times longer); then TCG's slack.
+        period = 4.096e-6 * 2 ** timeout
+        elapsed = wcs[0]["seconds"]
+        self.assertGreaterEqual(elapsed, (retry_cnt + 1) * period * 0.95,
+                                json.dumps(result))
+        self.assertLess(elapsed, (retry_cnt + 1) * period * 4 + 5,
+                        json.dumps(result))
+        # The tries went out, and went nowhere.
+        self.assertGreaterEqual(c["1to2"]["blackholed"], retry_cnt + 1,
+                                json.dumps(c))
+        self.assertEqual(c["total"]["forwarded"], 0, json.dumps(c))
+
+        fabric.control("blackhole off")
+        self.tell(responder, "exit")
+        self.assertEqual(self.expect(responder, "LATE"), "LATE 0")
+        self.expect(responder, "DONE")
+        self.expect(requester, "DONE")
+
+
+if __name__ == "__main__":
+    unittest.main()
