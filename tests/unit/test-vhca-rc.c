@@ -1338,6 +1338,184 @@ static void test_events(void)
     pair_free(&p);
 }
 
+/*
+ * A wire that queues every frame instead of delivering it, so a test can
+ * hand them over one at a time and act between two of them.
+ */
+typedef struct FrameQueue {
+    unsigned count;
+    size_t len[32];
+    uint8_t data[32][VHCA_ETH_MAX_FRAME];
+} FrameQueue;
+
+static void queue_hook(Harness *h, const uint8_t *buf, size_t len)
+{
+    FrameQueue *q = h->tx_hook_opaque;
+
+    g_assert_cmpuint(q->count, <, G_N_ELEMENTS(q->len));
+    q->len[q->count] = len;
+    memcpy(q->data[q->count], buf, len);
+    q->count++;
+}
+
+static void queue_deliver(Harness *to, const FrameQueue *q, unsigned i)
+{
+    g_assert_cmpuint(i, <, q->count);
+    harness_deliver(to, q->data[i], q->len[i]);
+}
+
+/* Records the NAKs a responder sends, and passes every frame on. */
+typedef struct NakLog {
+    unsigned naks;
+    uint8_t syndrome;
+    uint32_t psn;
+} NakLog;
+
+static void nak_log_hook(Harness *h, const uint8_t *buf, size_t len)
+{
+    NakLog *log = h->tx_hook_opaque;
+    VhcaWirePacket pkt;
+
+    g_assert_cmpint(vhca_wire_parse(buf, len, &pkt), ==, VHCA_WIRE_OK);
+    if ((pkt.tp.bth.opcode == VHCA_IB_OPCODE(RC, ACKNOWLEDGE)) &&
+        (pkt.tp.aeth.syndrome & VHCA_IB_AETH_KIND_MASK) ==
+        VHCA_IB_AETH_KIND_NAK) {
+        log->naks++;
+        log->syndrome = pkt.tp.aeth.syndrome;
+        log->psn = pkt.tp.bth.psn;
+    }
+    harness_deliver(h->peer, buf, len);
+}
+
+/*
+ * An RDMA WRITE whose target MR is destroyed after its first packets
+ * landed: the next packet is NAKed remote access error (IBTA 10.6.7.2,
+ * 9.7.5.2.4), and nothing past the bytes already written changes.
+ */
+static void test_mr_destroyed_under_write(void)
+{
+    enum { LEN = 16384, MTU = 1024, LANDED = 4 };
+    Pair p;
+    FrameQueue *q = g_new0(FrameQueue, 1);
+    NakLog log = { 0 };
+    uint32_t rkey, pi;
+    uint8_t *before;
+    unsigned i;
+
+    pair_init(&p, &default_opts);
+    /* The target has an MR of its own, so destroying it spares the rest. */
+    rkey = rdma_create_phys_mr(p.b.h, p.b.pdn, p.b.buf + 0x10000, LEN,
+                               ACCESS_ALL);
+    fill(&p.a, 0, LEN, 3);
+    fill(&p.b, 0x10000, LEN, 9);
+    before = g_memdup2(ram_ptr(p.b.h, p.b.buf + 0x10000, LEN), LEN);
+    p.a.h->tx_hook = queue_hook;
+    p.a.h->tx_hook_opaque = q;
+    p.b.h->tx_hook = nak_log_hook;
+    p.b.h->tx_hook_opaque = &log;
+    pi = aeq_drain(p.b.h);
+    post(&p.a, 0xa1, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, 0, LEN,
+         p.b.buf + 0x10000, rkey);
+    post(&p.a, 0xa2, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 10, 0, 0);
+    ring_sq(&p.a);
+    harness_run(p.a.h);
+    g_assert_cmpuint(q->count, >, LANDED);
+
+    for (i = 0; i < LANDED; i++) {
+        queue_deliver(p.b.h, q, i);
+    }
+    harness_pair_settle(p.a.h, p.b.h, 0);
+    g_assert_cmpmem(ram_ptr(p.b.h, p.b.buf + 0x10000, LANDED * MTU),
+                    LANDED * MTU, ram_ptr(p.a.h, p.a.buf, LANDED * MTU),
+                    LANDED * MTU);
+    g_assert_cmpuint(log.naks, ==, 0);
+    g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
+
+    g_assert_cmpuint(rdma_destroy(p.b.h, VHCA_CMD_DESTROY_MR, rkey), ==,
+                     VHCA_ST_OK);
+    for (i = LANDED; i < q->count; i++) {
+        queue_deliver(p.b.h, q, i);
+    }
+    /* From here the wire passes everything, retransmissions included. */
+    p.a.h->tx_hook = NULL;
+    settle(&p);
+
+    g_assert_cmpuint(log.naks, ==, 1);
+    g_assert_cmphex(log.syndrome, ==,
+                    VHCA_IB_AETH_KIND_NAK | VHCA_IB_NAK_REMOTE_ACCESS);
+    g_assert_cmphex(log.psn, ==, default_opts.a_psn + LANDED);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_REM_ACCESS_ERR,
+               VHCA_WC_RDMA_WRITE);
+    expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_WR_FLUSH_ERR, VHCA_WC_SEND);
+    expect_no_cqe(&p.a, &p.a.scq);
+    g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
+    g_assert_true(qp_event_since(p.b.h, pi, VHCA_EVENT_QP_ACCESS_ERR,
+                                 p.b.qp.qpn));
+    g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+    /* What landed stays; the rest of the region was never written. */
+    g_assert_cmpmem(ram_ptr(p.b.h, p.b.buf + 0x10000, LANDED * MTU),
+                    LANDED * MTU, ram_ptr(p.a.h, p.a.buf, LANDED * MTU),
+                    LANDED * MTU);
+    g_assert_cmpmem(ram_ptr(p.b.h, p.b.buf + 0x10000 + LANDED * MTU,
+                            LEN - LANDED * MTU), LEN - LANDED * MTU,
+                    before + LANDED * MTU, LEN - LANDED * MTU);
+    g_free(before);
+    g_free(q);
+    pair_free(&p);
+}
+
+/*
+ * A SEND whose local MR is destroyed after its first pass: the packet
+ * lost on the wire must be gathered again for the retransmission, and
+ * the MR is gone, so the WQE fails local protection and the QP goes to
+ * ERR (IBTA 10.6.7.2, 10.8.3).
+ */
+static void test_mr_destroyed_under_send(void)
+{
+    enum { LEN = 16384, LOST = 4 };
+    Pair p;
+    FrameQueue *q = g_new0(FrameQueue, 1);
+    uint32_t lkey;
+    unsigned i, sent;
+    struct vhca_send_wqe w;
+
+    pair_init(&p, &default_opts);
+    lkey = rdma_create_phys_mr(p.a.h, p.a.pdn, p.a.buf, LEN, ACCESS_ALL);
+    fill(&p.a, 0, LEN, 5);
+    post_recv(&p.b, 0xb1, 0x10000, LEN);
+    p.a.h->tx_hook = queue_hook;
+    p.a.h->tx_hook_opaque = q;
+    wqe_init(&w, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, p.a.buf, LEN, lkey);
+    qp_put_send_wqe(p.a.h, &p.a.qp, &w);
+    ring_sq(&p.a);
+    harness_run(p.a.h);
+    sent = q->count;
+    g_assert_cmpuint(sent, >, LOST + 1);
+
+    g_assert_cmpuint(rdma_destroy(p.a.h, VHCA_CMD_DESTROY_MR, lkey), ==,
+                     VHCA_ST_OK);
+    /* Packet LOST is lost; the next one makes b NAK a sequence error. */
+    for (i = 0; i < sent; i++) {
+        if (i != LOST) {
+            queue_deliver(p.b.h, q, i);
+        }
+    }
+    p.a.h->tx_hook = NULL;
+    settle(&p);
+
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_LOC_PROT_ERR, VHCA_WC_SEND);
+    expect_no_cqe(&p.a, &p.a.scq);
+    g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
+    /* Nothing after the first pass reached the wire: no data was read. */
+    g_assert_cmpuint(q->count, ==, sent);
+    g_assert_cmpuint(p.a.h->tx_frames, ==, sent);
+    /* The receive never completed: the message is incomplete. */
+    expect_no_cqe(&p.b, &p.b.rcq);
+    g_free(q);
+    pair_free(&p);
+}
+
 /* READs beyond max_rd_atomic wait; a fenced WQE waits for them. */
 static void test_rd_atomic_limit_and_fence(void)
 {
@@ -1399,5 +1577,9 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/rc/events", test_events);
     g_test_add_func("/vhca/rc/rd-atomic-limit-fence",
                     test_rd_atomic_limit_and_fence);
+    g_test_add_func("/vhca/rc/mr-destroyed-under-write",
+                    test_mr_destroyed_under_write);
+    g_test_add_func("/vhca/rc/mr-destroyed-under-send",
+                    test_mr_destroyed_under_send);
     return g_test_run();
 }
