@@ -81,37 +81,48 @@ bool vhca_ring_config_ok(const VhcaRing *ring, uint32_t align,
            ring->log_size >= 1 && ring->log_size <= max_log_size;
 }
 
-const char *vhca_core_config_check(const VhcaCoreConfig *cfg)
+/* The one table of property limits: the glue reports from it too. */
+static const VhcaConfigLimit vhca_config_limits[] = {
+#define VHCA_LIMIT(prop, field, lo, hi) \
+    { prop, offsetof(VhcaCoreConfig, field), lo, hi }
+    VHCA_LIMIT("gid-table-len", gid_tbl_len, VHCA_CORE_GID_TBL_LEN_MIN,
+               VHCA_CORE_GID_TBL_LEN_MAX),
+    VHCA_LIMIT("db-pages", num_db_pages, VHCA_CORE_DB_PAGES_MIN,
+               VHCA_CORE_DB_PAGES_MAX),
+    VHCA_LIMIT("vectors", num_vectors, VHCA_CORE_VECTORS_MIN,
+               VHCA_CORE_VECTORS_MAX),
+    VHCA_LIMIT("max-qp", max_qp, VHCA_CORE_MAX_QP_MIN, VHCA_CORE_MAX_QP_MAX),
+    VHCA_LIMIT("max-cq", max_cq, VHCA_CORE_MAX_CQ_MIN, VHCA_CORE_MAX_CQ_MAX),
+    VHCA_LIMIT("max-mr", max_mr, VHCA_CORE_MAX_MR_MIN, VHCA_CORE_MAX_MR_MAX),
+    VHCA_LIMIT("max-pd", max_pd, VHCA_CORE_MAX_PD_MIN, VHCA_CORE_MAX_PD_MAX),
+#undef VHCA_LIMIT
+};
+
+const VhcaConfigLimit *vhca_core_config_violation(const VhcaCoreConfig *cfg,
+                                                  uint32_t *value)
 {
-    if (cfg->gid_tbl_len < VHCA_CORE_GID_TBL_LEN_MIN ||
-        cfg->gid_tbl_len > VHCA_CORE_GID_TBL_LEN_MAX) {
-        return "gid-table-len";
-    }
-    if (cfg->num_db_pages < VHCA_CORE_DB_PAGES_MIN ||
-        cfg->num_db_pages > VHCA_CORE_DB_PAGES_MAX) {
-        return "db-pages";
-    }
-    if (cfg->num_vectors < VHCA_CORE_VECTORS_MIN ||
-        cfg->num_vectors > VHCA_CORE_VECTORS_MAX) {
-        return "vectors";
-    }
-    if (cfg->max_qp < VHCA_CORE_MAX_QP_MIN ||
-        cfg->max_qp > VHCA_CORE_MAX_QP_MAX) {
-        return "max-qp";
-    }
-    if (cfg->max_cq < VHCA_CORE_MAX_CQ_MIN ||
-        cfg->max_cq > VHCA_CORE_MAX_CQ_MAX) {
-        return "max-cq";
-    }
-    if (cfg->max_mr < VHCA_CORE_MAX_MR_MIN ||
-        cfg->max_mr > VHCA_CORE_MAX_MR_MAX) {
-        return "max-mr";
-    }
-    if (cfg->max_pd < VHCA_CORE_MAX_PD_MIN ||
-        cfg->max_pd > VHCA_CORE_MAX_PD_MAX) {
-        return "max-pd";
+    size_t i;
+
+    for (i = 0; i < sizeof(vhca_config_limits) /
+                    sizeof(vhca_config_limits[0]); i++) {
+        const VhcaConfigLimit *l = &vhca_config_limits[i];
+        uint32_t v;
+
+        memcpy(&v, (const uint8_t *)cfg + l->offset, sizeof(v));
+        if (v < l->min || v > l->max) {
+            *value = v;
+            return l;
+        }
     }
     return NULL;
+}
+
+const char *vhca_core_config_check(const VhcaCoreConfig *cfg)
+{
+    uint32_t value;
+    const VhcaConfigLimit *bad = vhca_core_config_violation(cfg, &value);
+
+    return bad ? bad->prop : NULL;
 }
 
 int vhca_core_init(VhcaCore *core, const VhcaCoreConfig *cfg,

@@ -232,10 +232,23 @@ typedef struct VhcaCore {
     uint8_t tx_frame[VHCA_ETH_MAX_FRAME];
 } VhcaCore;
 
+/* The valid range of one VhcaCoreConfig field, named as its property. */
+typedef struct VhcaConfigLimit {
+    const char *prop;
+    size_t offset;                  /* of a uint32_t in VhcaCoreConfig */
+    uint32_t min;
+    uint32_t max;
+} VhcaConfigLimit;
+
 /*
  * Validate @cfg against the property limits.  Returns NULL if it is
- * acceptable, otherwise the name of the first bad property.
+ * acceptable, otherwise the first limit it breaks, with the offending
+ * value in *@value.
  */
+const VhcaConfigLimit *vhca_core_config_violation(const VhcaCoreConfig *cfg,
+                                                  uint32_t *value);
+
+/* The same, returning only the name of the first bad property. */
 const char *vhca_core_config_check(const VhcaCoreConfig *cfg);
 
 /*

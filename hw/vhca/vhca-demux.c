@@ -96,8 +96,8 @@ static bool vhca_demux_ipv6(const uint8_t *ip, size_t avail,
     return true;
 }
 
-static bool vhca_demux_gid_is_ours(const VhcaCore *core,
-                                   const uint8_t gid[VHCA_GID_LEN])
+bool vhca_gid_is_ours(const VhcaCore *core,
+                      const uint8_t gid[VHCA_GID_LEN])
 {
     uint32_t i;
 
@@ -148,5 +148,5 @@ bool vhca_demux_is_roce(const VhcaCore *core, const uint8_t *frame,
         vhca_ld_be16(l4 + UDP_OFF_DPORT) != VHCA_ROCE_V2_UDP_PORT) {
         return false;
     }
-    return vhca_demux_gid_is_ours(core, dst);
+    return vhca_gid_is_ours(core, dst);
 }

@@ -132,6 +132,9 @@ void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi);
 void vhca_eth_irq_arm(VhcaCore *core);
 
 /* vhca-demux.c */
+/* Is @gid a valid entry of our GID table? */
+bool vhca_gid_is_ours(const VhcaCore *core,
+                      const uint8_t gid[VHCA_GID_LEN]);
 bool vhca_demux_is_roce(const VhcaCore *core, const uint8_t *frame,
                         size_t len);
 

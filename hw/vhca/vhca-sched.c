@@ -325,19 +325,6 @@ void vhca_rc_receive(VhcaCore *core, const uint8_t *frame, size_t len)
 /* Transmission                                                           */
 /* ---------------------------------------------------------------------- */
 
-static bool vhca_rc_gid_is_ours(const VhcaCore *core, const uint8_t *gid)
-{
-    uint32_t i;
-
-    for (i = 0; i < core->cfg.gid_tbl_len; i++) {
-        if (core->gid_tbl[i].valid &&
-            !memcmp(core->gid_tbl[i].gid, gid, VHCA_GID_LEN)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 void vhca_rc_xmit(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                   VhcaWirePacket *pkt)
 {
@@ -376,7 +363,7 @@ void vhca_rc_xmit(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
      * like a received frame, and not to the wire: a NIC loops back
      * traffic to its own addresses internally.
      */
-    if (vhca_rc_gid_is_ours(core, net->dgid)) {
+    if (vhca_gid_is_ours(core, net->dgid)) {
         vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
         vhca_rc_receive(core, core->rc_frame, len);
         return;

@@ -114,40 +114,38 @@ static bool vhca_dma_range_is_ram(PCIDevice *pdev, uint64_t addr,
     return true;
 }
 
-static int vhca_dma_read_cb(void *opaque, uint64_t addr, void *buf,
-                            size_t len)
+/* DMA for the engine: the whole range must be guest RAM, or nothing moves. */
+static int vhca_dma_rw(PCIDevice *pdev, uint64_t addr, void *buf, size_t len,
+                       DMADirection dir)
 {
-    PCIDevice *pdev = PCI_DEVICE(opaque);
+    bool is_write = dir == DMA_DIRECTION_FROM_DEVICE;
     MemTxResult res;
 
-    if (!vhca_dma_range_is_ram(pdev, addr, len, false)) {
-        trace_vhca_err_dma_not_ram(addr, len, false);
+    if (!vhca_dma_range_is_ram(pdev, addr, len, is_write)) {
+        trace_vhca_err_dma_not_ram(addr, len, is_write);
         return -1;
     }
-    res = pci_dma_read(pdev, addr, buf, len);
+    res = pci_dma_rw(pdev, addr, buf, len, dir, MEMTXATTRS_UNSPECIFIED);
     if (res != MEMTX_OK) {
-        trace_vhca_err_dma_read(addr, len, res);
+        trace_vhca_err_dma(addr, len, is_write, res);
         return -1;
     }
     return 0;
 }
 
+static int vhca_dma_read_cb(void *opaque, uint64_t addr, void *buf,
+                            size_t len)
+{
+    return vhca_dma_rw(PCI_DEVICE(opaque), addr, buf, len,
+                       DMA_DIRECTION_TO_DEVICE);
+}
+
 static int vhca_dma_write_cb(void *opaque, uint64_t addr, const void *buf,
                              size_t len)
 {
-    PCIDevice *pdev = PCI_DEVICE(opaque);
-    MemTxResult res;
-
-    if (!vhca_dma_range_is_ram(pdev, addr, len, true)) {
-        trace_vhca_err_dma_not_ram(addr, len, true);
-        return -1;
-    }
-    res = pci_dma_write(pdev, addr, buf, len);
-    if (res != MEMTX_OK) {
-        trace_vhca_err_dma_write(addr, len, res);
-        return -1;
-    }
-    return 0;
+    /* pci_dma_rw() takes a non-const buffer; it only reads it here. */
+    return vhca_dma_rw(PCI_DEVICE(opaque), addr, (void *)buf, len,
+                       DMA_DIRECTION_FROM_DEVICE);
 }
 
 static void vhca_send_frame_cb(void *opaque, const uint8_t *buf, size_t len)
@@ -416,17 +414,6 @@ static NetClientInfo vhca_net_info = {
 /* PCI device                                                             */
 /* ---------------------------------------------------------------------- */
 
-static bool vhca_check_range(const char *prop, uint32_t value, uint32_t min,
-                             uint32_t max, Error **errp)
-{
-    if (value < min || value > max) {
-        error_setg(errp, "vhca: property '%s' must be in %" PRIu32 "..%"
-                   PRIu32 ", got %" PRIu32, prop, min, max, value);
-        return false;
-    }
-    return true;
-}
-
 static void vhca_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                               int len)
 {
@@ -447,23 +434,24 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     VhcaState *s = VHCA(pdev);
     DeviceState *dev = DEVICE(pdev);
     VhcaCoreConfig cfg = { 0 };
+    const VhcaConfigLimit *bad;
+    uint32_t value;
     unsigned i;
 
-    if (!vhca_check_range("gid-table-len", s->gid_tbl_len,
-                          VHCA_CORE_GID_TBL_LEN_MIN,
-                          VHCA_CORE_GID_TBL_LEN_MAX, errp) ||
-        !vhca_check_range("db-pages", s->db_pages, VHCA_CORE_DB_PAGES_MIN,
-                          VHCA_CORE_DB_PAGES_MAX, errp) ||
-        !vhca_check_range("vectors", s->vectors, VHCA_CORE_VECTORS_MIN,
-                          VHCA_CORE_VECTORS_MAX, errp) ||
-        !vhca_check_range("max-qp", s->max_qp, VHCA_CORE_MAX_QP_MIN,
-                          VHCA_CORE_MAX_QP_MAX, errp) ||
-        !vhca_check_range("max-cq", s->max_cq, VHCA_CORE_MAX_CQ_MIN,
-                          VHCA_CORE_MAX_CQ_MAX, errp) ||
-        !vhca_check_range("max-mr", s->max_mr, VHCA_CORE_MAX_MR_MIN,
-                          VHCA_CORE_MAX_MR_MAX, errp) ||
-        !vhca_check_range("max-pd", s->max_pd, VHCA_CORE_MAX_PD_MIN,
-                          VHCA_CORE_MAX_PD_MAX, errp)) {
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    memcpy(cfg.mac, s->conf.macaddr.a, sizeof(cfg.mac));
+    cfg.gid_tbl_len = s->gid_tbl_len;
+    cfg.num_db_pages = s->db_pages;
+    cfg.num_vectors = s->vectors;
+    cfg.max_qp = s->max_qp;
+    cfg.max_cq = s->max_cq;
+    cfg.max_mr = s->max_mr;
+    cfg.max_pd = s->max_pd;
+    bad = vhca_core_config_violation(&cfg, &value);
+    if (bad) {
+        error_setg(errp, "vhca: property '%s' must be in %" PRIu32 "..%"
+                   PRIu32 ", got %" PRIu32, bad->prop, bad->min, bad->max,
+                   value);
         return;
     }
 
@@ -504,16 +492,6 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
                                      &dev->mem_reentrancy_guard);
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, vhca_timer_cb, s);
 
-    qemu_macaddr_default_if_unset(&s->conf.macaddr);
-    memcpy(cfg.mac, s->conf.macaddr.a, sizeof(cfg.mac));
-    cfg.gid_tbl_len = s->gid_tbl_len;
-    cfg.num_db_pages = s->db_pages;
-    cfg.num_vectors = s->vectors;
-    cfg.max_qp = s->max_qp;
-    cfg.max_cq = s->max_cq;
-    cfg.max_mr = s->max_mr;
-    cfg.max_pd = s->max_pd;
-    g_assert(!vhca_core_config_check(&cfg));
     if (vhca_core_init(&s->core, &cfg, &vhca_core_ops, s)) {
         error_setg(errp, "vhca: cannot allocate the RDMA object tables");
         vhca_free_work(s);
