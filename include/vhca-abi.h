@@ -53,4 +53,15 @@ struct vhca_create_qp_resp {
 	__u32 rsvd;
 };
 
+/*
+ * IB_USER_VERBS_CMD_CREATE_AH.  The RDMA core resolves the destination
+ * MAC of a RoCE AH in the kernel (ib_resolve_eth_dmac()); the driver
+ * returns it so the provider can put it into its UD send WQEs, as mlx5
+ * does.
+ */
+struct vhca_create_ah_resp {
+	__u8 dmac[6];
+	__u8 rsvd[2];
+};
+
 #endif /* VHCA_ABI_USER_H */

@@ -112,6 +112,14 @@ enum vhca_counter {
 	VHCA_CNT_ADMIN_ERRORS,		/* commands completed with status != 0 */
 	VHCA_CNT_EQ_OVERFLOWS,		/* events lost: EQ full */
 	VHCA_CNT_DOORBELLS,		/* writes to BAR2 */
+	/* Datagram and unreliable transports: silent drops (IBTA 9.6, 9.7.x) */
+	VHCA_CNT_ROCE_QKEY_DROPS,	/* UD: Q_Key mismatch (10.2.5, C9-51) */
+	VHCA_CNT_ROCE_PKEY_DROPS,	/* P_Key not in the table (9.6.1.1) */
+	VHCA_CNT_ROCE_NO_RWQE_DROPS,	/* UD/UC: no receive WQE posted */
+	VHCA_CNT_ROCE_UC_MSG_DROPS,	/* UC: messages dropped (PSN gap, R_Key...) */
+	VHCA_CNT_ROCE_MCAST_DROPS,	/* multicast group nobody joined */
+	VHCA_CNT_UD_TX_PACKETS,		/* UD datagrams sent (incl. QP1) */
+	VHCA_CNT_UD_RX_PACKETS,		/* UD datagrams delivered */
 	VHCA_CNT_MAX
 };
 
@@ -209,6 +217,9 @@ enum vhca_admin_opcode {
 	VHCA_CMD_MODIFY_QP		= 0x19,
 	VHCA_CMD_QUERY_QP		= 0x1a,
 	VHCA_CMD_DESTROY_QP		= 0x1b,
+	/* in = struct vhca_cmd_mcast_in (inline, no mailbox) */
+	VHCA_CMD_ATTACH_MCAST		= 0x1c,
+	VHCA_CMD_DETACH_MCAST		= 0x1d,
 	VHCA_CMD_MAX
 };
 
@@ -428,6 +439,13 @@ struct vhca_cq_create {
 };
 
 enum vhca_qp_type {
+	/*
+	 * The General Services QP (IBTA 13.4.6): a UD QP whose number is
+	 * always 1, one per device, that accepts only the Q_Key 0x80010000.
+	 * RoCE has no Subnet Management QP 0 (annex A16/A17): no QP type
+	 * or number 0 exists.
+	 */
+	VHCA_QPT_GSI			= 1,	/* IB_QPT_GSI */
 	VHCA_QPT_RC			= 2,	/* IB_QPT_RC */
 	VHCA_QPT_UC			= 3,
 	VHCA_QPT_UD			= 4,
@@ -448,6 +466,16 @@ struct vhca_qp_create {
 	vhca_u32 db_page;		/* owner page, or ..._KERNEL_NONE */
 	vhca_u8 rsvd[20];
 };
+
+/* QP1 (GSI) and its well-known Q_Key (IBTA 13.4.6.1, C13-...). */
+#define VHCA_GSI_QPN			1
+#define VHCA_GSI_QKEY			0x80010000u
+/* A send WR's Q_Key with this bit set means "the QP's" (IBTA 10.2.5). */
+#define VHCA_QKEY_CONTROLLED		0x80000000u
+/* BTH DestQP of a multicast packet (IBTA 9.2, 10.5.2.1). */
+#define VHCA_MCAST_QPN			0xffffffu
+/* UD: the 40 bytes at the head of each receive buffer (IBTA 11.4.1.1). */
+#define VHCA_GRH_AREA_LEN		40
 
 /* QP states: the values of enum ib_qp_state (IBTA 10.3.1). */
 enum vhca_qp_state {
@@ -556,8 +584,26 @@ enum vhca_wqe_opcode {			/* the values of enum ibv_wr_opcode */
 #define VHCA_MAX_RECV_SGE		7
 
 /*
+ * UD address vector (IBTA 10.2.1, annex A17.4 for RoCEv2): where one
+ * datagram goes.  The driver and the provider copy it from their address
+ * handle into every UD send WQE; the device keeps no AH table.
+ */
+struct vhca_ud_av {
+	vhca_u8 dgid[16];		/* network byte order; ::ffff:a.b.c.d = IPv4 */
+	vhca_u8 dmac[6];		/* resolved by the guest (neighbour table) */
+	vhca_u8 sgid_index;		/* source GID: < gid_tbl_len, valid */
+	vhca_u8 hop_limit;		/* IPv6 hop limit / IPv4 TTL */
+	vhca_u8 traffic_class;		/* IPv6 TC / IPv4 TOS */
+	vhca_u8 rsvd;
+	vhca_u16 udp_sport;		/* 0: the device derives it */
+	vhca_u32 flow_label;		/* 20 bits */
+};
+
+/*
  * Send WQE, 256 bytes.  With VHCA_WQE_INLINE, inline_len bytes of data
- * follow the header in place of the SGEs.
+ * follow the header in place of the SGEs.  RC and UC WQEs use remote_addr,
+ * rkey and (RC) the atomic operands; UD WQEs use dest_qpn, qkey and av in
+ * their place.
  */
 struct vhca_send_wqe {
 	vhca_u64 wr_id;
@@ -566,12 +612,23 @@ struct vhca_send_wqe {
 	vhca_u8 num_sge;
 	vhca_u8 rsvd0;
 	vhca_u32 imm_or_inv;		/* immediate (network order) or rkey */
-	vhca_u64 remote_addr;		/* RDMA and atomics */
-	vhca_u32 rkey;
+	union {
+		vhca_u64 remote_addr;	/* RC, UC: RDMA and atomics */
+		struct {		/* UD */
+			vhca_u32 dest_qpn;	/* 24 bits */
+			vhca_u32 qkey;		/* VHCA_QKEY_CONTROLLED: the QP's */
+		};
+	};
+	vhca_u32 rkey;			/* RC, UC; 0 in UD WQEs */
 	vhca_u32 inline_len;
-	vhca_u64 compare_add;		/* atomics */
-	vhca_u64 swap;
-	vhca_u8 rsvd1[16];
+	union {
+		struct {		/* RC atomics */
+			vhca_u64 compare_add;
+			vhca_u64 swap;
+			vhca_u8 rsvd1[16];
+		};
+		struct vhca_ud_av av;	/* UD */
+	};
 	union {
 		struct vhca_sge sge[VHCA_MAX_SEND_SGE];
 		vhca_u8 inline_data[VHCA_MAX_INLINE];
@@ -598,6 +655,15 @@ enum vhca_cqe_opcode {			/* the values of enum ibv_wc_opcode */
 
 #define VHCA_CQE_WITH_IMM		(1u << 0)
 #define VHCA_CQE_WITH_INV		(1u << 1)
+/*
+ * UD receive: the first VHCA_GRH_AREA_LEN bytes of the buffer hold the
+ * GRH area, and byte_len counts them (IBTA 11.4.1.1).  For RoCEv2 the
+ * area holds the packet's IPv6 header, or 20 zero bytes then its IPv4
+ * header (NET_IPV4), as rxe and mlx5 fill it.
+ */
+#define VHCA_CQE_GRH			(1u << 2)
+#define VHCA_CQE_NET_IPV4		(1u << 3)
+#define VHCA_CQE_NET_IPV6		(1u << 4)
 
 /*
  * Completion queue entry, 32 bytes; owner bit as in struct vhca_eqe.
@@ -608,7 +674,7 @@ struct vhca_cqe {
 	vhca_u32 byte_len;
 	vhca_u32 imm_or_inv;		/* immediate (network order) or rkey */
 	vhca_u32 qpn;
-	vhca_u32 src_qp;		/* UD */
+	vhca_u32 src_qp;		/* UD: DETH SrcQP; P_Key index is 0 */
 	vhca_u32 vendor_err;		/* device syndrome for errors */
 	vhca_u8 status;
 	vhca_u8 opcode;			/* enum vhca_cqe_opcode */
@@ -697,6 +763,18 @@ struct vhca_eth_desc {
 /* RoCEv2: IANA UDP destination port. */
 #define VHCA_ROCE_V2_UDP_PORT		4791
 
+/* VHCA_CMD_ATTACH_MCAST / DETACH_MCAST: a UD QP joins/leaves a group. */
+struct vhca_cmd_mcast_in {
+	vhca_u32 qpn;			/* a UD QP (not QP1) */
+	vhca_u8 rsvd[12];
+	vhca_u8 gid[16];		/* multicast GID, network byte order */
+};
+
+#define VHCA_MAX_MCAST_GROUPS		64	/* groups per device */
+#define VHCA_MAX_MCAST_QPS		16	/* QPs attached to one group */
+
+static_assert(sizeof(struct vhca_cmd_mcast_in) == 32, "vhca_cmd_mcast_in layout");
+static_assert(sizeof(struct vhca_ud_av) == 32, "vhca_ud_av layout");
 static_assert(sizeof(struct vhca_admin_cmd) == 64, "vhca_admin_cmd layout");
 static_assert(sizeof(struct vhca_device_attr) == 256, "vhca_device_attr layout");
 static_assert(sizeof(struct vhca_port_attr) == 16, "vhca_port_attr layout");
@@ -717,6 +795,9 @@ static_assert(sizeof(struct vhca_qp_create) == 64, "vhca_qp_create layout");
 static_assert(sizeof(struct vhca_qp_attr) == 128, "vhca_qp_attr layout");
 static_assert(sizeof(struct vhca_sge) == 16, "vhca_sge layout");
 static_assert(sizeof(struct vhca_send_wqe) == VHCA_SEND_WQE_SIZE, "vhca_send_wqe layout");
+static_assert(__builtin_offsetof(struct vhca_send_wqe, dest_qpn) == 16, "UD WQE layout");
+static_assert(__builtin_offsetof(struct vhca_send_wqe, av) == 32, "UD WQE layout");
+static_assert(__builtin_offsetof(struct vhca_send_wqe, sge) == 64, "send WQE layout");
 static_assert(sizeof(struct vhca_recv_wqe) == VHCA_RECV_WQE_SIZE, "vhca_recv_wqe layout");
 static_assert(sizeof(struct vhca_cqe) == 32, "vhca_cqe layout");
 static_assert(sizeof(struct vhca_eth_desc) == 16, "vhca_eth_desc layout");

@@ -123,9 +123,13 @@ static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
     return VHCA_ST_OK;
 }
 
-/* Largest IB MTU (IBTA encoding) whose packets fit the Ethernet MTU. */
-static uint8_t vhca_active_ib_mtu(uint32_t eth_mtu)
+/*
+ * Largest IB MTU (IBTA encoding) whose packets fit the Ethernet MTU: the
+ * port's active MTU, which also bounds UD messages (IBTA 10.2.1).
+ */
+uint8_t vhca_port_active_mtu(const VhcaCore *core)
 {
+    uint32_t eth_mtu = core->mtu;
     static const struct {
         uint32_t bytes;
         uint8_t code;
@@ -163,7 +167,7 @@ static uint8_t vhca_cmd_query_port(VhcaCore *core, VhcaCmdCtx *ctx)
     out[OUT(phys_state)] = core->link_up ? VHCA_PORT_PHYS_LINK_UP
                                          : VHCA_PORT_PHYS_DISABLED;
     out[OUT(max_mtu)] = VHCA_IB_MTU_4096;
-    out[OUT(active_mtu)] = vhca_active_ib_mtu(core->mtu);
+    out[OUT(active_mtu)] = vhca_port_active_mtu(core);
     out[OUT(active_speed)] = VHCA_IB_SPEED_EDR;
     out[OUT(active_width)] = VHCA_IB_WIDTH_1X;
     vhca_st_le16(out + OUT(gid_tbl_len), (uint16_t)core->cfg.gid_tbl_len);
@@ -342,6 +346,8 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_MODIFY_QP] = { "MODIFY_QP", vhca_cmd_modify_qp },
     [VHCA_CMD_QUERY_QP] = { "QUERY_QP", vhca_cmd_query_qp },
     [VHCA_CMD_DESTROY_QP] = { "DESTROY_QP", vhca_cmd_destroy_qp },
+    [VHCA_CMD_ATTACH_MCAST] = { "ATTACH_MCAST", vhca_cmd_attach_mcast },
+    [VHCA_CMD_DETACH_MCAST] = { "DETACH_MCAST", vhca_cmd_detach_mcast },
 };
 
 const char *vhca_core_admin_opcode_name(uint16_t opcode)

@@ -168,6 +168,13 @@ typedef struct VhcaMr VhcaMr;
 typedef struct VhcaCq VhcaCq;
 typedef struct VhcaQp VhcaQp;
 
+/* A multicast group some of our UD QPs joined (ATTACH_MCAST). */
+typedef struct VhcaMcastGroup {
+    uint8_t gid[VHCA_GID_LEN];      /* network byte order */
+    uint32_t nqps;                  /* members; 0: the slot is free */
+    uint32_t qpns[VHCA_MAX_MCAST_QPS];
+} VhcaMcastGroup;
+
 typedef struct VhcaGidEntry {
     bool valid;
     uint8_t type;                   /* enum vhca_gid_type */
@@ -213,8 +220,9 @@ typedef struct VhcaCore {
     VhcaQp *qps;
     /* A CQ went into error: its QPs still have to be moved to ERR. */
     bool cq_error_pending;
+    VhcaMcastGroup mcast[VHCA_MAX_MCAST_GROUPS];
 
-    /* RC transport work (vhca-sched.c). */
+    /* Transport work, all QP types (vhca-sched.c). */
     VhcaIds rc_pending;             /* QPs with deferred work, by QPN */
     uint32_t rc_next_qpn;           /* round robin: where a pass starts */
     bool rc_scheduled;              /* ops->schedule() is outstanding */

@@ -5,7 +5,8 @@
  * A frame is RoCEv2 for us when it is IPv4 or IPv6 (optionally behind one
  * 802.1Q tag), carries UDP to port 4791 (IBTA Vol 1 A17.2.1) and its
  * destination address is one of our GIDs (an IPv4 address as the GID
- * ::ffff:a.b.c.d, IBTA A17.8).  Frames come from the wire: every header
+ * ::ffff:a.b.c.d, IBTA A17.8) or a multicast group one of our UD QPs
+ * joined (ATTACH_MCAST).  Frames come from the wire: every header
  * field is checked against the bytes actually received before it is used.
  *
  * Copyright (c) 2025 The vhca authors
@@ -148,5 +149,6 @@ bool vhca_demux_is_roce(const VhcaCore *core, const uint8_t *frame,
         vhca_ld_be16(l4 + UDP_OFF_DPORT) != VHCA_ROCE_V2_UDP_PORT) {
         return false;
     }
-    return vhca_gid_is_ours(core, dst);
+    return vhca_gid_is_ours(core, dst) ||
+           (vhca_gid_is_multicast(dst) && vhca_mcast_find(core, dst));
 }

@@ -3,8 +3,9 @@
  * exist and which attributes each requires and allows, per transport
  * (IBTA Vol 1, 10.3.1 Figure 123 and 11.2.4.2 Table 91-93).  The table is
  * the one Linux encodes in drivers/infiniband/core/verbs.c
- * (qp_state_table, ib_modify_qp_is_ok), for RC, UC and UD, so the device
- * accepts exactly what the RDMA core lets through.
+ * (qp_state_table, ib_modify_qp_is_ok), for RC, UC, UD and the GSI QP
+ * (QP1: a UD QP without the PORT attribute, whose RESET -> INIT needs no
+ * port), so the device accepts exactly what the RDMA core lets through.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -13,7 +14,7 @@
 
 #include "vhca-internal.h"
 
-enum { QPT_RC, QPT_UC, QPT_UD, QPT__MAX };
+enum { QPT_RC, QPT_UC, QPT_UD, QPT_GSI, QPT__MAX };
 
 typedef struct VhcaQpTransition {
     bool valid;
@@ -34,6 +35,7 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                 [QPT_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
                 [QPT_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
                 [QPT_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [QPT_GSI] = A(PKEY_INDEX) | A(QKEY),
             },
         },
     },
@@ -46,6 +48,7 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                 [QPT_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
                 [QPT_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
                 [QPT_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [QPT_GSI] = A(PKEY_INDEX) | A(QKEY),
             },
         },
         [S(RTR)] = {
@@ -59,6 +62,7 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                 [QPT_UD] = A(PKEY_INDEX) | A(QKEY),
                 [QPT_UC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
                 [QPT_RC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+                [QPT_GSI] = A(PKEY_INDEX) | A(QKEY),
             },
         },
     },
@@ -70,11 +74,13 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
             .req = {
                 [QPT_UD] = A(SQ_PSN),
                 [QPT_UC] = A(SQ_PSN),
+                [QPT_GSI] = A(SQ_PSN),
                 [QPT_RC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
                            A(SQ_PSN) | A(MAX_QP_RD_ATOMIC),
             },
             .opt = {
                 [QPT_UD] = A(CUR_STATE) | A(QKEY),
+                [QPT_GSI] = A(CUR_STATE) | A(QKEY),
                 [QPT_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
                            A(PATH_MIG_STATE),
                 [QPT_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
@@ -89,6 +95,7 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
             .valid = true,
             .opt = {
                 [QPT_UD] = A(CUR_STATE) | A(QKEY),
+                [QPT_GSI] = A(CUR_STATE) | A(QKEY),
                 [QPT_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
                            A(PATH_MIG_STATE),
                 [QPT_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
@@ -101,6 +108,7 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                 [QPT_UD] = A(EN_SQD_ASYNC_NOTIFY),
                 [QPT_UC] = A(EN_SQD_ASYNC_NOTIFY),
                 [QPT_RC] = A(EN_SQD_ASYNC_NOTIFY),
+                [QPT_GSI] = A(EN_SQD_ASYNC_NOTIFY),
             },
         },
     },
@@ -111,6 +119,7 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
             .valid = true,
             .opt = {
                 [QPT_UD] = A(CUR_STATE) | A(QKEY),
+                [QPT_GSI] = A(CUR_STATE) | A(QKEY),
                 [QPT_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
                            A(PATH_MIG_STATE),
                 [QPT_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
@@ -121,6 +130,7 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
             .valid = true,
             .opt = {
                 [QPT_UD] = A(PKEY_INDEX) | A(QKEY),
+                [QPT_GSI] = A(PKEY_INDEX) | A(QKEY),
                 [QPT_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) |
                            A(PKEY_INDEX) | A(PATH_MIG_STATE),
                 [QPT_RC] = A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) |
@@ -138,6 +148,7 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
             .valid = true,
             .opt = {
                 [QPT_UD] = A(CUR_STATE) | A(QKEY),
+                [QPT_GSI] = A(CUR_STATE) | A(QKEY),
                 [QPT_UC] = A(CUR_STATE) | A(ACCESS_FLAGS),
             },
         },
@@ -160,6 +171,8 @@ static int vhca_qpt_index(uint8_t type)
         return QPT_UC;
     case VHCA_QPT_UD:
         return QPT_UD;
+    case VHCA_QPT_GSI:
+        return QPT_GSI;
     }
     return -1;
 }

@@ -4,9 +4,8 @@
  * enters the error state (docs/specs/vhca.rst, "Queue pairs"; IBTA 10.3,
  * 10.8.3.3, 11.2.4).
  *
- * The RC transport (vhca-req.c and friends) executes the WQEs of RC QPs;
- * UC and UD QPs have no transport yet: their send WQEs wait in the SQ
- * until the QP moves to ERR, which flushes them.
+ * The transport (vhca-req.c and friends) executes the WQEs of every QP
+ * type: RC, UC, UD and the GSI QP (QPN 1, a UD QP with its own Q_Key).
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -17,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vhca-internal.h"
+#include "vhca-rc.h"
 
 #define VHCA_QP_ACCESS_ALL  (VHCA_ACCESS_LOCAL_WRITE |                      \
                              VHCA_ACCESS_REMOTE_WRITE |                     \
@@ -169,6 +168,15 @@ void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     vhca_qp_flush(core, qpn, qp);
 }
 
+void vhca_qp_set_sq_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+{
+    qp->state = VHCA_QPS_SQE;
+    vhca_qp_flush_wq(core, qpn, &qp->sq, qp->send_cqn, true);
+    /* Nothing in flight: SQE -> RTS starts again at the next WQE. */
+    qp->req.fetched = qp->req.cur = qp->sq.ci;
+    qp->req.cur_pkt = 0;
+}
+
 void vhca_qp_fatal(VhcaCore *core, uint32_t qpn)
 {
     VhcaQp *qp = vhca_qp_lookup(core, qpn);
@@ -229,12 +237,13 @@ void vhca_qp_sq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
     }
     /*
      * RTS: the requester takes them in its next deferred pass; INIT, RTR
-     * and SQD: they wait; ERR: flushed now.
+     * and SQD: they wait; ERR and SQE (IBTA 10.3.1): flushed now.
      */
-    if (qp->state == VHCA_QPS_ERR) {
+    if (qp->state == VHCA_QPS_ERR || qp->state == VHCA_QPS_SQE) {
         vhca_qp_flush_wq(core, qpn, &qp->sq, qp->send_cqn, true);
+        qp->req.fetched = qp->req.cur = qp->sq.ci;
         vhca_cq_errors_settle(core);
-    } else if (qp->state == VHCA_QPS_RTS && qp->type == VHCA_QPT_RC) {
+    } else if (qp->state == VHCA_QPS_RTS) {
         vhca_rc_kick(core, qpn);
     }
 }
@@ -281,10 +290,16 @@ static uint8_t vhca_qp_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
                                     const struct vhca_qp_create *c)
 {
     if (c->type != VHCA_QPT_RC && c->type != VHCA_QPT_UC &&
-        c->type != VHCA_QPT_UD) {
+        c->type != VHCA_QPT_UD && c->type != VHCA_QPT_GSI) {
         ctx->syndrome = c->type;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
-                             "QP type %u is not RC, UC or UD", c->type);
+                             "QP type %u is not GSI, RC, UC or UD", c->type);
+    }
+    /* IBTA 13.4.6: one GSI QP per port, and this device has one port. */
+    if (c->type == VHCA_QPT_GSI && vhca_qp_lookup(core, VHCA_GSI_QPN)) {
+        ctx->syndrome = VHCA_GSI_QPN;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BUSY,
+                             "the GSI QP (QP1) exists already");
     }
     if (c->sq_log_size < 1 || c->sq_log_size > VHCA_WQ_MAX_LOG_SIZE) {
         ctx->syndrome = c->sq_log_size;
@@ -359,7 +374,14 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     if (status == VHCA_ST_OK && vhca_rc_qp_init(&qp)) {
         status = VHCA_ST_NO_RESOURCES;
     }
-    qpn = status == VHCA_ST_OK ? vhca_ids_alloc(&core->qp_ids) : 0;
+    if (status != VHCA_ST_OK) {
+        qpn = 0;
+    } else if (c.type == VHCA_QPT_GSI) {
+        qpn = vhca_ids_claim(&core->qp_ids, VHCA_GSI_QPN) ? VHCA_GSI_QPN : 0;
+    } else {
+        /* QPN 1 is the GSI QP's alone. */
+        qpn = vhca_ids_alloc_from(&core->qp_ids, VHCA_FIRST_QPN);
+    }
     if (!qpn) {
         free(qp.sq.pages);
         free(qp.rq.pages);
@@ -384,6 +406,30 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
 }
 
 /* IBTA 10.2.4.4: destroying a QP drops its WQEs without completions. */
+/*
+ * Doorbells and admin commands take effect in the order the guest issued
+ * them: UD and UC send WQEs rung before a DESTROY_QP or MODIFY_QP leave
+ * before the command runs, as they would from a hardware send engine that
+ * had already picked them up.  Programs rely on it: mckey posts its
+ * datagrams and destroys the QP at once.  UD and UC need nothing from the
+ * peer to finish a WQE, so this ends; RC WQEs wait for ACKs and are left
+ * to the transition (flushed in ERR, kept in SQD).  Bounded, so that one
+ * command cannot stall the device: what is beyond the bound is flushed.
+ */
+#define VHCA_QP_DRAIN_BUDGET    65536   /* packets */
+
+static void vhca_qp_drain_unreliable(VhcaCore *core, uint32_t qpn,
+                                     VhcaQp *qp)
+{
+    unsigned budget = VHCA_QP_DRAIN_BUDGET;
+
+    if (qp->type == VHCA_QPT_RC) {
+        return;
+    }
+    vhca_req_run(core, qpn, qp, &budget);
+    vhca_cq_errors_settle(core);
+}
+
 uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx)
 {
     uint32_t qpn = vhca_cmd_handle_in(ctx);
@@ -394,10 +440,12 @@ uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx)
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
                              "QP %u does not exist", qpn);
     }
+    vhca_qp_drain_unreliable(core, qpn, qp);
     core->pds[qp->pdn].users--;
     core->cqs[qp->send_cqn].users--;
     core->cqs[qp->recv_cqn].users--;
     vhca_db_page_put(core, qp->db_page);
+    vhca_mcast_qp_gone(core, qpn);
     vhca_rc_qp_reset(core, qpn, qp);
     vhca_rc_qp_free(core, qp);
     free(qp->sq.pages);
@@ -615,7 +663,7 @@ static void vhca_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     case VHCA_QPS_SQD:
         /*
          * IBTA 10.3.1.4: SQ Drained once the WQEs in flight complete -
-         * at once if none are (UC and UD have none: no transport yet).
+         * at once if none are.
          */
         if (prev == VHCA_QPS_RTS && (attr->attr_mask &
                                      VHCA_QP_EN_SQD_ASYNC_NOTIFY) &&
@@ -684,6 +732,10 @@ uint8_t vhca_cmd_modify_qp(VhcaCore *core, VhcaCmdCtx *ctx)
         ctx->syndrome = next;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
                              "QP %u: no state %u", attr.qpn, next);
+    }
+    /* Before the checks: a send error met while draining moves to SQE. */
+    if (next != qp->state) {
+        vhca_qp_drain_unreliable(core, attr.qpn, qp);
     }
     status = vhca_qp_check_transition(core, ctx, qp, &attr, next);
     if (status == VHCA_ST_OK) {

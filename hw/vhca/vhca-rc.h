@@ -35,12 +35,27 @@ void vhca_rc_frame_free(VhcaRxFrame *f);
 /* A received packet the transport does not take: ROCE_RX_DROPPED. */
 void vhca_rc_drop(VhcaCore *core);
 /*
- * Send @pkt (its transport part filled in) to @qp's destination: the
- * network part comes from the QP's address vector.  A destination GID of
- * our own is looped back to our receive path.
+ * Send @pkt (its transport part filled in) from QP @qpn along @path: the
+ * network part and BTH DestQP come from the path.  A destination GID of
+ * our own is looped back to our receive path, a multicast one both to
+ * the wire and to our QPs in its group.
  */
+void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
+               VhcaWirePacket *pkt);
+/* The same along a connected QP's primary path (its attributes). */
 void vhca_rc_xmit(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                   VhcaWirePacket *pkt);
+/*
+ * IBTA 10.3.1: the receive side works from RTR on; RC stops in SQE (it
+ * never gets there), UC and UD go on receiving in SQE.
+ */
+static inline bool vhca_qp_receives(const VhcaQp *qp)
+{
+    return qp->state >= VHCA_QPS_RTR &&
+           qp->state <= (qp->type == VHCA_QPT_RC ? VHCA_QPS_SQD
+                                                 : VHCA_QPS_SQE);
+}
+
 /* The QP's path MTU in bytes (IBTA 9.7.4: 256..4096). */
 uint32_t vhca_rc_mtu(const VhcaQp *qp);
 /* Post a QP affiliated asynchronous event (IBTA 11.6.3). */
@@ -73,8 +88,47 @@ bool vhca_comp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /* The QP's deadline passed: retransmit timeout or RNR wait over. */
 void vhca_comp_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 
-/* vhca-resp.c */
+/* vhca-resp.c: the responder, and what UC and UD share of it. */
 bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                    unsigned *budget);
+/* Read the receive WQE at rq.ci into resp.rwqe_*; a VHCA_WC_* status. */
+uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
+                            uint32_t *vendor_err);
+/* Write @len bytes at @offset of the loaded receive WQE's buffer. */
+uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
+                          const uint8_t *data, uint32_t len);
+/* Complete the loaded receive WQE (rq.ci) with @proto's fields. */
+void vhca_resp_complete_recv(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             const VhcaCompletion *proto);
+/*
+ * A local error on the receive WQE at rq.ci (IBTA 9.9.3.1.4 class D, and
+ * the same for UC and UD): it completes with @status, the QP goes to ERR.
+ */
+void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                         uint8_t opcode, uint8_t status, uint32_t vendor_err);
+/*
+ * The last packet of an RDMA WRITE with immediate was placed: complete a
+ * receive WQE (RECV_RDMA_WITH_IMM, @write_len).  False if that WQE could
+ * not be read and the QP went to ERR.
+ */
+bool vhca_resp_complete_write_imm(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                  const VhcaWirePacket *pkt,
+                                  uint32_t write_len);
+/*
+ * The last packet of a SEND (op: its BTH operation) was placed: complete
+ * the receive WQE with resp.cur_len bytes and the ImmDt or IETH.
+ */
+void vhca_resp_complete_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             const VhcaWirePacket *pkt, uint8_t op);
+/* The BTH operation (opcode without its transport) carries ImmDt. */
+bool vhca_op_has_imm(uint8_t op);
+
+/* vhca-uc.c: the UC responder (IBTA 9.8.x, rxe's UC rules). */
+void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                    const VhcaWirePacket *pkt);
+
+/* vhca-ud.c: the UD and GSI responder (IBTA 10.2.5, 11.4.1.1). */
+void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                    const VhcaRxFrame *f);
 
 #endif /* HW_VHCA_RC_H */

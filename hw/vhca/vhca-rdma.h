@@ -28,7 +28,8 @@
 /* Read and atomic requests a QP may have outstanding (either way). */
 #define VHCA_MAX_RD_ATOMIC      16
 #define VHCA_MAX_MSG_SIZE       0x80000000u     /* IBTA: 2^31 */
-#define VHCA_FIRST_QPN          2               /* QP0/QP1 are reserved */
+/* QP0 does not exist on RoCE; QP1 is the GSI QP (VHCA_QPT_GSI only). */
+#define VHCA_FIRST_QPN          2
 
 /* enum ibv_wc_status values the device produces (IBTA 11.6.2). */
 #define VHCA_WC_SUCCESS             0
@@ -118,6 +119,21 @@ typedef struct VhcaFrameQueue {
 } VhcaFrameQueue;
 
 /*
+ * Where a packet goes: a connected QP's primary path (its attributes) or
+ * the address vector of one UD send WQE.
+ */
+typedef struct VhcaPath {
+    uint8_t dgid[VHCA_GID_LEN];     /* network byte order */
+    uint8_t dmac[VHCA_ETH_ALEN];
+    uint8_t sgid_index;
+    uint8_t hop_limit;
+    uint8_t traffic_class;
+    uint16_t udp_sport;             /* 0: derived from the flow */
+    uint32_t flow_label;
+    uint32_t dest_qpn;
+} VhcaPath;
+
+/*
  * What the requester keeps of a send WQE it fetched: everything but the
  * data and its SGEs, which are read again from the SQ at each (re)send,
  * as the retransmit queue is of WQEs, not frames.
@@ -138,6 +154,9 @@ typedef struct VhcaSendMeta {
     uint8_t flags;                  /* VHCA_WQE_* */
     uint8_t num_sge;
     uint8_t status;                 /* not SUCCESS: complete with it */
+    /* UD: the destination and the Q_Key the DETH carries (10.2.5). */
+    VhcaPath ud_path;
+    uint32_t qkey;
 } VhcaSendMeta;
 
 typedef struct VhcaRcReq {
@@ -175,6 +194,7 @@ typedef struct VhcaRcResp {
     uint32_t epsn;                  /* expected PSN */
     uint32_t msn;
     bool nak_sent;                  /* in a PSN error (or RNR) episode */
+    bool uc_drop;                   /* UC: discard until FIRST or ONLY */
     bool comm_est;                  /* COMM_EST posted */
     uint8_t cur;                    /* message in progress: VHCA_RESP_* */
     uint32_t cur_len;               /* its bytes so far */
@@ -218,7 +238,11 @@ struct VhcaQp {
     /* What MODIFY_QP set, in host byte order; QUERY_QP returns it. */
     struct vhca_qp_attr attr;
 
-    /* RC transport (vhca-req.c, vhca-comp.c, vhca-resp.c, vhca-sched.c). */
+    /*
+     * Transport (vhca-req.c, vhca-comp.c, vhca-resp.c, vhca-sched.c, and
+     * vhca-uc.c, vhca-ud.c); UC and UD use the requester and responder
+     * parts, RC all of it.
+     */
     VhcaRcReq req;
     VhcaRcResp resp;
     VhcaFrameQueue rxq_req;         /* requests, for the responder */
@@ -260,6 +284,10 @@ void vhca_ids_destroy(VhcaIds *ids);
 void vhca_ids_clear(VhcaIds *ids);
 /* Lowest free handle, now in use; 0 if none is free. */
 uint32_t vhca_ids_alloc(VhcaIds *ids);
+/* The same among the handles >= @from. */
+uint32_t vhca_ids_alloc_from(VhcaIds *ids, uint32_t from);
+/* Take handle @id; false if it is out of range or in use. */
+bool vhca_ids_claim(VhcaIds *ids, uint32_t id);
 void vhca_ids_free(VhcaIds *ids, uint32_t id);
 bool vhca_ids_used(const VhcaIds *ids, uint32_t id);
 
@@ -307,6 +335,21 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_modify_qp(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_query_qp(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_attach_mcast(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_detach_mcast(VhcaCore *core, VhcaCmdCtx *ctx);
+
+/* vhca-mcast.c: multicast groups (IBTA 10.5.2). */
+/* ff00::/8, or IPv4-mapped 224.0.0.0/4 (::ffff:e0.0.0.0/100). */
+bool vhca_gid_is_multicast(const uint8_t gid[VHCA_GID_LEN]);
+/* The group @gid if at least one of our QPs joined it, else NULL. */
+const VhcaMcastGroup *vhca_mcast_find(const VhcaCore *core,
+                                      const uint8_t gid[VHCA_GID_LEN]);
+/* DESTROY_QP: the QP leaves every group (IBTA 11.3.1: detached). */
+void vhca_mcast_qp_gone(VhcaCore *core, uint32_t qpn);
+void vhca_mcast_reset(VhcaCore *core);
+
+/* vhca-admin.c: the port's active MTU (enum vhca_ib_mtu, 0 if none). */
+uint8_t vhca_port_active_mtu(const VhcaCore *core);
 
 /* vhca-mr.c: what the transport calls for every memory access. */
 VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
@@ -365,6 +408,12 @@ void vhca_qp_fatal(VhcaCore *core, uint32_t qpn);
  * 10.8.3.3).  No event: callers post one where the spec asks for it.
  */
 void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+/*
+ * UC and UD: a send WQE completed in error; @qp goes to SQE, the rest of
+ * its SQ is flushed, its receive side goes on (IBTA 10.3.1 "Send Queue
+ * Error").
+ */
+void vhca_qp_set_sq_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* SQD: post SQ_DRAINED if asked for and nothing is in flight. */
 void vhca_req_sqd_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* The completion opcode of a send WQE opcode. */

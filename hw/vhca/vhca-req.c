@@ -1,10 +1,12 @@
 /*
- * vhca engine: the RC requester (IBTA Vol 1 9.4, 9.5, 9.7.1-9.7.4): fetch
- * send WQEs, check them, segment each message at the path MTU into
- * packets with consecutive PSNs, and keep what was sent until the
- * completer retires it.  The retransmit queue holds WQEs, not frames: a
- * go-back-N (vhca_req_rewind) rebuilds packets from the SQ and from
- * memory, as hardware does.
+ * vhca engine: the requester (IBTA Vol 1 9.4, 9.5, 9.7.1-9.7.4, 9.8 for
+ * UC, 10.2.5 and 11.4.1 for UD): fetch send WQEs, check them, segment
+ * each message at the path MTU into packets with consecutive PSNs.  RC
+ * keeps what was sent until the completer retires it; the retransmit
+ * queue holds WQEs, not frames: a go-back-N (vhca_req_rewind) rebuilds
+ * packets from the SQ and from memory, as hardware does.  UC and UD have
+ * no acknowledgements: a WQE completes once its last packet is sent, and
+ * a WQE that fails moves the QP to SQE, not ERR (IBTA 10.3.1).
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -18,6 +20,7 @@
 
 #define WQE_OFF(f)          offsetof(struct vhca_send_wqe, f)
 #define WQE_SGE_OFF         offsetof(struct vhca_send_wqe, sge)
+#define AV_OFF(f)           (WQE_OFF(av) + offsetof(struct vhca_ud_av, f))
 
 static VhcaSendMeta *vhca_req_meta(VhcaQp *qp, uint32_t index)
 {
@@ -43,6 +46,11 @@ static bool vhca_wr_is_rd_atomic(uint8_t op)
     return op == VHCA_WR_RDMA_READ || vhca_wr_is_atomic(op);
 }
 
+static bool vhca_qp_is_ud(const VhcaQp *qp)
+{
+    return qp->type == VHCA_QPT_UD || qp->type == VHCA_QPT_GSI;
+}
+
 static bool vhca_req_signaled(const VhcaQp *qp, const VhcaSendMeta *m)
 {
     return qp->sq_sig_all || (m->flags & VHCA_WQE_SIGNALED);
@@ -52,11 +60,75 @@ static bool vhca_req_signaled(const VhcaQp *qp, const VhcaSendMeta *m)
 /* WQE checks (IBTA 10.8.3, 11.6.2: local errors complete the WQE)        */
 /* ---------------------------------------------------------------------- */
 
+/* Which send opcodes each service has (IBTA 9.4, Table 39 / 10.7.x). */
+static bool vhca_req_opcode_ok(const VhcaQp *qp, uint8_t op)
+{
+    switch (op) {
+    case VHCA_WR_SEND:
+    case VHCA_WR_SEND_WITH_IMM:
+        return true;
+    case VHCA_WR_RDMA_WRITE:
+    case VHCA_WR_RDMA_WRITE_WITH_IMM:
+        return qp->type == VHCA_QPT_RC || qp->type == VHCA_QPT_UC;
+    case VHCA_WR_SEND_WITH_INV:
+    case VHCA_WR_RDMA_READ:
+    case VHCA_WR_ATOMIC_CMP_AND_SWP:
+    case VHCA_WR_ATOMIC_FETCH_AND_ADD:
+        return qp->type == VHCA_QPT_RC;
+    default:
+        return false;
+    }
+}
+
+/*
+ * A UD WQE's destination: DestQP, Q_Key (IBTA 10.2.5: a WR Q_Key with
+ * the high bit set means the QP's own) and address vector.  A source GID
+ * that is not in the table, or IPv4 and IPv6 mixed, is a local QP
+ * operation error, as on mlx5.
+ */
+static uint8_t vhca_req_parse_ud(VhcaCore *core, VhcaQp *qp,
+                                 const uint8_t *raw, VhcaSendMeta *m)
+{
+    VhcaPath *path = &m->ud_path;
+    uint32_t qkey = vhca_ld_le32(raw + WQE_OFF(qkey));
+    const VhcaGidEntry *sgid;
+
+    m->qkey = (qkey & VHCA_QKEY_CONTROLLED) ? qp->attr.qkey : qkey;
+    memcpy(path->dgid, raw + AV_OFF(dgid), VHCA_GID_LEN);
+    memcpy(path->dmac, raw + AV_OFF(dmac), VHCA_ETH_ALEN);
+    path->sgid_index = raw[AV_OFF(sgid_index)];
+    path->hop_limit = raw[AV_OFF(hop_limit)];
+    path->traffic_class = raw[AV_OFF(traffic_class)];
+    path->udp_sport = vhca_ld_le16(raw + AV_OFF(udp_sport));
+    path->flow_label = vhca_ld_le32(raw + AV_OFF(flow_label)) & 0xfffff;
+    /* IBTA 10.5.2.1: multicast datagrams go to DestQP 0xFFFFFF. */
+    path->dest_qpn = vhca_gid_is_multicast(path->dgid) ? VHCA_MCAST_QPN :
+                     vhca_ld_le32(raw + WQE_OFF(dest_qpn)) & VHCA_IB_QPN_MASK;
+    if (path->sgid_index >= core->cfg.gid_tbl_len) {
+        return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    sgid = &core->gid_tbl[path->sgid_index];
+    if (!sgid->valid ||
+        vhca_wire_gid_is_ipv4(sgid->gid) !=
+        vhca_wire_gid_is_ipv4(path->dgid)) {
+        return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    return VHCA_WC_SUCCESS;
+}
+
+/* IBTA 10.2.1 / C10-...: a datagram is at most one path MTU long. */
+static uint8_t vhca_req_check_ud_len(VhcaCore *core, const VhcaSendMeta *m)
+{
+    return m->len > vhca_ib_mtu_bytes(vhca_port_active_mtu(core)) ?
+           VHCA_WC_LOC_LEN_ERR : VHCA_WC_SUCCESS;
+}
+
 static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
                               VhcaSendMeta *m)
 {
     uint32_t access;
     uint64_t total = 0;
+    uint8_t status;
     unsigned i;
 
     m->wr_id = vhca_ld_le64(raw + WQE_OFF(wr_id));
@@ -69,18 +141,14 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
     m->compare_add = vhca_ld_le64(raw + WQE_OFF(compare_add));
     m->swap = vhca_ld_le64(raw + WQE_OFF(swap));
 
-    switch (m->opcode) {
-    case VHCA_WR_RDMA_WRITE:
-    case VHCA_WR_RDMA_WRITE_WITH_IMM:
-    case VHCA_WR_SEND:
-    case VHCA_WR_SEND_WITH_IMM:
-    case VHCA_WR_SEND_WITH_INV:
-    case VHCA_WR_RDMA_READ:
-    case VHCA_WR_ATOMIC_CMP_AND_SWP:
-    case VHCA_WR_ATOMIC_FETCH_AND_ADD:
-        break;
-    default:
+    if (!vhca_req_opcode_ok(qp, m->opcode)) {
         return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    if (vhca_qp_is_ud(qp)) {
+        status = vhca_req_parse_ud(core, qp, raw, m);
+        if (status != VHCA_WC_SUCCESS) {
+            return status;
+        }
     }
 
     if (m->flags & VHCA_WQE_INLINE) {
@@ -95,7 +163,8 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
         }
         m->num_sge = 0;
         m->len = inline_len;
-        return VHCA_WC_SUCCESS;
+        return vhca_qp_is_ud(qp) ? vhca_req_check_ud_len(core, m)
+                                 : VHCA_WC_SUCCESS;
     }
 
     if (m->num_sge > VHCA_MAX_SEND_SGE) {
@@ -119,6 +188,9 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
         return VHCA_WC_LOC_LEN_ERR;
     }
     m->len = (uint32_t)total;
+    if (vhca_qp_is_ud(qp)) {
+        return vhca_req_check_ud_len(core, m);
+    }
     if (vhca_wr_is_atomic(m->opcode)) {
         /* IBTA 9.4.5: one naturally aligned 64-bit word. */
         if (m->len != 8) {
@@ -254,8 +326,16 @@ void vhca_req_fail(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_cq_post(core, qp->send_cqn, &wc);
         qp->sq.ci++;
     }
-    /* IBTA 10.3.1: an RC QP leaves for ERR; the rest is flushed. */
-    vhca_qp_set_error(core, qpn, qp);
+    /*
+     * IBTA 10.3.1: an RC QP leaves for ERR; a UC or UD QP for SQE, where
+     * it goes on receiving (the MAD layer moves QP1 back to RTS).  The
+     * rest of the SQ is flushed either way.
+     */
+    if (qp->type == VHCA_QPT_RC) {
+        vhca_qp_set_error(core, qpn, qp);
+    } else {
+        vhca_qp_set_sq_error(core, qpn, qp);
+    }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -343,7 +423,7 @@ static bool vhca_req_fetch(VhcaCore *core, VhcaQp *qp)
             }
             req->rd_atomic++;
         }
-        m.npkts = vhca_wr_is_atomic(m.opcode) ? 1 :
+        m.npkts = vhca_wr_is_atomic(m.opcode) || vhca_qp_is_ud(qp) ? 1 :
                   vhca_wire_packet_count(m.len, qp->attr.path_mtu);
     } else {
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
@@ -374,6 +454,39 @@ static VhcaWireMsg vhca_req_msg_kind(uint8_t op)
 }
 
 /*
+ * The one packet of a UD SEND (IBTA 9.4.1, 10.2.5): BTH with the QP's
+ * next PSN (not checked by the receiver), DETH with the Q_Key and our
+ * QPN, no AckReq.  Goes out along the WQE's address vector.
+ */
+static uint8_t vhca_req_send_datagram(VhcaCore *core, uint32_t qpn,
+                                      VhcaQp *qp, uint32_t index,
+                                      const VhcaSendMeta *m,
+                                      VhcaWirePacket *pkt)
+{
+    uint8_t status;
+
+    status = vhca_req_sg_copy(core, qp, index, m, core->rc_payload, 0,
+                              m->len, false);
+    if (status != VHCA_WC_SUCCESS) {
+        return status;
+    }
+    if (m->opcode == VHCA_WR_SEND_WITH_IMM) {
+        pkt->tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY_IMM);
+        pkt->tp.imm_data = __builtin_bswap32(m->imm_or_inv);
+    } else {
+        pkt->tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
+    }
+    pkt->tp.bth.solicited = m->flags & VHCA_WQE_SOLICITED;
+    pkt->tp.deth.qkey = m->qkey;
+    pkt->tp.deth.src_qpn = qpn;
+    pkt->payload = core->rc_payload;
+    pkt->payload_len = m->len;
+    vhca_xmit(core, qpn, &m->ud_path, pkt);
+    vhca_count(core, VHCA_CNT_UD_TX_PACKETS, 1);
+    return VHCA_WC_SUCCESS;
+}
+
+/*
  * Build and send packet @k of WQE @index.  *@last says whether it was the
  * last packet the WQE sends.  Returns a VHCA_WC_* status.
  */
@@ -391,6 +504,9 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     bth->psn = vhca_psn_add(m->first_psn, k);
     *last = true;
 
+    if (vhca_qp_is_ud(qp)) {
+        return vhca_req_send_datagram(core, qpn, qp, index, m, &pkt);
+    }
     switch (m->opcode) {
     case VHCA_WR_RDMA_READ:
         /*
@@ -422,7 +538,8 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         bth->ack_req = true;
         break;
     default:
-        if (!vhca_wire_segment(VHCA_IB_TRANSPORT_RC,
+        if (!vhca_wire_segment(qp->type == VHCA_QPT_UC ?
+                               VHCA_IB_TRANSPORT_UC : VHCA_IB_TRANSPORT_RC,
                                vhca_req_msg_kind(m->opcode), m->len,
                                qp->attr.path_mtu, k, &seg)) {
             return VHCA_WC_LOC_QP_OP_ERR;
@@ -450,9 +567,13 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             bth->solicited = (m->flags & VHCA_WQE_SOLICITED) &&
                              m->opcode != VHCA_WR_RDMA_WRITE;
         }
-        /* IBTA 9.7.2: AckReq at the end of a message, and now and then. */
-        bth->ack_req = *last || qp->req.probe ||
-                       qp->req.noack_pkts + 1 >= VHCA_REQ_ACKREQ_EVERY;
+        /*
+         * IBTA 9.7.2: AckReq at the end of a message, and now and then;
+         * never on UC, which has no ACKs (9.8).
+         */
+        bth->ack_req = qp->type == VHCA_QPT_RC &&
+                       (*last || qp->req.probe ||
+                        qp->req.noack_pkts + 1 >= VHCA_REQ_ACKREQ_EVERY);
         break;
     }
     qp->req.noack_pkts = bth->ack_req ? 0 : qp->req.noack_pkts + 1;
@@ -474,9 +595,9 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                   unsigned *budget)
 {
     VhcaRcReq *req = &qp->req;
+    bool reliable = qp->type == VHCA_QPT_RC;
 
-    if (qp->type != VHCA_QPT_RC ||
-        (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD)) {
+    if (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD) {
         return false;
     }
     for (;;) {
@@ -504,8 +625,9 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             break;
         }
         psn = vhca_psn_add(m->first_psn, req->cur_pkt);
-        if (vhca_psn_diff(psn, req->una_psn) >= VHCA_REQ_MAX_UNACKED ||
-            (req->probe && psn != req->una_psn)) {
+        if (reliable &&
+            (vhca_psn_diff(psn, req->una_psn) >= VHCA_REQ_MAX_UNACKED ||
+             (req->probe && psn != req->una_psn))) {
             break;
         }
         if (!*budget) {
@@ -527,10 +649,14 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         if (last) {
             req->cur++;
             req->cur_pkt = 0;
+            /* UC, UD: done once handed to the wire (IBTA 9.8, 10.8.6). */
+            if (!reliable) {
+                vhca_req_complete_head(core, qpn, qp);
+            }
         } else {
             req->cur_pkt++;
         }
-        if (qp->deadline == VHCA_NO_DEADLINE) {
+        if (reliable && qp->deadline == VHCA_NO_DEADLINE) {
             vhca_req_restart_timer(core, qp);
         }
     }

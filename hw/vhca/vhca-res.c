@@ -43,16 +43,19 @@ bool vhca_ids_used(const VhcaIds *ids, uint32_t id)
            (ids->map[id / 64] & (1ull << (id % 64)));
 }
 
-uint32_t vhca_ids_alloc(VhcaIds *ids)
+uint32_t vhca_ids_alloc_from(VhcaIds *ids, uint32_t from)
 {
     uint32_t word;
 
-    for (word = ids->first / 64; word <= ids->last / 64; word++) {
+    if (from < ids->first) {
+        from = ids->first;
+    }
+    for (word = from / 64; word <= ids->last / 64; word++) {
         uint64_t free_bits = ~ids->map[word];
         uint32_t id;
 
-        if (word == ids->first / 64) {
-            free_bits &= ~0ull << (ids->first % 64);
+        if (word == from / 64) {
+            free_bits &= ~0ull << (from % 64);
         }
         if (!free_bits) {
             continue;
@@ -65,6 +68,20 @@ uint32_t vhca_ids_alloc(VhcaIds *ids)
         return id;
     }
     return 0;
+}
+
+uint32_t vhca_ids_alloc(VhcaIds *ids)
+{
+    return vhca_ids_alloc_from(ids, ids->first);
+}
+
+bool vhca_ids_claim(VhcaIds *ids, uint32_t id)
+{
+    if (id < ids->first || id > ids->last || vhca_ids_used(ids, id)) {
+        return false;
+    }
+    ids->map[id / 64] |= 1ull << (id % 64);
+    return true;
 }
 
 void vhca_ids_free(VhcaIds *ids, uint32_t id)
@@ -270,8 +287,9 @@ int vhca_rdma_init(VhcaCore *core)
         vhca_ids_init(&core->mr_ids, 1, cfg->max_mr) ||
         vhca_ids_init(&core->eq_ids, 1, VHCA_MAX_COMP_EQS) ||
         vhca_ids_init(&core->cq_ids, 1, cfg->max_cq) ||
-        vhca_ids_init(&core->qp_ids, VHCA_FIRST_QPN, last_qpn) ||
-        vhca_ids_init(&core->rc_pending, VHCA_FIRST_QPN, last_qpn)) {
+        /* QPN 1 (GSI) has a slot too; CREATE_QP hands it out alone. */
+        vhca_ids_init(&core->qp_ids, VHCA_GSI_QPN, last_qpn) ||
+        vhca_ids_init(&core->rc_pending, VHCA_GSI_QPN, last_qpn)) {
         vhca_rdma_cleanup(core);
         return -1;
     }
@@ -316,6 +334,7 @@ void vhca_rdma_reset(VhcaCore *core)
     vhca_ids_clear(&core->eq_ids);
     vhca_ids_clear(&core->cq_ids);
     vhca_ids_clear(&core->qp_ids);
+    vhca_mcast_reset(core);
     memset(core->uctx_users, 0, sizeof(core->uctx_users));
     core->cq_error_pending = false;
 }

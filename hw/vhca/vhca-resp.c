@@ -84,8 +84,8 @@ static void vhca_resp_atomic_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /* Receive WQEs                                                           */
 /* ---------------------------------------------------------------------- */
 
-static void vhca_resp_complete_recv(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                                    const VhcaCompletion *proto)
+void vhca_resp_complete_recv(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             const VhcaCompletion *proto)
 {
     VhcaCompletion wc = *proto;
 
@@ -96,9 +96,8 @@ static void vhca_resp_complete_recv(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     qp->resp.cur = VHCA_RESP_NONE;
 }
 
-/* Read the receive WQE at rq.ci; returns a VHCA_WC_* status. */
-static uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
-                                   uint32_t *vendor_err)
+uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
+                            uint32_t *vendor_err)
 {
     VhcaRcResp *resp = &qp->resp;
     uint8_t raw[VHCA_RECV_WQE_SIZE];
@@ -127,9 +126,8 @@ static uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
     return VHCA_WC_SUCCESS;
 }
 
-/* Write a SEND's data at @offset of the receive WQE's buffer. */
-static uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
-                                 const uint8_t *data, uint32_t len)
+uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
+                          const uint8_t *data, uint32_t len)
 {
     VhcaRcResp *resp = &qp->resp;
     unsigned i;
@@ -160,6 +158,47 @@ static uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                 */
 /* ---------------------------------------------------------------------- */
+
+void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                         uint8_t opcode, uint8_t status, uint32_t vendor_err)
+{
+    VhcaCompletion wc = {
+        .status = status,
+        .opcode = opcode,
+        .vendor_err = vendor_err,
+    };
+
+    vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                     "QP %u: receive WQE %u completes with status %u, QP "
+                     "to ERR", qpn, qp->rq.ci, status);
+    vhca_resp_complete_recv(core, qpn, qp, &wc);
+    vhca_qp_set_error(core, qpn, qp);
+}
+
+bool vhca_resp_complete_write_imm(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                  const VhcaWirePacket *pkt,
+                                  uint32_t write_len)
+{
+    uint32_t vendor_err = 0;
+    VhcaCompletion wc = {
+        .byte_len = write_len,
+        .status = VHCA_WC_SUCCESS,
+        .opcode = VHCA_WC_RECV_RDMA_WITH_IMM,
+        .flags = VHCA_CQE_WITH_IMM,
+        .imm_or_inv = __builtin_bswap32(pkt->tp.imm_data),
+        .solicited = pkt->tp.bth.solicited,
+    };
+
+    /* Only the wr_id matters: the data went to the MR. */
+    if (vhca_resp_load_rwqe(core, qp, &vendor_err) ==
+        VHCA_WC_LOC_QP_OP_ERR && vendor_err) {
+        vhca_resp_fail_rwqe(core, qpn, qp, VHCA_WC_RECV_RDMA_WITH_IMM,
+                            VHCA_WC_LOC_QP_OP_ERR, vendor_err);
+        return false;
+    }
+    vhca_resp_complete_recv(core, qpn, qp, &wc);
+    return true;
+}
 
 /*
  * Class C and D errors: NAK @code for @psn, complete the receive WQE in
@@ -216,7 +255,7 @@ static void vhca_resp_rnr(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /* Operations                                                             */
 /* ---------------------------------------------------------------------- */
 
-static bool vhca_op_has_imm(uint8_t op)
+bool vhca_op_has_imm(uint8_t op)
 {
     return op == VHCA_IB_OP_SEND_LAST_IMM || op == VHCA_IB_OP_SEND_ONLY_IMM ||
            op == VHCA_IB_OP_RDMA_WRITE_LAST_IMM ||
@@ -226,6 +265,30 @@ static bool vhca_op_has_imm(uint8_t op)
 static bool vhca_op_has_inv(uint8_t op)
 {
     return op == VHCA_IB_OP_SEND_LAST_INV || op == VHCA_IB_OP_SEND_ONLY_INV;
+}
+
+void vhca_resp_complete_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             const VhcaWirePacket *pkt, uint8_t op)
+{
+    VhcaCompletion wc = {
+        .byte_len = qp->resp.cur_len,
+        .status = VHCA_WC_SUCCESS,
+        .opcode = VHCA_WC_RECV,
+        .solicited = pkt->tp.bth.solicited,
+    };
+
+    if (vhca_op_has_imm(op)) {
+        wc.flags = VHCA_CQE_WITH_IMM;
+        wc.imm_or_inv = __builtin_bswap32(pkt->tp.imm_data);
+    } else if (vhca_op_has_inv(op)) {
+        /*
+         * No MR of this device can be invalidated (no memory windows,
+         * no fast-register MRs): the key is reported, nothing more.
+         */
+        wc.flags = VHCA_CQE_WITH_INV;
+        wc.imm_or_inv = pkt->tp.inv_rkey;
+    }
+    vhca_resp_complete_recv(core, qpn, qp, &wc);
 }
 
 static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
@@ -266,26 +329,8 @@ static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     resp->cur_len += pkt->payload_len;
     if (last) {
-        VhcaCompletion wc = {
-            .byte_len = resp->cur_len,
-            .status = VHCA_WC_SUCCESS,
-            .opcode = VHCA_WC_RECV,
-            .solicited = pkt->tp.bth.solicited,
-        };
-
-        if (vhca_op_has_imm(op)) {
-            wc.flags = VHCA_CQE_WITH_IMM;
-            wc.imm_or_inv = __builtin_bswap32(pkt->tp.imm_data);
-        } else if (vhca_op_has_inv(op)) {
-            /*
-             * No MR of this device can be invalidated (no memory windows,
-             * no fast-register MRs): the key is reported, nothing more.
-             */
-            wc.flags = VHCA_CQE_WITH_INV;
-            wc.imm_or_inv = pkt->tp.inv_rkey;
-        }
         resp->msn++;
-        vhca_resp_complete_recv(core, qpn, qp, &wc);
+        vhca_resp_complete_send(core, qpn, qp, pkt, op);
     }
     resp->epsn = vhca_psn_add(psn, 1);
 }
@@ -348,28 +393,10 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     if (last) {
         resp->msn++;
         resp->cur = VHCA_RESP_NONE;
-        if (vhca_op_has_imm(op)) {
-            uint32_t vendor_err = 0;
-            VhcaCompletion wc = {
-                .byte_len = resp->write_len,
-                .status = VHCA_WC_SUCCESS,
-                .opcode = VHCA_WC_RECV_RDMA_WITH_IMM,
-                .flags = VHCA_CQE_WITH_IMM,
-                .imm_or_inv = __builtin_bswap32(pkt->tp.imm_data),
-                .solicited = pkt->tp.bth.solicited,
-            };
-
-            /* Only the wr_id matters: the data went to the MR. */
-            if (vhca_resp_load_rwqe(core, qp, &vendor_err) ==
-                VHCA_WC_LOC_QP_OP_ERR && vendor_err) {
-                wc.status = VHCA_WC_LOC_QP_OP_ERR;
-                wc.vendor_err = vendor_err;
-            }
-            vhca_resp_complete_recv(core, qpn, qp, &wc);
-            if (wc.status != VHCA_WC_SUCCESS) {
-                vhca_qp_set_error(core, qpn, qp);
-                return;
-            }
+        if (vhca_op_has_imm(op) &&
+            !vhca_resp_complete_write_imm(core, qpn, qp, pkt,
+                                          resp->write_len)) {
+            return;
         }
     }
     resp->epsn = vhca_psn_add(psn, 1);
@@ -656,7 +683,7 @@ bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     VhcaRxFrame *f;
 
     for (;;) {
-        if (qp->state < VHCA_QPS_RTR || qp->state > VHCA_QPS_SQD) {
+        if (!vhca_qp_receives(qp)) {
             while ((f = vhca_frameq_pop(core, &qp->rxq_req))) {
                 vhca_rc_drop(core);
                 vhca_rc_frame_free(f);
@@ -682,7 +709,17 @@ bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         }
         (*budget)--;
         f = vhca_frameq_pop(core, &qp->rxq_req);
-        vhca_resp_packet(core, qpn, qp, &f->pkt);
+        switch (qp->type) {
+        case VHCA_QPT_RC:
+            vhca_resp_packet(core, qpn, qp, &f->pkt);
+            break;
+        case VHCA_QPT_UC:
+            vhca_uc_packet(core, qpn, qp, &f->pkt);
+            break;
+        default:
+            vhca_ud_packet(core, qpn, qp, f);
+            break;
+        }
         vhca_rc_frame_free(f);
     }
     /* 9.7.5.1.1: one ACK for everything acknowledged in this pass. */

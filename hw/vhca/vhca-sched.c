@@ -1,6 +1,7 @@
 /*
- * vhca engine: the RC transport's scheduler - deferred work, the device
- * timer, receive queues, transmission and loopback.
+ * vhca engine: the transport's scheduler - deferred work, the device
+ * timer, receive queues, transmission and loopback, for every QP type
+ * (RC, UC, UD, GSI).
  *
  * Neither a doorbell (an MMIO write) nor a received frame (a net layer
  * callback) does transport work in place: a doorbell marks its QP as
@@ -9,7 +10,8 @@
  * (a bottom half in QEMU) then runs the marked QPs round robin with a
  * budget of packets per QP and per pass, and asks to be run again while
  * work is left, so a 2 GiB message or a flood of frames never stalls the
- * vCPU or the main loop.
+ * vCPU or the main loop.  A multicast datagram is queued on each QP that
+ * joined its group.
  *
  * Each QP has one deadline (retransmit or RNR timer); the device timer is
  * armed for the earliest of them.
@@ -260,48 +262,28 @@ static bool vhca_rc_pkey_ok(uint16_t pkey)
     return (pkey & 0x7fff) == (VHCA_DEFAULT_PKEY & 0x7fff);
 }
 
-/*
- * A frame the demux found to be RoCEv2 for one of our GIDs.  Checks what
- * can be checked without the QP's progress (headers, ICRC, QP, transport,
- * P_Key) and queues it on its QP; the rest happens in the deferred pass.
- */
-void vhca_rc_receive(VhcaCore *core, const uint8_t *frame, size_t len)
+/* IBTA 9.6.1: each QP type takes its own transport's opcodes only. */
+static bool vhca_qp_takes(const VhcaQp *qp, uint8_t opcode)
 {
-    VhcaWirePacket pkt;
-    const VhcaWireOpcodeInfo *info;
-    VhcaFrameQueue *q;
-    VhcaRxFrame *f;
-    uint32_t qpn;
-    VhcaQp *qp;
+    switch (opcode & VHCA_IB_TRANSPORT_MASK) {
+    case VHCA_IB_TRANSPORT_RC:
+        return qp->type == VHCA_QPT_RC;
+    case VHCA_IB_TRANSPORT_UC:
+        return qp->type == VHCA_QPT_UC;
+    case VHCA_IB_TRANSPORT_UD:
+        return qp->type == VHCA_QPT_UD || qp->type == VHCA_QPT_GSI;
+    default:
+        return false;
+    }
+}
 
-    if (vhca_wire_parse(frame, len, &pkt) != VHCA_WIRE_OK) {
-        vhca_rc_drop(core);
-        return;
-    }
-    info = vhca_wire_opcode_info(pkt.tp.bth.opcode);
-    qpn = pkt.tp.bth.dest_qpn;
-    qp = vhca_qp_lookup(core, qpn);
-    /* IBTA 9.6.1: unknown QP, or a service the QP does not run: drop. */
-    if (!qp || qp->type != VHCA_QPT_RC ||
-        (pkt.tp.bth.opcode & VHCA_IB_TRANSPORT_MASK) !=
-        VHCA_IB_TRANSPORT_RC || !vhca_rc_pkey_ok(pkt.tp.bth.pkey)) {
-        vhca_rc_drop(core);
-        return;
-    }
-    if (info->flags & VHCA_WIRE_OPF_REQUEST) {
-        /* IBTA 10.3.1: the receive side works from RTR on. */
-        if (qp->state < VHCA_QPS_RTR || qp->state > VHCA_QPS_SQD) {
-            vhca_rc_drop(core);
-            return;
-        }
-        q = &qp->rxq_req;
-    } else {
-        if (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD) {
-            vhca_rc_drop(core);
-            return;
-        }
-        q = &qp->rxq_resp;
-    }
+/* Queue a copy of @frame (parsed into @pkt) on @q and mark the QP. */
+static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, VhcaFrameQueue *q,
+                            const uint8_t *frame, size_t len,
+                            const VhcaWirePacket *pkt)
+{
+    VhcaRxFrame *f;
+
     if (q->count >= VHCA_RC_RXQ_MAX_QP ||
         core->rc_rx_queued >= VHCA_RC_RXQ_MAX_DEV) {
         /* A real HCA's receive buffer is full too: the sender retries. */
@@ -314,44 +296,139 @@ void vhca_rc_receive(VhcaCore *core, const uint8_t *frame, size_t len)
         return;
     }
     memcpy(f->data, frame, len);
-    f->pkt = pkt;
-    f->pkt.payload = f->data + pkt.payload_offset;
+    f->pkt = *pkt;
+    f->pkt.payload = f->data + pkt->payload_offset;
     vhca_frameq_push(q, f);
     core->rc_rx_queued++;
     vhca_rc_kick(core, qpn);
+}
+
+/*
+ * A UD datagram to DestQP 0xFFFFFF (IBTA 10.5.2.1): one copy for each of
+ * our QPs in the group of its destination GID.  @looped: our own, looped
+ * back inside the device; a copy of it coming back from the wire (a
+ * backend that echoes multicast) is not delivered twice.
+ */
+static void vhca_rx_mcast(VhcaCore *core, const uint8_t *frame, size_t len,
+                          const VhcaWirePacket *pkt, bool looped)
+{
+    const VhcaMcastGroup *g = NULL;
+    uint32_t qpns[VHCA_MAX_MCAST_QPS];
+    uint32_t i, n;
+
+    if (!looped && !memcmp(pkt->net.smac, core->mac, VHCA_ETH_ALEN)) {
+        vhca_rc_drop(core);
+        return;
+    }
+    if (vhca_gid_is_multicast(pkt->net.dgid)) {
+        g = vhca_mcast_find(core, pkt->net.dgid);
+    }
+    if (!g) {
+        vhca_count(core, VHCA_CNT_ROCE_MCAST_DROPS, 1);
+        vhca_rc_drop(core);
+        return;
+    }
+    n = g->nqps;
+    memcpy(qpns, g->qpns, n * sizeof(qpns[0]));
+    for (i = 0; i < n; i++) {
+        VhcaQp *qp = vhca_qp_lookup(core, qpns[i]);
+
+        if (!qp || !vhca_qp_receives(qp)) {
+            vhca_rc_drop(core);
+            continue;
+        }
+        vhca_rx_enqueue(core, qpns[i], &qp->rxq_req, frame, len, pkt);
+    }
+}
+
+/*
+ * A frame the demux found to be RoCEv2 for one of our GIDs or multicast
+ * groups, or one we looped back (@looped).  Checks what can be checked
+ * without the QP's progress (headers, ICRC, QP, transport, P_Key) and
+ * queues it on its QP; the rest happens in the deferred pass.
+ */
+static void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
+                          bool looped)
+{
+    VhcaWirePacket pkt;
+    const VhcaWireOpcodeInfo *info;
+    VhcaFrameQueue *q;
+    uint32_t qpn;
+    VhcaQp *qp;
+
+    if (vhca_wire_parse(frame, len, &pkt) != VHCA_WIRE_OK) {
+        vhca_rc_drop(core);
+        return;
+    }
+    if (!vhca_rc_pkey_ok(pkt.tp.bth.pkey)) {
+        vhca_count(core, VHCA_CNT_ROCE_PKEY_DROPS, 1);
+        vhca_rc_drop(core);
+        return;
+    }
+    info = vhca_wire_opcode_info(pkt.tp.bth.opcode);
+    qpn = pkt.tp.bth.dest_qpn;
+    if ((pkt.tp.bth.opcode & VHCA_IB_TRANSPORT_MASK) ==
+        VHCA_IB_TRANSPORT_UD && qpn == VHCA_MCAST_QPN) {
+        vhca_rx_mcast(core, frame, len, &pkt, looped);
+        return;
+    }
+    qp = vhca_qp_lookup(core, qpn);
+    /* IBTA 9.6.1: unknown QP, or a service the QP does not run: drop. */
+    if (!qp || !vhca_qp_takes(qp, pkt.tp.bth.opcode)) {
+        vhca_rc_drop(core);
+        return;
+    }
+    if (info->flags & VHCA_WIRE_OPF_REQUEST) {
+        if (!vhca_qp_receives(qp)) {
+            vhca_rc_drop(core);
+            return;
+        }
+        q = &qp->rxq_req;
+    } else {
+        if (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD) {
+            vhca_rc_drop(core);
+            return;
+        }
+        q = &qp->rxq_resp;
+    }
+    vhca_rx_enqueue(core, qpn, q, frame, len, &pkt);
+}
+
+void vhca_rc_receive(VhcaCore *core, const uint8_t *frame, size_t len)
+{
+    vhca_rx_frame(core, frame, len, false);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Transmission                                                           */
 /* ---------------------------------------------------------------------- */
 
-void vhca_rc_xmit(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                  VhcaWirePacket *pkt)
+void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
+               VhcaWirePacket *pkt)
 {
-    const struct vhca_qp_attr *av = &qp->attr;
-    const VhcaGidEntry *sgid = &core->gid_tbl[av->sgid_index %
+    const VhcaGidEntry *sgid = &core->gid_tbl[path->sgid_index %
                                               VHCA_CORE_GID_TBL_LEN_MAX];
     VhcaWireNet *net = &pkt->net;
     size_t len;
 
     /* The source GID was deleted since MODIFY_QP: nothing to send from. */
-    if (av->sgid_index >= core->cfg.gid_tbl_len || !sgid->valid) {
+    if (path->sgid_index >= core->cfg.gid_tbl_len || !sgid->valid) {
         return;
     }
-    memcpy(net->dmac, av->dmac, VHCA_ETH_ALEN);
+    memcpy(net->dmac, path->dmac, VHCA_ETH_ALEN);
     memcpy(net->smac, core->mac, VHCA_ETH_ALEN);
     memcpy(net->sgid, sgid->gid, VHCA_GID_LEN);
-    memcpy(net->dgid, av->dgid, VHCA_GID_LEN);
+    memcpy(net->dgid, path->dgid, VHCA_GID_LEN);
     net->vlan = false;
-    net->traffic_class = av->traffic_class;
-    net->hop_limit = av->hop_limit;
-    net->flow_label = av->flow_label;
+    net->traffic_class = path->traffic_class;
+    net->hop_limit = path->hop_limit;
+    net->flow_label = path->flow_label;
     net->ip_id = core->rc_ip_id++;
-    net->udp_sport = av->udp_sport ? av->udp_sport :
-                     vhca_wire_udp_sport(av->flow_label, qpn,
-                                         av->dest_qp_num);
+    net->udp_sport = path->udp_sport ? path->udp_sport :
+                     vhca_wire_udp_sport(path->flow_label, qpn,
+                                         path->dest_qpn);
     pkt->tp.bth.pkey = VHCA_DEFAULT_PKEY;
-    pkt->tp.bth.dest_qpn = av->dest_qp_num;
+    pkt->tp.bth.dest_qpn = path->dest_qpn;
 
     len = vhca_wire_build(pkt, core->rc_frame, sizeof(core->rc_frame));
     if (!len) {
@@ -365,13 +442,40 @@ void vhca_rc_xmit(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
      */
     if (vhca_gid_is_ours(core, net->dgid)) {
         vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rc_receive(core, core->rc_frame, len);
+        vhca_rx_frame(core, core->rc_frame, len, true);
         return;
+    }
+    /*
+     * Multicast goes to the wire and, if some of our QPs joined the
+     * group, to them as well (multicast loopback, as mlx5 does unless
+     * the QP blocks it).
+     */
+    if (vhca_gid_is_multicast(net->dgid) &&
+        vhca_mcast_find(core, net->dgid)) {
+        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
+        vhca_rx_frame(core, core->rc_frame, len, true);
     }
     /* No carrier: lost on the wire; the retransmit timer recovers. */
     if (core->link_up && core->ops->send_frame) {
         core->ops->send_frame(core->opaque, core->rc_frame, len);
     }
+}
+
+void vhca_rc_xmit(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                  VhcaWirePacket *pkt)
+{
+    const struct vhca_qp_attr *av = &qp->attr;
+    VhcaPath path;
+
+    memcpy(path.dgid, av->dgid, VHCA_GID_LEN);
+    memcpy(path.dmac, av->dmac, VHCA_ETH_ALEN);
+    path.sgid_index = av->sgid_index;
+    path.hop_limit = av->hop_limit;
+    path.traffic_class = av->traffic_class;
+    path.udp_sport = av->udp_sport;
+    path.flow_label = av->flow_label;
+    path.dest_qpn = av->dest_qp_num;
+    vhca_xmit(core, qpn, &path, pkt);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -416,9 +520,7 @@ void vhca_rc_qp_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 void vhca_rc_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                       uint8_t prev, uint8_t next)
 {
-    if (qp->type != VHCA_QPT_RC) {
-        return;
-    }
+    /* The same for every type; UC and UD use the PSNs and nothing else. */
     if (next == VHCA_QPS_RTR && prev == VHCA_QPS_INIT) {
         memset(&qp->resp, 0, sizeof(qp->resp));
         qp->resp.epsn = qp->attr.rq_psn;

@@ -418,31 +418,50 @@ void vhca_db_write(VhcaTestDev *d, uint32_t page, uint32_t offset,
                    (uint64_t)value << 32 | obj);
 }
 
+void vhca_qp_write_send_wqe(VhcaTestDev *d, VhcaQp *qp,
+                            const struct vhca_send_wqe *wqe)
+{
+    uint32_t slot = qp->sq_pi & ((1u << qp->sq_log) - 1);
+
+    qtest_memwrite(d->qts, qp->sq.addr + (uint64_t)slot * sizeof(*wqe),
+                   wqe, sizeof(*wqe));
+    qp->sq_pi++;
+}
+
 void vhca_qp_write_send(VhcaTestDev *d, VhcaQp *qp, uint64_t wr_id,
                         uint8_t opcode, uint8_t flags)
 {
-    uint32_t slot = qp->sq_pi & ((1u << qp->sq_log) - 1);
     struct vhca_send_wqe wqe;
 
     memset(&wqe, 0, sizeof(wqe));
     wqe.wr_id = cpu_to_le64(wr_id);
     wqe.opcode = opcode;
     wqe.flags = flags;
-    qtest_memwrite(d->qts, qp->sq.addr + (uint64_t)slot * sizeof(wqe),
-                   &wqe, sizeof(wqe));
-    qp->sq_pi++;
+    vhca_qp_write_send_wqe(d, qp, &wqe);
 }
 
-void vhca_qp_write_recv(VhcaTestDev *d, VhcaQp *qp, uint64_t wr_id)
+void vhca_qp_write_recv_sge(VhcaTestDev *d, VhcaQp *qp, uint64_t wr_id,
+                            uint64_t addr, uint32_t len, uint32_t lkey)
 {
     uint32_t slot = qp->rq_pi & ((1u << qp->rq_log) - 1);
     struct vhca_recv_wqe wqe;
 
     memset(&wqe, 0, sizeof(wqe));
     wqe.wr_id = cpu_to_le64(wr_id);
+    if (len) {
+        wqe.num_sge = 1;
+        wqe.sge[0].addr = cpu_to_le64(addr);
+        wqe.sge[0].length = cpu_to_le32(len);
+        wqe.sge[0].lkey = cpu_to_le32(lkey);
+    }
     qtest_memwrite(d->qts, qp->rq.addr + (uint64_t)slot * sizeof(wqe),
                    &wqe, sizeof(wqe));
     qp->rq_pi++;
+}
+
+void vhca_qp_write_recv(VhcaTestDev *d, VhcaQp *qp, uint64_t wr_id)
+{
+    vhca_qp_write_recv_sge(d, qp, wr_id, 0, 0, 0);
 }
 
 void vhca_qp_ring_sq(VhcaTestDev *d, VhcaQp *qp, uint32_t page)

@@ -183,6 +183,12 @@ void vhca_db_write(VhcaTestDev *d, uint32_t page, uint32_t offset,
 void vhca_qp_write_send(VhcaTestDev *d, VhcaQp *qp, uint64_t wr_id,
                         uint8_t opcode, uint8_t flags);
 void vhca_qp_write_recv(VhcaTestDev *d, VhcaQp *qp, uint64_t wr_id);
+/* Write @wqe (wire order) as the next send WQE; no doorbell. */
+void vhca_qp_write_send_wqe(VhcaTestDev *d, VhcaQp *qp,
+                            const struct vhca_send_wqe *wqe);
+/* The next receive WQE with one SGE (none if @len is 0); no doorbell. */
+void vhca_qp_write_recv_sge(VhcaTestDev *d, VhcaQp *qp, uint64_t wr_id,
+                            uint64_t addr, uint32_t len, uint32_t lkey);
 /* Ring the QP's SQ / RQ doorbell on @page with its current producer index. */
 void vhca_qp_ring_sq(VhcaTestDev *d, VhcaQp *qp, uint32_t page);
 void vhca_qp_ring_rq(VhcaTestDev *d, VhcaQp *qp, uint32_t page);

@@ -397,11 +397,7 @@ static void wqe_remote(struct vhca_send_wqe *w, uint64_t remote_addr,
 /* Write @w into the next SQ slot; the doorbell is sq_ring's. */
 static void sq_write(Side *s, VhcaQp *qp, const struct vhca_send_wqe *w)
 {
-    uint32_t slot = qp->sq_pi & ((1u << qp->sq_log) - 1);
-
-    qtest_memwrite(s->d->qts, qp->sq.addr + (uint64_t)slot * sizeof(*w),
-                   w, sizeof(*w));
-    qp->sq_pi++;
+    vhca_qp_write_send_wqe(s->d, qp, w);
 }
 
 static void sq_ring(Side *s, VhcaQp *qp)
@@ -419,20 +415,7 @@ static void sq_post(Side *s, VhcaQp *qp, const struct vhca_send_wqe *w)
 static void rq_post(Side *s, VhcaQp *qp, uint64_t wr_id, uint64_t addr,
                     uint32_t len, uint32_t lkey)
 {
-    uint32_t slot = qp->rq_pi & ((1u << qp->rq_log) - 1);
-    struct vhca_recv_wqe w;
-
-    memset(&w, 0, sizeof(w));
-    w.wr_id = cpu_to_le64(wr_id);
-    if (len) {
-        w.num_sge = 1;
-        w.sge[0].addr = cpu_to_le64(addr);
-        w.sge[0].length = cpu_to_le32(len);
-        w.sge[0].lkey = cpu_to_le32(lkey);
-    }
-    qtest_memwrite(s->d->qts, qp->rq.addr + (uint64_t)slot * sizeof(w),
-                   &w, sizeof(w));
-    qp->rq_pi++;
+    vhca_qp_write_recv_sge(s->d, qp, wr_id, addr, len, lkey);
     vhca_qp_ring_rq(s->d, qp, s->page);
 }
 

@@ -405,7 +405,9 @@ static void test_flush_unreadable_wqe(void)
                      VHCA_ST_OK);
     g_assert_cmpuint(rdma_create_qp(f.h, &qp, VHCA_QPT_UC, f.pdn, cq.cqn,
                                     cq.cqn, f.page), ==, VHCA_ST_OK);
-    qp_move_to(f.h, qp.qpn, VHCA_QPT_UC, VHCA_QPS_RTS);
+    /* RTR: the WQE waits, unfetched, until the flush (an RTS UC QP
+     * would send it before the MODIFY_QP: vhca_qp_drain_unreliable). */
+    qp_move_to(f.h, qp.qpn, VHCA_QPT_UC, VHCA_QPS_RTR);
     qp_put_send(f.h, &qp, 0x11, VHCA_WR_SEND, 0);
     ring_doorbell(f.h, f.page, VHCA_DB_SQ, qp.qpn, 1);
     /* The guest unmaps the ring page (the device kept the page list). */

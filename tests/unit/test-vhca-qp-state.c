@@ -91,9 +91,24 @@ static const Row rows[] = {
     { VHCA_QPT_RC, SQE, RTS, 0, 0 },
     { VHCA_QPT_UC, SQE, RTS, 0, A(CUR_STATE) | A(ACCESS_FLAGS) },
     { VHCA_QPT_UD, SQE, RTS, 0, A(CUR_STATE) | A(QKEY) },
+    /*
+     * GSI (QP1): UD's rows without PORT (Linux's IB_QPT_GSI column):
+     * RESET -> INIT needs PKEY_INDEX and QKEY only.
+     */
+    { VHCA_QPT_GSI, R, I, A(PKEY_INDEX) | A(QKEY), 0 },
+    { VHCA_QPT_GSI, I, I, 0, A(PKEY_INDEX) | A(QKEY) },
+    { VHCA_QPT_GSI, I, RTR, 0, A(PKEY_INDEX) | A(QKEY) },
+    { VHCA_QPT_GSI, RTR, RTS, A(SQ_PSN), A(CUR_STATE) | A(QKEY) },
+    { VHCA_QPT_GSI, RTS, RTS, 0, A(CUR_STATE) | A(QKEY) },
+    { VHCA_QPT_GSI, RTS, SQD, 0, A(EN_SQD_ASYNC_NOTIFY) },
+    { VHCA_QPT_GSI, SQD, RTS, 0, A(CUR_STATE) | A(QKEY) },
+    { VHCA_QPT_GSI, SQD, SQD, 0, A(PKEY_INDEX) | A(QKEY) },
+    { VHCA_QPT_GSI, SQE, RTS, 0, A(CUR_STATE) | A(QKEY) },
 };
 
-static const uint8_t types[] = { VHCA_QPT_RC, VHCA_QPT_UC, VHCA_QPT_UD };
+static const uint8_t types[] = {
+    VHCA_QPT_RC, VHCA_QPT_UC, VHCA_QPT_UD, VHCA_QPT_GSI,
+};
 
 static bool lookup(uint8_t type, uint8_t cur, uint8_t next, Row *out)
 {
@@ -273,7 +288,7 @@ static void test_table_function(void)
         }
     }
     /* Unknown type or state. */
-    g_assert_cmpuint(vhca_qp_modify_is_ok(1, R, I, 0, &bad), ==,
+    g_assert_cmpuint(vhca_qp_modify_is_ok(0, R, I, 0, &bad), ==,
                      VHCA_QP_MODIFY_BAD_TRANSITION);
     g_assert_cmpuint(vhca_qp_modify_is_ok(VHCA_QPT_RC, 7, R, 0, &bad), ==,
                      VHCA_QP_MODIFY_BAD_TRANSITION);

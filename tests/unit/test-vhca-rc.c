@@ -10,23 +10,9 @@
 
 #include <string.h>
 
-#include "vhca-harness.h"
+#include "vhca-node.h"
 #include "vhca-internal.h"
 #include "vhca-wire.h"
-
-#define DATA_PAGES      64                  /* 256 KiB per device */
-#define ACCESS_ALL      (VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_REMOTE_WRITE | \
-                         VHCA_ACCESS_REMOTE_READ | VHCA_ACCESS_REMOTE_ATOMIC)
-#define SETTLE_NS       (1000ull * 1000 * 1000 * 1000)  /* 1000 s */
-
-typedef struct Node {
-    Harness *h;
-    uint8_t gid[16];
-    uint32_t page, pdn, eqn, key;
-    TestCq scq, rcq;
-    TestQp qp;
-    uint64_t buf;                   /* DATA_PAGES of data, key covers it */
-} Node;
 
 typedef struct ConnOpts {
     uint8_t mtu;
@@ -52,47 +38,6 @@ static const ConnOpts default_opts = {
     .access = VHCA_ACCESS_REMOTE_WRITE | VHCA_ACCESS_REMOTE_READ |
               VHCA_ACCESS_REMOTE_ATOMIC,
 };
-
-static VhcaCoreConfig node_cfg(uint8_t mac_last)
-{
-    VhcaCoreConfig cfg = harness_default_cfg;
-
-    cfg.mac[5] = mac_last;
-    return cfg;
-}
-
-static void node_init(Node *n, uint8_t id)
-{
-    VhcaCoreConfig cfg = node_cfg(0x50 + id);
-
-    memset(n, 0, sizeof(*n));
-    n->h = harness_new(&cfg);
-    harness_enable(n->h);
-    gid_from_ipv4(n->gid, 10, 0, 0, id);
-    g_assert_cmpuint(add_gid(n->h, 0, VHCA_GID_TYPE_ROCE_V2_IPV4, n->gid),
-                     ==, VHCA_ST_OK);
-    n->page = rdma_alloc_uctx(n->h);
-    n->pdn = rdma_create_pd(n->h);
-    n->eqn = rdma_create_eq(n->h, 6, 2, NULL);
-    g_assert_cmpuint(rdma_create_cq(n->h, &n->scq, 8, n->eqn, n->page), ==,
-                     VHCA_ST_OK);
-    g_assert_cmpuint(rdma_create_cq(n->h, &n->rcq, 8, n->eqn, n->page), ==,
-                     VHCA_ST_OK);
-    g_assert_cmpuint(rdma_create_qp(n->h, &n->qp, VHCA_QPT_RC, n->pdn,
-                                    n->scq.cqn, n->rcq.cqn, n->page), ==,
-                     VHCA_ST_OK);
-    n->buf = rdma_alloc(n->h, DATA_PAGES);
-    n->key = rdma_create_phys_mr(n->h, n->pdn, n->buf, DATA_PAGES * 4096,
-                                 ACCESS_ALL);
-}
-
-static void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
-                         uint32_t mask)
-{
-    a->qp_state = state;
-    a->attr_mask = VHCA_QP_STATE | mask;
-    g_assert_cmpuint(rdma_modify_qp(h, a), ==, VHCA_ST_OK);
-}
 
 /* Bring @qpn of @x to RTS towards @y_qpn at @y's GID and MAC. */
 static void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
@@ -131,8 +76,8 @@ static void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
 
 static void pair_init(Pair *p, const ConnOpts *o)
 {
-    node_init(&p->a, 1);
-    node_init(&p->b, 2);
+    node_init(&p->a, 1, VHCA_QPT_RC);
+    node_init(&p->b, 2, VHCA_QPT_RC);
     p->a.h->peer = p->b.h;
     p->b.h->peer = p->a.h;
     qp_connect(p->a.h, p->a.qp.qpn, p->b.gid, p->b.h->core.cfg.mac,
@@ -152,49 +97,6 @@ static uint64_t settle(Pair *p)
     return harness_pair_settle(p->a.h, p->b.h, SETTLE_NS);
 }
 
-/* ---------------------------------------------------------------------- */
-/* Work requests and completions                                          */
-/* ---------------------------------------------------------------------- */
-
-static void wqe_init(struct vhca_send_wqe *w, uint64_t wr_id, uint8_t opcode,
-                     uint8_t flags)
-{
-    memset(w, 0, sizeof(*w));
-    w->wr_id = GUINT64_TO_LE(wr_id);
-    w->opcode = opcode;
-    w->flags = flags;
-}
-
-static void wqe_sge(struct vhca_send_wqe *w, uint64_t addr, uint32_t len,
-                    uint32_t lkey)
-{
-    struct vhca_sge *s = &w->sge[w->num_sge++];
-
-    s->addr = GUINT64_TO_LE(addr);
-    s->length = GUINT32_TO_LE(len);
-    s->lkey = GUINT32_TO_LE(lkey);
-}
-
-static void wqe_remote(struct vhca_send_wqe *w, uint64_t addr, uint32_t rkey)
-{
-    w->remote_addr = GUINT64_TO_LE(addr);
-    w->rkey = GUINT32_TO_LE(rkey);
-}
-
-/* A WQE with one SGE of [n->buf + off, +len) and the remote address. */
-static void post(Node *n, uint64_t wr_id, uint8_t opcode, uint8_t flags,
-                 uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey)
-{
-    struct vhca_send_wqe w;
-
-    wqe_init(&w, wr_id, opcode, flags);
-    if (len) {
-        wqe_sge(&w, n->buf + off, len, n->key);
-    }
-    wqe_remote(&w, raddr, rkey);
-    qp_put_send_wqe(n->h, &n->qp, &w);
-}
-
 static void post_atomic(Node *n, uint64_t wr_id, uint8_t opcode,
                         uint32_t off, uint64_t raddr, uint32_t rkey,
                         uint64_t compare_add, uint64_t swap)
@@ -209,62 +111,6 @@ static void post_atomic(Node *n, uint64_t wr_id, uint8_t opcode,
     qp_put_send_wqe(n->h, &n->qp, &w);
 }
 
-static void ring_sq(Node *n)
-{
-    ring_doorbell(n->h, n->page, VHCA_DB_SQ, n->qp.qpn, n->qp.sq_pi);
-}
-
-static void post_recv(Node *n, uint64_t wr_id, uint32_t off, uint32_t len)
-{
-    struct vhca_recv_wqe w;
-
-    memset(&w, 0, sizeof(w));
-    w.wr_id = GUINT64_TO_LE(wr_id);
-    w.num_sge = 1;
-    w.sge[0].addr = GUINT64_TO_LE(n->buf + off);
-    w.sge[0].length = GUINT32_TO_LE(len);
-    w.sge[0].lkey = GUINT32_TO_LE(n->key);
-    qp_put_recv_wqe(n->h, &n->qp, &w);
-    ring_doorbell(n->h, n->page, VHCA_DB_RQ, n->qp.qpn, n->qp.rq_pi);
-}
-
-static struct vhca_cqe expect_cqe(Node *n, TestCq *cq, uint64_t wr_id,
-                                  uint8_t status, uint8_t opcode)
-{
-    struct vhca_cqe cqe;
-
-    g_assert_true(cq_poll(n->h, cq, &cqe));
-    g_assert_cmphex(cqe.wr_id, ==, wr_id);
-    g_assert_cmpuint(cqe.status, ==, status);
-    g_assert_cmpuint(cqe.opcode, ==, opcode);
-    g_assert_cmpuint(cqe.qpn, ==, n->qp.qpn);
-    return cqe;
-}
-
-static void expect_no_cqe(Node *n, TestCq *cq)
-{
-    struct vhca_cqe cqe;
-
-    g_assert_false(cq_poll(n->h, cq, &cqe));
-}
-
-static void fill(Node *n, uint32_t off, uint32_t len, uint32_t seed)
-{
-    uint8_t *p = ram_ptr(n->h, n->buf + off, len);
-    uint32_t i;
-
-    for (i = 0; i < len; i++) {
-        p[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 8));
-    }
-}
-
-static void expect_same(Node *x, uint32_t xoff, Node *y, uint32_t yoff,
-                        uint32_t len)
-{
-    g_assert_cmpmem(ram_ptr(x->h, x->buf + xoff, len), len,
-                    ram_ptr(y->h, y->buf + yoff, len), len);
-}
-
 static uint64_t ld64(Node *n, uint32_t off)
 {
     uint64_t v;
@@ -277,107 +123,6 @@ static void st64(Node *n, uint32_t off, uint64_t v)
 {
     v = GUINT64_TO_LE(v);
     ram_write(n->h, n->buf + off, &v, 8);
-}
-
-/* Consume every async event so far; returns the producer index. */
-static uint32_t aeq_drain(Harness *h)
-{
-    uint32_t pi = reg_read(h, VHCA_REG_AEQ_PI);
-
-    reg_write(h, VHCA_REG_AEQ_DB, pi);
-    return pi;
-}
-
-/* Was QP event @event for @qpn posted at or after @from? */
-static bool qp_event_since(Harness *h, uint32_t from, uint8_t event,
-                           uint32_t qpn)
-{
-    uint32_t pi = reg_read(h, VHCA_REG_AEQ_PI);
-
-    g_assert_cmpuint(pi - from, <=, 1u << AEQ_LOG);
-    for (; from != pi; from++) {
-        struct vhca_eqe e = aeq_entry(h, from);
-
-        if (e.type == VHCA_EQE_QP_EVENT && e.subtype == event &&
-            GUINT32_FROM_LE(e.data[0]) == qpn) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Wire fault injection                                                   */
-/* ---------------------------------------------------------------------- */
-
-typedef struct Wire {
-    unsigned count;                 /* frames seen */
-    unsigned drop_nth;              /* drop frame number N (1-based) */
-    unsigned drop_every;            /* drop every Nth frame */
-    bool drop_all;
-    bool dup_all;
-    unsigned hold_nth;              /* deliver frame N after frame N+1 */
-    uint8_t held[VHCA_ETH_MAX_FRAME];
-    size_t held_len;
-    GRand *rand;                    /* random loss */
-    double loss;
-    unsigned dropped;
-    uint8_t last[VHCA_ETH_MAX_FRAME];   /* last frame seen */
-    size_t last_len;
-} Wire;
-
-/* VHCA_RC_TRACE=1: one line per frame on the wire. */
-static void wire_trace(Harness *h, const uint8_t *buf, size_t len,
-                       const char *verdict)
-{
-    VhcaWirePacket pkt;
-
-    if (!g_getenv("VHCA_RC_TRACE") ||
-        vhca_wire_parse(buf, len, &pkt) != VHCA_WIRE_OK) {
-        return;
-    }
-    g_printerr("t=%" G_GUINT64_FORMAT " %s %s psn 0x%06x%s aeth 0x%02x "
-               "len %u %s\n", h->now_ns, h->core.cfg.mac[5] == 0x51 ?
-               "a->b" : "b->a",
-               vhca_wire_opcode_info(pkt.tp.bth.opcode)->name,
-               pkt.tp.bth.psn, pkt.tp.bth.ack_req ? " A" : "",
-               pkt.tp.aeth.syndrome, pkt.payload_len, verdict);
-}
-
-static void wire_hook(Harness *h, const uint8_t *buf, size_t len)
-{
-    Wire *w = h->tx_hook_opaque;
-
-    w->count++;
-    memcpy(w->last, buf, len);
-    w->last_len = len;
-    if (w->drop_all || w->count == w->drop_nth ||
-        (w->drop_every && w->count % w->drop_every == 0) ||
-        (w->rand && g_rand_double(w->rand) < w->loss)) {
-        w->dropped++;
-        wire_trace(h, buf, len, "DROP");
-        return;
-    }
-    wire_trace(h, buf, len, "pass");
-    if (w->count == w->hold_nth) {
-        memcpy(w->held, buf, len);
-        w->held_len = len;
-        return;
-    }
-    harness_deliver(h->peer, buf, len);
-    if (w->dup_all) {
-        harness_deliver(h->peer, buf, len);
-    }
-    if (w->held_len) {
-        harness_deliver(h->peer, w->held, w->held_len);
-        w->held_len = 0;
-    }
-}
-
-static void wire_attach(Node *n, Wire *w)
-{
-    n->h->tx_hook = wire_hook;
-    n->h->tx_hook_opaque = w;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1167,7 +912,7 @@ static void test_loopback(void)
     TestQp q2;
     struct vhca_cqe cqe;
 
-    node_init(&n, 1);
+    node_init(&n, 1, VHCA_QPT_RC);
     g_assert_cmpuint(rdma_create_qp(n.h, &q2, VHCA_QPT_RC, n.pdn, n.scq.cqn,
                                     n.rcq.cqn, n.page), ==, VHCA_ST_OK);
     qp_connect(n.h, n.qp.qpn, n.gid, n.h->core.cfg.mac, q2.qpn,
@@ -1265,8 +1010,8 @@ static void test_events(void)
     struct vhca_qp_attr a;
     uint32_t pi;
 
-    node_init(&p.a, 1);
-    node_init(&p.b, 2);
+    node_init(&p.a, 1, VHCA_QPT_RC);
+    node_init(&p.b, 2, VHCA_QPT_RC);
     p.a.h->peer = p.b.h;
     p.b.h->peer = p.a.h;
     qp_connect(p.a.h, p.a.qp.qpn, p.b.gid, p.b.h->core.cfg.mac, p.b.qp.qpn,

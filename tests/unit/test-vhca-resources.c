@@ -505,7 +505,7 @@ static void test_qp_create(void)
         g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_QP, &bad, sizeof(bad), \
                                   &qpn, NULL), ==, status);                 \
     } while (0)
-    TRY(type, 1, VHCA_ST_BAD_PARAM);
+    TRY(type, 0, VHCA_ST_BAD_PARAM);     /* no QP0 on RoCE */
     TRY(type, 5, VHCA_ST_BAD_PARAM);
     TRY(sq_log_size, 0, VHCA_ST_BAD_PARAM);
     TRY(sq_log_size, 15, VHCA_ST_BAD_PARAM);

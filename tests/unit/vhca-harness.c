@@ -857,12 +857,16 @@ void qp_good_attr(struct vhca_qp_attr *attr, uint32_t qpn)
 
 uint32_t qp_required_mask(uint8_t type, uint8_t cur, uint8_t next)
 {
+    bool ud = type == VHCA_QPT_UD || type == VHCA_QPT_GSI;
+
     if (cur == VHCA_QPS_RESET && next == VHCA_QPS_INIT) {
-        return VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
-               (type == VHCA_QPT_UD ? VHCA_QP_QKEY : VHCA_QP_ACCESS_FLAGS);
+        /* The GSI QP has no PORT attribute (Linux's qp_state_table). */
+        return VHCA_QP_PKEY_INDEX |
+               (type == VHCA_QPT_GSI ? 0 : VHCA_QP_PORT) |
+               (ud ? VHCA_QP_QKEY : VHCA_QP_ACCESS_FLAGS);
     }
     if (cur == VHCA_QPS_INIT && next == VHCA_QPS_RTR) {
-        if (type == VHCA_QPT_UD) {
+        if (ud) {
             return 0;
         }
         return VHCA_QP_AV | VHCA_QP_PATH_MTU | VHCA_QP_DEST_QPN |

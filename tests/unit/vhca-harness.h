@@ -233,7 +233,7 @@ uint8_t rdma_query_qp(Harness *h, uint32_t qpn, struct vhca_qp_attr *attr);
 /* The attributes each step of the usual bring-up requires. */
 uint32_t qp_required_mask(uint8_t type, uint8_t cur, uint8_t next);
 /*
- * Walk a RC/UC/UD QP from RESET to @state (not SQE) along RESET, INIT,
+ * Walk a RC/UC/UD/GSI QP from RESET to @state (not SQE) along RESET, INIT,
  * RTR, RTS, SQD with the required attributes.  GID 0 must exist.
  */
 void qp_move_to(Harness *h, uint32_t qpn, uint8_t type, uint8_t state);

@@ -1,0 +1,202 @@
+/*
+ * vhca engine: the UC responder (IBTA Vol 1 9.8.3 "UC responder", 9.9.4
+ * "Unreliable service error behavior"): SENDs into receive WQEs and RDMA
+ * WRITEs into memory regions, with no acknowledgement of any kind.
+ *
+ * The rules, which are also Linux rxe's (rxe_resp.c, check_psn() and
+ * the class E errors of its state machine):
+ *  - PSN: a packet with the expected PSN is taken.  A gap (lost packets)
+ *    or a packet out of the FIRST [MIDDLE...] LAST sequence drops the
+ *    message in progress: its receive WQE is not completed and takes the
+ *    next message, bytes a WRITE already placed stay where they are.
+ *    The responder then discards packets until the next FIRST or ONLY,
+ *    whose PSN it takes as the expected one.
+ *  - A message that cannot be executed (R_Key, bounds, access rights,
+ *    lengths that do not add up) is dropped the same way, silently.
+ *  - No receive WQE for a SEND's FIRST/ONLY or a WRITE with immediate's
+ *    LAST: the message is dropped (UC has no RNR NAK).
+ *  - A SEND longer than its receive buffer, or a receive WQE that cannot
+ *    be read or written: the WQE completes in error, the QP goes to ERR
+ *    (a receive completion error, 10.3.1, as for RC).
+ * Counters: UC_MSG_DROPS per dropped message, NO_RWQE_DROPS, and
+ * ROCE_RX_DROPPED per packet not executed.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "vhca-rc.h"
+
+/* Drop the message of this packet and what follows until FIRST/ONLY. */
+static void vhca_uc_drop_msg(VhcaCore *core, VhcaQp *qp)
+{
+    vhca_count(core, VHCA_CNT_ROCE_UC_MSG_DROPS, 1);
+    vhca_rc_drop(core);
+    qp->resp.cur = VHCA_RESP_NONE;
+    qp->resp.uc_drop = true;
+}
+
+static void vhca_uc_no_rwqe(VhcaCore *core, VhcaQp *qp)
+{
+    vhca_count(core, VHCA_CNT_ROCE_NO_RWQE_DROPS, 1);
+    vhca_rc_drop(core);
+    qp->resp.cur = VHCA_RESP_NONE;
+    qp->resp.uc_drop = true;
+}
+
+static void vhca_uc_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                         const VhcaWirePacket *pkt, uint8_t op, bool first,
+                         bool last)
+{
+    VhcaRcResp *resp = &qp->resp;
+    uint32_t vendor_err = 0;
+    uint8_t status;
+
+    if (first) {
+        if (qp->rq.ci == qp->rq.pi) {
+            vhca_uc_no_rwqe(core, qp);
+            return;
+        }
+        resp->cur = VHCA_RESP_SEND;
+        resp->cur_len = 0;
+        status = vhca_resp_load_rwqe(core, qp, &vendor_err);
+        if (status != VHCA_WC_SUCCESS) {
+            vhca_resp_fail_rwqe(core, qpn, qp, VHCA_WC_RECV,
+                                status, vendor_err);
+            return;
+        }
+    }
+    if ((uint64_t)resp->cur_len + pkt->payload_len > resp->rwqe_cap) {
+        vhca_resp_fail_rwqe(core, qpn, qp, VHCA_WC_RECV,
+                            VHCA_WC_LOC_LEN_ERR, 0);
+        return;
+    }
+    status = vhca_resp_scatter(core, qp, resp->cur_len, pkt->payload,
+                               pkt->payload_len);
+    if (status != VHCA_WC_SUCCESS) {
+        vhca_resp_fail_rwqe(core, qpn, qp, VHCA_WC_RECV, status, 0);
+        return;
+    }
+    resp->cur_len += pkt->payload_len;
+    if (last) {
+        vhca_resp_complete_send(core, qpn, qp, pkt, op);
+    }
+}
+
+static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                          const VhcaWirePacket *pkt, uint8_t op, bool first,
+                          bool last)
+{
+    VhcaRcResp *resp = &qp->resp;
+    uint32_t plen = pkt->payload_len;
+
+    if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_WRITE)) {
+        vhca_uc_drop_msg(core, qp);
+        return;
+    }
+    if (first) {
+        const VhcaWireReth *reth = &pkt->tp.reth;
+
+        if (reth->dma_len > VHCA_MAX_MSG_SIZE ||
+            (reth->dma_len &&
+             vhca_mr_check(core, reth->rkey, qp->pdn, reth->va,
+                           reth->dma_len, VHCA_ACCESS_REMOTE_WRITE) !=
+             VHCA_MR_OK)) {
+            vhca_uc_drop_msg(core, qp);
+            return;
+        }
+        resp->write_va = reth->va;
+        resp->write_rkey = reth->rkey;
+        resp->write_len = reth->dma_len;
+        resp->cur_len = 0;
+    }
+    if ((uint64_t)resp->cur_len + plen > resp->write_len ||
+        (last && resp->cur_len + plen != resp->write_len)) {
+        vhca_uc_drop_msg(core, qp);
+        return;
+    }
+    if (last && vhca_op_has_imm(op) && qp->rq.ci == qp->rq.pi) {
+        vhca_uc_no_rwqe(core, qp);
+        return;
+    }
+    resp->cur = VHCA_RESP_WRITE;
+    if (plen && vhca_mr_write(core, resp->write_rkey,
+                              resp->write_va + resp->cur_len, pkt->payload,
+                              plen)) {
+        /* The MR went away under the WRITE (IBTA 10.6.7.2). */
+        vhca_uc_drop_msg(core, qp);
+        return;
+    }
+    resp->cur_len += plen;
+    if (!last) {
+        return;
+    }
+    resp->cur = VHCA_RESP_NONE;
+    if (vhca_op_has_imm(op)) {
+        vhca_resp_complete_write_imm(core, qpn, qp, pkt, resp->write_len);
+    }
+}
+
+void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                    const VhcaWirePacket *pkt)
+{
+    VhcaRcResp *resp = &qp->resp;
+    const VhcaWireOpcodeInfo *info = vhca_wire_opcode_info(pkt->tp.bth.opcode);
+    uint8_t op = pkt->tp.bth.opcode & ~VHCA_IB_TRANSPORT_MASK;
+    uint32_t psn = pkt->tp.bth.psn;
+    bool first = info->flags & VHCA_WIRE_OPF_FIRST;
+    bool last = info->flags & VHCA_WIRE_OPF_LAST;
+    uint32_t mtu = vhca_rc_mtu(qp);
+    bool is_send = op <= VHCA_IB_OP_SEND_ONLY_IMM;
+    bool is_write = op >= VHCA_IB_OP_RDMA_WRITE_FIRST &&
+                    op <= VHCA_IB_OP_RDMA_WRITE_ONLY_IMM;
+
+    /* IBTA 11.6.3.1: Communication Established, first packet in RTR. */
+    if (qp->state == VHCA_QPS_RTR && !resp->comm_est) {
+        resp->comm_est = true;
+        vhca_rc_qp_event(core, qpn, VHCA_EVENT_COMM_EST);
+    }
+    /* A gap, or discarding after one: only a FIRST or ONLY resumes. */
+    if (resp->uc_drop || psn != resp->epsn) {
+        if (!first) {
+            if (!resp->uc_drop) {
+                vhca_uc_drop_msg(core, qp);
+            } else {
+                vhca_rc_drop(core);
+            }
+            return;
+        }
+        if (resp->cur != VHCA_RESP_NONE) {
+            /* Cut by the gap; its receive WQE takes this message. */
+            vhca_count(core, VHCA_CNT_ROCE_UC_MSG_DROPS, 1);
+            resp->cur = VHCA_RESP_NONE;
+        }
+        resp->uc_drop = false;
+    }
+    resp->epsn = vhca_psn_add(psn, 1);
+
+    /* 9.8.3: the opcode sequence, FIRST [MIDDLE...] LAST or ONLY. */
+    if (resp->cur != VHCA_RESP_NONE &&
+        (first || (resp->cur == VHCA_RESP_SEND && !is_send) ||
+         (resp->cur == VHCA_RESP_WRITE && !is_write))) {
+        vhca_count(core, VHCA_CNT_ROCE_UC_MSG_DROPS, 1);
+        resp->cur = VHCA_RESP_NONE;
+    }
+    if ((resp->cur == VHCA_RESP_NONE && !first) ||
+        (!is_send && !is_write)) {
+        vhca_uc_drop_msg(core, qp);
+        return;
+    }
+    /* FIRST and MIDDLE carry exactly one MTU, LAST at most one. */
+    if ((!last && pkt->payload_len != mtu) || pkt->payload_len > mtu ||
+        (last && !first && pkt->payload_len == 0)) {
+        vhca_uc_drop_msg(core, qp);
+        return;
+    }
+    if (is_send) {
+        vhca_uc_send(core, qpn, qp, pkt, op, first, last);
+    } else {
+        vhca_uc_write(core, qpn, qp, pkt, op, first, last);
+    }
+}

@@ -1,0 +1,241 @@
+/*
+ * Unit test helpers shared by the transport tests; see vhca-node.h.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <string.h>
+
+#include "vhca-node.h"
+#include "vhca-wire.h"
+
+static VhcaCoreConfig node_cfg(uint8_t mac_last)
+{
+    VhcaCoreConfig cfg = harness_default_cfg;
+
+    cfg.mac[5] = mac_last;
+    return cfg;
+}
+
+void node_init(Node *n, uint8_t id, uint8_t qp_type)
+{
+    VhcaCoreConfig cfg = node_cfg(0x50 + id);
+
+    memset(n, 0, sizeof(*n));
+    n->h = harness_new(&cfg);
+    harness_enable(n->h);
+    gid_from_ipv4(n->gid, 10, 0, 0, id);
+    g_assert_cmpuint(add_gid(n->h, 0, VHCA_GID_TYPE_ROCE_V2_IPV4, n->gid),
+                     ==, VHCA_ST_OK);
+    n->page = rdma_alloc_uctx(n->h);
+    n->pdn = rdma_create_pd(n->h);
+    n->eqn = rdma_create_eq(n->h, 6, 2, NULL);
+    g_assert_cmpuint(rdma_create_cq(n->h, &n->scq, 8, n->eqn, n->page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_cq(n->h, &n->rcq, 8, n->eqn, n->page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_qp(n->h, &n->qp, qp_type, n->pdn,
+                                    n->scq.cqn, n->rcq.cqn, n->page), ==,
+                     VHCA_ST_OK);
+    n->buf = rdma_alloc(n->h, DATA_PAGES);
+    n->key = rdma_create_phys_mr(n->h, n->pdn, n->buf, DATA_PAGES * 4096,
+                                 ACCESS_ALL);
+}
+
+void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
+                  uint32_t mask)
+{
+    a->qp_state = state;
+    a->attr_mask = VHCA_QP_STATE | mask;
+    g_assert_cmpuint(rdma_modify_qp(h, a), ==, VHCA_ST_OK);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Work requests and completions                                          */
+/* ---------------------------------------------------------------------- */
+
+void wqe_init(struct vhca_send_wqe *w, uint64_t wr_id, uint8_t opcode,
+              uint8_t flags)
+{
+    memset(w, 0, sizeof(*w));
+    w->wr_id = GUINT64_TO_LE(wr_id);
+    w->opcode = opcode;
+    w->flags = flags;
+}
+
+void wqe_sge(struct vhca_send_wqe *w, uint64_t addr, uint32_t len,
+             uint32_t lkey)
+{
+    struct vhca_sge *s = &w->sge[w->num_sge++];
+
+    s->addr = GUINT64_TO_LE(addr);
+    s->length = GUINT32_TO_LE(len);
+    s->lkey = GUINT32_TO_LE(lkey);
+}
+
+void wqe_remote(struct vhca_send_wqe *w, uint64_t addr, uint32_t rkey)
+{
+    w->remote_addr = GUINT64_TO_LE(addr);
+    w->rkey = GUINT32_TO_LE(rkey);
+}
+
+/* A WQE with one SGE of [n->buf + off, +len) and the remote address. */
+void post(Node *n, uint64_t wr_id, uint8_t opcode, uint8_t flags,
+          uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+    struct vhca_send_wqe w;
+
+    wqe_init(&w, wr_id, opcode, flags);
+    if (len) {
+        wqe_sge(&w, n->buf + off, len, n->key);
+    }
+    wqe_remote(&w, raddr, rkey);
+    qp_put_send_wqe(n->h, &n->qp, &w);
+}
+
+
+void ring_sq(Node *n)
+{
+    ring_doorbell(n->h, n->page, VHCA_DB_SQ, n->qp.qpn, n->qp.sq_pi);
+}
+
+void post_recv(Node *n, uint64_t wr_id, uint32_t off, uint32_t len)
+{
+    struct vhca_recv_wqe w;
+
+    memset(&w, 0, sizeof(w));
+    w.wr_id = GUINT64_TO_LE(wr_id);
+    w.num_sge = 1;
+    w.sge[0].addr = GUINT64_TO_LE(n->buf + off);
+    w.sge[0].length = GUINT32_TO_LE(len);
+    w.sge[0].lkey = GUINT32_TO_LE(n->key);
+    qp_put_recv_wqe(n->h, &n->qp, &w);
+    ring_doorbell(n->h, n->page, VHCA_DB_RQ, n->qp.qpn, n->qp.rq_pi);
+}
+
+struct vhca_cqe expect_cqe(Node *n, TestCq *cq, uint64_t wr_id,
+                           uint8_t status, uint8_t opcode)
+{
+    struct vhca_cqe cqe;
+
+    g_assert_true(cq_poll(n->h, cq, &cqe));
+    g_assert_cmphex(cqe.wr_id, ==, wr_id);
+    g_assert_cmpuint(cqe.status, ==, status);
+    g_assert_cmpuint(cqe.opcode, ==, opcode);
+    g_assert_cmpuint(cqe.qpn, ==, n->qp.qpn);
+    return cqe;
+}
+
+void expect_no_cqe(Node *n, TestCq *cq)
+{
+    struct vhca_cqe cqe;
+
+    g_assert_false(cq_poll(n->h, cq, &cqe));
+}
+
+void fill(Node *n, uint32_t off, uint32_t len, uint32_t seed)
+{
+    uint8_t *p = ram_ptr(n->h, n->buf + off, len);
+    uint32_t i;
+
+    for (i = 0; i < len; i++) {
+        p[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 8));
+    }
+}
+
+void expect_same(Node *x, uint32_t xoff, Node *y, uint32_t yoff,
+                 uint32_t len)
+{
+    g_assert_cmpmem(ram_ptr(x->h, x->buf + xoff, len), len,
+                    ram_ptr(y->h, y->buf + yoff, len), len);
+}
+
+
+/* Consume every async event so far; returns the producer index. */
+uint32_t aeq_drain(Harness *h)
+{
+    uint32_t pi = reg_read(h, VHCA_REG_AEQ_PI);
+
+    reg_write(h, VHCA_REG_AEQ_DB, pi);
+    return pi;
+}
+
+/* Was QP event @event for @qpn posted at or after @from? */
+bool qp_event_since(Harness *h, uint32_t from, uint8_t event,
+                    uint32_t qpn)
+{
+    uint32_t pi = reg_read(h, VHCA_REG_AEQ_PI);
+
+    g_assert_cmpuint(pi - from, <=, 1u << AEQ_LOG);
+    for (; from != pi; from++) {
+        struct vhca_eqe e = aeq_entry(h, from);
+
+        if (e.type == VHCA_EQE_QP_EVENT && e.subtype == event &&
+            GUINT32_FROM_LE(e.data[0]) == qpn) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Wire fault injection                                                   */
+/* ---------------------------------------------------------------------- */
+
+
+/* VHCA_RC_TRACE=1: one line per frame on the wire. */
+static void wire_trace(Harness *h, const uint8_t *buf, size_t len,
+                       const char *verdict)
+{
+    VhcaWirePacket pkt;
+
+    if (!g_getenv("VHCA_RC_TRACE") ||
+        vhca_wire_parse(buf, len, &pkt) != VHCA_WIRE_OK) {
+        return;
+    }
+    g_printerr("t=%" G_GUINT64_FORMAT " %s %s psn 0x%06x%s aeth 0x%02x "
+               "len %u %s\n", h->now_ns, h->core.cfg.mac[5] == 0x51 ?
+               "a->b" : "b->a",
+               vhca_wire_opcode_info(pkt.tp.bth.opcode)->name,
+               pkt.tp.bth.psn, pkt.tp.bth.ack_req ? " A" : "",
+               pkt.tp.aeth.syndrome, pkt.payload_len, verdict);
+}
+
+void wire_hook(Harness *h, const uint8_t *buf, size_t len)
+{
+    Wire *w = h->tx_hook_opaque;
+
+    w->count++;
+    memcpy(w->last, buf, len);
+    w->last_len = len;
+    if (w->drop_all || w->count == w->drop_nth ||
+        (w->drop_every && w->count % w->drop_every == 0) ||
+        (w->rand && g_rand_double(w->rand) < w->loss)) {
+        w->dropped++;
+        wire_trace(h, buf, len, "DROP");
+        return;
+    }
+    wire_trace(h, buf, len, "pass");
+    if (w->count == w->hold_nth) {
+        memcpy(w->held, buf, len);
+        w->held_len = len;
+        return;
+    }
+    harness_deliver(h->peer, buf, len);
+    if (w->dup_all) {
+        harness_deliver(h->peer, buf, len);
+    }
+    if (w->held_len) {
+        harness_deliver(h->peer, w->held, w->held_len);
+        w->held_len = 0;
+    }
+}
+
+void wire_attach(Node *n, Wire *w)
+{
+    n->h->tx_hook = wire_hook;
+    n->h->tx_hook_opaque = w;
+}
+

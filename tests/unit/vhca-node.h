@@ -1,0 +1,81 @@
+/*
+ * Unit test helpers shared by the transport tests (test-vhca-rc.c,
+ * test-vhca-ud.c, test-vhca-uc.c): a "node" is one engine with a PD, a
+ * completion EQ, a send and a receive CQ, one QP and a data buffer
+ * covered by one MR; helpers post WQEs, poll CQEs and inject faults on
+ * the wire between two nodes.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef VHCA_NODE_H
+#define VHCA_NODE_H
+
+#include "vhca-harness.h"
+
+#define DATA_PAGES      64                  /* 256 KiB per device */
+#define ACCESS_ALL      (VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_REMOTE_WRITE | \
+                         VHCA_ACCESS_REMOTE_READ | VHCA_ACCESS_REMOTE_ATOMIC)
+#define SETTLE_NS       (1000ull * 1000 * 1000 * 1000)  /* 1000 s */
+
+typedef struct Node {
+    Harness *h;
+    uint8_t gid[16];
+    uint32_t page, pdn, eqn, key;
+    TestCq scq, rcq;
+    TestQp qp;
+    uint64_t buf;                   /* DATA_PAGES of data, key covers it */
+} Node;
+
+/* Engine @id (MAC ..:50+id, GID 10.0.0.id at index 0) with a @qp_type QP. */
+void node_init(Node *n, uint8_t id, uint8_t qp_type);
+/* MODIFY_QP @a to @state with STATE | @mask, asserting success. */
+void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
+                  uint32_t mask);
+
+void wqe_init(struct vhca_send_wqe *w, uint64_t wr_id, uint8_t opcode,
+              uint8_t flags);
+void wqe_sge(struct vhca_send_wqe *w, uint64_t addr, uint32_t len,
+             uint32_t lkey);
+void wqe_remote(struct vhca_send_wqe *w, uint64_t addr, uint32_t rkey);
+/* A WQE with one SGE of [n->buf + off, +len) and the remote address. */
+void post(Node *n, uint64_t wr_id, uint8_t opcode, uint8_t flags,
+          uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey);
+void ring_sq(Node *n);
+/* A receive WQE of [n->buf + off, +len), rung. */
+void post_recv(Node *n, uint64_t wr_id, uint32_t off, uint32_t len);
+struct vhca_cqe expect_cqe(Node *n, TestCq *cq, uint64_t wr_id,
+                           uint8_t status, uint8_t opcode);
+void expect_no_cqe(Node *n, TestCq *cq);
+void fill(Node *n, uint32_t off, uint32_t len, uint32_t seed);
+void expect_same(Node *x, uint32_t xoff, Node *y, uint32_t yoff,
+                 uint32_t len);
+
+/* Consume every async event so far; returns the producer index. */
+uint32_t aeq_drain(Harness *h);
+/* Was QP event @event for @qpn posted at or after @from? */
+bool qp_event_since(Harness *h, uint32_t from, uint8_t event, uint32_t qpn);
+
+/* Wire fault injection between two nodes (see wire_hook). */
+typedef struct Wire {
+    unsigned count;                 /* frames seen */
+    unsigned drop_nth;              /* drop frame number N (1-based) */
+    unsigned drop_every;            /* drop every Nth frame */
+    bool drop_all;
+    bool dup_all;
+    unsigned hold_nth;              /* deliver frame N after frame N+1 */
+    uint8_t held[VHCA_ETH_MAX_FRAME];
+    size_t held_len;
+    GRand *rand;                    /* random loss */
+    double loss;
+    unsigned dropped;
+    uint8_t last[VHCA_ETH_MAX_FRAME];   /* last frame seen */
+    size_t last_len;
+} Wire;
+
+void wire_hook(Harness *h, const uint8_t *buf, size_t len);
+void wire_attach(Node *n, Wire *w);
+
+#endif /* VHCA_NODE_H */
