@@ -285,6 +285,8 @@ int vhca_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
 int vhca_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr);
 int vhca_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
 		      struct vhca_qp_attr *attr);
+int vhca_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
+		   const u8 gid[16]);
 
 /* vhca_eq.c */
 int vhca_aeq_create(struct vhca_dev *dev);

@@ -43,6 +43,8 @@ static const char * const vhca_admin_opcode_names[VHCA_CMD_MAX] = {
 	[VHCA_CMD_MODIFY_QP]		= "MODIFY_QP",
 	[VHCA_CMD_QUERY_QP]		= "QUERY_QP",
 	[VHCA_CMD_DESTROY_QP]		= "DESTROY_QP",
+	[VHCA_CMD_ATTACH_MCAST]		= "ATTACH_MCAST",
+	[VHCA_CMD_DETACH_MCAST]		= "DETACH_MCAST",
 };
 
 static const char * const vhca_admin_status_names[] = {

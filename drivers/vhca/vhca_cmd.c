@@ -208,3 +208,13 @@ int vhca_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
 	return vhca_admin_exec_mbox(dev, VHCA_CMD_QUERY_QP, attr,
 				    sizeof(*attr), NULL, 0);
 }
+
+/* ATTACH_MCAST / DETACH_MCAST: inline input, no mailbox. */
+int vhca_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
+		   const u8 gid[16])
+{
+	struct vhca_cmd_mcast_in in = { .qpn = vhca_cpu_to_dev32(qpn) };
+
+	memcpy(in.gid, gid, sizeof(in.gid));
+	return vhca_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
+}

@@ -249,6 +249,26 @@ static enum ib_wc_opcode vhca_wc_opcode(u8 opcode)
 }
 
 /*
+ * A datagram's receive completion (IBTA 11.4.1.1; annex A17.4.5.1 for
+ * RoCEv2): the buffer starts with the 40-byte GRH area, and the network
+ * header type tells ib_init_ah_attr_from_wc() how to read it, as rxe and
+ * mlx5 report it.  RoCE has no LIDs, SLs or P_Keys but the default: slid,
+ * sl and pkey_index stay 0.
+ */
+static void vhca_cqe_to_wc_ud(const struct vhca_cqe *cqe, struct ib_wc *wc)
+{
+	if (cqe->flags & VHCA_CQE_GRH)
+		wc->wc_flags |= IB_WC_GRH;
+	if (cqe->flags & VHCA_CQE_NET_IPV4) {
+		wc->network_hdr_type = RDMA_NETWORK_IPV4;
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+	} else if (cqe->flags & VHCA_CQE_NET_IPV6) {
+		wc->network_hdr_type = RDMA_NETWORK_IPV6;
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+	}
+}
+
+/*
  * Fill @wc from @cqe.  Returns false for a CQE that reports nothing: its QP
  * is gone (or was reset), or it names no posted WQE.
  */
@@ -287,7 +307,7 @@ static bool vhca_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
 	wc->vendor_err = vhca_dev_to_cpu32(cqe->vendor_err);
 	wc->byte_len = vhca_dev_to_cpu32(cqe->byte_len);
 	wc->qp = &qp->ibqp;
-	wc->src_qp = vhca_dev_to_cpu32(cqe->src_qp);
+	wc->src_qp = vhca_dev_to_cpu32(cqe->src_qp) & IB_QPN_MASK;
 	wc->port_num = VHCA_PORT_NUM;
 	if (cqe->flags & VHCA_CQE_WITH_IMM) {
 		/* The immediate is kept in network byte order. */
@@ -297,6 +317,8 @@ static bool vhca_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
 		wc->ex.invalidate_rkey = vhca_dev_to_cpu32(cqe->imm_or_inv);
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
+	if (is_recv)
+		vhca_cqe_to_wc_ud(cqe, wc);
 	return true;
 }
 

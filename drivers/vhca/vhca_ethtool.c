@@ -22,6 +22,13 @@ static const char vhca_counter_names[][ETH_GSTRING_LEN] = {
 	[VHCA_CNT_ADMIN_ERRORS]		= "admin_errors",
 	[VHCA_CNT_EQ_OVERFLOWS]		= "eq_overflows",
 	[VHCA_CNT_DOORBELLS]		= "doorbells",
+	[VHCA_CNT_ROCE_QKEY_DROPS]	= "roce_qkey_drops",
+	[VHCA_CNT_ROCE_PKEY_DROPS]	= "roce_pkey_drops",
+	[VHCA_CNT_ROCE_NO_RWQE_DROPS]	= "roce_no_rwqe_drops",
+	[VHCA_CNT_ROCE_UC_MSG_DROPS]	= "roce_uc_msg_drops",
+	[VHCA_CNT_ROCE_MCAST_DROPS]	= "roce_mcast_drops",
+	[VHCA_CNT_UD_TX_PACKETS]	= "ud_tx_packets",
+	[VHCA_CNT_UD_RX_PACKETS]	= "ud_rx_packets",
 };
 
 static_assert(ARRAY_SIZE(vhca_counter_names) == VHCA_CNT_MAX);

@@ -4,11 +4,13 @@
  * net_device, so the RDMA core builds the port's GIDs from the interface's
  * IPv4 and IPv6 addresses (ib_device_set_netdev()).
  *
- * The resource verbs (PD, MR, CQ, QP and the kernel's data path) are
- * registered only when the device has an RDMA engine with resources
- * (QUERY_DEVICE max_qp > 0).  Without them the verbs the RDMA core calls
- * "mandatory" are left out, the core marks the device as not usable by
- * kernel ULPs, and user space sees -EOPNOTSUPP for them.
+ * The resource verbs (PD, MR, CQ, QP, AH, multicast and the kernel's data
+ * path) are registered only when the device has an RDMA engine with
+ * resources (QUERY_DEVICE max_qp > 0); only then does the port offer the
+ * MAD layer, the CM and rdma_cm a QP1 (vhca_get_port_immutable()).
+ * Without them the verbs the RDMA core calls "mandatory" are left out, the
+ * core marks the device as not usable by kernel ULPs, and user space sees
+ * -EOPNOTSUPP for them.
  */
 
 #include <linux/pci.h>
@@ -42,21 +44,28 @@ static const struct ib_device_ops vhca_ib_dev_ops = {
 
 static const struct ib_device_ops vhca_ib_res_ops = {
 	.alloc_pd = vhca_alloc_pd,
+	.attach_mcast = vhca_attach_mcast,
+	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_qp = vhca_create_qp,
+	.create_user_ah = vhca_create_ah,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dereg_mr = vhca_dereg_mr,
+	.destroy_ah = vhca_destroy_ah,
 	.destroy_cq = vhca_destroy_cq,
 	.destroy_qp = vhca_destroy_qp,
+	.detach_mcast = vhca_detach_mcast,
 	.get_dma_mr = vhca_get_dma_mr,
 	.modify_qp = vhca_modify_qp,
 	.poll_cq = vhca_poll_cq,
 	.post_recv = vhca_post_recv,
 	.post_send = vhca_post_send,
+	.query_ah = vhca_query_ah,
 	.query_qp = vhca_query_qp,
 	.reg_user_mr = vhca_reg_user_mr,
 	.req_notify_cq = vhca_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, vhca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Queue pairs (docs/specs/vhca.rst, "Queue pairs"): RC QPs with a send ring
- * of 256-byte and a receive ring of 128-byte WQEs, owned by a doorbell
+ * Queue pairs (docs/specs/vhca.rst, "Queue pairs"): RC, UC and UD QPs, and
+ * the General Services QP (QP1) of the kernel's MAD layer, each with a send
+ * ring of 256-byte and a receive ring of 128-byte WQEs, owned by a doorbell
  * page: the process's for user QPs (the provider allocates the rings), the
  * driver's own for kernel QPs.  MODIFY_QP follows the IBTA 10.3.1 state
  * machine; the driver checks a transition with ib_modify_qp_is_ok() before
@@ -41,22 +42,44 @@ static_assert((int)IB_QP_STATE == (int)VHCA_QP_STATE);
 static_assert((int)IB_QP_AV == (int)VHCA_QP_AV);
 static_assert((int)IB_QP_DEST_QPN == (int)VHCA_QP_DEST_QPN);
 static_assert((int)IB_QPS_ERR == (int)VHCA_QPS_ERR);
+static_assert((int)IB_QPT_GSI == (int)VHCA_QPT_GSI);
 static_assert((int)IB_QPT_RC == (int)VHCA_QPT_RC);
+static_assert((int)IB_QPT_UC == (int)VHCA_QPT_UC);
+static_assert((int)IB_QPT_UD == (int)VHCA_QPT_UD);
 
 static u8 vhca_wq_log_size(u32 max_wr)
 {
 	return max_t(u32, 1, order_base_2(max_wr));
 }
 
+/*
+ * The QP types the device has.  RoCE has no QP0 (annex A17.3.1); QP1 is
+ * the kernel MAD layer's alone (user space reaches it through umad).
+ */
+static bool vhca_qp_type_supported(enum ib_qp_type type, bool user)
+{
+	switch (type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		return true;
+	case IB_QPT_GSI:
+		return !user;
+	default:
+		return false;
+	}
+}
+
 /* The device's limits, and the WQE layout's, for the requested queues. */
 static int vhca_qp_check_cap(struct vhca_dev *dev,
-			     const struct ib_qp_init_attr *init_attr)
+			     const struct ib_qp_init_attr *init_attr,
+			     bool user)
 {
 	const struct ib_qp_cap *cap = &init_attr->cap;
 	const struct vhca_device_attr *attr = &dev->attr;
 
-	if (init_attr->qp_type != IB_QPT_RC || init_attr->srq ||
-	    init_attr->create_flags)
+	if (!vhca_qp_type_supported(init_attr->qp_type, user) ||
+	    init_attr->srq || init_attr->create_flags)
 		return -EOPNOTSUPP;
 	if (!init_attr->send_cq || !init_attr->recv_cq)
 		return -EINVAL;
@@ -158,7 +181,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	u32 db_page;
 	int err;
 
-	err = vhca_qp_check_cap(dev, init_attr);
+	err = vhca_qp_check_cap(dev, init_attr, !!udata);
 	if (err)
 		return err;
 
@@ -174,7 +197,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	if (err)
 		return err;
 
-	create.type = VHCA_QPT_RC;
+	create.type = init_attr->qp_type;
 	create.sq_log_size = qp->sq_log_size;
 	create.rq_log_size = qp->rq_log_size;
 	qp->sq_sig_all = init_attr->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -192,6 +215,14 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		goto err_free_bufs;
 	vhca_queue_buf_created(dev, &qp->sq_buf);
 	vhca_queue_buf_created(dev, &qp->rq_buf);
+
+	/* The MAD layer and its peers know QP1 by number (IBTA 13.4.6). */
+	if (init_attr->qp_type == IB_QPT_GSI && qp->qpn != VHCA_GSI_QPN) {
+		dev_err(&dev->pdev->dev, "CREATE_QP of the GSI QP returned QP %u\n",
+			qp->qpn);
+		err = -EIO;
+		goto err_destroy;
+	}
 
 	err = xa_insert_irq(&dev->qps, qp->qpn, qp, GFP_KERNEL);
 	if (err)
@@ -435,7 +466,9 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->timeout = va.timeout;
 	attr->retry_cnt = va.retry_cnt;
 	attr->rnr_retry = va.rnr_retry;
-	vhca_qp_attr_to_ah(&va, &attr->ah_attr);
+	/* Only connected QPs have a path; a UD QP's is in each AH. */
+	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC)
+		vhca_qp_attr_to_ah(&va, &attr->ah_attr);
 	attr->cap.max_send_wr = vhca_dev_to_cpu32(va.max_send_wr);
 	attr->cap.max_recv_wr = vhca_dev_to_cpu32(va.max_recv_wr);
 	attr->cap.max_send_sge = qp->max_send_sge;

@@ -2,7 +2,8 @@
 /*
  * Device and port queries and the RoCE GID table.  The limits reported are
  * the device's own (QUERY_DEVICE); without an RDMA engine with resources
- * they are 0, and the driver claims nothing the device cannot do.
+ * they are 0, and the driver claims nothing the device cannot do: no QP1,
+ * so no MAD layer, CM or rdma_cm on the port.
  */
 
 #include <linux/limits.h>
@@ -21,7 +22,8 @@ static int vhca_limit(u32 value)
 int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 		      struct ib_udata *udata)
 {
-	const struct vhca_device_attr *attr = &to_vhca_dev(ibdev)->attr;
+	struct vhca_dev *dev = to_vhca_dev(ibdev);
+	const struct vhca_device_attr *attr = &dev->attr;
 
 	/* No driver-specific input is defined; refuse what we don't know. */
 	if (udata && udata->inlen &&
@@ -57,6 +59,23 @@ int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	 */
 	props->atomic_cap = attr->max_qp ? IB_ATOMIC_HCA : IB_ATOMIC_NONE;
 	props->masked_atomic_cap = IB_ATOMIC_NONE;
+	if (!dev->has_rdma)
+		return 0;
+
+	/*
+	 * A READ scatters its response over the WQE's SGEs like any other
+	 * WQE; the kernel's RDMA R/W API divides by this.
+	 */
+	props->max_sge_rd = props->max_send_sge;
+	/* AHs live in the driver and the provider only (vhca_ah.c). */
+	props->max_ah = INT_MAX;
+	props->max_mcast_grp = VHCA_MAX_MCAST_GROUPS;
+	props->max_mcast_qp_attach = VHCA_MAX_MCAST_QPS;
+	props->max_total_mcast_qp_attach = VHCA_MAX_MCAST_GROUPS *
+					   VHCA_MAX_MCAST_QPS;
+	/* The device counts Q_Key and P_Key violations (IBTA 16.1.3.5). */
+	props->device_cap_flags = IB_DEVICE_BAD_PKEY_CNTR |
+				  IB_DEVICE_BAD_QKEY_CNTR;
 	return 0;
 }
 
@@ -103,9 +122,19 @@ int vhca_query_port(struct ib_device *ibdev, u32 port,
 	/* RoCEv2 GIDs are IP addresses (IBTA Annex A17). */
 	props->ip_gids = true;
 	/*
-	 * port_cap_flags stays 0: no QPs means no QP1, so no CM or
-	 * management class can be served.
+	 * Without QPs there is no QP1, so no CM or management class can be
+	 * served: port_cap_flags stays 0.
 	 */
+	if (!dev->has_rdma)
+		return 0;
+
+	/* The kernel CM answers on QP1 (PortInfo:CapabilityMask.IsCMSupported). */
+	props->port_cap_flags = IB_PORT_CM_SUP;
+	/* 16-bit saturating counters (PortInfo Q_Key/P_Key violations). */
+	props->qkey_viol_cntr = min_t(u64, U16_MAX,
+				      vhca_read_counter(dev, VHCA_CNT_ROCE_QKEY_DROPS));
+	props->bad_pkey_cntr = min_t(u64, U16_MAX,
+				     vhca_read_counter(dev, VHCA_CNT_ROCE_PKEY_DROPS));
 	return 0;
 }
 
@@ -114,8 +143,17 @@ int vhca_get_port_immutable(struct ib_device *ibdev, u32 port,
 {
 	struct vhca_dev *dev = to_vhca_dev(ibdev);
 
-	/* RoCEv2 only; no MADs without QP1, so max_mad_size stays 0. */
-	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	/*
+	 * With QPs the port has QP1: the MAD layer opens it, and the CM and
+	 * rdma_cm (including AF_IB) run over it, as on rxe and mlx5.
+	 * Without, RoCEv2 only, and no MADs: max_mad_size stays 0.
+	 */
+	if (dev->has_rdma) {
+		immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+		immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	} else {
+		immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	}
 	immutable->gid_tbl_len = min_t(u32, dev->attr.gid_tbl_len, INT_MAX);
 	immutable->pkey_tbl_len = 1;
 	return 0;

@@ -2,8 +2,9 @@
 /*
  * vhca: the ib_device_ops the driver implements: the device and port
  * queries, the RoCE GID table and user contexts with their doorbell page,
- * and, when the device has an RDMA engine with resources, PDs, MRs, CQs
- * and QPs with the kernel's data path.
+ * and, when the device has an RDMA engine with resources, PDs, MRs, CQs,
+ * RC, UC, UD and GSI QPs, address handles, multicast attachment and the
+ * kernel's data path.
  */
 
 #ifndef _VHCA_VERBS_H_
@@ -41,6 +42,12 @@ struct vhca_cq {
 	spinlock_t lock;	/* ci and the ring's consumer side */
 	u32 ci;			/* free running */
 	__le32 *dbrec;		/* ci, read by the device when full */
+};
+
+/* An address handle: the AV each UD send WQE carries (vhca_ah.c). */
+struct vhca_ah {
+	struct ib_ah ibah;
+	struct vhca_ud_av av;	/* device byte order, ready to copy */
 };
 
 /* A kernel QP's send or receive queue. */
@@ -90,6 +97,11 @@ static inline struct vhca_qp *to_vhca_qp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct vhca_qp, ibqp);
 }
 
+static inline struct vhca_ah *to_vhca_ah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct vhca_ah, ibah);
+}
+
 /* vhca_verbs.c */
 int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 		      struct ib_udata *udata);
@@ -137,6 +149,16 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		  int attr_mask, struct ib_qp_init_attr *init_attr);
 int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/* vhca_ah.c */
+int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		   struct ib_udata *udata);
+int vhca_destroy_ah(struct ib_ah *ibah, u32 flags);
+int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
+
+/* vhca_mcast.c */
+int vhca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int vhca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 
 /* vhca_wr.c */
 int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

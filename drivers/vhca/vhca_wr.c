@@ -2,7 +2,9 @@
 /*
  * The kernel's data path on its own QPs: post_send and post_recv write WQEs
  * into the rings and ring the SQ or RQ doorbell on the driver's doorbell
- * page with the new producer index.
+ * page with the new producer index.  UD and GSI send WQEs carry their
+ * destination: the address vector of the work request's AH, the remote QP
+ * and Q_Key.
  *
  * Each WQE's wr_id carries its index in the queue, and the caller's wr_id
  * waits in wr_ids[] for the completion (vhca_cq.c): that is how a CQE tells
@@ -50,12 +52,56 @@ static int vhca_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	return 0;
 }
 
+/*
+ * The operations each transport has (IBTA 9.4, Table 38 and 10.2.3): UD
+ * only sends, UC also RDMA writes; RC has them all.
+ */
+static bool vhca_wr_opcode_valid(enum ib_qp_type type, enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return true;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return type == IB_QPT_RC || type == IB_QPT_UC;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return type == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A datagram's destination (IBTA 10.2.5): the AH's address vector, the
+ * remote QP and the Q_Key as the caller gave it; the device applies the
+ * rule that a Q_Key with the high bit set means the QP's own.
+ */
+static int vhca_set_ud(struct vhca_send_wqe *wqe, const struct ib_send_wr *wr)
+{
+	const struct ib_ud_wr *ud = ud_wr(wr);
+
+	if (!ud->ah || ud->remote_qpn > IB_QPN_MASK)
+		return -EINVAL;
+	wqe->dest_qpn = vhca_cpu_to_dev32(ud->remote_qpn);
+	wqe->qkey = vhca_cpu_to_dev32(ud->remote_qkey);
+	wqe->av = to_vhca_ah(ud->ah)->av;
+	return 0;
+}
+
 static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 			       const struct ib_send_wr *wr, u32 index)
 {
+	enum ib_qp_type type = qp->ibqp.qp_type;
+	bool is_ud = type == IB_QPT_UD || type == IB_QPT_GSI;
+	int err;
 	int i;
 
-	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge ||
+	    !vhca_wr_opcode_valid(type, wr->opcode))
 		return -EINVAL;
 
 	memset(wqe, 0, offsetof(struct vhca_send_wqe, sge));
@@ -88,6 +134,12 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		break;
 	default:
 		return -EINVAL;
+	}
+
+	if (is_ud) {
+		err = vhca_set_ud(wqe, wr);
+		if (err)
+			return err;
 	}
 
 	if (wr->send_flags & IB_SEND_SIGNALED || qp->sq_sig_all)

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Address handles (docs/specs/vhca.rst, "Queue pairs"): the device keeps no
+ * AH table, so an AH is the RoCEv2 address vector (IBTA 10.2.1, annex
+ * A17.4) that vhca_wr.c copies into every UD send WQE.  Creating one
+ * issues no command and never sleeps: the CM creates AHs under a spinlock
+ * (rdma_create_ah() without RDMA_CREATE_AH_SLEEPABLE).
+ *
+ * The RDMA core resolves the destination MAC before create_ah: for kernel
+ * AHs the caller did (ib_init_ah_attr_from_wc(), the CM's path), for user
+ * AHs rdma_create_user_ah() did with ib_resolve_eth_dmac().  The driver
+ * returns it to the provider, which builds its own WQEs, as mlx5 does.
+ */
+
+#include "vhca-abi.h"
+
+#include "vhca.h"
+#include "vhca_verbs.h"
+
+/* The GRH flow label is 20 bits (IBTA 8.3.1). */
+#define VHCA_FLOW_LABEL_MASK	0xfffff
+
+static int vhca_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
+			  const struct rdma_ah_attr *ah_attr)
+{
+	const struct ib_global_route *grh;
+	u16 sport = 0;
+
+	/* RoCE has no LIDs: every packet carries the GRH (annex A17.4.1). */
+	if (ah_attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH))
+		return -EINVAL;
+	if (rdma_ah_get_port_num(ah_attr) != VHCA_PORT_NUM)
+		return -EINVAL;
+
+	grh = rdma_ah_read_grh(ah_attr);
+	/* RoCEv2 only: the GID table holds no RoCEv1 or IB GIDs. */
+	if (!grh->sgid_attr ||
+	    grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+	if (grh->sgid_index >= dev->attr.gid_tbl_len ||
+	    grh->sgid_index > U8_MAX ||
+	    grh->flow_label & ~VHCA_FLOW_LABEL_MASK)
+		return -EINVAL;
+
+	memset(av, 0, sizeof(*av));
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	/* All-zero if nothing resolved it: sent as is, never dereferenced. */
+	memcpy(av->dmac, ah_attr->roce.dmac, sizeof(av->dmac));
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->flow_label = vhca_cpu_to_dev32(grh->flow_label);
+	/*
+	 * A flow label picks the UDP source port as every RoCEv2 device
+	 * does (rdma_flow_label_to_udp_sport()); without one the device
+	 * derives it from the QP.
+	 */
+	if (grh->flow_label)
+		sport = rdma_flow_label_to_udp_sport(grh->flow_label);
+	av->udp_sport = vhca_cpu_to_dev16(sport);
+	return 0;
+}
+
+int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		   struct ib_udata *udata)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibah->device);
+	struct vhca_ah *ah = to_vhca_ah(ibah);
+	struct vhca_create_ah_resp resp = {};
+	int err;
+
+	/* No request is defined; refuse input we would silently ignore. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	err = vhca_ah_set_av(dev, &ah->av, init_attr->ah_attr);
+	if (err)
+		return err;
+
+	if (udata) {
+		memcpy(resp.dmac, ah->av.dmac, sizeof(resp.dmac));
+		err = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int vhca_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	/* Nothing of it lives in the device; the core frees the memory. */
+	return 0;
+}
+
+int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr)
+{
+	const struct vhca_ud_av *av = &to_vhca_ah(ibah)->av;
+	union ib_gid dgid;
+
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(ah_attr, VHCA_PORT_NUM);
+	memcpy(dgid.raw, av->dgid, sizeof(dgid.raw));
+	rdma_ah_set_grh(ah_attr, &dgid, vhca_dev_to_cpu32(av->flow_label),
+			av->sgid_index, av->hop_limit, av->traffic_class);
+	memcpy(ah_attr->roce.dmac, av->dmac, ETH_ALEN);
+	return 0;
+}

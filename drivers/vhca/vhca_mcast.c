@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Multicast (IBTA 10.5.2, annex A17.4.3 for RoCEv2): a UD QP joins a group
+ * named by its multicast GID with ATTACH_MCAST and leaves it with
+ * DETACH_MCAST; the device delivers a copy of each datagram sent to the
+ * group to every attached QP.  RoCE has no multicast LIDs: @lid is ignored,
+ * as the RoCE annex says.  Joining the group on the network (IGMP/MLD)
+ * is the IP stack's business (rdma_cm does it for its users).
+ */
+
+#include <rdma/ib_addr.h>
+
+#include "vhca.h"
+#include "vhca_verbs.h"
+
+static int vhca_mcast_check(struct ib_qp *ibqp, union ib_gid *gid)
+{
+	/* The core checks these for its callers; QP1 never joins groups. */
+	if (ibqp->qp_type != IB_QPT_UD ||
+	    !rdma_is_multicast_addr((struct in6_addr *)gid->raw))
+		return -EINVAL;
+	return 0;
+}
+
+int vhca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	int err;
+
+	err = vhca_mcast_check(ibqp, gid);
+	if (err)
+		return err;
+	return vhca_cmd_mcast(to_vhca_dev(ibqp->device), VHCA_CMD_ATTACH_MCAST,
+			      to_vhca_qp(ibqp)->qpn, gid->raw);
+}
+
+int vhca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	int err;
+
+	err = vhca_mcast_check(ibqp, gid);
+	if (err)
+		return err;
+	return vhca_cmd_mcast(to_vhca_dev(ibqp->device), VHCA_CMD_DETACH_MCAST,
+			      to_vhca_qp(ibqp)->qpn, gid->raw);
+}
