@@ -21,19 +21,24 @@
 static void vhca_free_context(struct ibv_context *ibctx);
 
 /*
- * Verbs the device does not do (SRQs, memory windows, AHs, extended CQs
- * and QPs) are left unset: libibverbs then answers them with EOPNOTSUPP.
+ * Verbs the device does not do (SRQs, memory windows, extended CQs and
+ * QPs) are left unset: libibverbs then answers them with EOPNOTSUPP.
  * Without RDMA resources on the device the kernel driver refuses the
- * resource verbs with EOPNOTSUPP itself.
+ * resource verbs with EOPNOTSUPP itself.  Multicast attach and detach are
+ * the kernel's business alone: the provider keeps no state for them.
  */
 static const struct verbs_context_ops vhca_context_ops = {
 	.alloc_pd = vhca_alloc_pd,
+	.attach_mcast = ibv_cmd_attach_mcast,
+	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_qp = vhca_create_qp,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dereg_mr = vhca_dereg_mr,
+	.destroy_ah = vhca_destroy_ah,
 	.destroy_cq = vhca_destroy_cq,
 	.destroy_qp = vhca_destroy_qp,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = vhca_free_context,
 	.modify_qp = vhca_modify_qp,
 	.poll_cq = vhca_poll_cq,

@@ -86,6 +86,12 @@ struct vhca_qp {
 	bool sq_sig_all;
 };
 
+/* A UD address handle: the address vector its send WQEs carry. */
+struct vhca_ah {
+	struct ibv_ah ibv_ah;
+	struct vhca_ud_av av;		/* little-endian, as in the WQE */
+};
+
 static inline struct vhca_context *to_vhca_ctx(struct ibv_context *ibctx)
 {
 	return container_of(ibctx, struct vhca_context, ibv_ctx.context);
@@ -99,6 +105,11 @@ static inline struct vhca_cq *to_vhca_cq(struct ibv_cq *ibcq)
 static inline struct vhca_qp *to_vhca_qp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct vhca_qp, vqp.qp);
+}
+
+static inline struct vhca_ah *to_vhca_ah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct vhca_ah, ibv_ah);
 }
 
 /*

@@ -16,5 +16,7 @@ DECLARE_DRV_CMD(vhca_cmd_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		vhca_create_cq_cmd, vhca_create_cq_resp);
 DECLARE_DRV_CMD(vhca_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		vhca_create_qp_cmd, vhca_create_qp_resp);
+DECLARE_DRV_CMD(vhca_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, vhca_create_ah_resp);
 
 #endif /* __VHCA_ABI_H__ */

@@ -98,10 +98,21 @@ static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	wc->src_qp = le32toh(cqe->src_qp);
 	wc->wc_flags = 0;
 	wc->imm_data = 0;
+	/*
+	 * RoCE has no LIDs, the device has one P_Key and sends no VLAN
+	 * priority (which mlx5 reports as sl): all 0, as rxe reports them.
+	 */
 	wc->pkey_index = 0;
 	wc->slid = 0;
 	wc->sl = 0;
 	wc->dlid_path_bits = 0;
+	/*
+	 * A UD receive starts with the GRH area (IBTA 11.4.1.1).  ibv_wc has
+	 * no field for the network header type (VHCA_CQE_NET_IPV4/IPV6):
+	 * libibverbs' ibv_init_ah_from_wc() reads it from the area itself.
+	 */
+	if (cqe->flags & VHCA_CQE_GRH)
+		wc->wc_flags |= IBV_WC_GRH;
 	if (cqe->flags & VHCA_CQE_WITH_IMM) {
 		/* The immediate stays in network byte order, as ibv_wc has it. */
 		wc->imm_data = (__be32)cqe->imm_or_inv;

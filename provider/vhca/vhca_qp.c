@@ -8,6 +8,9 @@
  * index in the queue; the caller's wr_id waits in wr_ids[] until poll_cq
  * meets the CQE (see vhca_cq.c).  A ring is full when it holds as many
  * WQEs as it has slots and poll_cq has not yet seen them complete.
+ *
+ * RC, UC and UD share the WQE; a UD WQE carries a copy of its AH's address
+ * vector (vhca_ah.c), so the device never reads the AH itself.
  */
 #include <errno.h>
 #include <string.h>
@@ -45,12 +48,56 @@ static int vhca_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	return 0;
 }
 
+/*
+ * The operations each transport has (the BTH OpCode table, IBTA 9.2.3):
+ * UC has no RDMA READ, atomics or SEND with invalidate, UD only SENDs.
+ */
+static bool vhca_opcode_valid(enum ibv_qp_type qp_type,
+			      enum ibv_wr_opcode opcode)
+{
+	switch (opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return qp_type == IBV_QPT_RC || qp_type == IBV_QPT_UC;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
+		return qp_type == IBV_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A UD WQE names its destination (IBTA 10.2.1): the AH's address vector,
+ * the QP number, and the Q_Key as the caller gave it; the device applies
+ * the "use the QP's Q_Key" rule of IBTA 10.2.5 (VHCA_QKEY_CONTROLLED).
+ */
+static int vhca_set_ud_dest(struct vhca_send_wqe *wqe,
+			    const struct ibv_send_wr *wr)
+{
+	if (!wr->wr.ud.ah || wr->wr.ud.remote_qpn > VHCA_MCAST_QPN)
+		return EINVAL;
+	wqe->dest_qpn = htole32(wr->wr.ud.remote_qpn);
+	wqe->qkey = htole32(wr->wr.ud.remote_qkey);
+	wqe->av = to_vhca_ah(wr->wr.ud.ah)->av;
+	return 0;
+}
+
 static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 			       const struct ibv_send_wr *wr, uint32_t index)
 {
+	enum ibv_qp_type qp_type = qp->vqp.qp.qp_type;
+	int err;
 	int i;
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
+		return EINVAL;
+	if (!vhca_opcode_valid(qp_type, wr->opcode))
 		return EINVAL;
 
 	memset(wqe, 0, offsetof(struct vhca_send_wqe, sge));
@@ -86,6 +133,12 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	}
 	/* enum ibv_wr_opcode and enum vhca_wqe_opcode share their values. */
 	wqe->opcode = wr->opcode;
+
+	if (qp_type == IBV_QPT_UD) {
+		err = vhca_set_ud_dest(wqe, wr);
+		if (err)
+			return err;
+	}
 
 	if (wr->send_flags & IBV_SEND_SIGNALED || qp->sq_sig_all)
 		wqe->flags |= VHCA_WQE_SIGNALED;

@@ -328,13 +328,25 @@ static void vhca_wq_free(struct vhca_wq *wq)
 	free(wq->ring);
 }
 
-/* The device's limits for RC QPs, and what the queues will hold. */
+/*
+ * The transports the device runs, and what the queues will hold.  A UD
+ * send WQE keeps its address vector in the header (struct vhca_send_wqe),
+ * so UD QPs have the same SGE and inline limits as RC and UC.
+ */
 static int vhca_check_qp_attr(struct vhca_context *ctx,
 			      const struct ibv_qp_init_attr *attr)
 {
 	const struct ibv_qp_cap *cap = &attr->cap;
 
-	if (attr->qp_type != IBV_QPT_RC || attr->srq)
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		break;
+	default:
+		return EOPNOTSUPP;
+	}
+	if (attr->srq)
 		return EOPNOTSUPP;
 	if (cap->max_send_wr > ctx->max_qp_wr ||
 	    cap->max_recv_wr > ctx->max_qp_wr ||

@@ -32,6 +32,10 @@ int vhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask, struct ibv_qp_init_attr *init_attr);
 int vhca_destroy_qp(struct ibv_qp *ibqp);
 
+/* vhca_ah.c: UD address handles */
+struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int vhca_destroy_ah(struct ibv_ah *ibah);
+
 /* vhca_cq.c: the completion side of the data path */
 int vhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int vhca_arm_cq(struct ibv_cq *ibcq, int solicited_only);

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vhca userspace provider: address handles for UD QPs.
+ *
+ * The device keeps no AH table: each UD send WQE carries its whole address
+ * vector (struct vhca_ud_av).  An AH is that vector, built once here and
+ * copied into the WQEs that name it (vhca_qp.c).  The kernel creates the
+ * AH too: the RDMA core resolves the destination MAC through the
+ * neighbour table and the driver returns it, as for mlx5 on RoCE.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vhca.h"
+#include "vhca_abi.h"
+#include "vhca_verbs.h"
+
+struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct vhca_context *ctx = to_vhca_ctx(pd->context);
+	struct vhca_cmd_create_ah_resp resp = {};
+	const uint8_t no_mac[sizeof(resp.dmac)] = {};
+	struct vhca_ah *ah;
+	int ret;
+
+	/* RoCE packets always carry a GRH or IP header (IBTA annex A16, A17). */
+	if (!attr->is_global) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+
+	ret = ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp.ibv_resp,
+				sizeof(resp));
+	if (ret) {
+		errno = ret;
+		goto err_free;
+	}
+
+	/* A driver that does not fill the response leaves it zeroed. */
+	if (!memcmp(resp.dmac, no_mac, sizeof(no_mac))) {
+		verbs_err(&ctx->ibv_ctx,
+			  "kernel returned no destination MAC for the AH\n");
+		ibv_cmd_destroy_ah(&ah->ibv_ah);
+		errno = EPROTO;
+		goto err_free;
+	}
+
+	memcpy(ah->av.dgid, attr->grh.dgid.raw, sizeof(ah->av.dgid));
+	memcpy(ah->av.dmac, resp.dmac, sizeof(ah->av.dmac));
+	ah->av.sgid_index = attr->grh.sgid_index;
+	ah->av.hop_limit = attr->grh.hop_limit;
+	ah->av.traffic_class = attr->grh.traffic_class;
+	/* 0: the device derives the UDP source port from the flow. */
+	ah->av.udp_sport = 0;
+	ah->av.flow_label = htole32(attr->grh.flow_label &
+				    IB_GRH_FLOWLABEL_MASK);
+	return &ah->ibv_ah;
+
+err_free:
+	free(ah);
+	return NULL;
+}
+
+int vhca_destroy_ah(struct ibv_ah *ibah)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_ah(ibah);
+	if (ret)
+		return ret;
+
+	free(to_vhca_ah(ibah));
+	return 0;
+}
