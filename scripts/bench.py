@@ -48,24 +48,14 @@ LAT_LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
                       r"\s+([\d.]+)", re.M)
 
 
-def ipv4_gid_index(guest):
-    out = guest.run("ibv_devinfo -v -d %s" % guest.rdma_dev)
-    m = re.search(r"GID\[\s*(\d+)\]:\s+::ffff:%s, RoCE v2"
-                  % re.escape(guest.ipv4), out)
-    if not m:
-        raise vhca_fabric.FabricError("guest%d has no IPv4 RoCE v2 GID"
-                                      % guest.index)
-    return int(m.group(1))
-
-
 def perftest(fabric, log_dir, tool, size, iters):
     """Run tool between guest 2 (server) and guest 1 (client); return the
     client's result line's numbers, or None if the run failed."""
     srv, cli = fabric[2], fabric[1]
     cmd = "%s -d %s -x %d -F -s %d -n %d"
     status, cli_out, srv_out = vhca_fabric.client_server(
-        srv, cli, cmd % (tool, srv.rdma_dev, ipv4_gid_index(srv), size, iters),
-        cmd % (tool, cli.rdma_dev, ipv4_gid_index(cli), size, iters)
+        srv, cli, cmd % (tool, srv.rdma_dev, srv.ipv4_gid_index(), size, iters),
+        cmd % (tool, cli.rdma_dev, cli.ipv4_gid_index(), size, iters)
         + " " + srv.ipv4, PORT, TIMEOUT)
     name = "%s-%d" % (tool, size)
     with open(os.path.join(log_dir, name + ".log"), "w") as f:

@@ -32,14 +32,24 @@ in_guest 2 ethtool -S '$(ls /sys/bus/pci/drivers/vhca/*/net)'
 # server runs in guest 2, the client in guest 1; both find the RoCE v2 GID
 # of their IPv4 address.
 gid='$(ibv_devinfo -v -d vhca0 | sed -n "s/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p")'
+# The server is ready once it listens: on TCP port 18515 for the programs
+# that swap QP numbers over TCP, as an rdma_cm LISTEN id for rdma_cm ones.
+ready_tcp='ss -ltn | grep -q ":18515 "'
+ready_cm() { echo "rdma res show cm_id | grep LISTEN | grep -q ':$1'"; }
 rdma_pair() {
-	local server="$1" client="$2"
+	local server="$1" client="$2" ready="${3:-$ready_tcp}"
 	"${fabric[@]}" exec 2 "($server) > /tmp/server.log 2>&1 & echo \$! > /tmp/server.pid"
-	"${fabric[@]}" exec 2 'for i in $(seq 300); do ss -ltn | grep -q ":18515 " && exit 0; sleep 0.1; done; exit 1'
+	"${fabric[@]}" exec 2 "for i in \$(seq 300); do $ready && exit 0; sleep 0.1; done; exit 1"
 	in_guest 1 "$client"
 	"${fabric[@]}" exec 2 'while kill -0 $(cat /tmp/server.pid) 2>/dev/null; do sleep 0.1; done'
 	in_guest 2 cat /tmp/server.log
 }
+# rdma_cm first, as users try it: rping connects by IP address (the CM's
+# MADs go over QP1 as UD datagrams) and checks every ping's data (-V).
+rdma_pair "rping -s -a 192.0.2.2 -p 7174 -V -v -C 5" \
+	"rping -c -a 192.0.2.2 -p 7174 -V -v -C 5" "$(ready_cm 7174)"
+rdma_pair "ibv_ud_pingpong -d vhca0 -g $gid -s 512 -n 200" \
+	"ibv_ud_pingpong -d vhca0 -g $gid -s 512 -n 200 192.0.2.2"
 rdma_pair "ibv_rc_pingpong -d vhca0 -g $gid -c -s 65536 -n 200" \
 	"ibv_rc_pingpong -d vhca0 -g $gid -c -s 65536 -n 200 192.0.2.2"
 rdma_pair "ib_write_bw -d vhca0 -x $gid -F -s 65536 -n 200" \

@@ -30,6 +30,8 @@ JSON datagram holding the rates, the black hole state and the counters:
     blackhole on|off
     reset                           zero the counters
     mark TEXT...                    print TEXT and the counters on stdout
+    drop-gsi 1to2=N 2to1=N          drop the next N frames to QP1 each way
+                                    (the CM's MADs: IBTA 13.4.6, 12.6)
 
 The counters (per direction, "1to2" and "2to1") are printed on stdout when
 the relay stops (SIGTERM, SIGINT), and the relay stops by itself once its
@@ -53,7 +55,8 @@ HOLD_SECONDS = 0.02               # a held frame's longest wait
 POLL_SECONDS = 0.2                # how often the loop looks at its flags
 MAX_DATAGRAM = 65535
 COUNTERS = ("received", "forwarded", "untouched", "dropped", "duplicated",
-            "reordered", "blackholed")
+            "reordered", "blackholed", "gsi_dropped")
+GSI_QPN = 1                       # IBTA 13.4.6: QP1, the CM's MADs
 
 ETH_P_IPV4 = 0x0800
 ETH_P_IPV6 = 0x86dd
@@ -61,36 +64,50 @@ ETH_P_8021Q = 0x8100
 IPPROTO_UDP = 17
 
 
-def is_roce_v2(frame):
-    """True if the Ethernet frame carries a UDP datagram to port 4791."""
+def roce_v2_udp_offset(frame):
+    """Where the UDP header of a RoCEv2 frame (UDP to port 4791) starts,
+    or None if the Ethernet frame is not one."""
     offset = 12
     if len(frame) < offset + 2:
-        return False
+        return None
     ethertype = struct.unpack_from("!H", frame, offset)[0]
     if ethertype == ETH_P_8021Q:
         offset += 4
         if len(frame) < offset + 2:
-            return False
+            return None
         ethertype = struct.unpack_from("!H", frame, offset)[0]
     offset += 2
     if ethertype == ETH_P_IPV4:
         if len(frame) < offset + 20:
-            return False
+            return None
         ihl = (frame[offset] & 0xf) * 4
         fragment = struct.unpack_from("!H", frame, offset + 6)[0] & 0x1fff
         if frame[offset + 9] != IPPROTO_UDP or ihl < 20 or fragment:
-            return False
+            return None
         udp = offset + ihl
     elif ethertype == ETH_P_IPV6:
         # RoCEv2 puts UDP right after the fixed header (no extension headers).
         if len(frame) < offset + 40 or frame[offset + 6] != IPPROTO_UDP:
-            return False
+            return None
         udp = offset + 40
     else:
-        return False
-    if len(frame) < udp + 8:
-        return False
-    return struct.unpack_from("!H", frame, udp + 2)[0] == ROCE_V2_UDP_PORT
+        return None
+    if len(frame) < udp + 8 or \
+            struct.unpack_from("!H", frame, udp + 2)[0] != ROCE_V2_UDP_PORT:
+        return None
+    return udp
+
+
+def is_roce_v2(frame):
+    return roce_v2_udp_offset(frame) is not None
+
+
+def roce_v2_dest_qpn(frame):
+    """The BTH DestQP of a RoCEv2 frame, or None."""
+    udp = roce_v2_udp_offset(frame)
+    if udp is None or len(frame) < udp + 8 + 12:
+        return None
+    return struct.unpack_from("!I", frame, udp + 8 + 4)[0] & 0xffffff
 
 
 class Direction:
@@ -103,6 +120,7 @@ class Direction:
         self.tx = tx               # the socket the destination guest hears
         self.tx_to = tx_to         # the destination guest's address
         self.held = None           # (frame, release time) of a reordered one
+        self.gsi_drops = 0         # frames to QP1 still to drop
         self.counters = dict.fromkeys(COUNTERS, 0)
 
     def send(self, frame):
@@ -156,6 +174,10 @@ class Relay:
             c["untouched"] += 1
             d.send(frame)
             return
+        if d.gsi_drops and roce_v2_dest_qpn(frame) == GSI_QPN:
+            d.gsi_drops -= 1
+            c["gsi_dropped"] += 1
+            return
         if self.chance("drop"):
             c["dropped"] += 1
             return
@@ -190,6 +212,14 @@ class Relay:
                 raise ValueError("%s=%s is not a probability" % (name, value))
         self.rates.update(rates)
 
+    def set_gsi_drops(self, words):
+        by_name = {d.name: d for d in self.directions.values()}
+        for word in words:
+            name, _, value = word.partition("=")
+            if name not in by_name or not value.isdigit():
+                raise ValueError("drop-gsi wants 1to2=N 2to1=N, not %r" % word)
+            by_name[name].gsi_drops = int(value)
+
     def control(self, request):
         words = request.decode(errors="replace").split()
         reply = {}
@@ -198,6 +228,8 @@ class Relay:
                 raise ValueError("empty command")
             if words[0] == "set":
                 self.set_rates(words[1:])
+            elif words[0] == "drop-gsi":
+                self.set_gsi_drops(words[1:])
             elif words[0] == "blackhole" and words[1:] in (["on"], ["off"]):
                 self.blackhole = words[1] == "on"
             elif words[0] == "reset" and len(words) == 1:
@@ -215,6 +247,8 @@ class Relay:
 
     def state(self):
         return {"rates": self.rates, "blackhole": self.blackhole,
+                "gsi_drops": {d.name: d.gsi_drops
+                              for d in self.directions.values()},
                 "roce_only": self.roce_only,
                 "counters": {d.name: dict(d.counters)
                              for d in self.directions.values()}}

@@ -29,6 +29,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -124,6 +125,17 @@ class Guest:
         self.ipv6 = guest_ipv6(index)
         self.mac = guest_mac(index)
         self.pid = None
+
+    def ipv4_gid_index(self):
+        """The index of the RoCE v2 GID of the guest's IPv4 address, as
+        ibv_devinfo shows it (the -g / -x argument of the programs)."""
+        out = self.run("ibv_devinfo -v -d %s" % self.rdma_dev)
+        m = re.search(r"GID\[\s*(\d+)\]:\s+::ffff:%s, RoCE v2"
+                      % re.escape(self.ipv4), out)
+        if not m:
+            raise FabricError("guest%d has no IPv4 RoCE v2 GID:\n%s"
+                              % (self.index, out))
+        return int(m.group(1))
 
     def qemu_args(self, qemu, kernel, initrd, local_port, remote_port,
                   pcap, extra, fabric_fd=None):
@@ -278,10 +290,16 @@ exit 1
         return out
 
     def put_file(self, guest_path, host_path):
-        """Copy a host file into the guest."""
+        """Copy a host file into the guest, in pieces that fit one command
+        line (the agent runs each command through bash)."""
         with open(host_path, "rb") as f:
             data = base64.b64encode(f.read()).decode()
-        self.run("echo %s | base64 -d > %s" % (data, guest_path))
+        chunk = 64 * 1024
+        self.run(": > %s.b64" % guest_path)
+        for off in range(0, len(data), chunk):
+            self.run("echo %s >> %s.b64" % (data[off:off + chunk], guest_path))
+        self.run("base64 -d %s.b64 > %s && rm %s.b64"
+                 % (guest_path, guest_path, guest_path))
 
     def qmp(self, command, **arguments):
         """Send one QMP command; return its 'return' value."""
@@ -305,20 +323,29 @@ exit 1
             return reply.get("return")
 
 
-def client_server(server, client, server_cmd, client_cmd, port,
-                  timeout=300):
-    """Run a TCP-rendezvous program pair (ibv_*_pingpong, perftest).
+# Shell tests that succeed once a server is ready for its client.
+READY_TCP = "ss -ltn | grep -q ':%(port)d '"
+# An rdma_cm listener (rping, ucmatose, udaddy, rdma_server, rstream,
+# perftest -R): the kernel lists it as a LISTEN cm_id on that port.
+READY_RDMA_CM = "rdma res show cm_id | grep LISTEN | grep -q ':%(port)d'"
 
-    Starts server_cmd in the background in guest server, waits until it
-    listens on TCP port, runs client_cmd in guest client, then waits for the
+
+def client_server(server, client, server_cmd, client_cmd, port,
+                  timeout=300, ready=READY_TCP):
+    """Run a program pair that meets at a port.
+
+    Starts server_cmd in the background in guest server, polls the shell
+    test ready (a READY_* template, %(port)d filled in) until the server is
+    there to meet, runs client_cmd in guest client, then waits for the
     server to end by itself (it does once its client is done; it is killed
     after timeout).  Returns (client status, client output, server output);
     a server that had to be killed counts as a failed client.
     """
     server.run("(%s) > /tmp/server.log 2>&1 & echo $! > /tmp/server.pid"
                % server_cmd)
-    server.run("for i in $(seq 300); do ss -ltn | grep -q ':%d ' && exit 0; "
-               "sleep 0.1; done; cat /tmp/server.log; exit 1" % port)
+    server.run("for i in $(seq 300); do %s && exit 0; "
+               "sleep 0.1; done; cat /tmp/server.log; exit 1"
+               % (ready % {"port": port}))
     status, client_out = client.exec(client_cmd, timeout)
     server_status, _ = server.exec(
         "pid=$(cat /tmp/server.pid); for i in $(seq %d); do "

@@ -9,7 +9,6 @@ connections use the IPv4 RoCE v2 GIDs.
 """
 
 import os
-import re
 import sys
 import unittest
 
@@ -44,24 +43,14 @@ def rxe_guest():
     return fabric[2]
 
 
-def ipv4_gid_index(guest):
-    out = guest.run("ibv_devinfo -v -d %s" % guest.rdma_dev)
-    m = re.search(r"GID\[\s*(\d+)\]:\s+::ffff:%s, RoCE v2"
-                  % re.escape(guest.ipv4), out)
-    if not m:
-        raise AssertionError("guest%d has no IPv4 RoCE v2 GID:\n%s"
-                             % (guest.index, out))
-    return int(m.group(1))
-
-
 def client_server(srv, cli, command, port=18515, timeout=300):
     """Run command as a server in guest srv and as a client in guest cli;
     %(dev)s and %(gid)s in command are each side's RDMA device and IPv4 GID
     index.  Return both outputs; a failed client fails the test."""
     status, client_out, server_out = vhca_fabric.client_server(
         srv, cli,
-        command % {"dev": srv.rdma_dev, "gid": ipv4_gid_index(srv)},
-        command % {"dev": cli.rdma_dev, "gid": ipv4_gid_index(cli)}
+        command % {"dev": srv.rdma_dev, "gid": srv.ipv4_gid_index()},
+        command % {"dev": cli.rdma_dev, "gid": cli.ipv4_gid_index()}
         + " " + srv.ipv4, port, timeout)
     if status != 0:
         raise AssertionError("client (guest%d, %s) failed (%d):\n%s\n"

@@ -25,6 +25,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
 import fabric_relay  # noqa: E402
 import vhca_fabric  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(__file__))
+import datagram_cases  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RELAY = os.path.join(HERE, "../../scripts/fabric_relay.py")
 RELAY_SEED = 4791
@@ -151,16 +154,6 @@ def counters():
     return c
 
 
-def ipv4_gid_index(guest):
-    out = guest.run("ibv_devinfo -v -d vhca0")
-    m = re.search(r"GID\[\s*(\d+)\]:\s+::ffff:%s, RoCE v2"
-                  % re.escape(guest.ipv4), out)
-    if not m:
-        raise AssertionError("guest%d has no IPv4 RoCE v2 GID:\n%s"
-                             % (guest.index, out))
-    return int(m.group(1))
-
-
 def client_server(server_cmd, client_cmd, port=18515, timeout=600):
     """Start server_cmd in guest 2, wait for it to listen on port, run
     client_cmd in guest 1 against it; return both outputs."""
@@ -191,7 +184,7 @@ class LossyRc(unittest.TestCase):
 
     def pingpong(self, size, iters):
         # -c: each side checks the buffers it receives (one byte a page).
-        g1, g2 = ipv4_gid_index(fabric[1]), ipv4_gid_index(fabric[2])
+        g1, g2 = fabric[1].ipv4_gid_index(), fabric[2].ipv4_gid_index()
         cmd = "ibv_rc_pingpong -d vhca0 -g %%d -c -s %d -n %d" % (size, iters)
         cli, srv = client_server(cmd % g2,
                                  (cmd % g1) + " " + fabric[2].ipv4)
@@ -202,7 +195,7 @@ class LossyRc(unittest.TestCase):
         return counters()
 
     def perftest(self, tool, args):
-        g1, g2 = ipv4_gid_index(fabric[1]), ipv4_gid_index(fabric[2])
+        g1, g2 = fabric[1].ipv4_gid_index(), fabric[2].ipv4_gid_index()
         cmd = "%s -d vhca0 -x %%d -F %s" % (tool, args)
         cli, srv = client_server(cmd % g2,
                                  (cmd % g1) + " " + fabric[2].ipv4)
@@ -249,6 +242,64 @@ class LossyRc(unittest.TestCase):
         self.assertRegex(cli, r"16384\s+300\s+[\d.]+")
         for what in ("dropped", "duplicated", "reordered"):
             self.assertInjected(c, what, ("total",))
+
+
+class LossyCm(unittest.TestCase):
+    """rdma_cm connects although its MADs are lost: the CM retries a REQ
+    that gets no answer and answers a repeated REQ with its REP again
+    (IBTA 12.6, 12.9.5), all carried by QP1 as UD datagrams.  The relay
+    drops the first frame to QP1 each way: the client's REQ, and the
+    server's first answer to the repeated REQ (its REP, or the MRA rdma_cm
+    sends first for a user-space listener)."""
+
+    def setUp(self):
+        faults()
+
+    def tearDown(self):
+        fabric.control("mark " + self.id())
+        faults()
+        fabric.control("drop-gsi 1to2=0 2to1=0")
+
+    def run_case(self, name):
+        case = {c.name: c for c in datagram_cases.CASES}[name]
+        fabric.control("drop-gsi 1to2=1 2to1=1")
+        datagram_cases.run_case(self, case, fabric[2], fabric[1])
+        c = counters()
+        for d in ("1to2", "2to1"):
+            self.assertEqual(c[d]["gsi_dropped"], 1, json.dumps(c))
+
+    def test_rping_cm_req_and_rep_lost(self):
+        self.run_case("rping")
+
+    def test_ucmatose_cm_req_and_rep_lost(self):
+        self.run_case("ucmatose")
+
+
+class LossyUd(unittest.TestCase):
+    """UD has no retransmission (IBTA 9.8): a datagram the fabric loses is
+    lost, and neither side waits for it.  ib_send_bw -D runs for a fixed
+    time, so each side reports what it sent and what arrived."""
+
+    def setUp(self):
+        faults(drop=0.05)
+
+    def tearDown(self):
+        fabric.control("mark " + self.id())
+        faults()
+
+    def test_send_bw_ud_5_percent_loss(self):
+        g1, g2 = fabric[1].ipv4_gid_index(), fabric[2].ipv4_gid_index()
+        cmd = "ib_send_bw -d vhca0 -x %d -F -c UD -s 512 -D 3"
+        status, cli, srv = vhca_fabric.client_server(
+            fabric[2], fabric[1], cmd % g2, (cmd % g1) + " " + fabric[2].ipv4,
+            18515, 120)
+        self.assertEqual(status, 0, cli + srv)
+        c = counters()
+        self.assertGreater(c["1to2"]["dropped"], 0, json.dumps(c))
+        line = re.compile(r"^\s*512\s+(\d+)\s+[\d.]+\s+[\d.]+", re.M)
+        sent, received = (int(line.search(out).group(1)) for out in (cli, srv))
+        self.assertGreater(received, 0, srv)
+        self.assertLess(received, sent, "nothing lost?\n" + cli + srv)
 
 
 class PeerGone(unittest.TestCase):

@@ -5,7 +5,6 @@ QP details over TCP on the vhca netdev as they always do.
 """
 
 import os
-import re
 import sys
 import unittest
 
@@ -31,16 +30,6 @@ def tearDownModule():
         fabric.stop()
 
 
-def ipv4_gid_index(guest):
-    out = guest.run("ibv_devinfo -v -d vhca0")
-    m = re.search(r"GID\[\s*(\d+)\]:\s+::ffff:%s, RoCE v2"
-                  % re.escape(guest.ipv4), out)
-    if not m:
-        raise AssertionError("guest%d has no IPv4 RoCE v2 GID:\n%s"
-                             % (guest.index, out))
-    return int(m.group(1))
-
-
 def client_server(server_cmd, client_cmd, port, timeout=300):
     """Start server_cmd in guest 2, wait for it to listen on port, run
     client_cmd in guest 1 against it; return both outputs."""
@@ -63,7 +52,7 @@ def client_server(server_cmd, client_cmd, port, timeout=300):
 
 class RcPingpong(unittest.TestCase):
     def pingpong(self, extra=""):
-        g1, g2 = ipv4_gid_index(fabric[1]), ipv4_gid_index(fabric[2])
+        g1, g2 = fabric[1].ipv4_gid_index(), fabric[2].ipv4_gid_index()
         cmd = "ibv_rc_pingpong -d vhca0 -g %d " + extra
         cli, srv = client_server(cmd % g2, (cmd % g1) + " " + fabric[2].ipv4,
                                  18515)
@@ -95,7 +84,7 @@ class RcPingpong(unittest.TestCase):
 
 class Perftest(unittest.TestCase):
     def perftest(self, tool, extra=""):
-        g1, g2 = ipv4_gid_index(fabric[1]), ipv4_gid_index(fabric[2])
+        g1, g2 = fabric[1].ipv4_gid_index(), fabric[2].ipv4_gid_index()
         cmd = "%s -d vhca0 -x %%d -F %s" % (tool, extra)
         cli, srv = client_server(cmd % g2, (cmd % g1) + " " + fabric[2].ipv4,
                                  18515)
