@@ -338,8 +338,9 @@ def client_server(server, client, server_cmd, client_cmd, port,
     test ready (a READY_* template, %(port)d filled in) until the server is
     there to meet, runs client_cmd in guest client, then waits for the
     server to end by itself (it does once its client is done; it is killed
-    after timeout).  Returns (client status, client output, server output);
-    a server that had to be killed counts as a failed client.
+    after timeout, or 10 s after a client that failed).  Returns (client
+    status, client output, server output); a server that had to be killed
+    counts as a failed client.
     """
     server.run("(%s) > /tmp/server.log 2>&1 & echo $! > /tmp/server.pid"
                % server_cmd)
@@ -347,10 +348,12 @@ def client_server(server, client, server_cmd, client_cmd, port,
                "sleep 0.1; done; cat /tmp/server.log; exit 1"
                % (ready % {"port": port}))
     status, client_out = client.exec(client_cmd, timeout)
+    wait = timeout if status == 0 else 10
     server_status, _ = server.exec(
-        "pid=$(cat /tmp/server.pid); for i in $(seq %d); do "
-        "kill -0 $pid 2>/dev/null || exit 0; sleep 0.1; done; "
-        "kill $pid; exit 1" % (timeout * 10), timeout + 30)
+        "pid=$(cat /tmp/server.pid); end=$(($(date +%%s) + %d)); "
+        "while kill -0 $pid 2>/dev/null; do "
+        "[ $(date +%%s) -lt $end ] || { kill $pid; exit 1; }; sleep 0.1; "
+        "done" % wait, wait + 30)
     server_out = server.run("cat /tmp/server.log")
     if status == 0 and server_status != 0:
         status = 1

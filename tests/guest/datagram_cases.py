@@ -26,9 +26,18 @@ PERFTEST_LINE = r"^\s*%d\s+%d\s+[\d.]+"
 FAILURE = r"(?i)(error|failed|completion with|unable|timeout)"
 
 
+# perftest -R meets twice: a control connection, then the test's own.  The
+# server listens for the second only after it set up its resources; a
+# client that gets there first is rejected (no listener: REJ reason 8,
+# "invalid service ID") and perftest 25.01 means to retry, but crashes in
+# its retry path instead.  A slow server (rxe, in the guest kernel under
+# TCG) loses that race now and then: the case is run once more then.
+PERFTEST_CM_RACE = r"RDMA_CM_EVENT_REJECTED; error: 8\."
+
+
 class Case:
     def __init__(self, name, server, client, port, ready, check,
-                 timeout=300):
+                 timeout=300, known_race=None):
         self.name = name
         self.server = server
         self.client = client
@@ -37,6 +46,9 @@ class Case:
         # check(test, client_out, server_out) asserts on the outputs.
         self.check = check
         self.timeout = timeout
+        # A failure of the program itself (not of the device) that
+        # retrying gets past: a regex of the client's output.
+        self.known_race = known_race
 
 
 def pingpong_ok(test, cli, srv):
@@ -128,15 +140,18 @@ CASES = [
     Case("write_bw_rdma_cm",
          "ib_write_bw -d %(dev)s -F -R -s 65536 -n 100",
          "ib_write_bw -d %(dev)s -F -R -s 65536 -n 100 %(srv)s",
-         18515, CM, perftest_ok(65536, 100)),
+         18515, CM, perftest_ok(65536, 100),
+         known_race=PERFTEST_CM_RACE),
     Case("read_bw_rdma_cm",
          "ib_read_bw -d %(dev)s -F -R -o 16 -s 65536 -n 100",
          "ib_read_bw -d %(dev)s -F -R -o 16 -s 65536 -n 100 %(srv)s",
-         18515, CM, perftest_ok(65536, 100)),
+         18515, CM, perftest_ok(65536, 100),
+         known_race=PERFTEST_CM_RACE),
     Case("send_bw_rdma_cm",
          "ib_send_bw -d %(dev)s -F -R -s 4096 -n 200",
          "ib_send_bw -d %(dev)s -F -R -s 4096 -n 200 %(srv)s",
-         18515, CM, perftest_ok(4096, 200)),
+         18515, CM, perftest_ok(4096, 200),
+         known_race=PERFTEST_CM_RACE),
 ]
 
 
@@ -146,9 +161,15 @@ def run_case(test, case, srv, cli):
         return command % {"dev": side.rdma_dev, "gid": side.ipv4_gid_index(),
                           "ip": side.ipv4, "srv": srv.ipv4}
 
-    status, cli_out, srv_out = vhca_fabric.client_server(
-        srv, cli, fill(case.server, srv), fill(case.client, cli), case.port,
-        case.timeout, case.ready)
+    for attempt in (1, 2):
+        status, cli_out, srv_out = vhca_fabric.client_server(
+            srv, cli, fill(case.server, srv), fill(case.client, cli),
+            case.port, case.timeout, case.ready)
+        if status == 0 or not case.known_race or \
+                not re.search(case.known_race, cli_out):
+            break
+        print("    %s: the program's own race (%s), once more"
+              % (case.name, case.known_race), file=sys.stderr)
     if status != 0:
         raise AssertionError("%s: client (guest%d, %s) failed (%d):\n%s\n"
                              "server (guest%d, %s):\n%s"
