@@ -120,6 +120,7 @@ enum vhca_counter {
 	VHCA_CNT_ROCE_MCAST_DROPS,	/* multicast group nobody joined */
 	VHCA_CNT_UD_TX_PACKETS,		/* UD datagrams sent (incl. QP1) */
 	VHCA_CNT_UD_RX_PACKETS,		/* UD datagrams delivered */
+	VHCA_CNT_RX_MCAST_FILTERED,	/* multicast refused by SET_RX_FILTER */
 	VHCA_CNT_MAX
 };
 
@@ -204,6 +205,8 @@ enum vhca_admin_opcode {
 	VHCA_CMD_SET_MTU		= 0x06,
 	VHCA_CMD_ALLOC_UCTX		= 0x07,
 	VHCA_CMD_DEALLOC_UCTX		= 0x08,
+	/* in = struct vhca_cmd_dma_in naming a struct vhca_rx_filter */
+	VHCA_CMD_SET_RX_FILTER		= 0x09,
 	/* RDMA resources: input is a mailbox, struct vhca_cmd_dma_in. */
 	VHCA_CMD_CREATE_PD		= 0x10,
 	VHCA_CMD_DESTROY_PD		= 0x11,
@@ -801,5 +804,26 @@ static_assert(__builtin_offsetof(struct vhca_send_wqe, sge) == 64, "send WQE lay
 static_assert(sizeof(struct vhca_recv_wqe) == VHCA_RECV_WQE_SIZE, "vhca_recv_wqe layout");
 static_assert(sizeof(struct vhca_cqe) == 32, "vhca_cqe layout");
 static_assert(sizeof(struct vhca_eth_desc) == 16, "vhca_eth_desc layout");
+
+/*
+ * VHCA_CMD_SET_RX_FILTER: the multicast addresses the Ethernet RX filter
+ * passes (docs/specs/vhca.rst, "RX filter").  The new list replaces the
+ * old one as a whole; until the first SET_RX_FILTER after a reset the
+ * filter behaves as if ALLMULTI were set.
+ */
+#define VHCA_MAX_MCAST_MACS		64
+#define VHCA_RX_FILTER_ALLMULTI		(1u << 0)	/* every multicast */
+
+struct vhca_rx_filter {
+	vhca_u32 flags;			/* VHCA_RX_FILTER_*, others 0 */
+	vhca_u32 count;			/* entries of mac[], <= 64 */
+	vhca_u8 mac[VHCA_MAX_MCAST_MACS][8];	/* 6-byte MAC, 2 reserved */
+};
+
+static_assert(sizeof(struct vhca_rx_filter) == 8 + 8 * VHCA_MAX_MCAST_MACS,
+	      "vhca_rx_filter layout");
+/* Counters end before the completion EQ doorbells. */
+static_assert(VHCA_REG_COUNTERS + 8 * VHCA_CNT_MAX <= VHCA_REG_EQ_DB(0),
+	      "counter registers overlap EQ_DB");
 
 #endif /* VHCA_HW_H */

@@ -177,6 +177,14 @@ struct vhca_eth {
 	u32 ctrl;
 	int irq;
 	char irq_name[VHCA_IRQ_NAME_SIZE];
+	/*
+	 * ndo_set_rx_mode runs atomically and admin commands sleep: the work
+	 * sends the multicast list.  rx_filter_live (under the netdev's
+	 * address lock) says whether it may be queued: from open to stop.
+	 */
+	struct work_struct rx_filter_work;
+	bool rx_filter_live;
+	struct vhca_rx_filter rx_filter;	/* the work's mailbox */
 };
 
 struct vhca_dev {
@@ -270,6 +278,8 @@ int vhca_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
 int vhca_cmd_del_gid(struct vhca_dev *dev, u16 index);
 int vhca_cmd_set_mac(struct vhca_dev *dev, const u8 *mac);
 int vhca_cmd_set_mtu(struct vhca_dev *dev, u32 mtu);
+int vhca_cmd_set_rx_filter(struct vhca_dev *dev,
+			   struct vhca_rx_filter *filter);
 int vhca_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page);
 int vhca_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page);
 int vhca_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle);

@@ -20,6 +20,7 @@
 #define VHCA_ADMIN_DMA_BUF_SIZE	PAGE_SIZE
 static_assert(sizeof(struct vhca_device_attr) <= VHCA_ADMIN_DMA_BUF_SIZE);
 static_assert(sizeof(struct vhca_qp_attr) <= VHCA_ADMIN_DMA_BUF_SIZE);
+static_assert(sizeof(struct vhca_rx_filter) <= VHCA_ADMIN_DMA_BUF_SIZE);
 
 static const char * const vhca_admin_opcode_names[VHCA_CMD_MAX] = {
 	[VHCA_CMD_NOP]			= "NOP",
@@ -31,6 +32,7 @@ static const char * const vhca_admin_opcode_names[VHCA_CMD_MAX] = {
 	[VHCA_CMD_SET_MTU]		= "SET_MTU",
 	[VHCA_CMD_ALLOC_UCTX]		= "ALLOC_UCTX",
 	[VHCA_CMD_DEALLOC_UCTX]		= "DEALLOC_UCTX",
+	[VHCA_CMD_SET_RX_FILTER]	= "SET_RX_FILTER",
 	[VHCA_CMD_CREATE_PD]		= "CREATE_PD",
 	[VHCA_CMD_DESTROY_PD]		= "DESTROY_PD",
 	[VHCA_CMD_CREATE_MR]		= "CREATE_MR",

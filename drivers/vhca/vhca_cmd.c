@@ -98,6 +98,14 @@ int vhca_cmd_set_mtu(struct vhca_dev *dev, u32 mtu)
 	return vhca_admin_exec(dev, VHCA_CMD_SET_MTU, &in, sizeof(in), NULL, 0);
 }
 
+/* @filter in device byte order; it replaces the device's whole list. */
+int vhca_cmd_set_rx_filter(struct vhca_dev *dev,
+			   struct vhca_rx_filter *filter)
+{
+	return vhca_admin_exec_mbox(dev, VHCA_CMD_SET_RX_FILTER, filter,
+				    sizeof(*filter), NULL, 0);
+}
+
 int vhca_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page)
 {
 	struct vhca_cmd_uctx_out out;

@@ -29,6 +29,7 @@ static const char vhca_counter_names[][ETH_GSTRING_LEN] = {
 	[VHCA_CNT_ROCE_MCAST_DROPS]	= "roce_mcast_drops",
 	[VHCA_CNT_UD_TX_PACKETS]	= "ud_tx_packets",
 	[VHCA_CNT_UD_RX_PACKETS]	= "ud_rx_packets",
+	[VHCA_CNT_RX_MCAST_FILTERED]	= "rx_mcast_filtered",
 };
 
 static_assert(ARRAY_SIZE(vhca_counter_names) == VHCA_CNT_MAX);

@@ -412,14 +412,39 @@ static void vhca_eth_down(struct vhca_eth *eth)
 	vhca_eth_free(eth);
 }
 
+/* Whether ndo_set_rx_mode may queue the filter work from now on. */
+static void vhca_rx_filter_set_live(struct vhca_eth *eth, bool live)
+{
+	netif_addr_lock_bh(eth->netdev);
+	eth->rx_filter_live = live;
+	netif_addr_unlock_bh(eth->netdev);
+}
+
 static int vhca_open(struct net_device *netdev)
 {
-	return vhca_eth_up(to_vhca_eth(netdev));
+	struct vhca_eth *eth = to_vhca_eth(netdev);
+	int err;
+
+	err = vhca_eth_up(eth);
+	if (err)
+		return err;
+
+	/* The core calls ndo_set_rx_mode once the interface is up. */
+	vhca_rx_filter_set_live(eth, true);
+	return 0;
 }
 
 static int vhca_stop(struct net_device *netdev)
 {
-	vhca_eth_down(to_vhca_eth(netdev));
+	struct vhca_eth *eth = to_vhca_eth(netdev);
+
+	/*
+	 * ndo_set_rx_mode may still run (dev_mc_add needs no RTNL): once it
+	 * sees rx_filter_live false nothing queues the work again.
+	 */
+	vhca_rx_filter_set_live(eth, false);
+	cancel_work_sync(&eth->rx_filter_work);
+	vhca_eth_down(eth);
 	return 0;
 }
 
@@ -480,18 +505,65 @@ drop:
 	return NETDEV_TX_OK;
 }
 
+/*
+ * Send the multicast list as it is now (docs/specs/vhca.rst, "RX
+ * filter"): every run takes the latest list, so a burst of changes ends
+ * with the device holding the last one.
+ */
+static void vhca_rx_filter_work(struct work_struct *work)
+{
+	struct vhca_eth *eth = container_of(work, struct vhca_eth,
+					    rx_filter_work);
+	struct vhca_rx_filter *filter = &eth->rx_filter;
+	struct net_device *netdev = eth->netdev;
+	struct netdev_hw_addr *ha;
+	u32 flags = 0, count = 0;
+	int err;
+
+	memset(filter, 0, sizeof(*filter));
+	netif_addr_lock_bh(netdev);
+	if (netdev->flags & IFF_ALLMULTI) {
+		flags = VHCA_RX_FILTER_ALLMULTI;
+	} else {
+		netdev_for_each_mc_addr(ha, netdev) {
+			/* The device refuses a list with a unicast entry. */
+			if (!is_multicast_ether_addr(ha->addr))
+				continue;
+			if (count == VHCA_MAX_MCAST_MACS) {
+				flags = VHCA_RX_FILTER_ALLMULTI;
+				count = 0;
+				break;
+			}
+			ether_addr_copy(filter->mac[count++], ha->addr);
+		}
+	}
+	netif_addr_unlock_bh(netdev);
+
+	filter->flags = vhca_cpu_to_dev32(flags);
+	filter->count = vhca_cpu_to_dev32(count);
+	/* On failure the device keeps the filter it had. */
+	err = vhca_cmd_set_rx_filter(eth->dev, filter);
+	if (err && net_ratelimit())
+		netdev_warn(netdev, "cannot program the multicast filter: %d\n",
+			    err);
+}
+
+/* Called with the netdev's address lock held, bottom halves off. */
 static void vhca_set_rx_mode(struct net_device *netdev)
 {
 	struct vhca_eth *eth = to_vhca_eth(netdev);
 
 	/*
-	 * The device accepts every multicast frame; with secondary unicast
-	 * addresses the core turns on IFF_PROMISC (no IFF_UNICAST_FLT).
+	 * With secondary unicast addresses the core turns on IFF_PROMISC (no
+	 * IFF_UNICAST_FLT).
 	 */
 	if (netdev->flags & IFF_PROMISC)
 		vhca_eth_ctrl_update(eth, VHCA_ETH_CTRL_PROMISC, 0);
 	else
 		vhca_eth_ctrl_update(eth, 0, VHCA_ETH_CTRL_PROMISC);
+
+	if (eth->rx_filter_live)
+		schedule_work(&eth->rx_filter_work);
 }
 
 static int vhca_set_mac_address(struct net_device *netdev, void *p)
@@ -597,6 +669,7 @@ int vhca_netdev_create(struct vhca_dev *dev)
 	eth->dev = dev;
 	eth->netdev = netdev;
 	spin_lock_init(&eth->ctrl_lock);
+	INIT_WORK(&eth->rx_filter_work, vhca_rx_filter_work);
 	u64_stats_init(&eth->tx.stats.syncp);
 	u64_stats_init(&eth->rx.stats.syncp);
 
@@ -645,6 +718,7 @@ void vhca_netdev_destroy(struct vhca_dev *dev)
 	struct vhca_eth *eth = to_vhca_eth(netdev);
 
 	vhca_link_to_netdev(dev, false);
+	/* Closes the interface: vhca_stop() cancels the filter work. */
 	unregister_netdev(netdev);
 	free_irq(eth->irq, eth);
 	free_netdev(netdev);

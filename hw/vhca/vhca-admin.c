@@ -334,6 +334,7 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_SET_MTU] = { "SET_MTU", vhca_cmd_set_mtu },
     [VHCA_CMD_ALLOC_UCTX] = { "ALLOC_UCTX", vhca_cmd_alloc_uctx },
     [VHCA_CMD_DEALLOC_UCTX] = { "DEALLOC_UCTX", vhca_cmd_dealloc_uctx },
+    [VHCA_CMD_SET_RX_FILTER] = { "SET_RX_FILTER", vhca_cmd_set_rx_filter },
     [VHCA_CMD_CREATE_PD] = { "CREATE_PD", vhca_cmd_create_pd },
     [VHCA_CMD_DESTROY_PD] = { "DESTROY_PD", vhca_cmd_destroy_pd },
     [VHCA_CMD_CREATE_MR] = { "CREATE_MR", vhca_cmd_create_mr },

@@ -166,6 +166,9 @@ void vhca_core_reset(VhcaCore *core)
 
     memcpy(core->mac, core->cfg.mac, sizeof(core->mac));
     core->mtu = VHCA_CORE_DEFAULT_MTU;
+    /* A driver that never programs the filter still gets multicast. */
+    core->rx_filter_flags = VHCA_RX_FILTER_ALLMULTI;
+    core->rx_mcast_count = 0;
 
     memset(core->gid_tbl, 0, sizeof(core->gid_tbl));
     memset(core->uctx_map, 0, sizeof(core->uctx_map));

@@ -205,6 +205,10 @@ typedef struct VhcaCore {
 
     uint8_t mac[VHCA_ETH_ALEN];     /* current MAC (SET_MAC) */
     uint32_t mtu;                   /* current MTU (SET_MTU) */
+    /* Multicast RX filter (SET_RX_FILTER); ALLMULTI until programmed. */
+    uint32_t rx_filter_flags;       /* VHCA_RX_FILTER_* */
+    uint32_t rx_mcast_count;
+    uint8_t rx_mcast[VHCA_MAX_MCAST_MACS][VHCA_ETH_ALEN];
 
     VhcaGidEntry gid_tbl[VHCA_CORE_GID_TBL_LEN_MAX];
     uint64_t uctx_map[VHCA_CORE_DB_PAGES_MAX / 64];

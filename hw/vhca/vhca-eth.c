@@ -1,7 +1,7 @@
 /*
  * vhca engine: the Ethernet datapath, TX and RX descriptor rings, the RX
- * address filter and interrupt moderation of vector 1 (docs/specs/vhca.rst,
- * "Ethernet datapath").
+ * address filter (SET_RX_FILTER) and interrupt moderation of vector 1
+ * (docs/specs/vhca.rst, "Ethernet datapath").
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -240,12 +240,86 @@ bool vhca_core_can_receive(const VhcaCore *core)
     return true;
 }
 
-/* RX filter: our MAC, broadcast, multicast, or anything when PROMISC. */
+static bool vhca_eth_mcast_listed(const VhcaCore *core, const uint8_t *dst)
+{
+    uint32_t i;
+
+    for (i = 0; i < core->rx_mcast_count; i++) {
+        if (!memcmp(dst, core->rx_mcast[i], VHCA_ETH_ALEN)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * RX filter: anything when PROMISC; unicast to our MAC; broadcast; other
+ * multicast with ALLMULTI or when SET_RX_FILTER listed it.
+ */
 static bool vhca_eth_rx_accept(const VhcaCore *core, const uint8_t *frame)
 {
-    return (core->eth_ctrl & VHCA_ETH_CTRL_PROMISC) ||
-           (frame[0] & 1) ||
-           !memcmp(frame, core->mac, VHCA_ETH_ALEN);
+    static const uint8_t broadcast[VHCA_ETH_ALEN] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+    };
+
+    if (core->eth_ctrl & VHCA_ETH_CTRL_PROMISC) {
+        return true;
+    }
+    if (!(frame[0] & 1)) {
+        return !memcmp(frame, core->mac, VHCA_ETH_ALEN);
+    }
+    return !memcmp(frame, broadcast, VHCA_ETH_ALEN) ||
+           (core->rx_filter_flags & VHCA_RX_FILTER_ALLMULTI) ||
+           vhca_eth_mcast_listed(core, frame);
+}
+
+/*
+ * The list is checked as a whole before any of it is taken, so a refused
+ * command leaves the previous filter in place.
+ */
+uint8_t vhca_cmd_set_rx_filter(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint8_t raw[sizeof(struct vhca_rx_filter)];
+    const uint8_t *macs = raw + offsetof(struct vhca_rx_filter, mac);
+    uint32_t flags, count, i;
+    uint8_t status;
+
+    status = vhca_cmd_mailbox_read(core, ctx, raw, sizeof(raw));
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    flags = vhca_ld_le32(raw + offsetof(struct vhca_rx_filter, flags));
+    count = vhca_ld_le32(raw + offsetof(struct vhca_rx_filter, count));
+
+    if (flags & ~VHCA_RX_FILTER_ALLMULTI) {
+        ctx->syndrome = flags;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "reserved flags in 0x%x", flags);
+    }
+    if (count > VHCA_MAX_MCAST_MACS) {
+        ctx->syndrome = count;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "%u addresses, more than %u", count,
+                             VHCA_MAX_MCAST_MACS);
+    }
+    for (i = 0; i < count; i++) {
+        const uint8_t *mac = macs + 8 * i;
+
+        if (!(mac[0] & 1)) {
+            ctx->syndrome = i;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                                 "entry %u, %02x:%02x:%02x:%02x:%02x:%02x, "
+                                 "is not multicast", i, mac[0], mac[1],
+                                 mac[2], mac[3], mac[4], mac[5]);
+        }
+    }
+
+    core->rx_filter_flags = flags;
+    core->rx_mcast_count = count;
+    for (i = 0; i < count; i++) {
+        memcpy(core->rx_mcast[i], macs + 8 * i, VHCA_ETH_ALEN);
+    }
+    return VHCA_ST_OK;
 }
 
 static VhcaRxResult vhca_eth_rx_to_ring(VhcaCore *core, const uint8_t *buf,
@@ -336,7 +410,14 @@ VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
         return VHCA_RX_ROCE;
     }
 
-    if (!vhca_rx_enabled(core) || !vhca_eth_rx_accept(core, buf)) {
+    if (!vhca_rx_enabled(core)) {
+        return VHCA_RX_FILTERED;
+    }
+    if (!vhca_eth_rx_accept(core, buf)) {
+        /* Unicast for another station is not counted: it is not ours. */
+        if (buf[0] & 1) {
+            vhca_count(core, VHCA_CNT_RX_MCAST_FILTERED, 1);
+        }
         return VHCA_RX_FILTERED;
     }
     if (len > vhca_max_frame(core)) {

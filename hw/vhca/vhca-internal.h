@@ -151,4 +151,7 @@ static inline bool vhca_reg_is_eq_db(uint64_t offset, uint32_t *eqn)
 
 #include "vhca-rdma.h"
 
+/* vhca-eth.c: the admin command that programs the RX filter. */
+uint8_t vhca_cmd_set_rx_filter(VhcaCore *core, VhcaCmdCtx *ctx);
+
 #endif /* HW_VHCA_INTERNAL_H */

@@ -1,7 +1,8 @@
 /*
  * vhca conformance: the Ethernet datapath through a -netdev socket --
- * TX and RX rings, drops, MAC filter, MTU, link state and MSI-X vector 1
- * (docs/specs/vhca.rst "Ethernet datapath", "Link state").
+ * TX and RX rings, drops, MAC filter, the multicast filter
+ * (SET_RX_FILTER), MTU, link state and MSI-X vector 1 (docs/specs/vhca.rst
+ * "Ethernet datapath", "RX filter", "Link state").
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -9,6 +10,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "vhca-qdriver.h"
+#include "vhca-qrdma.h"
 #include "vhca-frame.h"
 
 #define ETH_ENABLE      (VHCA_ETH_CTRL_TX_ENABLE | VHCA_ETH_CTRL_RX_ENABLE)
@@ -423,6 +425,102 @@ static void test_rx_set_mac(void)
     vhca_test_stop(d);
 }
 
+/* SET_RX_FILTER with @flags and the @n addresses at @macs. */
+static uint8_t set_rx_filter(VhcaTestDev *d, uint32_t flags, uint32_t count,
+                             const uint8_t (*macs)[6], unsigned n)
+{
+    struct vhca_rx_filter f;
+    unsigned i;
+
+    memset(&f, 0, sizeof(f));
+    f.flags = cpu_to_le32(flags);
+    f.count = cpu_to_le32(count);
+    for (i = 0; i < n; i++) {
+        memcpy(f.mac[i], macs[i], 6);
+    }
+    return vhca_cmd_mbox(d, VHCA_CMD_SET_RX_FILTER, &f, sizeof(f), NULL,
+                         NULL);
+}
+
+/*
+ * The multicast filter through the real device: open until programmed,
+ * then only the listed groups (and broadcast), ALLMULTI, a refused list
+ * that changes nothing, and a reset that opens it again.  Frames arrive
+ * in order, so a frame in the ring means the ones before it were judged.
+ */
+static void test_rx_mcast_filter(void)
+{
+    static const uint8_t joined[1][6] = {
+        { 0x01, 0x00, 0x5e, 0x07, 0x07, 0x07 },     /* 239.7.7.7 */
+    };
+    static const uint8_t unicast[1][6] = {
+        { 0x52, 0x54, 0x00, 0x01, 0x02, 0x03 },
+    };
+    VhcaTestDev *d = start_eth(RX_BUF_LEN, ETH_ENABLE);
+    uint8_t in_list[64], not_in[64], bcast[64];
+    size_t n_in, n_not, n_b;
+
+    n_in = vhca_frame_eth(in_list, joined[0], VHCA_ETHERTYPE_TEST, 50, 1);
+    n_not = vhca_frame_eth(not_in, mcast_mac, VHCA_ETHERTYPE_TEST, 50, 2);
+    n_b = vhca_frame_eth(bcast, vhca_bcast_mac, VHCA_ETHERTYPE_TEST, 50, 3);
+    vhca_rx_post(d, 8);
+
+    /* Never programmed: every multicast passes. */
+    vhca_wire_send(d, not_in, n_not);
+    expect_in_ring(d, not_in, n_not);
+
+    /* Only the listed group and broadcast. */
+    g_assert_cmpuint(set_rx_filter(d, 0, 1, joined, 1), ==, VHCA_ST_OK);
+    vhca_wire_send(d, not_in, n_not);
+    vhca_wire_send(d, in_list, n_in);
+    vhca_wire_send(d, bcast, n_b);
+    expect_in_ring(d, in_list, n_in);
+    expect_in_ring(d, bcast, n_b);
+    g_assert_cmpuint(vhca_counter(d, VHCA_CNT_RX_MCAST_FILTERED), ==, 1);
+
+    /* Refused lists leave it as it was. */
+    g_assert_cmpuint(set_rx_filter(d, 0, VHCA_MAX_MCAST_MACS + 1, joined, 1),
+                     ==, VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(d->last_syndrome, ==, VHCA_MAX_MCAST_MACS + 1);
+    g_assert_cmpuint(set_rx_filter(d, 0, 1, unicast, 1), ==,
+                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(set_rx_filter(d, 1u << 1, 0, NULL, 0), ==,
+                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(vhca_cmd_mbox_raw(d, VHCA_CMD_SET_RX_FILTER,
+                                       VHCA_TEST_BAD_DMA_ADDR,
+                                       sizeof(struct vhca_rx_filter)), ==,
+                     VHCA_ST_BAD_ADDR);
+    vhca_wire_send(d, not_in, n_not);
+    vhca_wire_send(d, in_list, n_in);
+    expect_in_ring(d, in_list, n_in);
+    g_assert_cmpuint(vhca_counter(d, VHCA_CNT_RX_MCAST_FILTERED), ==, 2);
+
+    /* ALLMULTI. */
+    g_assert_cmpuint(set_rx_filter(d, VHCA_RX_FILTER_ALLMULTI, 0, NULL, 0),
+                     ==, VHCA_ST_OK);
+    vhca_wire_send(d, not_in, n_not);
+    expect_in_ring(d, not_in, n_not);
+
+    /* An empty list: no multicast but broadcast. */
+    g_assert_cmpuint(set_rx_filter(d, 0, 0, NULL, 0), ==, VHCA_ST_OK);
+    vhca_wire_send(d, in_list, n_in);
+    vhca_wire_send(d, bcast, n_b);
+    expect_in_ring(d, bcast, n_b);
+    g_assert_cmpuint(vhca_counter(d, VHCA_CNT_RX_MCAST_FILTERED), ==, 3);
+    g_assert_cmpuint(vhca_counter(d, VHCA_CNT_RX_ERRORS), ==, 0);
+
+    /* A reset opens it again. */
+    vhca_wr(d, VHCA_REG_CTRL, VHCA_CTRL_RESET);
+    vhca_forget_rings(d);
+    vhca_admin_setup(d, 3, 4);
+    vhca_eth_setup(d, 3, 3, RX_BUF_LEN, ETH_ENABLE);
+    vhca_rx_post(d, 1);
+    vhca_wire_send(d, not_in, n_not);
+    expect_in_ring(d, not_in, n_not);
+    g_assert_cmpuint(vhca_counter(d, VHCA_CNT_RX_MCAST_FILTERED), ==, 0);
+    vhca_test_stop(d);
+}
+
 /* Frames sent while the link is down complete with DONE and vanish. */
 static void test_tx_link_down(void)
 {
@@ -683,6 +781,7 @@ int main(int argc, char **argv)
     vhca_add_test("/vhca/eth/rings-outside-ram", test_rings_outside_ram);
     vhca_add_test("/vhca/eth/rx-no-buffer-drops", test_rx_no_buffer_drops);
     vhca_add_test("/vhca/eth/rx-set-mac", test_rx_set_mac);
+    vhca_add_test("/vhca/eth/rx-mcast-filter", test_rx_mcast_filter);
     vhca_add_test("/vhca/eth/link-state", test_link_state);
     vhca_add_test("/vhca/eth/msix-vector1", test_msix_vector1);
     vhca_add_test("/vhca/eth/ring-config", test_eth_ring_config);
