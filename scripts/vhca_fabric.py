@@ -27,6 +27,7 @@ Each guest's NIC is one of:
 
 import argparse
 import base64
+import ipaddress
 import json
 import os
 import re
@@ -126,16 +127,24 @@ class Guest:
         self.mac = guest_mac(index)
         self.pid = None
 
-    def ipv4_gid_index(self):
-        """The index of the RoCE v2 GID of the guest's IPv4 address, as
-        ibv_devinfo shows it (the -g / -x argument of the programs)."""
+    def gid_index(self, gid):
+        """The index of RoCE v2 GID gid (as ibv_devinfo prints it) in the
+        guest's GID table: the -g / -x argument of the programs."""
         out = self.run("ibv_devinfo -v -d %s" % self.rdma_dev)
-        m = re.search(r"GID\[\s*(\d+)\]:\s+::ffff:%s, RoCE v2"
-                      % re.escape(self.ipv4), out)
+        m = re.search(r"GID\[\s*(\d+)\]:\s+%s, RoCE v2" % re.escape(gid),
+                      out)
         if not m:
-            raise FabricError("guest%d has no IPv4 RoCE v2 GID:\n%s"
-                              % (self.index, out))
+            raise FabricError("guest%d has no RoCE v2 GID %s:\n%s"
+                              % (self.index, gid, out))
         return int(m.group(1))
+
+    def ipv4_gid_index(self):
+        """The GID of the guest's IPv4 address, ::ffff:a.b.c.d (A17.8)."""
+        return self.gid_index("::ffff:" + self.ipv4)
+
+    def ipv6_gid_index(self):
+        """The GID of the guest's IPv6 address: the address itself."""
+        return self.gid_index(str(ipaddress.IPv6Address(self.ipv6)))
 
     def qemu_args(self, qemu, kernel, initrd, local_port, remote_port,
                   pcap, extra, fabric_fd=None):
@@ -486,6 +495,11 @@ class Fabric:
         for guest in self.guests:
             if guest.nic == "rxe":
                 guest.set_up_rxe()
+            # IPv6 duplicate address detection: until it is done the
+            # address is tentative, and rdma_cm cannot bind to it.
+            guest.run("for i in $(seq 300); do "
+                      "ip -6 addr show tentative | grep -q inet6 || exit 0; "
+                      "sleep 0.1; done; ip -6 addr; exit 1", 60)
         return self
 
     def stop(self):

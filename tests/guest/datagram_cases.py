@@ -8,7 +8,8 @@ the programs that exchange QP numbers over TCP, an rdma_cm LISTEN id for
 the ones that connect through rdma_cm) and what both outputs must show.
 
 In the commands, %(dev)s is the side's RDMA device, %(gid)s its IPv4 RoCE
-v2 GID index, %(ip)s its IPv4 address and %(srv)s the server's.
+v2 GID index, %(ip)s its IPv4 address and %(srv)s the server's; %(gid6)s,
+%(ip6)s and %(srv6)s are the same for IPv6.
 """
 
 import re
@@ -109,6 +110,20 @@ CASES = [
          "rping -s -a %(ip)s -p 7174 -V -v -C 10",
          "rping -c -a %(srv)s -p 7174 -V -v -C 10",
          7174, CM, rping_ok),
+    # The same over IPv6 RoCE v2 GIDs: rdma_cm picks the IPv6 GID of the
+    # address, the GRH area holds an IPv6 header.
+    Case("rping_ipv6",
+         "rping -s -a %(ip6)s -p 7175 -V -v -C 10",
+         "rping -c -a %(srv6)s -p 7175 -V -v -C 10",
+         7175, CM, rping_ok),
+    Case("udaddy_ipv6",
+         "udaddy -b %(ip6)s",
+         "udaddy -s %(srv6)s",
+         7174, CM, cmatose_ok),
+    Case("ud_pingpong_ipv6",
+         "ibv_ud_pingpong -d %(dev)s -g %(gid6)s -s 512 -n 200",
+         "ibv_ud_pingpong -d %(dev)s -g %(gid6)s -s 512 -n 200 %(srv)s",
+         18515, TCP, pingpong_ok),
     Case("ucmatose",
          "ucmatose -b %(ip)s",
          "ucmatose -s %(srv)s",
@@ -158,8 +173,13 @@ CASES = [
 def run_case(test, case, srv, cli):
     """Run case with its server in guest srv and its client in guest cli."""
     def fill(command, side):
-        return command % {"dev": side.rdma_dev, "gid": side.ipv4_gid_index(),
-                          "ip": side.ipv4, "srv": srv.ipv4}
+        values = {"dev": side.rdma_dev, "ip": side.ipv4, "srv": srv.ipv4,
+                  "ip6": side.ipv6, "srv6": srv.ipv6}
+        if "%(gid)s" in command:
+            values["gid"] = side.ipv4_gid_index()
+        if "%(gid6)s" in command:
+            values["gid6"] = side.ipv6_gid_index()
+        return command % values
 
     for attempt in (1, 2):
         status, cli_out, srv_out = vhca_fabric.client_server(
