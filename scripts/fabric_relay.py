@@ -32,6 +32,7 @@ JSON datagram holding the rates, the black hole state and the counters:
     mark TEXT...                    print TEXT and the counters on stdout
     drop-gsi 1to2=N 2to1=N          drop the next N frames to QP1 each way
                                     (the CM's MADs: IBTA 13.4.6, 12.6)
+    spare-acks 1to2|2to1|none       never drop RC ACKs going that way
 
 The counters (per direction, "1to2" and "2to1") are printed on stdout when
 the relay stops (SIGTERM, SIGINT), and the relay stops by itself once its
@@ -55,8 +56,9 @@ HOLD_SECONDS = 0.02               # a held frame's longest wait
 POLL_SECONDS = 0.2                # how often the loop looks at its flags
 MAX_DATAGRAM = 65535
 COUNTERS = ("received", "forwarded", "untouched", "dropped", "duplicated",
-            "reordered", "blackholed", "gsi_dropped")
+            "reordered", "blackholed", "gsi_dropped", "acks_spared")
 GSI_QPN = 1                       # IBTA 13.4.6: QP1, the CM's MADs
+RC_ACKNOWLEDGE = 0x11             # IBTA 9.2.1: BTH OpCode of an RC ACK
 
 ETH_P_IPV4 = 0x0800
 ETH_P_IPV6 = 0x86dd
@@ -102,12 +104,13 @@ def is_roce_v2(frame):
     return roce_v2_udp_offset(frame) is not None
 
 
-def roce_v2_dest_qpn(frame):
-    """The BTH DestQP of a RoCEv2 frame, or None."""
+def roce_v2_bth(frame):
+    """(OpCode, DestQP) of a RoCEv2 frame's BTH, or None."""
     udp = roce_v2_udp_offset(frame)
     if udp is None or len(frame) < udp + 8 + 12:
         return None
-    return struct.unpack_from("!I", frame, udp + 8 + 4)[0] & 0xffffff
+    return (frame[udp + 8],
+            struct.unpack_from("!I", frame, udp + 8 + 4)[0] & 0xffffff)
 
 
 class Direction:
@@ -121,6 +124,7 @@ class Direction:
         self.tx_to = tx_to         # the destination guest's address
         self.held = None           # (frame, release time) of a reordered one
         self.gsi_drops = 0         # frames to QP1 still to drop
+        self.spare_acks = False    # never drop RC ACKs this way
         self.counters = dict.fromkeys(COUNTERS, 0)
 
     def send(self, frame):
@@ -174,13 +178,16 @@ class Relay:
             c["untouched"] += 1
             d.send(frame)
             return
-        if d.gsi_drops and roce_v2_dest_qpn(frame) == GSI_QPN:
+        bth = roce_v2_bth(frame)
+        if d.gsi_drops and bth and bth[1] == GSI_QPN:
             d.gsi_drops -= 1
             c["gsi_dropped"] += 1
             return
         if self.chance("drop"):
-            c["dropped"] += 1
-            return
+            if not (d.spare_acks and bth and bth[0] == RC_ACKNOWLEDGE):
+                c["dropped"] += 1
+                return
+            c["acks_spared"] += 1
         copies = 1
         if self.chance("dup"):
             c["duplicated"] += 1
@@ -230,6 +237,10 @@ class Relay:
                 self.set_rates(words[1:])
             elif words[0] == "drop-gsi":
                 self.set_gsi_drops(words[1:])
+            elif words[0] == "spare-acks" and len(words) == 2 and \
+                    words[1] in ("1to2", "2to1", "none"):
+                for d in self.directions.values():
+                    d.spare_acks = d.name == words[1]
             elif words[0] == "blackhole" and words[1:] in (["on"], ["off"]):
                 self.blackhole = words[1] == "on"
             elif words[0] == "reset" and len(words) == 1:
@@ -249,6 +260,8 @@ class Relay:
         return {"rates": self.rates, "blackhole": self.blackhole,
                 "gsi_drops": {d.name: d.gsi_drops
                               for d in self.directions.values()},
+                "spare_acks": [d.name for d in self.directions.values()
+                               if d.spare_acks],
                 "roce_only": self.roce_only,
                 "counters": {d.name: dict(d.counters)
                              for d in self.directions.values()}}
