@@ -81,7 +81,7 @@ static void vhca_comp_nak(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     /* The NAK must name a PSN of the oldest outstanding WQE. */
     if (!m || vhca_psn_before(psn, m->first_psn) ||
         !vhca_psn_before(psn, vhca_psn_add(m->first_psn, m->npkts))) {
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_BAD_RESPONSE, qpn);
         return;
     }
     /* IBTA 9.9.2 Table "Requester error behavior": the error classes. */
@@ -118,7 +118,7 @@ static void vhca_comp_read_response(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     if (!m || m->opcode != VHCA_WR_RDMA_READ ||
         vhca_psn_before(psn, m->first_psn) ||
         !vhca_psn_before(psn, vhca_psn_add(m->first_psn, m->npkts))) {
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_BAD_RESPONSE, qpn);
         return;
     }
     expect_psn = vhca_psn_add(m->first_psn, m->done_pkts);
@@ -133,7 +133,7 @@ static void vhca_comp_read_response(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     expect_len = m->len - offset < mtu ? m->len - offset : mtu;
     if (pkt->payload_len != expect_len) {
         /* A malformed response: ignore it; the timer retries. */
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_BAD_RESPONSE, qpn);
         return;
     }
     status = vhca_req_scatter(core, qp, pkt->payload, offset, expect_len);
@@ -157,7 +157,7 @@ static void vhca_comp_atomic_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 
     if (!m || !vhca_comp_is_rd_atomic(m) ||
         m->opcode == VHCA_WR_RDMA_READ || pkt->tp.bth.psn != m->first_psn) {
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_BAD_RESPONSE, qpn);
         return;
     }
     /* The original remote value, in the guest's (little-endian) order. */
@@ -191,14 +191,14 @@ static void vhca_comp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     /* Older than what is outstanding, or for a PSN never sent: drop. */
     if (vhca_psn_before(psn, req->una_psn) ||
         !vhca_psn_before(psn, req->sent_psn)) {
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_STALE_RESPONSE, qpn);
         return;
     }
     if (op != VHCA_IB_OP_RDMA_READ_RESPONSE_MIDDLE) {
         kind = pkt->tp.aeth.syndrome & VHCA_IB_AETH_KIND_MASK;
     }
     if (kind == VHCA_IB_AETH_KIND_RESERVED) {
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_BAD_RESPONSE, qpn);
         return;
     }
     implied = op == VHCA_IB_OP_ACKNOWLEDGE && kind == VHCA_IB_AETH_KIND_ACK ?
@@ -283,7 +283,7 @@ bool vhca_comp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         if (qp->state == VHCA_QPS_RTS || qp->state == VHCA_QPS_SQD) {
             vhca_comp_packet(core, qpn, qp, &f->pkt);
         } else {
-            vhca_rc_drop(core);
+            vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpn);
         }
         vhca_rc_frame_free(f);
     }

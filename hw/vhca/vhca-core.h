@@ -107,6 +107,14 @@ typedef struct VhcaCoreOps {
                          uint32_t pi);
     /* The guest did something wrong; @msg is a complete sentence. */
     void (*guest_error)(void *opaque, VhcaGuestError kind, const char *msg);
+    /*
+     * A received RoCE frame was dropped (for tracing): @reason names why
+     * (vhca_drop_reason_name()), @detail the parser's error for a
+     * malformed frame ("" otherwise), @qpn the QP it was for (0 if not
+     * known, 0xffffff for a multicast group).
+     */
+    void (*rx_drop)(void *opaque, const char *reason, const char *detail,
+                    uint32_t qpn);
 
     /*
      * Transport services.  now_ns is a monotonic clock (QEMU's virtual

@@ -591,7 +591,7 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             return;
         }
         /* Too old for the resources we keep: dropped (9.7.5.1.3). */
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_DUP_TOO_OLD, qpn);
         return;
     }
     /* SEND or WRITE done already: acknowledge again, coalesced. */
@@ -685,7 +685,7 @@ bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     for (;;) {
         if (!vhca_qp_receives(qp)) {
             while ((f = vhca_frameq_pop(core, &qp->rxq_req))) {
-                vhca_rc_drop(core);
+                vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpn);
                 vhca_rc_frame_free(f);
             }
             return false;

@@ -43,9 +43,55 @@ void vhca_rc_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event)
     vhca_aeq_post(core, VHCA_EQE_QP_EVENT, event, qpn, 0);
 }
 
-void vhca_rc_drop(VhcaCore *core)
+static const struct {
+    const char *name;
+    int counter;                    /* enum vhca_counter, or -1 */
+} vhca_drop_reasons[VHCA_DROP__MAX] = {
+    [VHCA_DROP_MALFORMED] = { "malformed", -1 },
+    [VHCA_DROP_PKEY] = { "pkey", VHCA_CNT_ROCE_PKEY_DROPS },
+    [VHCA_DROP_NO_QP] = { "no-qp", -1 },
+    [VHCA_DROP_QP_STATE] = { "qp-state", -1 },
+    [VHCA_DROP_QUEUE_FULL] = { "queue-full", -1 },
+    [VHCA_DROP_NO_MEMORY] = { "no-memory", -1 },
+    [VHCA_DROP_MCAST_ECHO] = { "mcast-echo", -1 },
+    [VHCA_DROP_MCAST_NO_MEMBER] = { "mcast-no-member",
+                                    VHCA_CNT_ROCE_MCAST_DROPS },
+    [VHCA_DROP_QKEY] = { "qkey", VHCA_CNT_ROCE_QKEY_DROPS },
+    [VHCA_DROP_NO_RWQE] = { "no-rwqe", VHCA_CNT_ROCE_NO_RWQE_DROPS },
+    [VHCA_DROP_UC_MSG] = { "uc-msg", -1 },
+    [VHCA_DROP_STALE_RESPONSE] = { "stale-response", -1 },
+    [VHCA_DROP_BAD_RESPONSE] = { "bad-response", -1 },
+    [VHCA_DROP_DUP_TOO_OLD] = { "duplicate-too-old", -1 },
+};
+
+const char *vhca_drop_reason_name(VhcaDropReason reason)
+{
+    return reason < VHCA_DROP__MAX ? vhca_drop_reasons[reason].name
+                                   : "unknown";
+}
+
+static void vhca_rx_drop_detail(VhcaCore *core, VhcaDropReason reason,
+                                const char *detail, uint32_t qpn)
 {
     vhca_count(core, VHCA_CNT_ROCE_RX_DROPPED, 1);
+    if (reason < VHCA_DROP__MAX && vhca_drop_reasons[reason].counter >= 0) {
+        vhca_count(core, vhca_drop_reasons[reason].counter, 1);
+    }
+    if (core->ops->rx_drop) {
+        core->ops->rx_drop(core->opaque, vhca_drop_reason_name(reason),
+                           detail, qpn);
+    }
+}
+
+void vhca_rx_drop(VhcaCore *core, VhcaDropReason reason, uint32_t qpn)
+{
+    vhca_rx_drop_detail(core, reason, "", qpn);
+}
+
+void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err)
+{
+    vhca_rx_drop_detail(core, VHCA_DROP_MALFORMED, vhca_wire_error_name(err),
+                        0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -251,7 +297,7 @@ static void vhca_frameq_clear(VhcaCore *core, VhcaFrameQueue *q)
     VhcaRxFrame *f;
 
     while ((f = vhca_frameq_pop(core, q))) {
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_QP_STATE, f->pkt.tp.bth.dest_qpn);
         vhca_rc_frame_free(f);
     }
 }
@@ -287,12 +333,12 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, VhcaFrameQueue *q,
     if (q->count >= VHCA_RC_RXQ_MAX_QP ||
         core->rc_rx_queued >= VHCA_RC_RXQ_MAX_DEV) {
         /* A real HCA's receive buffer is full too: the sender retries. */
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_QUEUE_FULL, qpn);
         return;
     }
     f = malloc(sizeof(*f) + len);
     if (!f) {
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_NO_MEMORY, qpn);
         return;
     }
     memcpy(f->data, frame, len);
@@ -317,15 +363,14 @@ static void vhca_rx_mcast(VhcaCore *core, const uint8_t *frame, size_t len,
     uint32_t i, n;
 
     if (!looped && !memcmp(pkt->net.smac, core->mac, VHCA_ETH_ALEN)) {
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_MCAST_ECHO, VHCA_MCAST_QPN);
         return;
     }
     if (vhca_gid_is_multicast(pkt->net.dgid)) {
         g = vhca_mcast_find(core, pkt->net.dgid);
     }
     if (!g) {
-        vhca_count(core, VHCA_CNT_ROCE_MCAST_DROPS, 1);
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_MCAST_NO_MEMBER, VHCA_MCAST_QPN);
         return;
     }
     n = g->nqps;
@@ -334,7 +379,7 @@ static void vhca_rx_mcast(VhcaCore *core, const uint8_t *frame, size_t len,
         VhcaQp *qp = vhca_qp_lookup(core, qpns[i]);
 
         if (!qp || !vhca_qp_receives(qp)) {
-            vhca_rc_drop(core);
+            vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpns[i]);
             continue;
         }
         vhca_rx_enqueue(core, qpns[i], &qp->rxq_req, frame, len, pkt);
@@ -353,16 +398,17 @@ static void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
     VhcaWirePacket pkt;
     const VhcaWireOpcodeInfo *info;
     VhcaFrameQueue *q;
+    VhcaWireError err;
     uint32_t qpn;
     VhcaQp *qp;
 
-    if (vhca_wire_parse(frame, len, &pkt) != VHCA_WIRE_OK) {
-        vhca_rc_drop(core);
+    err = vhca_wire_parse(frame, len, &pkt);
+    if (err != VHCA_WIRE_OK) {
+        vhca_rx_drop_malformed(core, err);
         return;
     }
     if (!vhca_rc_pkey_ok(pkt.tp.bth.pkey)) {
-        vhca_count(core, VHCA_CNT_ROCE_PKEY_DROPS, 1);
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_PKEY, pkt.tp.bth.dest_qpn);
         return;
     }
     info = vhca_wire_opcode_info(pkt.tp.bth.opcode);
@@ -375,18 +421,18 @@ static void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
     qp = vhca_qp_lookup(core, qpn);
     /* IBTA 9.6.1: unknown QP, or a service the QP does not run: drop. */
     if (!qp || !vhca_qp_takes(qp, pkt.tp.bth.opcode)) {
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_NO_QP, qpn);
         return;
     }
     if (info->flags & VHCA_WIRE_OPF_REQUEST) {
         if (!vhca_qp_receives(qp)) {
-            vhca_rc_drop(core);
+            vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpn);
             return;
         }
         q = &qp->rxq_req;
     } else {
         if (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD) {
-            vhca_rc_drop(core);
+            vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpn);
             return;
         }
         q = &qp->rxq_resp;

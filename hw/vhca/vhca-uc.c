@@ -29,18 +29,17 @@
 #include "vhca-rc.h"
 
 /* Drop the message of this packet and what follows until FIRST/ONLY. */
-static void vhca_uc_drop_msg(VhcaCore *core, VhcaQp *qp)
+static void vhca_uc_drop_msg(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
     vhca_count(core, VHCA_CNT_ROCE_UC_MSG_DROPS, 1);
-    vhca_rc_drop(core);
+    vhca_rx_drop(core, VHCA_DROP_UC_MSG, qpn);
     qp->resp.cur = VHCA_RESP_NONE;
     qp->resp.uc_drop = true;
 }
 
-static void vhca_uc_no_rwqe(VhcaCore *core, VhcaQp *qp)
+static void vhca_uc_no_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
-    vhca_count(core, VHCA_CNT_ROCE_NO_RWQE_DROPS, 1);
-    vhca_rc_drop(core);
+    vhca_rx_drop(core, VHCA_DROP_NO_RWQE, qpn);
     qp->resp.cur = VHCA_RESP_NONE;
     qp->resp.uc_drop = true;
 }
@@ -55,7 +54,7 @@ static void vhca_uc_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 
     if (first) {
         if (qp->rq.ci == qp->rq.pi) {
-            vhca_uc_no_rwqe(core, qp);
+            vhca_uc_no_rwqe(core, qpn, qp);
             return;
         }
         resp->cur = VHCA_RESP_SEND;
@@ -92,7 +91,7 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     uint32_t plen = pkt->payload_len;
 
     if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_WRITE)) {
-        vhca_uc_drop_msg(core, qp);
+        vhca_uc_drop_msg(core, qpn, qp);
         return;
     }
     if (first) {
@@ -103,7 +102,7 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
              vhca_mr_check(core, reth->rkey, qp->pdn, reth->va,
                            reth->dma_len, VHCA_ACCESS_REMOTE_WRITE) !=
              VHCA_MR_OK)) {
-            vhca_uc_drop_msg(core, qp);
+            vhca_uc_drop_msg(core, qpn, qp);
             return;
         }
         resp->write_va = reth->va;
@@ -113,11 +112,11 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     if ((uint64_t)resp->cur_len + plen > resp->write_len ||
         (last && resp->cur_len + plen != resp->write_len)) {
-        vhca_uc_drop_msg(core, qp);
+        vhca_uc_drop_msg(core, qpn, qp);
         return;
     }
     if (last && vhca_op_has_imm(op) && qp->rq.ci == qp->rq.pi) {
-        vhca_uc_no_rwqe(core, qp);
+        vhca_uc_no_rwqe(core, qpn, qp);
         return;
     }
     resp->cur = VHCA_RESP_WRITE;
@@ -125,7 +124,7 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                               resp->write_va + resp->cur_len, pkt->payload,
                               plen)) {
         /* The MR went away under the WRITE (IBTA 10.6.7.2). */
-        vhca_uc_drop_msg(core, qp);
+        vhca_uc_drop_msg(core, qpn, qp);
         return;
     }
     resp->cur_len += plen;
@@ -161,9 +160,9 @@ void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     if (resp->uc_drop || psn != resp->epsn) {
         if (!first) {
             if (!resp->uc_drop) {
-                vhca_uc_drop_msg(core, qp);
+                vhca_uc_drop_msg(core, qpn, qp);
             } else {
-                vhca_rc_drop(core);
+                vhca_rx_drop(core, VHCA_DROP_UC_MSG, qpn);
             }
             return;
         }
@@ -185,13 +184,13 @@ void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     if ((resp->cur == VHCA_RESP_NONE && !first) ||
         (!is_send && !is_write)) {
-        vhca_uc_drop_msg(core, qp);
+        vhca_uc_drop_msg(core, qpn, qp);
         return;
     }
     /* FIRST and MIDDLE carry exactly one MTU, LAST at most one. */
     if ((!last && pkt->payload_len != mtu) || pkt->payload_len > mtu ||
         (last && !first && pkt->payload_len == 0)) {
-        vhca_uc_drop_msg(core, qp);
+        vhca_uc_drop_msg(core, qpn, qp);
         return;
     }
     if (is_send) {

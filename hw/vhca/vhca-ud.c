@@ -55,13 +55,11 @@ void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     uint8_t status;
 
     if (pkt->tp.deth.qkey != qkey) {
-        vhca_count(core, VHCA_CNT_ROCE_QKEY_DROPS, 1);
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_QKEY, qpn);
         return;
     }
     if (qp->rq.ci == qp->rq.pi) {
-        vhca_count(core, VHCA_CNT_ROCE_NO_RWQE_DROPS, 1);
-        vhca_rc_drop(core);
+        vhca_rx_drop(core, VHCA_DROP_NO_RWQE, qpn);
         return;
     }
     status = vhca_resp_load_rwqe(core, qp, &vendor_err);

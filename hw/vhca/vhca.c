@@ -192,6 +192,12 @@ static void vhca_event_posted_cb(void *opaque, uint8_t type,
     trace_vhca_aeq_event(type, subtype, pi);
 }
 
+static void vhca_rx_drop_cb(void *opaque, const char *reason,
+                            const char *detail, uint32_t qpn)
+{
+    trace_vhca_roce_drop(reason, detail, qpn);
+}
+
 static void vhca_guest_error_cb(void *opaque, VhcaGuestError kind,
                                 const char *msg)
 {
@@ -286,6 +292,7 @@ static const VhcaCoreOps vhca_core_ops = {
     .admin_cmd_done = vhca_admin_cmd_done_cb,
     .event_posted = vhca_event_posted_cb,
     .guest_error = vhca_guest_error_cb,
+    .rx_drop = vhca_rx_drop_cb,
     .now_ns = vhca_now_ns_cb,
     .timer_arm = vhca_timer_arm_cb,
     .timer_cancel = vhca_timer_cancel_cb,

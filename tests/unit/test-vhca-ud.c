@@ -311,6 +311,10 @@ static void test_qkey(void)
             g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_QKEY_DROPS), ==,
                              1);
             g_assert_cmpuint(p.b.h->core.qps[p.b.qp.qpn].rq.ci, ==, 0);
+            /* Traced with its reason and QP (trace event vhca_roce_drop). */
+            g_assert_cmpuint(p.b.h->rx_drops, ==, 1);
+            g_assert_cmpstr(p.b.h->last_drop_reason, ==, "qkey");
+            g_assert_cmpuint(p.b.h->last_drop_qpn, ==, p.b.qp.qpn);
         }
         g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
         ud_pair_free(&p);
@@ -657,6 +661,8 @@ static void test_mcast_no_member(void)
     expect_cqe(&p.a, &p.a.scq, 1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
     vhca_rc_receive(&p.b.h->core, w.last, w.last_len);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_MCAST_DROPS), ==, 1);
+    g_assert_cmpstr(p.b.h->last_drop_reason, ==, "mcast-no-member");
+    g_assert_cmpuint(p.b.h->last_drop_qpn, ==, VHCA_MCAST_QPN);
     /* Our own multicast echoed by the backend is not taken twice. */
     g_assert_cmpuint(mcast_cmd(p.a.h, VHCA_CMD_ATTACH_MCAST, p.a.qp.qpn,
                                mcast_gid), ==, VHCA_ST_OK);
@@ -804,6 +810,9 @@ static void test_truncated_deth(void)
     settle(&p);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==,
                      dropped + 1);
+    g_assert_cmpstr(p.b.h->last_drop_reason, ==, "malformed");
+    g_assert_cmpstr(p.b.h->last_drop_detail, ==,
+                    vhca_wire_error_name(VHCA_WIRE_ERR_EXT_LEN));
     expect_no_cqe(&p.b, &p.b.rcq);
     ud_pair_free(&p);
 }

@@ -156,6 +156,17 @@ static void h_schedule(void *opaque)
     h->work_scheduled = true;
 }
 
+static void h_rx_drop(void *opaque, const char *reason, const char *detail,
+                      uint32_t qpn)
+{
+    Harness *h = opaque;
+
+    h->rx_drops++;
+    g_strlcpy(h->last_drop_reason, reason, sizeof(h->last_drop_reason));
+    g_strlcpy(h->last_drop_detail, detail, sizeof(h->last_drop_detail));
+    h->last_drop_qpn = qpn;
+}
+
 static const VhcaCoreOps harness_ops = {
     .dma_read = h_dma_read,
     .dma_write = h_dma_write,
@@ -164,6 +175,7 @@ static const VhcaCoreOps harness_ops = {
     .rx_ready = h_rx_ready,
     .admin_cmd_done = h_admin_cmd_done,
     .guest_error = h_guest_error,
+    .rx_drop = h_rx_drop,
     .now_ns = h_now_ns,
     .timer_arm = h_timer_arm,
     .timer_cancel = h_timer_cancel,

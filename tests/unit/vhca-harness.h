@@ -55,6 +55,10 @@ struct Harness {
     CapturedFrame frames[MAX_FRAMES];
     unsigned rx_ready_calls;
     unsigned guest_errors[VHCA_GUEST_ERR__MAX];
+    unsigned rx_drops;              /* rx_drop calls, and the last one's */
+    char last_drop_reason[32];
+    char last_drop_detail[32];
+    uint32_t last_drop_qpn;
     char last_error[256];
     unsigned admin_done_calls;
     uint16_t last_opcode;
