@@ -32,7 +32,7 @@ JSON datagram holding the rates, the black hole state and the counters:
     mark TEXT...                    print TEXT and the counters on stdout
     drop-gsi 1to2=N 2to1=N          drop the next N frames to QP1 each way
                                     (the CM's MADs: IBTA 13.4.6, 12.6)
-    spare-acks 1to2|2to1|none       never drop RC ACKs going that way
+    spare-acks 1to2|2to1|both|none  never drop RC ACKs going that way
 
 The counters (per direction, "1to2" and "2to1") are printed on stdout when
 the relay stops (SIGTERM, SIGINT), and the relay stops by itself once its
@@ -238,9 +238,9 @@ class Relay:
             elif words[0] == "drop-gsi":
                 self.set_gsi_drops(words[1:])
             elif words[0] == "spare-acks" and len(words) == 2 and \
-                    words[1] in ("1to2", "2to1", "none"):
+                    words[1] in ("1to2", "2to1", "both", "none"):
                 for d in self.directions.values():
-                    d.spare_acks = d.name == words[1]
+                    d.spare_acks = words[1] in (d.name, "both")
             elif words[0] == "blackhole" and words[1:] in (["on"], ["off"]):
                 self.blackhole = words[1] == "on"
             elif words[0] == "reset" and len(words) == 1:

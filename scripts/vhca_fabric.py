@@ -370,6 +370,20 @@ def client_server(server, client, server_cmd, client_cmd, port,
     return status, client_out, server_out
 
 
+def start_for_tests(name, fabric_class=None, **kwargs):
+    """A booted, ready fabric for one test module, its files in
+    $VHCA_RUN_DIR/name; stopped again if it does not come up.  kwargs
+    go to the fabric class (Fabric by default)."""
+    fabric = (fabric_class or Fabric)(
+        run_dir=os.path.join(DEFAULT_RUN_DIR, name), **kwargs)
+    try:
+        fabric.start().wait_ready()
+    except BaseException:
+        fabric.stop()
+        raise
+    return fabric
+
+
 class Fabric:
     """N guests on one fabric. Use as a context manager: stop() on exit."""
 

@@ -221,8 +221,8 @@ def mckey(test, sender, receiver, group="239.1.2.3", count=10,
     3 s after its own join before it sends.
     """
     # stdbuf: mckey printf()s to a file, which stdio would hold back.
-    receiver.run("(stdbuf -oL mckey -m %s -b %s -C %d) > /tmp/mckey.log 2>&1 & "
-                 "echo $! > /tmp/mckey.pid"
+    receiver.run("(stdbuf -oL mckey -m %s -b %s -C %d) "
+                 "> /tmp/mckey.log 2>&1 & echo $! > /tmp/mckey.pid"
                  % (group, receiver.ipv4, count if expect is None else expect))
     receiver.run("for i in $(seq 300); do "
                  "grep -q 'mckey: joined' /tmp/mckey.log && exit 0; "

@@ -20,14 +20,8 @@ fabric = None
 
 def setUpModule():
     global fabric
-    fabric = vhca_fabric.Fabric(2, os.path.join(
-        os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run"), "datagram-rxe"),
-        nics=["vhca", "rxe"])
-    try:
-        fabric.start().wait_ready()
-    except BaseException:
-        fabric.stop()
-        raise
+    fabric = vhca_fabric.start_for_tests("datagram-rxe",
+                                         nics=["vhca", "rxe"])
 
 
 def tearDownModule():

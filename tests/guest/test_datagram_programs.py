@@ -29,14 +29,7 @@ CM_REQ, CM_REP, CM_RTU = 0x0010, 0x0013, 0x0014
 
 def setUpModule():
     global fabric
-    fabric = vhca_fabric.Fabric(2, os.path.join(
-        os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run"), "datagram"),
-        pcap=True)
-    try:
-        fabric.start().wait_ready()
-    except BaseException:
-        fabric.stop()
-        raise
+    fabric = vhca_fabric.start_for_tests("datagram", pcap=True)
 
 
 def tearDownModule():

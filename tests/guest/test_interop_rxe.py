@@ -20,14 +20,8 @@ fabric = None
 
 def setUpModule():
     global fabric
-    fabric = vhca_fabric.Fabric(2, os.path.join(
-        os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run"), "interop-rxe"),
-        pcap=True, nics=["vhca", "rxe"])
-    try:
-        fabric.start().wait_ready()
-    except BaseException:
-        fabric.stop()
-        raise
+    fabric = vhca_fabric.start_for_tests("interop-rxe", pcap=True,
+                                         nics=["vhca", "rxe"])
 
 
 def tearDownModule():

@@ -126,13 +126,7 @@ class RelayedFabric(vhca_fabric.Fabric):
 
 def setUpModule():
     global fabric
-    fabric = RelayedFabric(os.path.join(
-        os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run"), "lossy"))
-    try:
-        fabric.start().wait_ready()
-    except BaseException:
-        fabric.stop()
-        raise
+    fabric = vhca_fabric.start_for_tests("lossy", RelayedFabric)
 
 
 def tearDownModule():
@@ -183,13 +177,16 @@ class LossyRc(unittest.TestCase):
         fabric.control("mark " + self.id())
         faults()
 
-    # ibv_rc_pingpong has no closing handshake: the client exits, and its
-    # QP goes, as soon as it has the server's last reply.  Were the ACK of
-    # that reply lost, no retry could ever be answered and the server's
-    # last SEND would end in RETRY_EXC_ERR through no fault of either HCA
-    # (as it would on hardware).  So the relay spares the client's ACKs
-    # (spare_acks="1to2"); ACK loss is still exercised the other way.
-    PINGPONG_SPARES = "1to2"
+    # ibv_rc_pingpong has no closing handshake: each side exits, and its
+    # QP goes, as soon as its own last SEND is acknowledged and the last
+    # message has arrived.  Were the last ACK either side sends lost, the
+    # peer's retries would find no QP, and its last SEND would end in
+    # RETRY_EXC_ERR through no fault of either HCA (as on hardware; seen
+    # in captures both ways).  So the relay spares RC ACKs in these tests
+    # (requests, and so go-back-N and timeouts, still suffer the loss);
+    # the perftest cases below lose ACKs too, as their peers stay until a
+    # final handshake over TCP.
+    PINGPONG_SPARES = "both"
 
     def pingpong(self, size, iters):
         # -c: each side checks the buffers it receives (one byte a page).
@@ -226,7 +223,7 @@ class LossyRc(unittest.TestCase):
         c = self.pingpong(16384, 200)
         self.assertInjected(c, "dropped")
         # The relay's ACK sparing is in force (about ten a run).
-        self.assertInjected(c, "acks_spared", (self.PINGPONG_SPARES,))
+        self.assertInjected(c, "acks_spared", ("total",))
 
     def test_pingpong_duplication_and_reordering(self):
         faults(dup=0.01, reorder=0.01)

@@ -43,10 +43,8 @@ def rdma_core_tests_dir():
 
 def setUpModule():
     global fabric
-    fabric = vhca_fabric.Fabric(1, os.path.join(
-        os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run"), "pyverbs"))
+    fabric = vhca_fabric.start_for_tests("pyverbs", count=1)
     try:
-        fabric.start().wait_ready()
         with tempfile.TemporaryDirectory() as tmp:
             tgz = os.path.join(tmp, "tests.tgz")
             with tarfile.open(tgz, "w:gz") as tar:

@@ -16,13 +16,7 @@ fabric = None
 
 def setUpModule():
     global fabric
-    fabric = vhca_fabric.Fabric(2, os.path.join(
-        os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run"), "rc"))
-    try:
-        fabric.start().wait_ready()
-    except BaseException:
-        fabric.stop()
-        raise
+    fabric = vhca_fabric.start_for_tests("rc")
 
 
 def tearDownModule():
