@@ -95,17 +95,27 @@ int vhca_destroy_ah(struct ib_ah *ibah, u32 flags)
 	return 0;
 }
 
-int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr)
+void vhca_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
+		       const u8 *dmac, u32 flow_label, u8 sgid_index,
+		       u8 hop_limit, u8 traffic_class)
 {
-	const struct vhca_ud_av *av = &to_vhca_ah(ibah)->av;
-	union ib_gid dgid;
+	union ib_gid gid;
 
 	memset(ah_attr, 0, sizeof(*ah_attr));
 	ah_attr->type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(ah_attr, VHCA_PORT_NUM);
-	memcpy(dgid.raw, av->dgid, sizeof(dgid.raw));
-	rdma_ah_set_grh(ah_attr, &dgid, vhca_dev_to_cpu32(av->flow_label),
-			av->sgid_index, av->hop_limit, av->traffic_class);
-	memcpy(ah_attr->roce.dmac, av->dmac, ETH_ALEN);
+	memcpy(gid.raw, dgid, sizeof(gid.raw));
+	rdma_ah_set_grh(ah_attr, &gid, flow_label, sgid_index, hop_limit,
+			traffic_class);
+	memcpy(ah_attr->roce.dmac, dmac, ETH_ALEN);
+}
+
+int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr)
+{
+	const struct vhca_ud_av *av = &to_vhca_ah(ibah)->av;
+
+	vhca_roce_ah_attr(ah_attr, av->dgid, av->dmac,
+			  vhca_dev_to_cpu32(av->flow_label), av->sgid_index,
+			  av->hop_limit, av->traffic_class);
 	return 0;
 }

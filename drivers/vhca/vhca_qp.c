@@ -410,20 +410,6 @@ out:
 	return err;
 }
 
-static void vhca_qp_attr_to_ah(const struct vhca_qp_attr *va,
-			       struct rdma_ah_attr *ah)
-{
-	union ib_gid dgid;
-
-	memset(ah, 0, sizeof(*ah));
-	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(ah, VHCA_PORT_NUM);
-	memcpy(dgid.raw, va->dgid, sizeof(dgid.raw));
-	rdma_ah_set_grh(ah, &dgid, vhca_dev_to_cpu32(va->flow_label),
-			va->sgid_index, va->hop_limit, va->traffic_class);
-	memcpy(ah->roce.dmac, va->dmac, ETH_ALEN);
-}
-
 int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		  int attr_mask, struct ib_qp_init_attr *init_attr)
 {
@@ -468,7 +454,10 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->rnr_retry = va.rnr_retry;
 	/* Only connected QPs have a path; a UD QP's is in each AH. */
 	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC)
-		vhca_qp_attr_to_ah(&va, &attr->ah_attr);
+		vhca_roce_ah_attr(&attr->ah_attr, va.dgid, va.dmac,
+				  vhca_dev_to_cpu32(va.flow_label),
+				  va.sgid_index, va.hop_limit,
+				  va.traffic_class);
 	attr->cap.max_send_wr = vhca_dev_to_cpu32(va.max_send_wr);
 	attr->cap.max_recv_wr = vhca_dev_to_cpu32(va.max_recv_wr);
 	attr->cap.max_send_sge = qp->max_send_sge;

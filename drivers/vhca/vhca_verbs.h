@@ -155,6 +155,10 @@ int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata);
 int vhca_destroy_ah(struct ib_ah *ibah, u32 flags);
 int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
+/* The RoCEv2 rdma_ah_attr of a path (query_ah, query_qp). */
+void vhca_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
+		       const u8 *dmac, u32 flow_label, u8 sgid_index,
+		       u8 hop_limit, u8 traffic_class);
 
 /* vhca_mcast.c */
 int vhca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);

@@ -638,6 +638,16 @@ static void vhca_qp_apply(VhcaQp *qp, const struct vhca_qp_attr *attr)
         memcpy(qp->attr.dmac, attr->dmac, sizeof(qp->attr.dmac));
     }
     /* PATH_MIG_STATE carries no value here: always MIGRATED. */
+
+    /* Built here once, not per packet (vhca_xmit takes it as it is). */
+    memcpy(qp->path.dgid, qp->attr.dgid, VHCA_GID_LEN);
+    memcpy(qp->path.dmac, qp->attr.dmac, VHCA_ETH_ALEN);
+    qp->path.sgid_index = qp->attr.sgid_index;
+    qp->path.hop_limit = qp->attr.hop_limit;
+    qp->path.traffic_class = qp->attr.traffic_class;
+    qp->path.udp_sport = qp->attr.udp_sport;
+    qp->path.flow_label = qp->attr.flow_label;
+    qp->path.dest_qpn = qp->attr.dest_qp_num;
 }
 
 /* What entering @next does beyond changing the state (IBTA 10.3.1). */
@@ -653,6 +663,7 @@ static void vhca_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         qp->sq.pi = qp->sq.ci = 0;
         qp->rq.pi = qp->rq.ci = 0;
         memset(&qp->attr, 0, sizeof(qp->attr));
+        memset(&qp->path, 0, sizeof(qp->path));
         vhca_rc_qp_reset(core, qpn, qp);
         break;
     case VHCA_QPS_ERR:

@@ -69,9 +69,6 @@ const char *vhca_drop_reason_name(VhcaDropReason reason);
  */
 void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
                VhcaWirePacket *pkt);
-/* The same along a connected QP's primary path (its attributes). */
-void vhca_rc_xmit(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                  VhcaWirePacket *pkt);
 /*
  * IBTA 10.3.1: the receive side works from RTR on; RC stops in SQE (it
  * never gets there), UC and UD go on receiving in SQE.
@@ -149,6 +146,21 @@ void vhca_resp_complete_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                              const VhcaWirePacket *pkt, uint8_t op);
 /* The BTH operation (opcode without its transport) carries ImmDt. */
 bool vhca_op_has_imm(uint8_t op);
+/* What vhca_resp_check_write() found of an RDMA WRITE packet. */
+typedef enum VhcaWriteCheck {
+    VHCA_WRITE_OK,
+    VHCA_WRITE_INVALID,             /* not enabled, too long, lengths */
+    VHCA_WRITE_ACCESS,              /* R_Key, PD, bounds, MR rights */
+} VhcaWriteCheck;
+/*
+ * The protection and length checks of an RDMA WRITE packet, the same for
+ * RC and UC (IBTA 9.7.5.2, 10.6.3): a FIRST/ONLY packet's RETH names the
+ * MR range and starts resp.write_*; each packet must fit in it, the last
+ * fill it.  RC answers with a NAK, UC drops the message.
+ */
+VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
+                                     const VhcaWirePacket *pkt, bool first,
+                                     bool last);
 
 /* vhca-uc.c: the UC responder (IBTA 9.8.x, rxe's UC rules). */
 void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,

@@ -237,6 +237,8 @@ struct VhcaQp {
     VhcaWq rq;
     /* What MODIFY_QP set, in host byte order; QUERY_QP returns it. */
     struct vhca_qp_attr attr;
+    /* RC and UC: where packets go, from attr (vhca_qp_apply). */
+    VhcaPath path;
 
     /*
      * Transport (vhca-req.c, vhca-comp.c, vhca-resp.c, vhca-sched.c, and

@@ -577,7 +577,7 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         break;
     }
     qp->req.noack_pkts = bth->ack_req ? 0 : qp->req.noack_pkts + 1;
-    vhca_rc_xmit(core, qpn, qp, &pkt);
+    vhca_xmit(core, qpn, &qp->path, &pkt);
     return VHCA_WC_SUCCESS;
 }
 

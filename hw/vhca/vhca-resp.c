@@ -52,7 +52,7 @@ static void vhca_resp_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         resp->ack_pending = false;
     }
     pkt->tp.aeth.msn = resp->msn & VHCA_MSN_MASK;
-    vhca_rc_xmit(core, qpn, qp, pkt);
+    vhca_xmit(core, qpn, &qp->path, pkt);
 }
 
 static void vhca_resp_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
@@ -335,32 +335,28 @@ static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     resp->epsn = vhca_psn_add(psn, 1);
 }
 
-static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                               const VhcaWirePacket *pkt, uint8_t op,
-                               bool first, bool last)
+VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
+                                     const VhcaWirePacket *pkt, bool first,
+                                     bool last)
 {
     VhcaRcResp *resp = &qp->resp;
-    uint32_t psn = pkt->tp.bth.psn;
     uint32_t plen = pkt->payload_len;
 
     if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_WRITE)) {
-        vhca_resp_invalid(core, qpn, qp, psn);
-        return;
+        return VHCA_WRITE_INVALID;
     }
     if (first) {
         const VhcaWireReth *reth = &pkt->tp.reth;
 
         if (reth->dma_len > VHCA_MAX_MSG_SIZE) {
-            vhca_resp_invalid(core, qpn, qp, psn);
-            return;
+            return VHCA_WRITE_INVALID;
         }
         /* IBTA C9-...: R_Key and VA are not checked for zero length. */
         if (reth->dma_len &&
             vhca_mr_check(core, reth->rkey, qp->pdn, reth->va,
                           reth->dma_len, VHCA_ACCESS_REMOTE_WRITE) !=
             VHCA_MR_OK) {
-            vhca_resp_access(core, qpn, qp, psn);
-            return;
+            return VHCA_WRITE_ACCESS;
         }
         resp->write_va = reth->va;
         resp->write_rkey = reth->rkey;
@@ -370,8 +366,28 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     /* IBTA 9.7.5.2.? : the packets must add up to the DMA length. */
     if ((uint64_t)resp->cur_len + plen > resp->write_len ||
         (last && resp->cur_len + plen != resp->write_len)) {
+        return VHCA_WRITE_INVALID;
+    }
+    return VHCA_WRITE_OK;
+}
+
+static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                               const VhcaWirePacket *pkt, uint8_t op,
+                               bool first, bool last)
+{
+    VhcaRcResp *resp = &qp->resp;
+    uint32_t psn = pkt->tp.bth.psn;
+    uint32_t plen = pkt->payload_len;
+
+    switch (vhca_resp_check_write(core, qp, pkt, first, last)) {
+    case VHCA_WRITE_INVALID:
         vhca_resp_invalid(core, qpn, qp, psn);
         return;
+    case VHCA_WRITE_ACCESS:
+        vhca_resp_access(core, qpn, qp, psn);
+        return;
+    case VHCA_WRITE_OK:
+        break;
     }
     /* WRITE with immediate takes a receive WQE (IBTA 9.4.3). */
     if (last && vhca_op_has_imm(op) && qp->rq.ci == qp->rq.pi) {

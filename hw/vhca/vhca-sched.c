@@ -507,23 +507,6 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
     }
 }
 
-void vhca_rc_xmit(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                  VhcaWirePacket *pkt)
-{
-    const struct vhca_qp_attr *av = &qp->attr;
-    VhcaPath path;
-
-    memcpy(path.dgid, av->dgid, VHCA_GID_LEN);
-    memcpy(path.dmac, av->dmac, VHCA_ETH_ALEN);
-    path.sgid_index = av->sgid_index;
-    path.hop_limit = av->hop_limit;
-    path.traffic_class = av->traffic_class;
-    path.udp_sport = av->udp_sport;
-    path.flow_label = av->flow_label;
-    path.dest_qpn = av->dest_qp_num;
-    vhca_xmit(core, qpn, &path, pkt);
-}
-
 /* ---------------------------------------------------------------------- */
 /* QP life cycle                                                          */
 /* ---------------------------------------------------------------------- */

@@ -90,28 +90,8 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     VhcaRcResp *resp = &qp->resp;
     uint32_t plen = pkt->payload_len;
 
-    if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_WRITE)) {
-        vhca_uc_drop_msg(core, qpn, qp);
-        return;
-    }
-    if (first) {
-        const VhcaWireReth *reth = &pkt->tp.reth;
-
-        if (reth->dma_len > VHCA_MAX_MSG_SIZE ||
-            (reth->dma_len &&
-             vhca_mr_check(core, reth->rkey, qp->pdn, reth->va,
-                           reth->dma_len, VHCA_ACCESS_REMOTE_WRITE) !=
-             VHCA_MR_OK)) {
-            vhca_uc_drop_msg(core, qpn, qp);
-            return;
-        }
-        resp->write_va = reth->va;
-        resp->write_rkey = reth->rkey;
-        resp->write_len = reth->dma_len;
-        resp->cur_len = 0;
-    }
-    if ((uint64_t)resp->cur_len + plen > resp->write_len ||
-        (last && resp->cur_len + plen != resp->write_len)) {
+    /* No NAKs on UC: whatever the check finds, the message is dropped. */
+    if (vhca_resp_check_write(core, qp, pkt, first, last) != VHCA_WRITE_OK) {
         vhca_uc_drop_msg(core, qpn, qp);
         return;
     }
