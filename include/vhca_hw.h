@@ -98,31 +98,177 @@ typedef uint64_t vhca_u64;
  */
 #define VHCA_REG_COUNTERS		0x200
 
+/*
+ * Why the RoCE engine dropped a received frame.  Each reason has its own
+ * counter (VHCA_CNT_DROP_*) and names the drop in the device's trace
+ * (docs/specs/vhca.rst, "Dropped frames").
+ */
+enum vhca_drop_reason {
+	VHCA_DROP_MALFORMED,			/* the parser refused it */
+	VHCA_DROP_BAD_ICRC,			/* ICRC mismatch (annex A17) */
+	VHCA_DROP_PKEY,			/* P_Key not ours (9.6.1.1) */
+	VHCA_DROP_NO_QP,			/* no such QP, or not its type */
+	VHCA_DROP_QP_STATE,			/* the QP does not take it now */
+	VHCA_DROP_QUEUE_FULL,			/* RX queue full: sender retries */
+	VHCA_DROP_NO_MEMORY,
+	VHCA_DROP_MCAST_ECHO,			/* our own multicast, echoed */
+	VHCA_DROP_MCAST_NO_MEMBER,		/* group nobody joined */
+	VHCA_DROP_QKEY,			/* UD: Q_Key mismatch (10.2.5) */
+	VHCA_DROP_NO_RWQE,			/* UD/UC: no receive WQE */
+	VHCA_DROP_UC_MSG,			/* UC: packet of a dropped message */
+	VHCA_DROP_STALE_RESPONSE,		/* RC: nothing outstanding */
+	VHCA_DROP_BAD_RESPONSE,		/* RC: unexpected response */
+	VHCA_DROP_DUP_TOO_OLD,			/* older than our resources */
+	VHCA_DROP_MAX
+};
+
+static inline const char *vhca_drop_reason_name(unsigned int reason)
+{
+	static const char * const names[VHCA_DROP_MAX] = {
+		[VHCA_DROP_MALFORMED]		= "malformed",
+		[VHCA_DROP_BAD_ICRC]		= "bad-icrc",
+		[VHCA_DROP_PKEY]		= "pkey",
+		[VHCA_DROP_NO_QP]		= "no-qp",
+		[VHCA_DROP_QP_STATE]		= "qp-state",
+		[VHCA_DROP_QUEUE_FULL]		= "queue-full",
+		[VHCA_DROP_NO_MEMORY]		= "no-memory",
+		[VHCA_DROP_MCAST_ECHO]		= "mcast-echo",
+		[VHCA_DROP_MCAST_NO_MEMBER]	= "mcast-no-member",
+		[VHCA_DROP_QKEY]		= "qkey",
+		[VHCA_DROP_NO_RWQE]		= "no-rwqe",
+		[VHCA_DROP_UC_MSG]		= "uc-msg",
+		[VHCA_DROP_STALE_RESPONSE]	= "stale-response",
+		[VHCA_DROP_BAD_RESPONSE]	= "bad-response",
+		[VHCA_DROP_DUP_TOO_OLD]		= "duplicate-too-old",
+	};
+
+	return reason < VHCA_DROP_MAX ? names[reason] : "unknown";
+}
+
+/*
+ * Device counters.  Their names (vhca_counter_name()) are what the guest
+ * driver shows in `rdma statistic` and `ethtool -S`; where Linux rxe counts
+ * the same thing the name is rxe's (drivers/infiniband/sw/rxe/
+ * rxe_hw_counters.c).
+ */
 enum vhca_counter {
 	VHCA_CNT_TX_PACKETS,
 	VHCA_CNT_TX_BYTES,
-	VHCA_CNT_TX_ERRORS,		/* bad descriptor or DMA address */
+	VHCA_CNT_TX_ERRORS,			/* bad descriptor or address */
 	VHCA_CNT_RX_PACKETS,
 	VHCA_CNT_RX_BYTES,
-	VHCA_CNT_RX_NO_BUFFER,		/* dropped: RX ring empty */
-	VHCA_CNT_RX_ERRORS,		/* dropped: bad buffer or oversize */
-	VHCA_CNT_ROCE_RX_PACKETS,	/* UDP/4791 to one of our GIDs */
-	VHCA_CNT_ROCE_RX_DROPPED,	/* RoCE frames the engine dropped */
+	VHCA_CNT_RX_NO_BUFFER,			/* dropped: RX ring empty */
+	VHCA_CNT_RX_ERRORS,			/* bad buffer or oversize */
+	VHCA_CNT_RX_MCAST_FILTERED,		/* refused by RX filter */
 	VHCA_CNT_ADMIN_COMMANDS,
-	VHCA_CNT_ADMIN_ERRORS,		/* commands completed with status != 0 */
-	VHCA_CNT_EQ_OVERFLOWS,		/* events lost: EQ full */
-	VHCA_CNT_DOORBELLS,		/* writes to BAR2 */
-	/* Datagram and unreliable transports: silent drops (IBTA 9.6, 9.7.x) */
-	VHCA_CNT_ROCE_QKEY_DROPS,	/* UD: Q_Key mismatch (10.2.5, C9-51) */
-	VHCA_CNT_ROCE_PKEY_DROPS,	/* P_Key not in the table (9.6.1.1) */
-	VHCA_CNT_ROCE_NO_RWQE_DROPS,	/* UD/UC: no receive WQE posted */
-	VHCA_CNT_ROCE_UC_MSG_DROPS,	/* UC: messages dropped (PSN gap, R_Key...) */
-	VHCA_CNT_ROCE_MCAST_DROPS,	/* multicast group nobody joined */
-	VHCA_CNT_UD_TX_PACKETS,		/* UD datagrams sent (incl. QP1) */
-	VHCA_CNT_UD_RX_PACKETS,		/* UD datagrams delivered */
-	VHCA_CNT_RX_MCAST_FILTERED,	/* multicast refused by SET_RX_FILTER */
+	VHCA_CNT_ADMIN_ERRORS,			/* status != OK */
+	VHCA_CNT_EQ_OVERFLOWS,			/* events lost: EQ full */
+	VHCA_CNT_DOORBELLS,			/* writes to BAR2 */
+	/* RoCE transport (IBTA 9.7, 9.8) */
+	VHCA_CNT_ROCE_TX_PACKETS,
+	VHCA_CNT_ROCE_RX_PACKETS,		/* UDP/4791 to one of our GIDs */
+	VHCA_CNT_ROCE_RX_DROPPED,		/* sum of the drop_* counters */
+	VHCA_CNT_UD_TX_PACKETS,		/* incl. QP1 */
+	VHCA_CNT_UD_RX_PACKETS,
+	VHCA_CNT_DUPLICATE_REQUEST,		/* 9.9.1.1 */
+	VHCA_CNT_OUT_OF_SEQ_REQUEST,		/* 9.9.1.1 */
+	VHCA_CNT_SEQ_NAK_SENT,
+	VHCA_CNT_SEQ_NAK_RCVD,
+	VHCA_CNT_RNR_NAK_SENT,
+	VHCA_CNT_RNR_NAK_RCVD,
+	VHCA_CNT_INV_REQ_NAK_SENT,
+	VHCA_CNT_INV_REQ_NAK_RCVD,
+	VHCA_CNT_REM_ACCESS_NAK_SENT,
+	VHCA_CNT_REM_ACCESS_NAK_RCVD,
+	VHCA_CNT_REM_OP_NAK_SENT,
+	VHCA_CNT_REM_OP_NAK_RCVD,
+	VHCA_CNT_ACK_TIMEOUTS,			/* 9.7.6.1.3 */
+	VHCA_CNT_RETRIES,			/* SQ rewinds */
+	VHCA_CNT_RETRANSMITTED_PKTS,
+	VHCA_CNT_RETRY_EXCEEDED,
+	VHCA_CNT_RNR_RETRY_EXCEEDED,
+	VHCA_CNT_UC_MSGS_DROPPED,		/* whole UC messages (9.8.3) */
+	VHCA_CNT_COMPLETION_ERRORS,		/* CQEs with status != 0 */
+	/* one per enum vhca_drop_reason, in its order */
+	VHCA_CNT_DROP_MALFORMED,
+	VHCA_CNT_DROP_BAD_ICRC,
+	VHCA_CNT_DROP_PKEY,
+	VHCA_CNT_DROP_NO_QP,
+	VHCA_CNT_DROP_QP_STATE,
+	VHCA_CNT_DROP_QUEUE_FULL,
+	VHCA_CNT_DROP_NO_MEMORY,
+	VHCA_CNT_DROP_MCAST_ECHO,
+	VHCA_CNT_DROP_MCAST_NO_MEMBER,
+	VHCA_CNT_DROP_QKEY,
+	VHCA_CNT_DROP_NO_RWQE,
+	VHCA_CNT_DROP_UC_MSG,
+	VHCA_CNT_DROP_STALE_RESPONSE,
+	VHCA_CNT_DROP_BAD_RESPONSE,
+	VHCA_CNT_DROP_DUP_TOO_OLD,
 	VHCA_CNT_MAX
 };
+
+/* The counter of drop reason @r. */
+#define VHCA_CNT_DROP(r)		(VHCA_CNT_DROP_MALFORMED + (r))
+
+static inline const char *vhca_counter_name(unsigned int counter)
+{
+	static const char * const names[VHCA_CNT_MAX] = {
+		[VHCA_CNT_TX_PACKETS]		= "tx_packets",
+		[VHCA_CNT_TX_BYTES]		= "tx_bytes",
+		[VHCA_CNT_TX_ERRORS]		= "tx_errors",
+		[VHCA_CNT_RX_PACKETS]		= "rx_packets",
+		[VHCA_CNT_RX_BYTES]		= "rx_bytes",
+		[VHCA_CNT_RX_NO_BUFFER]		= "rx_no_buffer",
+		[VHCA_CNT_RX_ERRORS]		= "rx_errors",
+		[VHCA_CNT_RX_MCAST_FILTERED]	= "rx_mcast_filtered",
+		[VHCA_CNT_ADMIN_COMMANDS]	= "admin_commands",
+		[VHCA_CNT_ADMIN_ERRORS]		= "admin_errors",
+		[VHCA_CNT_EQ_OVERFLOWS]		= "eq_overflows",
+		[VHCA_CNT_DOORBELLS]		= "doorbells",
+		[VHCA_CNT_ROCE_TX_PACKETS]	= "sent_pkts",
+		[VHCA_CNT_ROCE_RX_PACKETS]	= "rcvd_pkts",
+		[VHCA_CNT_ROCE_RX_DROPPED]	= "rcvd_dropped",
+		[VHCA_CNT_UD_TX_PACKETS]	= "ud_sent_pkts",
+		[VHCA_CNT_UD_RX_PACKETS]	= "ud_rcvd_pkts",
+		[VHCA_CNT_DUPLICATE_REQUEST]	= "duplicate_request",
+		[VHCA_CNT_OUT_OF_SEQ_REQUEST]	= "out_of_seq_request",
+		[VHCA_CNT_SEQ_NAK_SENT]		= "send_seq_err",
+		[VHCA_CNT_SEQ_NAK_RCVD]		= "rcvd_seq_err",
+		[VHCA_CNT_RNR_NAK_SENT]		= "send_rnr_err",
+		[VHCA_CNT_RNR_NAK_RCVD]		= "rcvd_rnr_err",
+		[VHCA_CNT_INV_REQ_NAK_SENT]	= "send_inv_req_err",
+		[VHCA_CNT_INV_REQ_NAK_RCVD]	= "rcvd_inv_req_err",
+		[VHCA_CNT_REM_ACCESS_NAK_SENT]	= "send_rem_access_err",
+		[VHCA_CNT_REM_ACCESS_NAK_RCVD]	= "rcvd_rem_access_err",
+		[VHCA_CNT_REM_OP_NAK_SENT]	= "send_rem_op_err",
+		[VHCA_CNT_REM_OP_NAK_RCVD]	= "rcvd_rem_op_err",
+		[VHCA_CNT_ACK_TIMEOUTS]		= "local_ack_timeout_err",
+		[VHCA_CNT_RETRIES]		= "completer_retry_err",
+		[VHCA_CNT_RETRANSMITTED_PKTS]	= "retransmitted_pkts",
+		[VHCA_CNT_RETRY_EXCEEDED]	= "retry_exceeded_err",
+		[VHCA_CNT_RNR_RETRY_EXCEEDED]	= "retry_rnr_exceeded_err",
+		[VHCA_CNT_UC_MSGS_DROPPED]	= "uc_msgs_dropped",
+		[VHCA_CNT_COMPLETION_ERRORS]	= "completion_errors",
+		[VHCA_CNT_DROP_MALFORMED]	= "drop_malformed",
+		[VHCA_CNT_DROP_BAD_ICRC]	= "drop_bad_icrc",
+		[VHCA_CNT_DROP_PKEY]		= "drop_pkey",
+		[VHCA_CNT_DROP_NO_QP]		= "drop_no_qp",
+		[VHCA_CNT_DROP_QP_STATE]	= "drop_qp_state",
+		[VHCA_CNT_DROP_QUEUE_FULL]	= "drop_queue_full",
+		[VHCA_CNT_DROP_NO_MEMORY]	= "drop_no_memory",
+		[VHCA_CNT_DROP_MCAST_ECHO]	= "drop_mcast_echo",
+		[VHCA_CNT_DROP_MCAST_NO_MEMBER]	= "drop_mcast_no_member",
+		[VHCA_CNT_DROP_QKEY]		= "drop_qkey",
+		[VHCA_CNT_DROP_NO_RWQE]		= "drop_no_rwqe",
+		[VHCA_CNT_DROP_UC_MSG]		= "drop_uc_msg",
+		[VHCA_CNT_DROP_STALE_RESPONSE]	= "drop_stale_response",
+		[VHCA_CNT_DROP_BAD_RESPONSE]	= "drop_bad_response",
+		[VHCA_CNT_DROP_DUP_TOO_OLD]	= "drop_duplicate_too_old",
+	};
+
+	return counter < VHCA_CNT_MAX ? names[counter] : "unknown";
+}
 
 #define VHCA_MAGIC			0x41434856	/* "VHCA" little-endian */
 #define VHCA_VERSION_MAJOR		1
@@ -161,9 +307,26 @@ enum vhca_reg_error {
 #define VHCA_EQ_DB_CI_MASK		0x00ffffffu
 #define VHCA_EQ_DB_ARM			(1u << 31)
 
+/*
+ * Queue and object limits.  QUERY_DEVICE reports the per-device counts
+ * (QEMU properties); these are the fixed ones every half checks against.
+ */
 #define VHCA_ADMQ_MAX_LOG_SIZE		12
 #define VHCA_AEQ_MAX_LOG_SIZE		16
 #define VHCA_ETH_MAX_LOG_SIZE		15
+#define VHCA_CQ_MAX_LOG_SIZE		16	/* max_cqe = 2^16 - 1 */
+#define VHCA_EQ_MAX_LOG_SIZE		16
+#define VHCA_WQ_MAX_LOG_SIZE		14	/* max_qp_wr = 2^14 */
+/* Queues live on 4 KiB pages; no entry straddles a page. */
+#define VHCA_QUEUE_PAGE_SHIFT		12
+#define VHCA_QUEUE_PAGE_SIZE		(1u << VHCA_QUEUE_PAGE_SHIFT)
+#define VHCA_MR_MIN_PAGE_SHIFT		12
+#define VHCA_MR_MAX_PAGE_SHIFT		30
+/* Read and atomic requests a QP may have outstanding (either way). */
+#define VHCA_MAX_RD_ATOMIC		16
+#define VHCA_MAX_MSG_SIZE		0x80000000u	/* IBTA: 2^31 */
+/* QP0 does not exist on RoCE; QP1 is the GSI QP (VHCA_QPT_GSI only). */
+#define VHCA_FIRST_QPN			2
 
 /* MSI-X vector assignment. */
 #define VHCA_VECTOR_ASYNC		0
@@ -195,47 +358,100 @@ struct vhca_admin_cmd {
 	vhca_u8 out[16];		/* command specific */
 };
 
+/*
+ * Admin opcodes.  The RDMA resource commands take a mailbox (struct
+ * vhca_cmd_dma_in); SET_RX_FILTER's mailbox holds a struct vhca_rx_filter;
+ * ATTACH/DETACH_MCAST take struct vhca_cmd_mcast_in inline.
+ */
 enum vhca_admin_opcode {
-	VHCA_CMD_NOP			= 0x00,
-	VHCA_CMD_QUERY_DEVICE		= 0x01,
-	VHCA_CMD_QUERY_PORT		= 0x02,
-	VHCA_CMD_ADD_GID		= 0x03,
-	VHCA_CMD_DEL_GID		= 0x04,
-	VHCA_CMD_SET_MAC		= 0x05,
-	VHCA_CMD_SET_MTU		= 0x06,
-	VHCA_CMD_ALLOC_UCTX		= 0x07,
-	VHCA_CMD_DEALLOC_UCTX		= 0x08,
-	/* in = struct vhca_cmd_dma_in naming a struct vhca_rx_filter */
-	VHCA_CMD_SET_RX_FILTER		= 0x09,
-	/* RDMA resources: input is a mailbox, struct vhca_cmd_dma_in. */
-	VHCA_CMD_CREATE_PD		= 0x10,
-	VHCA_CMD_DESTROY_PD		= 0x11,
-	VHCA_CMD_CREATE_MR		= 0x12,
-	VHCA_CMD_DESTROY_MR		= 0x13,
-	VHCA_CMD_CREATE_EQ		= 0x14,
-	VHCA_CMD_DESTROY_EQ		= 0x15,
-	VHCA_CMD_CREATE_CQ		= 0x16,
-	VHCA_CMD_DESTROY_CQ		= 0x17,
-	VHCA_CMD_CREATE_QP		= 0x18,
-	VHCA_CMD_MODIFY_QP		= 0x19,
-	VHCA_CMD_QUERY_QP		= 0x1a,
-	VHCA_CMD_DESTROY_QP		= 0x1b,
-	/* in = struct vhca_cmd_mcast_in (inline, no mailbox) */
-	VHCA_CMD_ATTACH_MCAST		= 0x1c,
-	VHCA_CMD_DETACH_MCAST		= 0x1d,
+	VHCA_CMD_NOP				= 0x00,
+	VHCA_CMD_QUERY_DEVICE			= 0x01,
+	VHCA_CMD_QUERY_PORT			= 0x02,
+	VHCA_CMD_ADD_GID			= 0x03,
+	VHCA_CMD_DEL_GID			= 0x04,
+	VHCA_CMD_SET_MAC			= 0x05,
+	VHCA_CMD_SET_MTU			= 0x06,
+	VHCA_CMD_ALLOC_UCTX			= 0x07,
+	VHCA_CMD_DEALLOC_UCTX			= 0x08,
+	VHCA_CMD_SET_RX_FILTER			= 0x09,
+	VHCA_CMD_CREATE_PD			= 0x10,
+	VHCA_CMD_DESTROY_PD			= 0x11,
+	VHCA_CMD_CREATE_MR			= 0x12,
+	VHCA_CMD_DESTROY_MR			= 0x13,
+	VHCA_CMD_CREATE_EQ			= 0x14,
+	VHCA_CMD_DESTROY_EQ			= 0x15,
+	VHCA_CMD_CREATE_CQ			= 0x16,
+	VHCA_CMD_DESTROY_CQ			= 0x17,
+	VHCA_CMD_CREATE_QP			= 0x18,
+	VHCA_CMD_MODIFY_QP			= 0x19,
+	VHCA_CMD_QUERY_QP			= 0x1a,
+	VHCA_CMD_DESTROY_QP			= 0x1b,
+	VHCA_CMD_ATTACH_MCAST			= 0x1c,
+	VHCA_CMD_DETACH_MCAST			= 0x1d,
 	VHCA_CMD_MAX
 };
 
+static inline const char *vhca_admin_opcode_name(unsigned int opcode)
+{
+	static const char * const names[VHCA_CMD_MAX] = {
+		[VHCA_CMD_NOP]			= "NOP",
+		[VHCA_CMD_QUERY_DEVICE]		= "QUERY_DEVICE",
+		[VHCA_CMD_QUERY_PORT]		= "QUERY_PORT",
+		[VHCA_CMD_ADD_GID]		= "ADD_GID",
+		[VHCA_CMD_DEL_GID]		= "DEL_GID",
+		[VHCA_CMD_SET_MAC]		= "SET_MAC",
+		[VHCA_CMD_SET_MTU]		= "SET_MTU",
+		[VHCA_CMD_ALLOC_UCTX]		= "ALLOC_UCTX",
+		[VHCA_CMD_DEALLOC_UCTX]		= "DEALLOC_UCTX",
+		[VHCA_CMD_SET_RX_FILTER]	= "SET_RX_FILTER",
+		[VHCA_CMD_CREATE_PD]		= "CREATE_PD",
+		[VHCA_CMD_DESTROY_PD]		= "DESTROY_PD",
+		[VHCA_CMD_CREATE_MR]		= "CREATE_MR",
+		[VHCA_CMD_DESTROY_MR]		= "DESTROY_MR",
+		[VHCA_CMD_CREATE_EQ]		= "CREATE_EQ",
+		[VHCA_CMD_DESTROY_EQ]		= "DESTROY_EQ",
+		[VHCA_CMD_CREATE_CQ]		= "CREATE_CQ",
+		[VHCA_CMD_DESTROY_CQ]		= "DESTROY_CQ",
+		[VHCA_CMD_CREATE_QP]		= "CREATE_QP",
+		[VHCA_CMD_MODIFY_QP]		= "MODIFY_QP",
+		[VHCA_CMD_QUERY_QP]		= "QUERY_QP",
+		[VHCA_CMD_DESTROY_QP]		= "DESTROY_QP",
+		[VHCA_CMD_ATTACH_MCAST]		= "ATTACH_MCAST",
+		[VHCA_CMD_DETACH_MCAST]		= "DETACH_MCAST",
+	};
+
+	return opcode < VHCA_CMD_MAX && names[opcode] ? names[opcode] :
+							 "UNKNOWN";
+}
+
+/* Admin command status. */
 enum vhca_admin_status {
-	VHCA_ST_OK			= 0x00,
-	VHCA_ST_BAD_OPCODE		= 0x01,	/* unknown opcode */
-	VHCA_ST_BAD_PARAM		= 0x02,	/* field out of range */
-	VHCA_ST_BAD_INDEX		= 0x03,	/* table index out of range */
-	VHCA_ST_BAD_ADDR		= 0x04,	/* DMA to/from guest failed */
-	VHCA_ST_NO_RESOURCES		= 0x05,	/* table full */
-	VHCA_ST_BAD_STATE		= 0x06,	/* object not in usable state */
-	VHCA_ST_BUSY			= 0x07,	/* object in use */
+	VHCA_ST_OK				= 0x00,
+	VHCA_ST_BAD_OPCODE			= 0x01,	/* unknown opcode */
+	VHCA_ST_BAD_PARAM			= 0x02,	/* field out of range */
+	VHCA_ST_BAD_INDEX			= 0x03,	/* table index out of range */
+	VHCA_ST_BAD_ADDR			= 0x04,	/* DMA to/from guest failed */
+	VHCA_ST_NO_RESOURCES			= 0x05,	/* table full */
+	VHCA_ST_BAD_STATE			= 0x06,	/* object not in usable state */
+	VHCA_ST_BUSY				= 0x07,	/* object in use */
+	VHCA_ST_MAX
 };
+
+static inline const char *vhca_admin_status_name(unsigned int status)
+{
+	static const char * const names[VHCA_ST_MAX] = {
+		[VHCA_ST_OK]			= "OK",
+		[VHCA_ST_BAD_OPCODE]		= "BAD_OPCODE",
+		[VHCA_ST_BAD_PARAM]		= "BAD_PARAM",
+		[VHCA_ST_BAD_INDEX]		= "BAD_INDEX",
+		[VHCA_ST_BAD_ADDR]		= "BAD_ADDR",
+		[VHCA_ST_NO_RESOURCES]		= "NO_RESOURCES",
+		[VHCA_ST_BAD_STATE]		= "BAD_STATE",
+		[VHCA_ST_BUSY]			= "BUSY",
+	};
+
+	return status < VHCA_ST_MAX ? names[status] : "UNKNOWN";
+}
 
 /* VHCA_CMD_QUERY_DEVICE: in = struct vhca_cmd_dma_in; out buffer below. */
 struct vhca_cmd_dma_in {
@@ -669,6 +885,34 @@ enum vhca_cqe_opcode {			/* the values of enum ibv_wc_opcode */
 #define VHCA_CQE_NET_IPV6		(1u << 4)
 
 /*
+ * Completion status: the values of enum ibv_wc_status / ib_wc_status
+ * (IBTA 11.4.2.1, 11.6.2) the device produces.
+ */
+enum vhca_wc_status {
+	VHCA_WC_SUCCESS			= 0,
+	VHCA_WC_LOC_LEN_ERR		= 1,
+	VHCA_WC_LOC_QP_OP_ERR		= 2,
+	VHCA_WC_LOC_PROT_ERR		= 4,
+	VHCA_WC_WR_FLUSH_ERR		= 5,
+	VHCA_WC_REM_INV_REQ_ERR		= 9,
+	VHCA_WC_REM_ACCESS_ERR		= 10,
+	VHCA_WC_REM_OP_ERR		= 11,
+	VHCA_WC_RETRY_EXC_ERR		= 12,
+	VHCA_WC_RNR_RETRY_EXC_ERR	= 13,
+};
+
+/*
+ * vendor_err of an error CQE: which device condition produced the status.
+ * A NAK the peer sent is VHCA_VENDOR_ERR_NAK | its AETH NAK code
+ * (IBTA 9.7.5.2.8), so "remote access error" says whose check failed.
+ */
+enum vhca_vendor_err {
+	VHCA_VENDOR_ERR_NONE		= 0x000,
+	VHCA_VENDOR_ERR_NAK		= 0x100,	/* | NAK code 0..4 */
+	VHCA_VENDOR_ERR_WQE_DMA		= 0x200,	/* WQE unreadable */
+};
+
+/*
  * Completion queue entry, 32 bytes; owner bit as in struct vhca_eqe.
  * status holds the values of enum ibv_wc_status (IBTA 11.4.2.1).
  */
@@ -715,6 +959,15 @@ enum vhca_eqe_type {
 	VHCA_EQE_CQ_ERROR		= 4,
 	/* data[0] = qpn; subtype = the enum ib_event_type value */
 	VHCA_EQE_QP_EVENT		= 5,
+};
+
+/* VHCA_EQE_QP_EVENT subtypes: the values of enum ib_event_type (11.6.3). */
+enum vhca_qp_event {
+	VHCA_EVENT_QP_FATAL		= 1,
+	VHCA_EVENT_QP_REQ_ERR		= 2,
+	VHCA_EVENT_QP_ACCESS_ERR	= 3,
+	VHCA_EVENT_COMM_EST		= 4,
+	VHCA_EVENT_SQ_DRAINED		= 5,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -823,6 +1076,8 @@ struct vhca_rx_filter {
 static_assert(sizeof(struct vhca_rx_filter) == 8 + 8 * VHCA_MAX_MCAST_MACS,
 	      "vhca_rx_filter layout");
 /* Counters end before the completion EQ doorbells. */
+static_assert(VHCA_CNT_DROP(VHCA_DROP_MAX) == VHCA_CNT_MAX,
+	      "one counter per drop reason, in order, at the end");
 static_assert(VHCA_REG_COUNTERS + 8 * VHCA_CNT_MAX <= VHCA_REG_EQ_DB(0),
 	      "counter registers overlap EQ_DB");
 

@@ -22,59 +22,6 @@ static_assert(sizeof(struct vhca_device_attr) <= VHCA_ADMIN_DMA_BUF_SIZE);
 static_assert(sizeof(struct vhca_qp_attr) <= VHCA_ADMIN_DMA_BUF_SIZE);
 static_assert(sizeof(struct vhca_rx_filter) <= VHCA_ADMIN_DMA_BUF_SIZE);
 
-static const char * const vhca_admin_opcode_names[VHCA_CMD_MAX] = {
-	[VHCA_CMD_NOP]			= "NOP",
-	[VHCA_CMD_QUERY_DEVICE]		= "QUERY_DEVICE",
-	[VHCA_CMD_QUERY_PORT]		= "QUERY_PORT",
-	[VHCA_CMD_ADD_GID]		= "ADD_GID",
-	[VHCA_CMD_DEL_GID]		= "DEL_GID",
-	[VHCA_CMD_SET_MAC]		= "SET_MAC",
-	[VHCA_CMD_SET_MTU]		= "SET_MTU",
-	[VHCA_CMD_ALLOC_UCTX]		= "ALLOC_UCTX",
-	[VHCA_CMD_DEALLOC_UCTX]		= "DEALLOC_UCTX",
-	[VHCA_CMD_SET_RX_FILTER]	= "SET_RX_FILTER",
-	[VHCA_CMD_CREATE_PD]		= "CREATE_PD",
-	[VHCA_CMD_DESTROY_PD]		= "DESTROY_PD",
-	[VHCA_CMD_CREATE_MR]		= "CREATE_MR",
-	[VHCA_CMD_DESTROY_MR]		= "DESTROY_MR",
-	[VHCA_CMD_CREATE_EQ]		= "CREATE_EQ",
-	[VHCA_CMD_DESTROY_EQ]		= "DESTROY_EQ",
-	[VHCA_CMD_CREATE_CQ]		= "CREATE_CQ",
-	[VHCA_CMD_DESTROY_CQ]		= "DESTROY_CQ",
-	[VHCA_CMD_CREATE_QP]		= "CREATE_QP",
-	[VHCA_CMD_MODIFY_QP]		= "MODIFY_QP",
-	[VHCA_CMD_QUERY_QP]		= "QUERY_QP",
-	[VHCA_CMD_DESTROY_QP]		= "DESTROY_QP",
-	[VHCA_CMD_ATTACH_MCAST]		= "ATTACH_MCAST",
-	[VHCA_CMD_DETACH_MCAST]		= "DETACH_MCAST",
-};
-
-static const char * const vhca_admin_status_names[] = {
-	[VHCA_ST_OK]			= "OK",
-	[VHCA_ST_BAD_OPCODE]		= "BAD_OPCODE",
-	[VHCA_ST_BAD_PARAM]		= "BAD_PARAM",
-	[VHCA_ST_BAD_INDEX]		= "BAD_INDEX",
-	[VHCA_ST_BAD_ADDR]		= "BAD_ADDR",
-	[VHCA_ST_NO_RESOURCES]		= "NO_RESOURCES",
-	[VHCA_ST_BAD_STATE]		= "BAD_STATE",
-	[VHCA_ST_BUSY]			= "BUSY",
-};
-
-static const char *vhca_admin_opcode_name(u16 opcode)
-{
-	if (opcode < ARRAY_SIZE(vhca_admin_opcode_names) &&
-	    vhca_admin_opcode_names[opcode])
-		return vhca_admin_opcode_names[opcode];
-	return "UNKNOWN";
-}
-
-static const char *vhca_admin_status_name(u8 status)
-{
-	if (status < ARRAY_SIZE(vhca_admin_status_names))
-		return vhca_admin_status_names[status];
-	return "UNKNOWN";
-}
-
 static int vhca_admin_status_to_errno(u8 status)
 {
 	switch (status) {

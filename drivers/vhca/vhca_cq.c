@@ -20,8 +20,6 @@
 #include "vhca.h"
 #include "vhca_verbs.h"
 
-#define VHCA_CQ_MAX_LOG_SIZE	16
-
 static u32 vhca_cq_ring_size(u8 log_size)
 {
 	return sizeof(struct vhca_cqe) << log_size;

@@ -1,38 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * ethtool: driver information, link, and the device's COUNTERS registers
- * as statistics.
+ * as statistics, named by vhca_counter_name() (include/vhca_hw.h).
  */
 
 #include <linux/ethtool.h>
 
 #include "vhca.h"
-
-static const char vhca_counter_names[][ETH_GSTRING_LEN] = {
-	[VHCA_CNT_TX_PACKETS]		= "tx_packets",
-	[VHCA_CNT_TX_BYTES]		= "tx_bytes",
-	[VHCA_CNT_TX_ERRORS]		= "tx_errors",
-	[VHCA_CNT_RX_PACKETS]		= "rx_packets",
-	[VHCA_CNT_RX_BYTES]		= "rx_bytes",
-	[VHCA_CNT_RX_NO_BUFFER]		= "rx_no_buffer",
-	[VHCA_CNT_RX_ERRORS]		= "rx_errors",
-	[VHCA_CNT_ROCE_RX_PACKETS]	= "roce_rx_packets",
-	[VHCA_CNT_ROCE_RX_DROPPED]	= "roce_rx_dropped",
-	[VHCA_CNT_ADMIN_COMMANDS]	= "admin_commands",
-	[VHCA_CNT_ADMIN_ERRORS]		= "admin_errors",
-	[VHCA_CNT_EQ_OVERFLOWS]		= "eq_overflows",
-	[VHCA_CNT_DOORBELLS]		= "doorbells",
-	[VHCA_CNT_ROCE_QKEY_DROPS]	= "roce_qkey_drops",
-	[VHCA_CNT_ROCE_PKEY_DROPS]	= "roce_pkey_drops",
-	[VHCA_CNT_ROCE_NO_RWQE_DROPS]	= "roce_no_rwqe_drops",
-	[VHCA_CNT_ROCE_UC_MSG_DROPS]	= "roce_uc_msg_drops",
-	[VHCA_CNT_ROCE_MCAST_DROPS]	= "roce_mcast_drops",
-	[VHCA_CNT_UD_TX_PACKETS]	= "ud_tx_packets",
-	[VHCA_CNT_UD_RX_PACKETS]	= "ud_rx_packets",
-	[VHCA_CNT_RX_MCAST_FILTERED]	= "rx_mcast_filtered",
-};
-
-static_assert(ARRAY_SIZE(vhca_counter_names) == VHCA_CNT_MAX);
 
 static struct vhca_dev *vhca_ethtool_dev(struct net_device *netdev)
 {
@@ -86,7 +60,7 @@ static void vhca_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 	if (sset != ETH_SS_STATS)
 		return;
 	for (i = 0; i < VHCA_CNT_MAX; i++)
-		ethtool_puts(&data, vhca_counter_names[i]);
+		ethtool_puts(&data, vhca_counter_name(i));
 }
 
 static void vhca_get_ethtool_stats(struct net_device *netdev,

@@ -17,8 +17,6 @@
 #include "vhca.h"
 #include "vhca_verbs.h"
 
-#define VHCA_WQ_MAX_LOG_SIZE	14
-
 /*
  * Attributes vhca_qp_attr carries, and PATH_MIG_STATE, which has no field
  * (always MIGRATED); alternate paths are not supported (no APM).

@@ -15,8 +15,6 @@
 
 #include "vhca.h"
 
-#define VHCA_QUEUE_PAGE_SIZE	SZ_4K
-
 /**
  * vhca_pbl_alloc - allocate a page list for @npages pages
  * @dev: the device

@@ -132,9 +132,9 @@ int vhca_query_port(struct ib_device *ibdev, u32 port,
 	props->port_cap_flags = IB_PORT_CM_SUP;
 	/* 16-bit saturating counters (PortInfo Q_Key/P_Key violations). */
 	props->qkey_viol_cntr = min_t(u64, U16_MAX,
-				      vhca_read_counter(dev, VHCA_CNT_ROCE_QKEY_DROPS));
+				      vhca_read_counter(dev, VHCA_CNT_DROP_QKEY));
 	props->bad_pkey_cntr = min_t(u64, U16_MAX,
-				     vhca_read_counter(dev, VHCA_CNT_ROCE_PKEY_DROPS));
+				     vhca_read_counter(dev, VHCA_CNT_DROP_PKEY));
 	return 0;
 }
 

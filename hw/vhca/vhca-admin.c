@@ -41,8 +41,8 @@
 
 typedef uint8_t (*VhcaCmdHandler)(VhcaCore *core, VhcaCmdCtx *ctx);
 
+/* The handlers, by opcode; their names are vhca_admin_opcode_name()'s. */
 typedef struct VhcaCmdDesc {
-    const char *name;
     VhcaCmdHandler handler;
 } VhcaCmdDesc;
 
@@ -325,39 +325,31 @@ static uint8_t vhca_cmd_dealloc_uctx(VhcaCore *core, VhcaCmdCtx *ctx)
 }
 
 static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
-    [VHCA_CMD_NOP] = { "NOP", vhca_cmd_nop },
-    [VHCA_CMD_QUERY_DEVICE] = { "QUERY_DEVICE", vhca_cmd_query_device },
-    [VHCA_CMD_QUERY_PORT] = { "QUERY_PORT", vhca_cmd_query_port },
-    [VHCA_CMD_ADD_GID] = { "ADD_GID", vhca_cmd_add_gid },
-    [VHCA_CMD_DEL_GID] = { "DEL_GID", vhca_cmd_del_gid },
-    [VHCA_CMD_SET_MAC] = { "SET_MAC", vhca_cmd_set_mac },
-    [VHCA_CMD_SET_MTU] = { "SET_MTU", vhca_cmd_set_mtu },
-    [VHCA_CMD_ALLOC_UCTX] = { "ALLOC_UCTX", vhca_cmd_alloc_uctx },
-    [VHCA_CMD_DEALLOC_UCTX] = { "DEALLOC_UCTX", vhca_cmd_dealloc_uctx },
-    [VHCA_CMD_SET_RX_FILTER] = { "SET_RX_FILTER", vhca_cmd_set_rx_filter },
-    [VHCA_CMD_CREATE_PD] = { "CREATE_PD", vhca_cmd_create_pd },
-    [VHCA_CMD_DESTROY_PD] = { "DESTROY_PD", vhca_cmd_destroy_pd },
-    [VHCA_CMD_CREATE_MR] = { "CREATE_MR", vhca_cmd_create_mr },
-    [VHCA_CMD_DESTROY_MR] = { "DESTROY_MR", vhca_cmd_destroy_mr },
-    [VHCA_CMD_CREATE_EQ] = { "CREATE_EQ", vhca_cmd_create_eq },
-    [VHCA_CMD_DESTROY_EQ] = { "DESTROY_EQ", vhca_cmd_destroy_eq },
-    [VHCA_CMD_CREATE_CQ] = { "CREATE_CQ", vhca_cmd_create_cq },
-    [VHCA_CMD_DESTROY_CQ] = { "DESTROY_CQ", vhca_cmd_destroy_cq },
-    [VHCA_CMD_CREATE_QP] = { "CREATE_QP", vhca_cmd_create_qp },
-    [VHCA_CMD_MODIFY_QP] = { "MODIFY_QP", vhca_cmd_modify_qp },
-    [VHCA_CMD_QUERY_QP] = { "QUERY_QP", vhca_cmd_query_qp },
-    [VHCA_CMD_DESTROY_QP] = { "DESTROY_QP", vhca_cmd_destroy_qp },
-    [VHCA_CMD_ATTACH_MCAST] = { "ATTACH_MCAST", vhca_cmd_attach_mcast },
-    [VHCA_CMD_DETACH_MCAST] = { "DETACH_MCAST", vhca_cmd_detach_mcast },
+    [VHCA_CMD_NOP] = { vhca_cmd_nop },
+    [VHCA_CMD_QUERY_DEVICE] = { vhca_cmd_query_device },
+    [VHCA_CMD_QUERY_PORT] = { vhca_cmd_query_port },
+    [VHCA_CMD_ADD_GID] = { vhca_cmd_add_gid },
+    [VHCA_CMD_DEL_GID] = { vhca_cmd_del_gid },
+    [VHCA_CMD_SET_MAC] = { vhca_cmd_set_mac },
+    [VHCA_CMD_SET_MTU] = { vhca_cmd_set_mtu },
+    [VHCA_CMD_ALLOC_UCTX] = { vhca_cmd_alloc_uctx },
+    [VHCA_CMD_DEALLOC_UCTX] = { vhca_cmd_dealloc_uctx },
+    [VHCA_CMD_SET_RX_FILTER] = { vhca_cmd_set_rx_filter },
+    [VHCA_CMD_CREATE_PD] = { vhca_cmd_create_pd },
+    [VHCA_CMD_DESTROY_PD] = { vhca_cmd_destroy_pd },
+    [VHCA_CMD_CREATE_MR] = { vhca_cmd_create_mr },
+    [VHCA_CMD_DESTROY_MR] = { vhca_cmd_destroy_mr },
+    [VHCA_CMD_CREATE_EQ] = { vhca_cmd_create_eq },
+    [VHCA_CMD_DESTROY_EQ] = { vhca_cmd_destroy_eq },
+    [VHCA_CMD_CREATE_CQ] = { vhca_cmd_create_cq },
+    [VHCA_CMD_DESTROY_CQ] = { vhca_cmd_destroy_cq },
+    [VHCA_CMD_CREATE_QP] = { vhca_cmd_create_qp },
+    [VHCA_CMD_MODIFY_QP] = { vhca_cmd_modify_qp },
+    [VHCA_CMD_QUERY_QP] = { vhca_cmd_query_qp },
+    [VHCA_CMD_DESTROY_QP] = { vhca_cmd_destroy_qp },
+    [VHCA_CMD_ATTACH_MCAST] = { vhca_cmd_attach_mcast },
+    [VHCA_CMD_DETACH_MCAST] = { vhca_cmd_detach_mcast },
 };
-
-const char *vhca_core_admin_opcode_name(uint16_t opcode)
-{
-    if (opcode < VHCA_CMD_MAX && vhca_admin_cmds[opcode].name) {
-        return vhca_admin_cmds[opcode].name;
-    }
-    return "UNKNOWN";
-}
 
 static uint8_t vhca_admin_dispatch(VhcaCore *core, VhcaCmdCtx *ctx)
 {

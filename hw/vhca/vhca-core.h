@@ -313,9 +313,6 @@ void vhca_core_run_deferred(VhcaCore *core);
 /* The deadline given to ops->timer_arm() has passed. */
 void vhca_core_timer_expired(VhcaCore *core);
 
-/* Name of an admin opcode for traces ("UNKNOWN" if none). */
-const char *vhca_core_admin_opcode_name(uint16_t opcode);
-
 /* Short name of a guest error class, e.g. "admq". */
 const char *vhca_core_guest_error_name(VhcaGuestError kind);
 

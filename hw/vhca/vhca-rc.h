@@ -34,33 +34,15 @@ VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q);
 void vhca_rc_frame_free(VhcaRxFrame *f);
 /* A received packet the transport does not take: ROCE_RX_DROPPED. */
 /*
- * Why a received RoCE frame was dropped.  Each drop counts in
- * ROCE_RX_DROPPED, in its reason's own counter where there is one, and
- * is traced (vhca_roce_drop) with its reason and QP: a frame from the
- * wire is not the guest's doing, so never a guest error.
+ * A received RoCE frame was dropped (enum vhca_drop_reason, in
+ * include/vhca_hw.h).  Each drop counts in ROCE_RX_DROPPED and in its
+ * reason's own counter, and is traced (vhca_roce_drop) with its reason and
+ * QP: a frame from the wire is not the guest's doing, so never a guest
+ * error.
  */
-typedef enum VhcaDropReason {
-    VHCA_DROP_MALFORMED,            /* the parser refused it */
-    VHCA_DROP_PKEY,                 /* P_Key not ours (9.6.1.1) */
-    VHCA_DROP_NO_QP,                /* no such QP, or not its transport */
-    VHCA_DROP_QP_STATE,             /* the QP does not take it now */
-    VHCA_DROP_QUEUE_FULL,           /* receive queue full (the sender retries) */
-    VHCA_DROP_NO_MEMORY,
-    VHCA_DROP_MCAST_ECHO,           /* our own multicast, echoed back */
-    VHCA_DROP_MCAST_NO_MEMBER,      /* a group nobody here joined */
-    VHCA_DROP_QKEY,                 /* UD: Q_Key mismatch (10.2.5) */
-    VHCA_DROP_NO_RWQE,              /* UD/UC: no receive WQE */
-    VHCA_DROP_UC_MSG,               /* UC: packet of a dropped message */
-    VHCA_DROP_STALE_RESPONSE,       /* RC: response to nothing outstanding */
-    VHCA_DROP_BAD_RESPONSE,         /* RC: malformed or unexpected response */
-    VHCA_DROP_DUP_TOO_OLD,          /* RC: duplicate older than our resources */
-    VHCA_DROP__MAX
-} VhcaDropReason;
-
-void vhca_rx_drop(VhcaCore *core, VhcaDropReason reason, uint32_t qpn);
+void vhca_rx_drop(VhcaCore *core, enum vhca_drop_reason reason, uint32_t qpn);
 /* The parser refused a frame: traced with the parser's reason. */
 void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err);
-const char *vhca_drop_reason_name(VhcaDropReason reason);
 /*
  * Send @pkt (its transport part filled in) from QP @qpn along @path: the
  * network part and BTH DestQP come from the path.  A destination GID of

@@ -13,45 +13,9 @@
 
 #include "vhca-core.h"
 
-/* Queues live on 4 KiB pages; no entry straddles a page. */
-#define VHCA_QUEUE_PAGE_SHIFT   12
-#define VHCA_QUEUE_PAGE_SIZE    (1u << VHCA_QUEUE_PAGE_SHIFT)
-
-#define VHCA_CQ_MAX_LOG_SIZE    16
-#define VHCA_EQ_MAX_LOG_SIZE    16
-#define VHCA_WQ_MAX_LOG_SIZE    14
-#define VHCA_MR_MIN_PAGE_SHIFT  12
-#define VHCA_MR_MAX_PAGE_SHIFT  30
 /* Level 2: at most a 4 KiB array of pointers to 512-entry pages. */
 #define VHCA_MR_MAX_PAGES       (VHCA_PBL_ENTRIES_PER_PAGE * \
                                  VHCA_PBL_ENTRIES_PER_PAGE)
-/* Read and atomic requests a QP may have outstanding (either way). */
-#define VHCA_MAX_RD_ATOMIC      16
-#define VHCA_MAX_MSG_SIZE       0x80000000u     /* IBTA: 2^31 */
-/* QP0 does not exist on RoCE; QP1 is the GSI QP (VHCA_QPT_GSI only). */
-#define VHCA_FIRST_QPN          2
-
-/* enum ibv_wc_status values the device produces (IBTA 11.6.2). */
-#define VHCA_WC_SUCCESS             0
-#define VHCA_WC_LOC_LEN_ERR         1
-#define VHCA_WC_LOC_QP_OP_ERR       2
-#define VHCA_WC_LOC_PROT_ERR        4
-#define VHCA_WC_WR_FLUSH_ERR        5
-#define VHCA_WC_REM_INV_REQ_ERR     9
-#define VHCA_WC_REM_ACCESS_ERR      10
-#define VHCA_WC_REM_OP_ERR          11
-#define VHCA_WC_RETRY_EXC_ERR       12
-#define VHCA_WC_RNR_RETRY_EXC_ERR   13
-
-/* enum ib_event_type values carried by VHCA_EQE_QP_EVENT (IBTA 11.6.3). */
-#define VHCA_EVENT_QP_FATAL     1
-#define VHCA_EVENT_QP_REQ_ERR   2
-#define VHCA_EVENT_QP_ACCESS_ERR 3
-#define VHCA_EVENT_COMM_EST     4
-#define VHCA_EVENT_SQ_DRAINED   5
-
-/* vendor_err of a flushed CQE whose WQE could not be read back. */
-#define VHCA_VENDOR_ERR_WQE_DMA 1
 
 struct VhcaPd {
     uint32_t users;                 /* MRs and QPs in this PD */
@@ -276,7 +240,7 @@ typedef struct VhcaCmdCtx {
  */
 #define VHCA_CMD_FAIL(core, ctx, status, fmt, ...)                          \
     (vhca_guest_error((core), VHCA_GUEST_ERR_ADMIN_CMD, "%s: " fmt,         \
-                      vhca_core_admin_opcode_name((ctx)->opcode),           \
+                      vhca_admin_opcode_name((ctx)->opcode),           \
                       ## __VA_ARGS__),                                      \
      (status))
 

@@ -43,39 +43,12 @@ void vhca_rc_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event)
     vhca_aeq_post(core, VHCA_EQE_QP_EVENT, event, qpn, 0);
 }
 
-static const struct {
-    const char *name;
-    int counter;                    /* enum vhca_counter, or -1 */
-} vhca_drop_reasons[VHCA_DROP__MAX] = {
-    [VHCA_DROP_MALFORMED] = { "malformed", -1 },
-    [VHCA_DROP_PKEY] = { "pkey", VHCA_CNT_ROCE_PKEY_DROPS },
-    [VHCA_DROP_NO_QP] = { "no-qp", -1 },
-    [VHCA_DROP_QP_STATE] = { "qp-state", -1 },
-    [VHCA_DROP_QUEUE_FULL] = { "queue-full", -1 },
-    [VHCA_DROP_NO_MEMORY] = { "no-memory", -1 },
-    [VHCA_DROP_MCAST_ECHO] = { "mcast-echo", -1 },
-    [VHCA_DROP_MCAST_NO_MEMBER] = { "mcast-no-member",
-                                    VHCA_CNT_ROCE_MCAST_DROPS },
-    [VHCA_DROP_QKEY] = { "qkey", VHCA_CNT_ROCE_QKEY_DROPS },
-    [VHCA_DROP_NO_RWQE] = { "no-rwqe", VHCA_CNT_ROCE_NO_RWQE_DROPS },
-    [VHCA_DROP_UC_MSG] = { "uc-msg", -1 },
-    [VHCA_DROP_STALE_RESPONSE] = { "stale-response", -1 },
-    [VHCA_DROP_BAD_RESPONSE] = { "bad-response", -1 },
-    [VHCA_DROP_DUP_TOO_OLD] = { "duplicate-too-old", -1 },
-};
-
-const char *vhca_drop_reason_name(VhcaDropReason reason)
-{
-    return reason < VHCA_DROP__MAX ? vhca_drop_reasons[reason].name
-                                   : "unknown";
-}
-
-static void vhca_rx_drop_detail(VhcaCore *core, VhcaDropReason reason,
+static void vhca_rx_drop_detail(VhcaCore *core, enum vhca_drop_reason reason,
                                 const char *detail, uint32_t qpn)
 {
     vhca_count(core, VHCA_CNT_ROCE_RX_DROPPED, 1);
-    if (reason < VHCA_DROP__MAX && vhca_drop_reasons[reason].counter >= 0) {
-        vhca_count(core, vhca_drop_reasons[reason].counter, 1);
+    if (reason < VHCA_DROP_MAX) {
+        vhca_count(core, VHCA_CNT_DROP(reason), 1);
     }
     if (core->ops->rx_drop) {
         core->ops->rx_drop(core->opaque, vhca_drop_reason_name(reason),
@@ -83,15 +56,16 @@ static void vhca_rx_drop_detail(VhcaCore *core, VhcaDropReason reason,
     }
 }
 
-void vhca_rx_drop(VhcaCore *core, VhcaDropReason reason, uint32_t qpn)
+void vhca_rx_drop(VhcaCore *core, enum vhca_drop_reason reason, uint32_t qpn)
 {
     vhca_rx_drop_detail(core, reason, "", qpn);
 }
 
 void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err)
 {
-    vhca_rx_drop_detail(core, VHCA_DROP_MALFORMED, vhca_wire_error_name(err),
-                        0);
+    vhca_rx_drop_detail(core, err == VHCA_WIRE_ERR_ICRC ? VHCA_DROP_BAD_ICRC
+                                                        : VHCA_DROP_MALFORMED,
+                        vhca_wire_error_name(err), 0);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -18,8 +18,8 @@
  *  - A SEND longer than its receive buffer, or a receive WQE that cannot
  *    be read or written: the WQE completes in error, the QP goes to ERR
  *    (a receive completion error, 10.3.1, as for RC).
- * Counters: UC_MSG_DROPS per dropped message, NO_RWQE_DROPS, and
- * ROCE_RX_DROPPED per packet not executed.
+ * Counters: UC_MSGS_DROPPED per dropped message, DROP_UC_MSG and
+ * DROP_NO_RWQE per packet not executed (and ROCE_RX_DROPPED).
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -31,7 +31,7 @@
 /* Drop the message of this packet and what follows until FIRST/ONLY. */
 static void vhca_uc_drop_msg(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
-    vhca_count(core, VHCA_CNT_ROCE_UC_MSG_DROPS, 1);
+    vhca_count(core, VHCA_CNT_UC_MSGS_DROPPED, 1);
     vhca_rx_drop(core, VHCA_DROP_UC_MSG, qpn);
     qp->resp.cur = VHCA_RESP_NONE;
     qp->resp.uc_drop = true;
@@ -148,7 +148,7 @@ void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         }
         if (resp->cur != VHCA_RESP_NONE) {
             /* Cut by the gap; its receive WQE takes this message. */
-            vhca_count(core, VHCA_CNT_ROCE_UC_MSG_DROPS, 1);
+            vhca_count(core, VHCA_CNT_UC_MSGS_DROPPED, 1);
             resp->cur = VHCA_RESP_NONE;
         }
         resp->uc_drop = false;
@@ -159,7 +159,7 @@ void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     if (resp->cur != VHCA_RESP_NONE &&
         (first || (resp->cur == VHCA_RESP_SEND && !is_send) ||
          (resp->cur == VHCA_RESP_WRITE && !is_write))) {
-        vhca_count(core, VHCA_CNT_ROCE_UC_MSG_DROPS, 1);
+        vhca_count(core, VHCA_CNT_UC_MSGS_DROPPED, 1);
         resp->cur = VHCA_RESP_NONE;
     }
     if ((resp->cur == VHCA_RESP_NONE && !first) ||

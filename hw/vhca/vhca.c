@@ -182,7 +182,7 @@ static void vhca_admin_cmd_done_cb(void *opaque, uint32_t slot,
                                    uint16_t opcode, uint32_t token,
                                    uint8_t status, uint32_t syndrome)
 {
-    trace_vhca_admin_cmd(slot, opcode, vhca_core_admin_opcode_name(opcode),
+    trace_vhca_admin_cmd(slot, opcode, vhca_admin_opcode_name(opcode),
                          token, status, syndrome);
 }
 

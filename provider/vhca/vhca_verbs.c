@@ -20,10 +20,6 @@
 #include "vhca_abi.h"
 #include "vhca_verbs.h"
 
-/* Queue sizes the device takes (vhca_cq_create, vhca_qp_create). */
-#define VHCA_CQ_MAX_LOG_SIZE	16
-#define VHCA_WQ_MAX_LOG_SIZE	14
-
 int vhca_query_device_ex(struct ibv_context *ibctx,
 			 const struct ibv_query_device_ex_input *input,
 			 struct ibv_device_attr_ex *attr, size_t attr_size)

@@ -18,22 +18,6 @@
 
 #define VHCA_TEST_PAGE_SIZE     4096u
 
-/* IBTA 11.4.2.1 / enum ibv_wc_status */
-#define VHCA_WC_SUCCESS         0
-#define VHCA_WC_LOC_LEN_ERR     1
-#define VHCA_WC_LOC_QP_OP_ERR   2
-#define VHCA_WC_LOC_PROT_ERR    4
-#define VHCA_WC_WR_FLUSH_ERR    5
-#define VHCA_WC_REM_INV_REQ_ERR 9
-#define VHCA_WC_REM_ACCESS_ERR  10
-#define VHCA_WC_REM_OP_ERR      11
-#define VHCA_WC_RETRY_EXC_ERR   12
-#define VHCA_WC_RNR_RETRY_EXC_ERR 13
-
-/* enum ib_event_type values carried by VHCA_EQE_QP_EVENT */
-#define VHCA_IB_EVENT_QP_FATAL  1
-#define VHCA_IB_EVENT_SQ_DRAINED 5
-
 /* A contiguous guest buffer of whole 4 KiB pages and its page list. */
 typedef struct VhcaPages {
     uint64_t addr;              /* first page */

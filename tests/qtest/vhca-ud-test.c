@@ -283,7 +283,7 @@ static void test_ud_errors(void)
     post_recv(&r, &b, 0xb1, 0x4000, 4096);
     post_send(&r, &a, 0xa1, VHCA_WR_SEND, 0, 8, gid4, 0, b.qp.qpn, 0x999);
     next_cqe(&r, &a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
-    vhca_wait_counter(r.d, VHCA_CNT_ROCE_QKEY_DROPS, 1, "Q_Key drop");
+    vhca_wait_counter(r.d, VHCA_CNT_DROP_QKEY, 1, "Q_Key drop");
     cq_empty(&r, &b.rcq);
     /* Longer than the path MTU (1024 at MTU 1500): LOC_LEN_ERR, SQE. */
     post_send(&r, &a, 0xa2, VHCA_WR_SEND, 0, 1025, gid4, 0, b.qp.qpn, QKEY);
@@ -307,7 +307,7 @@ static void test_ud_errors(void)
     /* No receive WQE: dropped and counted, never an RNR NAK. */
     post_send(&r, &a, 0xa6, VHCA_WR_SEND, 0, 8, gid4, 0, a.qp.qpn, QKEY);
     next_cqe(&r, &a.scq, 0xa6, VHCA_WC_SUCCESS, VHCA_WC_SEND);
-    vhca_wait_counter(r.d, VHCA_CNT_ROCE_NO_RWQE_DROPS, 1, "no RWQE drop");
+    vhca_wait_counter(r.d, VHCA_CNT_DROP_NO_RWQE, 1, "no RWQE drop");
     vhca_test_stop(r.d);
 }
 
@@ -362,7 +362,7 @@ static void test_gsi(void)
     post_recv(&r, &g, 0x63, 0x4000, 4096);
     post_send(&r, &u, 0x64, VHCA_WR_SEND, 0, 8, gid4, 0, 1, QKEY);
     next_cqe(&r, &u.scq, 0x64, VHCA_WC_SUCCESS, VHCA_WC_SEND);
-    vhca_wait_counter(r.d, VHCA_CNT_ROCE_QKEY_DROPS, 1, "Q_Key drop");
+    vhca_wait_counter(r.d, VHCA_CNT_DROP_QKEY, 1, "Q_Key drop");
     cq_empty(&r, &g.rcq);
     /* QP1 cannot join a multicast group. */
     g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_ATTACH_MCAST, 1, mgid), ==,
@@ -427,7 +427,7 @@ static void test_uc_loopback(void)
     post_send(&r, &a, 0xa3, VHCA_WR_RDMA_READ, 0, 8, NULL, 0, 0x8000, 0);
     next_cqe(&r, &a.scq, 0xa3, VHCA_WC_LOC_QP_OP_ERR, 0);
     g_assert_cmpuint(query_state(&r, a.qp.qpn), ==, VHCA_QPS_SQE);
-    g_assert_cmpuint(vhca_counter(r.d, VHCA_CNT_ROCE_UC_MSG_DROPS), ==, 0);
+    g_assert_cmpuint(vhca_counter(r.d, VHCA_CNT_UC_MSGS_DROPPED), ==, 0);
     vhca_test_stop(r.d);
 }
 

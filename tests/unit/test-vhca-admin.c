@@ -64,8 +64,8 @@ static void test_bad_opcode(void)
     }
     g_assert_cmpuint(counter(h, VHCA_CNT_ADMIN_ERRORS), ==, 3);
     g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_ADMIN_CMD], ==, 3);
-    g_assert_cmpstr(vhca_core_admin_opcode_name(0xffff), ==, "UNKNOWN");
-    g_assert_cmpstr(vhca_core_admin_opcode_name(VHCA_CMD_ADD_GID), ==,
+    g_assert_cmpstr(vhca_admin_opcode_name(0xffff), ==, "UNKNOWN");
+    g_assert_cmpstr(vhca_admin_opcode_name(VHCA_CMD_ADD_GID), ==,
                     "ADD_GID");
     harness_free(h);
 }

@@ -590,7 +590,7 @@ static void test_resource_opcodes_named(void)
     unsigned i;
 
     for (i = 0; i < G_N_ELEMENTS(names); i++) {
-        g_assert_cmpstr(vhca_core_admin_opcode_name(VHCA_CMD_CREATE_PD + i),
+        g_assert_cmpstr(vhca_admin_opcode_name(VHCA_CMD_CREATE_PD + i),
                         ==, names[i]);
     }
 }

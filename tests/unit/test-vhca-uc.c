@@ -226,7 +226,7 @@ static void test_psn_gap(void)
         expect_same(&p.a, 0x4000, &p.b, RECV_OFF, 2 * MTU);
         expect_no_cqe(&p.b, &p.b.rcq);
         /* A lost FIRST: the rest of it is discarded, one message. */
-        g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_UC_MSG_DROPS), ==, 1);
+        g_assert_cmpuint(counter(p.b.h, VHCA_CNT_UC_MSGS_DROPPED), ==, 1);
         g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
         if (c->opcode == VHCA_WR_RDMA_WRITE) {
             /* The first packet was placed and stays, as on hardware. */
@@ -266,7 +266,7 @@ static void test_write_errors_silent(void)
     expect_cqe(&p.a, &p.a.scq, 4, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE);
     /* No CQE, no event, no state change, no frame back. */
     expect_no_cqe(&p.b, &p.b.rcq);
-    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_UC_MSG_DROPS), ==, 3);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_UC_MSGS_DROPPED), ==, 3);
     g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
     g_assert_cmpuint(p.b.h->tx_frames, ==, 0);
     /* The good one after them arrived. */
@@ -281,7 +281,7 @@ static void test_write_errors_silent(void)
          p.b.buf + WRITE_OFF, p.b.key);
     ring_sq(&p.a);
     settle(&p);
-    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_UC_MSG_DROPS), ==, 4);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_UC_MSGS_DROPPED), ==, 4);
     uc_pair_free(&p);
 }
 
@@ -296,7 +296,7 @@ static void test_no_rwqe(void)
     settle(&p);
     expect_cqe(&p.a, &p.a.scq, 1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
     expect_cqe(&p.a, &p.a.scq, 2, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE);
-    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_NO_RWQE_DROPS), ==, 2);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_NO_RWQE), ==, 2);
     g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
     /* Then one arrives normally. */
     post_recv(&p.b, 0xb0, RECV_OFF, 0x8000);

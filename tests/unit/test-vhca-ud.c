@@ -308,7 +308,7 @@ static void test_qkey(void)
         } else {
             /* Silently dropped, the receive WQE stays for the next one. */
             expect_no_cqe(&p.b, &p.b.rcq);
-            g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_QKEY_DROPS), ==,
+            g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_QKEY), ==,
                              1);
             g_assert_cmpuint(p.b.h->core.qps[p.b.qp.qpn].rq.ci, ==, 0);
             /* Traced with its reason and QP (trace event vhca_roce_drop). */
@@ -335,7 +335,7 @@ static void test_no_rwqe_drop(void)
     post_ud(&p.a, 1, VHCA_WR_SEND, 0, 8, &d);
     settle(&p);
     expect_cqe(&p.a, &p.a.scq, 1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
-    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_NO_RWQE_DROPS), ==, 1);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_NO_RWQE), ==, 1);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==, 1);
     /* UD has no RNR NAK: nothing goes back, the QP carries on. */
     g_assert_cmpuint(p.b.h->tx_frames, ==, 0);
@@ -502,7 +502,7 @@ static void test_gsi(void)
     cqe = expect_cqe(&b1, &b1.rcq, 0xb0, VHCA_WC_SUCCESS, VHCA_WC_RECV);
     g_assert_cmpuint(cqe.src_qp, ==, 1);
     g_assert_cmpuint(cqe.byte_len, ==, GRH + 256);
-    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_QKEY_DROPS), ==, 1);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_QKEY), ==, 1);
 
     /* QP1 to an ordinary UD QP, with that QP's key. */
     post_recv(&p.a, 0xa0, RECV_OFF, RECV_LEN);
@@ -620,7 +620,7 @@ static void test_mcast_deliver(void)
     expect_cqe(&b2, &b2.rcq, 0xb2, VHCA_WC_SUCCESS, VHCA_WC_RECV);
     expect_same(&p.a, 0, &b2, RECV_OFF + RECV_LEN + GRH, 200);
     expect_no_cqe(&b3, &b3.rcq);
-    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_QKEY_DROPS), ==, 1);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_QKEY), ==, 1);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_UD_RX_PACKETS), ==, 2);
 
     /* Detached: B's first QP no longer gets it. */
@@ -660,7 +660,7 @@ static void test_mcast_no_member(void)
     settle(&p);
     expect_cqe(&p.a, &p.a.scq, 1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
     vhca_rc_receive(&p.b.h->core, w.last, w.last_len);
-    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_MCAST_DROPS), ==, 1);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_MCAST_NO_MEMBER), ==, 1);
     g_assert_cmpstr(p.b.h->last_drop_reason, ==, "mcast-no-member");
     g_assert_cmpuint(p.b.h->last_drop_qpn, ==, VHCA_MCAST_QPN);
     /* Our own multicast echoed by the backend is not taken twice. */
