@@ -97,6 +97,24 @@ def guest_mac(i):
     return "52:54:00:56:48:%02x" % i
 
 
+def ipv4_gid(addr):
+    """The RoCE v2 GID of an IPv4 address, ::ffff:a.b.c.d (IBTA A17.8), as
+    ibv_devinfo prints it."""
+    return "::ffff:" + addr
+
+
+def ipv6_gid(addr):
+    """The RoCE v2 GID of an IPv6 address, the address itself, as
+    ibv_devinfo prints it."""
+    return str(ipaddress.IPv6Address(addr))
+
+
+def roce_v2_gids(devinfo):
+    """{GID: index} of the RoCE v2 GIDs in 'ibv_devinfo -v' output."""
+    return {gid: int(index) for index, gid in re.findall(
+        r"GID\[\s*(\d+)\]:\s+([^\s,]+), RoCE v2", devinfo)}
+
+
 def build_artifacts():
     """Build QEMU and the guest image (cached); return their paths."""
     qemu = subprocess.run([os.path.join(ROOT, "scripts/build-qemu.sh")],
@@ -131,20 +149,19 @@ class Guest:
         """The index of RoCE v2 GID gid (as ibv_devinfo prints it) in the
         guest's GID table: the -g / -x argument of the programs."""
         out = self.run("ibv_devinfo -v -d %s" % self.rdma_dev)
-        m = re.search(r"GID\[\s*(\d+)\]:\s+%s, RoCE v2" % re.escape(gid),
-                      out)
-        if not m:
+        gids = roce_v2_gids(out)
+        if gid not in gids:
             raise FabricError("guest%d has no RoCE v2 GID %s:\n%s"
                               % (self.index, gid, out))
-        return int(m.group(1))
+        return gids[gid]
 
     def ipv4_gid_index(self):
-        """The GID of the guest's IPv4 address, ::ffff:a.b.c.d (A17.8)."""
-        return self.gid_index("::ffff:" + self.ipv4)
+        """The index of the GID of the guest's IPv4 address."""
+        return self.gid_index(ipv4_gid(self.ipv4))
 
     def ipv6_gid_index(self):
-        """The GID of the guest's IPv6 address: the address itself."""
-        return self.gid_index(str(ipaddress.IPv6Address(self.ipv6)))
+        """The index of the GID of the guest's IPv6 address."""
+        return self.gid_index(ipv6_gid(self.ipv6))
 
     def qemu_args(self, qemu, kernel, initrd, local_port, remote_port,
                   pcap, extra, fabric_fd=None):
@@ -224,14 +241,14 @@ ip -6 addr add %(ip6)s/64 dev $ifname nodad
 modprobe rdma_rxe
 rdma link add %(dev)s type rxe netdev $ifname
 for i in $(seq %(polls)d); do
-    ibv_devinfo -v -d %(dev)s | grep -q "::ffff:%(ip4)s, RoCE v2" && exit 0
+    ibv_devinfo -v -d %(dev)s | grep -q "%(gid4)s, RoCE v2" && exit 0
     sleep 0.2
 done
 ibv_devinfo -v -d %(dev)s
 echo "%(dev)s has no RoCE v2 GID for %(ip4)s"
 exit 1
 """ % {"ip4": self.ipv4, "ip6": self.ipv6, "dev": self.rdma_dev,
-            "polls": timeout * 5}
+            "gid4": ipv4_gid(self.ipv4), "polls": timeout * 5}
         self.run(script, timeout + 30)
 
     def console_text(self):
