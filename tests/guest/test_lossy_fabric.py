@@ -27,6 +27,7 @@ import vhca_fabric  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import datagram_cases  # noqa: E402
+import guest_scripts  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RELAY = os.path.join(HERE, "../../scripts/fabric_relay.py")
@@ -315,7 +316,6 @@ class PeerGone(unittest.TestCase):
     """guest_retry_exceeded.py on both sides; the relay drops everything
     between the first SEND (which must work) and the next two."""
 
-    SCRIPT = "/tmp/guest_retry_exceeded.py"
     FIFO = "/tmp/retry.fifo"
     LOG = "/tmp/retry.log"
     PID = "/tmp/retry.pid"
@@ -330,11 +330,10 @@ class PeerGone(unittest.TestCase):
             g.exec("kill $(cat %s) 2>/dev/null; true" % self.PID)
 
     def start(self, guest, role, *args):
-        guest.put_file(self.SCRIPT, os.path.join(HERE,
-                                                 "guest_retry_exceeded.py"))
+        script = guest_scripts.put(guest, "guest_retry_exceeded.py")
         guest.run("rm -f %s %s; mkfifo %s; timeout 300 python3 %s %s %s %s "
                   "> %s 2>&1 < /dev/null & echo $! > %s"
-                  % (self.FIFO, self.LOG, self.FIFO, self.SCRIPT, role,
+                  % (self.FIFO, self.LOG, self.FIFO, script, role,
                      self.FIFO, " ".join(map(str, args)), self.LOG,
                      self.PID))
 

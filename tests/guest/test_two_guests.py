@@ -11,7 +11,9 @@ import subprocess
 import sys
 import unittest
 
+sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
+import guest_scripts  # noqa: E402
 import vhca_fabric  # noqa: E402
 from vhca_fabric import ipv4_gid, ipv6_gid  # noqa: E402
 
@@ -120,9 +122,8 @@ class RdmaDevice(unittest.TestCase):
     def test_resources_through_pyverbs(self):
         # PD, MR, CQ with events, RC QP through its states, flush on ERR.
         for g in (fabric[1], fabric[2]):
-            g.put_file("/tmp/guest_rdma_resources.py", os.path.join(
-                os.path.dirname(__file__), "guest_rdma_resources.py"))
-            out = g.run("python3 /tmp/guest_rdma_resources.py", timeout=120)
+            script = guest_scripts.put(g, "guest_rdma_resources.py")
+            out = g.run("python3 " + script, timeout=120)
             self.assertIn("PASS", out)
 
 
