@@ -401,6 +401,46 @@ def start_for_tests(name, fabric_class=None, **kwargs):
     return fabric
 
 
+class ModuleFabric:
+    """The fabric of one test module, booted once for all its tests
+    (booting is the slow part under TCG):
+
+        fabric = vhca_fabric.ModuleFabric("rc")
+        setUpModule, tearDownModule = fabric.start, fabric.stop
+
+    start() is start_for_tests(name, fabric_class, **kwargs).  Once it has
+    run, fabric[i] is guest i and every other attribute is the booted
+    fabric's (fabric.control(...) of a relayed one, say)."""
+
+    def __init__(self, name, fabric_class=None, **kwargs):
+        self.name = name
+        self.fabric_class = fabric_class
+        self.kwargs = kwargs
+        self.fabric = None
+
+    def start(self):
+        self.fabric = start_for_tests(self.name, self.fabric_class,
+                                      **self.kwargs)
+        return self.fabric
+
+    def stop(self):
+        if self.fabric:
+            self.fabric.stop()
+
+    def booted(self):
+        fabric = self.__dict__.get("fabric")
+        if fabric is None:
+            raise FabricError("the %s fabric is not started" % self.name)
+        return fabric
+
+    def __getitem__(self, index):
+        return self.booted()[index]
+
+    def __getattr__(self, name):
+        # Only for names this class does not have itself.
+        return getattr(self.booted(), name)
+
+
 class Fabric:
     """N guests on one fabric. Use as a context manager: stop() on exit."""
 

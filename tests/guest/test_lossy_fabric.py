@@ -37,8 +37,6 @@ IBV_WC_WR_FLUSH_ERR = 5
 IBV_WC_RETRY_EXC_ERR = 12
 IBV_QPS_ERR = 6
 
-fabric = None
-
 
 class RelayedFabric(vhca_fabric.Fabric):
     """Two guests whose fabric frames all pass through fabric_relay.py.
@@ -125,14 +123,8 @@ class RelayedFabric(vhca_fabric.Fabric):
             self.relay = None
 
 
-def setUpModule():
-    global fabric
-    fabric = vhca_fabric.start_for_tests("lossy", RelayedFabric)
-
-
-def tearDownModule():
-    if fabric:
-        fabric.stop()
+fabric = vhca_fabric.ModuleFabric("lossy", RelayedFabric)
+setUpModule, tearDownModule = fabric.start, fabric.stop
 
 
 def faults(drop=0.0, dup=0.0, reorder=0.0, spare_acks="none"):

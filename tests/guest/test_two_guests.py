@@ -17,17 +17,8 @@ import guest_scripts  # noqa: E402
 import vhca_fabric  # noqa: E402
 from vhca_fabric import ipv4_gid, ipv6_gid  # noqa: E402
 
-fabric = None
-
-
-def setUpModule():
-    global fabric
-    fabric = vhca_fabric.start_for_tests("tests", pcap=True)
-
-
-def tearDownModule():
-    if fabric:
-        fabric.stop()
+fabric = vhca_fabric.ModuleFabric("tests", pcap=True)
+setUpModule, tearDownModule = fabric.start, fabric.stop
 
 
 def vhca_ifname(guest):
