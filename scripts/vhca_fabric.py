@@ -11,6 +11,8 @@ Used as a library by the tests and as a command:
 
     vhca_fabric.py start [-n 2] [--nics vhca,rxe] [--pcap] [--run-dir DIR]
     vhca_fabric.py exec  GUEST COMMAND...                   # GUEST: 1..N
+    vhca_fabric.py gid   [--ipv6] GUEST    # index of its RoCE v2 GID
+    vhca_fabric.py pair  [--port P] [--rdma-cm] SERVER CLIENT SERVER_CMD CLIENT_CMD
     vhca_fabric.py stop
 
 Addresses: guest i has MAC 52:54:00:56:48:<i>, 192.0.2.<i>/24 and
@@ -626,8 +628,32 @@ def main():
     p.add_argument("guest", type=int)
     p.add_argument("command", nargs=argparse.REMAINDER,
                    help="the command and its arguments (a shell line)")
+    p = sub.add_parser("gid", help="print the index of a guest's RoCE v2 "
+                       "GID for its IPv4 address (the -g / -x argument of "
+                       "the RDMA programs)")
+    p.add_argument("--ipv6", action="store_true",
+                   help="the GID of its IPv6 address instead")
+    p.add_argument("guest", type=int)
+    p = sub.add_parser("pair", help="run a server command in one guest and "
+                       "a client command in another once the server is "
+                       "ready; print both outputs")
+    p.add_argument("--port", type=int, default=18515,
+                   help="where the client meets the server (default 18515)")
+    p.add_argument("--rdma-cm", action="store_true",
+                   help="the server is ready once it listens through "
+                   "rdma_cm, not on a TCP port")
+    p.add_argument("--timeout", type=int, default=300)
+    p.add_argument("server", type=int)
+    p.add_argument("client", type=int)
+    p.add_argument("server_command", help="a shell line")
+    p.add_argument("client_command", help="a shell line")
     sub.add_parser("stop", help="stop every guest started by 'start'")
     args = parser.parse_args()
+
+    def attached_guest(fabric, index):
+        if not 1 <= index <= fabric.count:
+            raise FabricError("no guest %d (1..%d)" % (index, fabric.count))
+        return fabric[index]
 
     try:
         if args.cmd == "start":
@@ -645,13 +671,27 @@ def main():
         elif args.cmd == "exec":
             if not args.command:
                 raise FabricError("exec: no command given")
-            fabric = Fabric.attach(args.run_dir)
-            if not 1 <= args.guest <= fabric.count:
-                raise FabricError("no guest %d (1..%d)"
-                                  % (args.guest, fabric.count))
-            status, out = fabric[args.guest].exec(" ".join(args.command),
-                                                  args.timeout)
+            guest = attached_guest(Fabric.attach(args.run_dir), args.guest)
+            status, out = guest.exec(" ".join(args.command), args.timeout)
             sys.stdout.write(out)
+            return status
+        elif args.cmd == "gid":
+            guest = attached_guest(Fabric.attach(args.run_dir), args.guest)
+            print(guest.ipv6_gid_index() if args.ipv6
+                  else guest.ipv4_gid_index())
+        elif args.cmd == "pair":
+            fabric = Fabric.attach(args.run_dir)
+            server = attached_guest(fabric, args.server)
+            client = attached_guest(fabric, args.client)
+            status, client_out, server_out = client_server(
+                server, client, args.server_command, args.client_command,
+                args.port, args.timeout,
+                READY_RDMA_CM if args.rdma_cm else READY_TCP)
+            for guest, command, out in (
+                    (client, args.client_command, client_out),
+                    (server, args.server_command, server_out)):
+                print("\n=== guest%d: %s" % (guest.index, command))
+                sys.stdout.write(out)
             return status
         elif args.cmd == "stop":
             Fabric.attach(args.run_dir).stop()
