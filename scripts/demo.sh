@@ -1,6 +1,8 @@
 #!/bin/bash
 # The README's main job: boot two guests with a vhca each on one fabric and
 # show them reach each other over the vhca netdev and the RDMA device.
+# Every step goes through the fabric library, scripts/vhca_fabric.py
+# (start, exec, gid, pair, stop), as the guest tests do.
 # Guests are stopped on exit, error or Ctrl-C.  Set VHCA_KEEP=1 to leave
 # them running (then: scripts/vhca_fabric.py exec 1 CMD ...; ... stop).
 set -euo pipefail
@@ -28,31 +30,23 @@ in_guest 1 ibv_devinfo -v -d vhca0
 in_guest 2 ibv_devinfo -d vhca0
 in_guest 2 ethtool -S '$(ls /sys/bus/pci/drivers/vhca/*/net)'
 
-# RDMA between the guests: unmodified ibv_rc_pingpong and perftest.  The
-# server runs in guest 2, the client in guest 1; both find the RoCE v2 GID
-# of their IPv4 address.
-gid='$(ibv_devinfo -v -d vhca0 | sed -n "s/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p")'
-# The server is ready once it listens: on TCP port 18515 for the programs
-# that swap QP numbers over TCP, as an rdma_cm LISTEN id for rdma_cm ones.
-ready_tcp='ss -ltn | grep -q ":18515 "'
-ready_cm() { echo "rdma res show cm_id | grep LISTEN | grep -q ':$1'"; }
-rdma_pair() {
-	local server="$1" client="$2" ready="${3:-$ready_tcp}"
-	"${fabric[@]}" exec 2 "($server) > /tmp/server.log 2>&1 & echo \$! > /tmp/server.pid"
-	"${fabric[@]}" exec 2 "for i in \$(seq 300); do $ready && exit 0; sleep 0.1; done; exit 1"
-	in_guest 1 "$client"
-	"${fabric[@]}" exec 2 'while kill -0 $(cat /tmp/server.pid) 2>/dev/null; do sleep 0.1; done'
-	in_guest 2 cat /tmp/server.log
-}
+# RDMA between the guests: unmodified rping, ibv_*_pingpong and perftest.
+# The server runs in guest 2, the client in guest 1 (vhca_fabric.py pair
+# starts the server, waits until it listens, runs the client, waits for the
+# server to end and prints both outputs); each side uses the RoCE v2 GID of
+# its IPv4 address, whose index vhca_fabric.py gid looks up.
+gid1="$("${fabric[@]}" gid 1)"
+gid2="$("${fabric[@]}" gid 2)"
+rdma_pair() { "${fabric[@]}" pair 2 1 "$@"; }
 # rdma_cm first, as users try it: rping connects by IP address (the CM's
 # MADs go over QP1 as UD datagrams) and checks every ping's data (-V).
-rdma_pair "rping -s -a 192.0.2.2 -p 7174 -V -v -C 5" \
-	"rping -c -a 192.0.2.2 -p 7174 -V -v -C 5" "$(ready_cm 7174)"
-rdma_pair "ibv_ud_pingpong -d vhca0 -g $gid -s 512 -n 200" \
-	"ibv_ud_pingpong -d vhca0 -g $gid -s 512 -n 200 192.0.2.2"
-rdma_pair "ibv_rc_pingpong -d vhca0 -g $gid -c -s 65536 -n 200" \
-	"ibv_rc_pingpong -d vhca0 -g $gid -c -s 65536 -n 200 192.0.2.2"
-rdma_pair "ib_write_bw -d vhca0 -x $gid -F -s 65536 -n 200" \
-	"ib_write_bw -d vhca0 -x $gid -F -s 65536 -n 200 192.0.2.2"
-rdma_pair "ib_send_lat -d vhca0 -x $gid -F -s 64 -n 500" \
-	"ib_send_lat -d vhca0 -x $gid -F -s 64 -n 500 192.0.2.2"
+rdma_pair --rdma-cm --port 7174 "rping -s -a 192.0.2.2 -p 7174 -V -v -C 5" \
+	"rping -c -a 192.0.2.2 -p 7174 -V -v -C 5"
+rdma_pair "ibv_ud_pingpong -d vhca0 -g $gid2 -s 512 -n 200" \
+	"ibv_ud_pingpong -d vhca0 -g $gid1 -s 512 -n 200 192.0.2.2"
+rdma_pair "ibv_rc_pingpong -d vhca0 -g $gid2 -c -s 65536 -n 200" \
+	"ibv_rc_pingpong -d vhca0 -g $gid1 -c -s 65536 -n 200 192.0.2.2"
+rdma_pair "ib_write_bw -d vhca0 -x $gid2 -F -s 65536 -n 200" \
+	"ib_write_bw -d vhca0 -x $gid1 -F -s 65536 -n 200 192.0.2.2"
+rdma_pair "ib_send_lat -d vhca0 -x $gid2 -F -s 64 -n 500" \
+	"ib_send_lat -d vhca0 -x $gid1 -F -s 64 -n 500 192.0.2.2"

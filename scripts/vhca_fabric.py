@@ -11,6 +11,8 @@ Used as a library by the tests and as a command:
 
     vhca_fabric.py start [-n 2] [--nics vhca,rxe] [--pcap] [--run-dir DIR]
     vhca_fabric.py exec  GUEST COMMAND...                   # GUEST: 1..N
+    vhca_fabric.py gid   [--ipv6] GUEST    # index of its RoCE v2 GID
+    vhca_fabric.py pair  [--port P] [--rdma-cm] SERVER CLIENT SERVER_CMD CLIENT_CMD
     vhca_fabric.py stop
 
 Addresses: guest i has MAC 52:54:00:56:48:<i>, 192.0.2.<i>/24 and
@@ -97,6 +99,24 @@ def guest_mac(i):
     return "52:54:00:56:48:%02x" % i
 
 
+def ipv4_gid(addr):
+    """The RoCE v2 GID of an IPv4 address, ::ffff:a.b.c.d (IBTA A17.8), as
+    ibv_devinfo prints it."""
+    return "::ffff:" + addr
+
+
+def ipv6_gid(addr):
+    """The RoCE v2 GID of an IPv6 address, the address itself, as
+    ibv_devinfo prints it."""
+    return str(ipaddress.IPv6Address(addr))
+
+
+def roce_v2_gids(devinfo):
+    """{GID: index} of the RoCE v2 GIDs in 'ibv_devinfo -v' output."""
+    return {gid: int(index) for index, gid in re.findall(
+        r"GID\[\s*(\d+)\]:\s+([^\s,]+), RoCE v2", devinfo)}
+
+
 def build_artifacts():
     """Build QEMU and the guest image (cached); return their paths."""
     qemu = subprocess.run([os.path.join(ROOT, "scripts/build-qemu.sh")],
@@ -131,20 +151,19 @@ class Guest:
         """The index of RoCE v2 GID gid (as ibv_devinfo prints it) in the
         guest's GID table: the -g / -x argument of the programs."""
         out = self.run("ibv_devinfo -v -d %s" % self.rdma_dev)
-        m = re.search(r"GID\[\s*(\d+)\]:\s+%s, RoCE v2" % re.escape(gid),
-                      out)
-        if not m:
+        gids = roce_v2_gids(out)
+        if gid not in gids:
             raise FabricError("guest%d has no RoCE v2 GID %s:\n%s"
                               % (self.index, gid, out))
-        return int(m.group(1))
+        return gids[gid]
 
     def ipv4_gid_index(self):
-        """The GID of the guest's IPv4 address, ::ffff:a.b.c.d (A17.8)."""
-        return self.gid_index("::ffff:" + self.ipv4)
+        """The index of the GID of the guest's IPv4 address."""
+        return self.gid_index(ipv4_gid(self.ipv4))
 
     def ipv6_gid_index(self):
-        """The GID of the guest's IPv6 address: the address itself."""
-        return self.gid_index(str(ipaddress.IPv6Address(self.ipv6)))
+        """The index of the GID of the guest's IPv6 address."""
+        return self.gid_index(ipv6_gid(self.ipv6))
 
     def qemu_args(self, qemu, kernel, initrd, local_port, remote_port,
                   pcap, extra, fabric_fd=None):
@@ -224,14 +243,14 @@ ip -6 addr add %(ip6)s/64 dev $ifname nodad
 modprobe rdma_rxe
 rdma link add %(dev)s type rxe netdev $ifname
 for i in $(seq %(polls)d); do
-    ibv_devinfo -v -d %(dev)s | grep -q "::ffff:%(ip4)s, RoCE v2" && exit 0
+    ibv_devinfo -v -d %(dev)s | grep -q "%(gid4)s, RoCE v2" && exit 0
     sleep 0.2
 done
 ibv_devinfo -v -d %(dev)s
 echo "%(dev)s has no RoCE v2 GID for %(ip4)s"
 exit 1
 """ % {"ip4": self.ipv4, "ip6": self.ipv6, "dev": self.rdma_dev,
-            "polls": timeout * 5}
+            "gid4": ipv4_gid(self.ipv4), "polls": timeout * 5}
         self.run(script, timeout + 30)
 
     def console_text(self):
@@ -382,6 +401,46 @@ def start_for_tests(name, fabric_class=None, **kwargs):
         fabric.stop()
         raise
     return fabric
+
+
+class ModuleFabric:
+    """The fabric of one test module, booted once for all its tests
+    (booting is the slow part under TCG):
+
+        fabric = vhca_fabric.ModuleFabric("rc")
+        setUpModule, tearDownModule = fabric.start, fabric.stop
+
+    start() is start_for_tests(name, fabric_class, **kwargs).  Once it has
+    run, fabric[i] is guest i and every other attribute is the booted
+    fabric's (fabric.control(...) of a relayed one, say)."""
+
+    def __init__(self, name, fabric_class=None, **kwargs):
+        self.name = name
+        self.fabric_class = fabric_class
+        self.kwargs = kwargs
+        self.fabric = None
+
+    def start(self):
+        self.fabric = start_for_tests(self.name, self.fabric_class,
+                                      **self.kwargs)
+        return self.fabric
+
+    def stop(self):
+        if self.fabric:
+            self.fabric.stop()
+
+    def booted(self):
+        fabric = self.__dict__.get("fabric")
+        if fabric is None:
+            raise FabricError("the %s fabric is not started" % self.name)
+        return fabric
+
+    def __getitem__(self, index):
+        return self.booted()[index]
+
+    def __getattr__(self, name):
+        # Only for names this class does not have itself.
+        return getattr(self.booted(), name)
 
 
 class Fabric:
@@ -569,8 +628,32 @@ def main():
     p.add_argument("guest", type=int)
     p.add_argument("command", nargs=argparse.REMAINDER,
                    help="the command and its arguments (a shell line)")
+    p = sub.add_parser("gid", help="print the index of a guest's RoCE v2 "
+                       "GID for its IPv4 address (the -g / -x argument of "
+                       "the RDMA programs)")
+    p.add_argument("--ipv6", action="store_true",
+                   help="the GID of its IPv6 address instead")
+    p.add_argument("guest", type=int)
+    p = sub.add_parser("pair", help="run a server command in one guest and "
+                       "a client command in another once the server is "
+                       "ready; print both outputs")
+    p.add_argument("--port", type=int, default=18515,
+                   help="where the client meets the server (default 18515)")
+    p.add_argument("--rdma-cm", action="store_true",
+                   help="the server is ready once it listens through "
+                   "rdma_cm, not on a TCP port")
+    p.add_argument("--timeout", type=int, default=300)
+    p.add_argument("server", type=int)
+    p.add_argument("client", type=int)
+    p.add_argument("server_command", help="a shell line")
+    p.add_argument("client_command", help="a shell line")
     sub.add_parser("stop", help="stop every guest started by 'start'")
     args = parser.parse_args()
+
+    def attached_guest(fabric, index):
+        if not 1 <= index <= fabric.count:
+            raise FabricError("no guest %d (1..%d)" % (index, fabric.count))
+        return fabric[index]
 
     try:
         if args.cmd == "start":
@@ -588,13 +671,27 @@ def main():
         elif args.cmd == "exec":
             if not args.command:
                 raise FabricError("exec: no command given")
-            fabric = Fabric.attach(args.run_dir)
-            if not 1 <= args.guest <= fabric.count:
-                raise FabricError("no guest %d (1..%d)"
-                                  % (args.guest, fabric.count))
-            status, out = fabric[args.guest].exec(" ".join(args.command),
-                                                  args.timeout)
+            guest = attached_guest(Fabric.attach(args.run_dir), args.guest)
+            status, out = guest.exec(" ".join(args.command), args.timeout)
             sys.stdout.write(out)
+            return status
+        elif args.cmd == "gid":
+            guest = attached_guest(Fabric.attach(args.run_dir), args.guest)
+            print(guest.ipv6_gid_index() if args.ipv6
+                  else guest.ipv4_gid_index())
+        elif args.cmd == "pair":
+            fabric = Fabric.attach(args.run_dir)
+            server = attached_guest(fabric, args.server)
+            client = attached_guest(fabric, args.client)
+            status, client_out, server_out = client_server(
+                server, client, args.server_command, args.client_command,
+                args.port, args.timeout,
+                READY_RDMA_CM if args.rdma_cm else READY_TCP)
+            for guest, command, out in (
+                    (client, args.client_command, client_out),
+                    (server, args.server_command, server_out)):
+                print("\n=== guest%d: %s" % (guest.index, command))
+                sys.stdout.write(out)
             return status
         elif args.cmd == "stop":
             Fabric.attach(args.run_dir).stop()

@@ -1,16 +1,14 @@
 #!/usr/bin/python3
 """vhca RDMA resources end to end through pyverbs and the vhca provider.
 
-Runs inside a guest (tests/guest/test_two_guests.py copies it there).
+Runs inside a guest (tests/guest/test_two_guests.py copies it there, with
+guest_verbs.py).
 PD, MR, CQ with a completion channel, an RC QP taken RESET -> INIT -> RTR ->
 RTS with a path to its own RoCEv2 GID but a destination QP that does not
 exist (so the send can never complete, with or without the transport), a
 receive and a send posted, then ERR: both must come back as WR_FLUSH_ERR,
 announced by a CQ event.
 Then RESET (indices restart) and again, to check the rings restart at 0."""
-import sys
-
-import pyverbs.device as d
 import pyverbs.enums as e
 from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ, CompChannel
@@ -19,30 +17,9 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
-PORT = 1
+from guest_verbs import PORT, fail, ipv4_gid_index, vhca_context
+
 NO_SUCH_QPN = 0xabcde
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def vhca_name():
-    for dev in d.get_device_list():
-        name = dev.name.decode()
-        if name.startswith("vhca"):
-            return name
-    fail("no vhca RDMA device")
-
-
-def ipv4_gid_index(ctx):
-    """The GID table index of the interface's IPv4 address (::ffff:a.b.c.d)."""
-    for idx in range(ctx.query_port(PORT).gid_tbl_len):
-        gid = str(ctx.query_gid(PORT, idx))
-        if gid.startswith("0000:0000:0000:0000:0000:ffff:"):
-            return idx, ctx.query_gid(PORT, idx)
-    fail("no IPv4 RoCEv2 GID on port 1")
 
 
 def to_rts(qp, ctx):
@@ -53,8 +30,9 @@ def to_rts(qp, ctx):
     qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT |
               e.IBV_QP_ACCESS_FLAGS)
 
-    idx, gid = ipv4_gid_index(ctx)
-    gr = GlobalRoute(dgid=gid, sgid_index=idx, hop_limit=64)
+    idx = ipv4_gid_index(ctx)
+    gr = GlobalRoute(dgid=ctx.query_gid(PORT, idx), sgid_index=idx,
+                     hop_limit=64)
     attr = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024)
     attr.ah_attr = AHAttr(port_num=PORT, is_global=1, gr=gr)
     attr.dest_qp_num = NO_SUCH_QPN
@@ -120,7 +98,7 @@ def flush_round(qp, cq, ch, mr, recv_id, send_id):
 
 
 def main():
-    ctx = d.Context(name=vhca_name())
+    ctx = vhca_context()
     pd = PD(ctx)
     mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
     print("MR lkey 0x%x rkey 0x%x" % (mr.lkey, mr.rkey))

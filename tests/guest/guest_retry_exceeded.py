@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """One side of an RC connection whose peer goes away (IBTA 9.7.6.1.3).
 
-Runs inside a guest (tests/guest/test_lossy_fabric.py copies it there), as
+Runs inside a guest (tests/guest/test_lossy_fabric.py copies it there, with
+guest_verbs.py), as
 
     guest_retry_exceeded.py requester|responder CONTROL_FIFO [TIMEOUT RETRY]
 
@@ -20,7 +21,6 @@ import json
 import sys
 import time
 
-import pyverbs.device as d
 import pyverbs.enums as e
 from pyverbs.addr import GID, AHAttr, GlobalRoute
 from pyverbs.cq import CQ
@@ -29,7 +29,8 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
-PORT = 1
+from guest_verbs import PORT, fail, ipv4_gid_index, vhca_context
+
 MSG = 1024
 WAIT_SECONDS = 60
 
@@ -38,31 +39,10 @@ def out(line):
     print(line, flush=True)
 
 
-def fail(msg):
-    out("FAIL: " + msg)
-    sys.exit(1)
-
-
 def read_control(fifo):
     """One line the test writes into the FIFO (opened anew for each)."""
     with open(fifo) as f:
         return f.readline().split()
-
-
-def vhca_context():
-    for dev in d.get_device_list():
-        if dev.name.decode().startswith("vhca"):
-            return d.Context(name=dev.name.decode())
-    fail("no vhca RDMA device")
-
-
-def ipv4_gid_index(ctx):
-    """The GID table index of the interface's IPv4 address (::ffff:a.b.c.d)."""
-    for idx in range(ctx.query_port(PORT).gid_tbl_len):
-        if str(ctx.query_gid(PORT, idx)).startswith(
-                "0000:0000:0000:0000:0000:ffff:"):
-            return idx
-    fail("no IPv4 RoCEv2 GID on port 1")
 
 
 def pattern(seed):

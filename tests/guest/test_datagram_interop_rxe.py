@@ -15,18 +15,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
 import datagram_cases  # noqa: E402
 import vhca_fabric  # noqa: E402
 
-fabric = None
-
-
-def setUpModule():
-    global fabric
-    fabric = vhca_fabric.start_for_tests("datagram-rxe",
-                                         nics=["vhca", "rxe"])
-
-
-def tearDownModule():
-    if fabric:
-        fabric.stop()
+fabric = vhca_fabric.ModuleFabric("datagram-rxe", nics=["vhca", "rxe"])
+setUpModule, tearDownModule = fabric.start, fabric.stop
 
 
 def vhca_guest():

@@ -21,20 +21,11 @@ import datagram_cases  # noqa: E402
 import roce_capture  # noqa: E402
 import vhca_fabric  # noqa: E402
 
-fabric = None
+fabric = vhca_fabric.ModuleFabric("datagram", pcap=True)
+setUpModule, tearDownModule = fabric.start, fabric.stop
 
 # IBTA Vol 1 16.7.1 CM attribute IDs.
 CM_REQ, CM_REP, CM_RTU = 0x0010, 0x0013, 0x0014
-
-
-def setUpModule():
-    global fabric
-    fabric = vhca_fabric.start_for_tests("datagram", pcap=True)
-
-
-def tearDownModule():
-    if fabric:
-        fabric.stop()
 
 
 class Programs(unittest.TestCase):

@@ -15,18 +15,9 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
 import vhca_fabric  # noqa: E402
 
-fabric = None
-
-
-def setUpModule():
-    global fabric
-    fabric = vhca_fabric.start_for_tests("interop-rxe", pcap=True,
-                                         nics=["vhca", "rxe"])
-
-
-def tearDownModule():
-    if fabric:
-        fabric.stop()
+fabric = vhca_fabric.ModuleFabric("interop-rxe", pcap=True,
+                                  nics=["vhca", "rxe"])
+setUpModule, tearDownModule = fabric.start, fabric.stop
 
 
 def vhca_guest():

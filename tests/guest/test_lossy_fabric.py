@@ -27,6 +27,7 @@ import vhca_fabric  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import datagram_cases  # noqa: E402
+import guest_scripts  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RELAY = os.path.join(HERE, "../../scripts/fabric_relay.py")
@@ -35,8 +36,6 @@ IBV_WC_SUCCESS = 0
 IBV_WC_WR_FLUSH_ERR = 5
 IBV_WC_RETRY_EXC_ERR = 12
 IBV_QPS_ERR = 6
-
-fabric = None
 
 
 class RelayedFabric(vhca_fabric.Fabric):
@@ -124,14 +123,8 @@ class RelayedFabric(vhca_fabric.Fabric):
             self.relay = None
 
 
-def setUpModule():
-    global fabric
-    fabric = vhca_fabric.start_for_tests("lossy", RelayedFabric)
-
-
-def tearDownModule():
-    if fabric:
-        fabric.stop()
+fabric = vhca_fabric.ModuleFabric("lossy", RelayedFabric)
+setUpModule, tearDownModule = fabric.start, fabric.stop
 
 
 def faults(drop=0.0, dup=0.0, reorder=0.0, spare_acks="none"):
@@ -315,7 +308,6 @@ class PeerGone(unittest.TestCase):
     """guest_retry_exceeded.py on both sides; the relay drops everything
     between the first SEND (which must work) and the next two."""
 
-    SCRIPT = "/tmp/guest_retry_exceeded.py"
     FIFO = "/tmp/retry.fifo"
     LOG = "/tmp/retry.log"
     PID = "/tmp/retry.pid"
@@ -330,11 +322,10 @@ class PeerGone(unittest.TestCase):
             g.exec("kill $(cat %s) 2>/dev/null; true" % self.PID)
 
     def start(self, guest, role, *args):
-        guest.put_file(self.SCRIPT, os.path.join(HERE,
-                                                 "guest_retry_exceeded.py"))
+        script = guest_scripts.put(guest, "guest_retry_exceeded.py")
         guest.run("rm -f %s %s; mkfifo %s; timeout 300 python3 %s %s %s %s "
                   "> %s 2>&1 < /dev/null & echo $! > %s"
-                  % (self.FIFO, self.LOG, self.FIFO, self.SCRIPT, role,
+                  % (self.FIFO, self.LOG, self.FIFO, script, role,
                      self.FIFO, " ".join(map(str, args)), self.LOG,
                      self.PID))
 

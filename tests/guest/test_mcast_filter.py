@@ -95,11 +95,8 @@ def mcast_filtered(guest):
 class McastFilter(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        fabric = vhca_fabric.Fabric(2, os.path.join(
-            os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run"), "mcast"))
-        # Class clean-ups run even when setUpClass fails half way.
+        fabric = vhca_fabric.start_for_tests("mcast")
         cls.addClassCleanup(fabric.stop)
-        fabric.start().wait_ready()
         cls.sender, cls.receiver = fabric[1], fabric[2]
 
     def setUp(self):

@@ -30,7 +30,8 @@ MODULES = ["test_rdmacm", "test_addr", "test_qp", "test_cq",
            "test_cq_events", "test_pd", "test_atomic"]
 GUEST_DIR = "/tmp/rdma-core-tests"
 
-fabric = None
+fabric = vhca_fabric.ModuleFabric("pyverbs", count=1)
+tearDownModule = fabric.stop
 
 
 def rdma_core_tests_dir():
@@ -42,8 +43,7 @@ def rdma_core_tests_dir():
 
 
 def setUpModule():
-    global fabric
-    fabric = vhca_fabric.start_for_tests("pyverbs", count=1)
+    fabric.start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             tgz = os.path.join(tmp, "tests.tgz")
@@ -55,11 +55,6 @@ def setUpModule():
     except BaseException:
         fabric.stop()
         raise
-
-
-def tearDownModule():
-    if fabric:
-        fabric.stop()
 
 
 # unittest's summary: "Ran N tests in Xs", a blank line, then "OK" or

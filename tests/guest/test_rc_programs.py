@@ -11,17 +11,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
 import vhca_fabric  # noqa: E402
 
-fabric = None
-
-
-def setUpModule():
-    global fabric
-    fabric = vhca_fabric.start_for_tests("rc")
-
-
-def tearDownModule():
-    if fabric:
-        fabric.stop()
+fabric = vhca_fabric.ModuleFabric("rc")
+setUpModule, tearDownModule = fabric.start, fabric.stop
 
 
 def client_server(server_cmd, client_cmd, port, timeout=300):
