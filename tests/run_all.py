@@ -4,7 +4,8 @@
 Suites, in order (each counts its individual test cases):
   unit    the engine without QEMU (tests/unit, GTest/TAP through meson)
   qtest   device conformance through libqtest (tests/qtest, in QEMU's build)
-  lint    checkpatch on the guest driver
+  lint    checkpatch on the guest driver, the docs parse, and each table of
+          docs/specs/vhca.rst agrees with include/vhca_hw.h
   guest   two guests with a vhca each (tests/guest)
 
     tests/run_all.py [--suite unit,qtest,lint,guest]
@@ -129,6 +130,24 @@ def run_lint(results):
             results.add("lint", "rst " + name, "pass")
         except docutils.utils.SystemMessage as e:
             results.add("lint", "rst " + name, "fail", str(e))
+
+    # The spec is the contract: one test per table, each compared with the
+    # header ("ok TABLE", or "FAIL TABLE" followed by its mismatches).
+    checker = os.path.join(ROOT, "tests/lint/check_spec_contract.py")
+    proc = subprocess.run([sys.executable, checker, "--results"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    tables = failed = 0
+    for block in re.split(r"^(?=(?:ok|FAIL) )", proc.stdout, flags=re.M):
+        m = re.match(r"^(ok|FAIL) ([^\n]+)\n?(.*)", block, re.S)
+        if m:
+            tables += 1
+            failed += m.group(1) == "FAIL"
+            results.add("lint", "spec table " + m.group(2),
+                        "pass" if m.group(1) == "ok" else "fail", m.group(3))
+    if not tables or (proc.returncode != 0) != bool(failed):
+        results.add("lint", "spec contract checker (exit %d)"
+                    % proc.returncode, "fail", proc.stdout[-3000:])
 
 
 class RecordingResult(unittest.TestResult):
