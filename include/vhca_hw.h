@@ -466,7 +466,7 @@ struct vhca_device_attr {
 	vhca_u64 node_guid;
 	vhca_u64 max_mr_size;
 	vhca_u64 page_size_cap;		/* bitmask of supported page sizes */
-	vhca_u32 vendor_id;		/* IEEE OUI */
+	vhca_u32 vendor_id;		/* the PCI vendor ID, 0x1af4 */
 	vhca_u32 vendor_part_id;
 	vhca_u32 hw_ver;
 	vhca_u32 max_qp;
