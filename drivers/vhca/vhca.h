@@ -39,41 +39,35 @@
 /* The device's only port. */
 #define VHCA_PORT_NUM		1
 
-/*
- * vhca_hw.h declares every multi-byte field as a plain integer so that the
- * device model, the provider and this driver share one definition; the
- * device is little-endian.  These helpers make the byte-order conversion
- * explicit (and sparse-clean) at every access.
- */
-static inline u16 vhca_cpu_to_dev16(u16 v)
-{
-	return (__force u16)cpu_to_le16(v);
-}
-
-static inline u32 vhca_cpu_to_dev32(u32 v)
-{
-	return (__force u32)cpu_to_le32(v);
-}
-
-static inline u64 vhca_cpu_to_dev64(u64 v)
-{
-	return (__force u64)cpu_to_le64(v);
-}
-
-static inline u16 vhca_dev_to_cpu16(u16 v)
-{
-	return le16_to_cpu((__force __le16)v);
-}
-
-static inline u32 vhca_dev_to_cpu32(u32 v)
-{
-	return le32_to_cpu((__force __le32)v);
-}
-
-static inline u64 vhca_dev_to_cpu64(u64 v)
-{
-	return le64_to_cpu((__force __le64)v);
-}
+/* QUERY_DEVICE's answer (struct vhca_device_attr) in CPU byte order. */
+struct vhca_dev_attr {
+	u64 fw_version;		/* major << 32 | minor << 16 | sub */
+	u64 sys_image_guid;
+	u64 node_guid;
+	u64 max_mr_size;
+	u64 page_size_cap;
+	u32 vendor_id;
+	u32 vendor_part_id;
+	u32 hw_ver;
+	u32 max_qp;
+	u32 max_qp_wr;
+	u32 max_sge;
+	u32 max_cq;
+	u32 max_cqe;
+	u32 max_mr;
+	u32 max_pd;
+	u32 max_qp_rd_atom;
+	u32 max_qp_init_rd_atom;
+	u32 max_srq;
+	u32 max_srq_wr;
+	u32 max_srq_sge;
+	u32 max_msg_size;
+	u32 max_inline_data;
+	u32 max_uctx;
+	u32 num_comp_vectors;
+	u32 gid_tbl_len;
+	u32 max_pkeys;
+};
 
 struct vhca_admin_slot {
 	struct completion done;
@@ -108,10 +102,10 @@ struct vhca_eq {
  * each access); a queue's goes once the device has created the queue.
  */
 struct vhca_pbl {
-	u64 *entries;		/* device byte order */
+	__le64 *entries;
 	dma_addr_t entries_dma;
 	size_t entries_size;
-	u64 *dir;		/* level 2 only: the 4 KiB pages of entries */
+	__le64 *dir;		/* level 2 only: the 4 KiB pages of entries */
 	dma_addr_t dir_dma;
 	u32 npages;
 	u8 levels;		/* 1 or 2 */
@@ -198,8 +192,7 @@ struct vhca_dev {
 
 	struct vhca_admin_queue admq;
 	struct vhca_eq aeq;
-	/* QUERY_DEVICE answer, converted to CPU byte order. */
-	struct vhca_device_attr attr;
+	struct vhca_dev_attr attr;
 	u8 perm_addr[ETH_ALEN];
 
 	struct net_device *netdev;
@@ -271,7 +264,7 @@ int vhca_admin_exec_mbox(struct vhca_dev *dev, u16 opcode, void *mbox,
 			 size_t len, void *out, size_t out_len);
 
 /* vhca_cmd.c */
-int vhca_cmd_query_device(struct vhca_dev *dev, struct vhca_device_attr *attr);
+int vhca_cmd_query_device(struct vhca_dev *dev, struct vhca_dev_attr *attr);
 int vhca_cmd_query_port(struct vhca_dev *dev, struct vhca_port_attr *attr);
 int vhca_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
 		     const u8 gid[16]);

@@ -144,8 +144,8 @@ static int vhca_admin_submit(struct vhca_dev *dev, u16 opcode, const void *in,
 	lockdep_assert_held(&admq->lock);
 
 	memset(cmd, 0, sizeof(*cmd));
-	cmd->opcode = vhca_cpu_to_dev16(opcode);
-	cmd->token = vhca_cpu_to_dev32(token);
+	cmd->opcode = cpu_to_le16(opcode);
+	cmd->token = cpu_to_le32(token);
 	if (in_len)
 		memcpy(cmd->in, in, in_len);
 
@@ -197,7 +197,7 @@ static int vhca_admin_submit(struct vhca_dev *dev, u16 opcode, const void *in,
 				    "admin command %s failed: status %s (0x%02x), syndrome 0x%x\n",
 				    vhca_admin_opcode_name(opcode),
 				    vhca_admin_status_name(status), status,
-				    vhca_dev_to_cpu32(cmd->syndrome));
+				    le32_to_cpu(cmd->syndrome));
 		return err;
 	}
 
@@ -252,8 +252,8 @@ int vhca_admin_exec_dma(struct vhca_dev *dev, u16 opcode, void *buf,
 {
 	struct vhca_admin_queue *admq = &dev->admq;
 	struct vhca_cmd_dma_in in = {
-		.addr = vhca_cpu_to_dev64(admq->dma_buf_dma),
-		.len = vhca_cpu_to_dev32(VHCA_ADMIN_DMA_BUF_SIZE),
+		.addr = cpu_to_le64(admq->dma_buf_dma),
+		.len = cpu_to_le32(VHCA_ADMIN_DMA_BUF_SIZE),
 	};
 	int err;
 
@@ -290,8 +290,8 @@ int vhca_admin_exec_mbox(struct vhca_dev *dev, u16 opcode, void *mbox,
 {
 	struct vhca_admin_queue *admq = &dev->admq;
 	struct vhca_cmd_dma_in in = {
-		.addr = vhca_cpu_to_dev64(admq->dma_buf_dma),
-		.len = vhca_cpu_to_dev32(len),
+		.addr = cpu_to_le64(admq->dma_buf_dma),
+		.len = cpu_to_le32(len),
 	};
 	int err;
 

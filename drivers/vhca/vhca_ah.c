@@ -50,7 +50,7 @@ static int vhca_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
 	av->sgid_index = grh->sgid_index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
-	av->flow_label = vhca_cpu_to_dev32(grh->flow_label);
+	av->flow_label = cpu_to_le32(grh->flow_label);
 	/*
 	 * A flow label picks the UDP source port as every RoCEv2 device
 	 * does (rdma_flow_label_to_udp_sport()); without one the device
@@ -58,7 +58,7 @@ static int vhca_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
 	 */
 	if (grh->flow_label)
 		sport = rdma_flow_label_to_udp_sport(grh->flow_label);
-	av->udp_sport = vhca_cpu_to_dev16(sport);
+	av->udp_sport = cpu_to_le16(sport);
 	return 0;
 }
 
@@ -115,7 +115,7 @@ int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr)
 	const struct vhca_ud_av *av = &to_vhca_ah(ibah)->av;
 
 	vhca_roce_ah_attr(ah_attr, av->dgid, av->dmac,
-			  vhca_dev_to_cpu32(av->flow_label), av->sgid_index,
+			  le32_to_cpu(av->flow_label), av->sgid_index,
 			  av->hop_limit, av->traffic_class);
 	return 0;
 }

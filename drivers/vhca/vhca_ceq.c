@@ -33,7 +33,7 @@ static const struct vhca_eqe *vhca_ceq_peek(const struct vhca_ceq *eq)
 
 static void vhca_ceq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
 {
-	u32 cqn = vhca_dev_to_cpu32(eqe->data[0]);
+	u32 cqn = le32_to_cpu(eqe->data[0]);
 	struct vhca_cq *cq;
 
 	if (eqe->type != VHCA_EQE_COMPLETION) {
@@ -112,10 +112,10 @@ static int vhca_ceq_create(struct vhca_dev *dev, struct vhca_ceq *eq,
 		goto err_free_buf;
 	}
 
-	create.pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&eq->buf.pbl));
-	create.npages = vhca_cpu_to_dev32(eq->buf.pbl.npages);
+	create.pbl_addr = cpu_to_le64(vhca_pbl_addr(&eq->buf.pbl));
+	create.npages = cpu_to_le32(eq->buf.pbl.npages);
 	create.log_size = log_size;
-	create.vector = vhca_cpu_to_dev32(vector);
+	create.vector = cpu_to_le32(vector);
 	err = vhca_cmd_create_eq(dev, &create, &eq->eqn);
 	if (err)
 		goto err_free_irq;

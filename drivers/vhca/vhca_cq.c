@@ -145,13 +145,13 @@ int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (err)
 		return err;
 
-	create.pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&cq->buf.pbl));
-	create.npages = vhca_cpu_to_dev32(cq->buf.pbl.npages);
+	create.pbl_addr = cpu_to_le64(vhca_pbl_addr(&cq->buf.pbl));
+	create.npages = cpu_to_le32(cq->buf.pbl.npages);
 	create.log_size = cq->log_size;
 	cq->ceq = vhca_cq_ceq(dev, attr->comp_vector);
-	create.eqn = vhca_cpu_to_dev32(cq->ceq->eqn);
-	create.db_page = vhca_cpu_to_dev32(db_page);
-	create.dbrec_addr = vhca_cpu_to_dev64(dbrec_dma);
+	create.eqn = cpu_to_le32(cq->ceq->eqn);
+	create.db_page = cpu_to_le32(db_page);
+	create.dbrec_addr = cpu_to_le64(dbrec_dma);
 	err = vhca_cmd_create_cq(dev, &create, &cq->cqn);
 	if (err)
 		goto err_free_bufs;
@@ -220,7 +220,7 @@ void vhca_cq_clean(struct vhca_cq *cq, u32 qpn)
 		if (index - cq->ci >= BIT(cq->log_size))
 			break;
 		dma_rmb();
-		if (vhca_dev_to_cpu32(cqe->qpn) == qpn)
+		if (le32_to_cpu(cqe->qpn) == qpn)
 			cqe->qpn = 0;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
@@ -273,7 +273,7 @@ static void vhca_cqe_to_wc_ud(const struct vhca_cqe *cqe, struct ib_wc *wc)
 static bool vhca_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
 			   struct ib_wc *wc)
 {
-	u32 qpn = vhca_dev_to_cpu32(cqe->qpn);
+	u32 qpn = le32_to_cpu(cqe->qpn);
 	bool is_recv = cqe->opcode & VHCA_WC_RECV;
 	struct vhca_qp *qp;
 	struct vhca_wq *wq;
@@ -286,7 +286,7 @@ static bool vhca_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
 		return false;
 	wq = is_recv ? &qp->rq : &qp->sq;
 	mask = BIT(is_recv ? qp->rq_log_size : qp->sq_log_size) - 1;
-	index = (u32)vhca_dev_to_cpu64(cqe->wr_id);
+	index = (u32)le64_to_cpu(cqe->wr_id);
 	ci = wq->ci;
 	if (!wq->wr_ids || index - ci > mask) {
 		dev_warn_ratelimited(&dev->pdev->dev,
@@ -302,17 +302,17 @@ static bool vhca_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
 	wc->wr_id = wq->wr_ids[index & mask];
 	wc->status = min_t(u8, cqe->status, IB_WC_GENERAL_ERR);
 	wc->opcode = vhca_wc_opcode(cqe->opcode);
-	wc->vendor_err = vhca_dev_to_cpu32(cqe->vendor_err);
-	wc->byte_len = vhca_dev_to_cpu32(cqe->byte_len);
+	wc->vendor_err = le32_to_cpu(cqe->vendor_err);
+	wc->byte_len = le32_to_cpu(cqe->byte_len);
 	wc->qp = &qp->ibqp;
-	wc->src_qp = vhca_dev_to_cpu32(cqe->src_qp) & IB_QPN_MASK;
+	wc->src_qp = le32_to_cpu(cqe->src_qp) & IB_QPN_MASK;
 	wc->port_num = VHCA_PORT_NUM;
 	if (cqe->flags & VHCA_CQE_WITH_IMM) {
 		/* The immediate is kept in network byte order. */
 		wc->ex.imm_data = (__force __be32)cqe->imm_or_inv;
 		wc->wc_flags |= IB_WC_WITH_IMM;
 	} else if (cqe->flags & VHCA_CQE_WITH_INV) {
-		wc->ex.invalidate_rkey = vhca_dev_to_cpu32(cqe->imm_or_inv);
+		wc->ex.invalidate_rkey = le32_to_cpu(cqe->imm_or_inv);
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	if (is_recv)

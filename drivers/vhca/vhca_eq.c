@@ -32,18 +32,18 @@ static void vhca_aeq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
 {
 	switch (eqe->type) {
 	case VHCA_EQE_CMD_DONE:
-		vhca_admin_complete(dev, vhca_dev_to_cpu32(eqe->data[0]),
-				    vhca_dev_to_cpu32(eqe->data[1]));
+		vhca_admin_complete(dev, le32_to_cpu(eqe->data[0]),
+				    le32_to_cpu(eqe->data[1]));
 		break;
 	case VHCA_EQE_PORT_CHANGE:
 		/* STATUS.LINK_UP is read in process context. */
 		schedule_work(&dev->link_work);
 		break;
 	case VHCA_EQE_CQ_ERROR:
-		vhca_ib_cq_event(dev, vhca_dev_to_cpu32(eqe->data[0]));
+		vhca_ib_cq_event(dev, le32_to_cpu(eqe->data[0]));
 		break;
 	case VHCA_EQE_QP_EVENT:
-		vhca_ib_qp_event(dev, vhca_dev_to_cpu32(eqe->data[0]),
+		vhca_ib_qp_event(dev, le32_to_cpu(eqe->data[0]),
 				 eqe->subtype);
 		break;
 	default:

@@ -44,7 +44,7 @@ static int vhca_mr_create(struct vhca_dev *dev, struct vhca_mr *mr,
 	u32 key;
 	int err;
 
-	create->key_tag = vhca_cpu_to_dev32(vhca_next_key_tag(dev));
+	create->key_tag = cpu_to_le32(vhca_next_key_tag(dev));
 	err = vhca_cmd_create_mr(dev, create, &key);
 	if (err)
 		return err;
@@ -70,10 +70,10 @@ struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
 		return ERR_PTR(-ENOMEM);
 
 	/* All of the bus address space: iova 0, length 2^64 - 1. */
-	create.pdn = vhca_cpu_to_dev32(to_vhca_pd(ibpd)->pdn);
-	create.access = vhca_cpu_to_dev32(err);
-	create.length = vhca_cpu_to_dev64(U64_MAX);
-	create.flags = vhca_cpu_to_dev16(VHCA_MR_PHYS);
+	create.pdn = cpu_to_le32(to_vhca_pd(ibpd)->pdn);
+	create.access = cpu_to_le32(err);
+	create.length = cpu_to_le64(U64_MAX);
+	create.flags = cpu_to_le16(VHCA_MR_PHYS);
 	err = vhca_mr_create(dev, mr, &create);
 	if (err) {
 		kfree(mr);
@@ -100,7 +100,7 @@ struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = vhca_mr_access(access);
 	if (err < 0)
 		return ERR_PTR(err);
-	create.access = vhca_cpu_to_dev32(err);
+	create.access = cpu_to_le32(err);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
@@ -131,15 +131,14 @@ struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	rdma_umem_for_each_dma_block(mr->umem, &biter, page_size)
 		vhca_pbl_set(&mr->pbl, i++, rdma_block_iter_dma_address(&biter));
 
-	create.pdn = vhca_cpu_to_dev32(to_vhca_pd(ibpd)->pdn);
-	create.iova = vhca_cpu_to_dev64(virt_addr);
-	create.length = vhca_cpu_to_dev64(length);
-	create.pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&mr->pbl));
-	create.npages = vhca_cpu_to_dev32(npages);
+	create.pdn = cpu_to_le32(to_vhca_pd(ibpd)->pdn);
+	create.iova = cpu_to_le64(virt_addr);
+	create.length = cpu_to_le64(length);
+	create.pbl_addr = cpu_to_le64(vhca_pbl_addr(&mr->pbl));
+	create.npages = cpu_to_le32(npages);
 	create.page_shift = order_base_2(page_size);
 	create.pbl_levels = mr->pbl.levels;
-	create.offset = vhca_cpu_to_dev32(ib_umem_dma_offset(mr->umem,
-							     page_size));
+	create.offset = cpu_to_le32(ib_umem_dma_offset(mr->umem, page_size));
 	err = vhca_mr_create(dev, mr, &create);
 	if (err)
 		goto err_free_pbl;

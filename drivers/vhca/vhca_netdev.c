@@ -146,8 +146,8 @@ static void vhca_rx_post(struct vhca_eth_ring *rx)
 	struct vhca_eth_desc *desc = &rx->desc[slot];
 	struct vhca_eth_buf *buf = &rx->bufs[slot];
 
-	desc->addr = vhca_cpu_to_dev64(buf->dma);
-	desc->len = vhca_cpu_to_dev16(buf->len);
+	desc->addr = cpu_to_le64(buf->dma);
+	desc->len = cpu_to_le16(buf->len);
 	desc->flags = 0;
 	desc->rsvd = 0;
 	rx->head++;
@@ -199,7 +199,7 @@ static void vhca_tx_complete(struct vhca_eth *eth, int budget)
 		struct vhca_eth_buf *buf = &tx->bufs[slot];
 		u16 flags;
 
-		flags = vhca_dev_to_cpu16(READ_ONCE(tx->desc[slot].flags));
+		flags = le16_to_cpu(READ_ONCE(tx->desc[slot].flags));
 		if (!(flags & VHCA_ETH_DESC_DONE))
 			break;
 		/* Nothing of this slot is read before its DONE. */
@@ -246,13 +246,13 @@ static int vhca_rx_receive(struct vhca_eth *eth, int budget)
 		struct sk_buff *skb;
 		u16 flags, len;
 
-		flags = vhca_dev_to_cpu16(READ_ONCE(desc->flags));
+		flags = le16_to_cpu(READ_ONCE(desc->flags));
 		if (!(flags & VHCA_ETH_DESC_DONE))
 			break;
 
 		/* The device writes len before flags. */
 		dma_rmb();
-		len = vhca_dev_to_cpu16(desc->len);
+		len = le16_to_cpu(desc->len);
 		rx->tail++;
 		done++;
 
@@ -483,8 +483,8 @@ static netdev_tx_t vhca_start_xmit(struct sk_buff *skb,
 	buf->len = len;
 
 	desc = &tx->desc[slot];
-	desc->addr = vhca_cpu_to_dev64(dma);
-	desc->len = vhca_cpu_to_dev16(len);
+	desc->addr = cpu_to_le64(dma);
+	desc->len = cpu_to_le16(len);
 	desc->flags = 0;
 	desc->rsvd = 0;
 
@@ -539,8 +539,8 @@ static void vhca_rx_filter_work(struct work_struct *work)
 	}
 	netif_addr_unlock_bh(netdev);
 
-	filter->flags = vhca_cpu_to_dev32(flags);
-	filter->count = vhca_cpu_to_dev32(count);
+	filter->flags = cpu_to_le32(flags);
+	filter->count = cpu_to_le32(count);
 	/* On failure the device keeps the filter it had. */
 	err = vhca_cmd_set_rx_filter(eth->dev, filter);
 	if (err && net_ratelimit())

@@ -74,7 +74,7 @@ static int vhca_qp_check_cap(struct vhca_dev *dev,
 			     bool user)
 {
 	const struct ib_qp_cap *cap = &init_attr->cap;
-	const struct vhca_device_attr *attr = &dev->attr;
+	const struct vhca_dev_attr *attr = &dev->attr;
 
 	if (!vhca_qp_type_supported(init_attr->qp_type, user) ||
 	    init_attr->srq || init_attr->create_flags)
@@ -200,14 +200,14 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	create.rq_log_size = qp->rq_log_size;
 	qp->sq_sig_all = init_attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	create.sq_sig_all = qp->sq_sig_all;
-	create.pdn = vhca_cpu_to_dev32(to_vhca_pd(ibqp->pd)->pdn);
-	create.send_cqn = vhca_cpu_to_dev32(to_vhca_cq(init_attr->send_cq)->cqn);
-	create.recv_cqn = vhca_cpu_to_dev32(to_vhca_cq(init_attr->recv_cq)->cqn);
-	create.sq_pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&qp->sq_buf.pbl));
-	create.rq_pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&qp->rq_buf.pbl));
-	create.sq_npages = vhca_cpu_to_dev32(qp->sq_buf.pbl.npages);
-	create.rq_npages = vhca_cpu_to_dev32(qp->rq_buf.pbl.npages);
-	create.db_page = vhca_cpu_to_dev32(db_page);
+	create.pdn = cpu_to_le32(to_vhca_pd(ibqp->pd)->pdn);
+	create.send_cqn = cpu_to_le32(to_vhca_cq(init_attr->send_cq)->cqn);
+	create.recv_cqn = cpu_to_le32(to_vhca_cq(init_attr->recv_cq)->cqn);
+	create.sq_pbl_addr = cpu_to_le64(vhca_pbl_addr(&qp->sq_buf.pbl));
+	create.rq_pbl_addr = cpu_to_le64(vhca_pbl_addr(&qp->rq_buf.pbl));
+	create.sq_npages = cpu_to_le32(qp->sq_buf.pbl.npages);
+	create.rq_npages = cpu_to_le32(qp->rq_buf.pbl.npages);
+	create.db_page = cpu_to_le32(db_page);
 	err = vhca_cmd_create_qp(dev, &create, &qp->qpn);
 	if (err)
 		goto err_free_bufs;
@@ -280,15 +280,14 @@ static int vhca_qp_attr_set_av(struct vhca_qp *qp,
 	va->sgid_index = grh->sgid_index;
 	va->hop_limit = grh->hop_limit;
 	va->traffic_class = grh->traffic_class;
-	va->flow_label = vhca_cpu_to_dev32(grh->flow_label);
+	va->flow_label = cpu_to_le32(grh->flow_label);
 	memcpy(va->dgid, grh->dgid.raw, sizeof(va->dgid));
 	memcpy(va->dmac, ah->roce.dmac, sizeof(va->dmac));
 
 	/* As the RDMA core computes it for RoCEv2 (rdma_get_udp_sport()). */
 	dest_qpn = attr_mask & IB_QP_DEST_QPN ? attr->dest_qp_num : qp->dest_qpn;
-	va->udp_sport = vhca_cpu_to_dev16(rdma_get_udp_sport(grh->flow_label,
-							     qp->qpn,
-							     dest_qpn));
+	va->udp_sport = cpu_to_le16(rdma_get_udp_sport(grh->flow_label,
+						       qp->qpn, dest_qpn));
 	return 0;
 }
 
@@ -297,8 +296,8 @@ static int vhca_qp_attr_from_ib(struct vhca_qp *qp,
 				struct vhca_qp_attr *va)
 {
 	memset(va, 0, sizeof(*va));
-	va->qpn = vhca_cpu_to_dev32(qp->qpn);
-	va->attr_mask = vhca_cpu_to_dev32(attr_mask);
+	va->qpn = cpu_to_le32(qp->qpn);
+	va->attr_mask = cpu_to_le32(attr_mask);
 
 	if (attr_mask & IB_QP_STATE)
 		va->qp_state = attr->qp_state;
@@ -307,15 +306,14 @@ static int vhca_qp_attr_from_ib(struct vhca_qp *qp,
 	if (attr_mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		va->en_sqd_async_notify = attr->en_sqd_async_notify;
 	if (attr_mask & IB_QP_ACCESS_FLAGS)
-		va->qp_access_flags =
-			vhca_cpu_to_dev32(attr->qp_access_flags &
-					  VHCA_QP_REMOTE_ACCESS);
+		va->qp_access_flags = cpu_to_le32(attr->qp_access_flags &
+						  VHCA_QP_REMOTE_ACCESS);
 	if (attr_mask & IB_QP_PKEY_INDEX)
-		va->pkey_index = vhca_cpu_to_dev16(attr->pkey_index);
+		va->pkey_index = cpu_to_le16(attr->pkey_index);
 	if (attr_mask & IB_QP_PORT)
 		va->port = attr->port_num;
 	if (attr_mask & IB_QP_QKEY)
-		va->qkey = vhca_cpu_to_dev32(attr->qkey);
+		va->qkey = cpu_to_le32(attr->qkey);
 	if (attr_mask & IB_QP_PATH_MTU)
 		va->path_mtu = attr->path_mtu;
 	if (attr_mask & IB_QP_TIMEOUT)
@@ -325,17 +323,17 @@ static int vhca_qp_attr_from_ib(struct vhca_qp *qp,
 	if (attr_mask & IB_QP_RNR_RETRY)
 		va->rnr_retry = attr->rnr_retry;
 	if (attr_mask & IB_QP_RQ_PSN)
-		va->rq_psn = vhca_cpu_to_dev32(attr->rq_psn);
+		va->rq_psn = cpu_to_le32(attr->rq_psn);
 	if (attr_mask & IB_QP_MAX_QP_RD_ATOMIC)
 		va->max_rd_atomic = attr->max_rd_atomic;
 	if (attr_mask & IB_QP_MIN_RNR_TIMER)
 		va->min_rnr_timer = attr->min_rnr_timer;
 	if (attr_mask & IB_QP_SQ_PSN)
-		va->sq_psn = vhca_cpu_to_dev32(attr->sq_psn);
+		va->sq_psn = cpu_to_le32(attr->sq_psn);
 	if (attr_mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		va->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (attr_mask & IB_QP_DEST_QPN)
-		va->dest_qp_num = vhca_cpu_to_dev32(attr->dest_qp_num);
+		va->dest_qp_num = cpu_to_le32(attr->dest_qp_num);
 	if (attr_mask & IB_QP_AV)
 		return vhca_qp_attr_set_av(qp, attr, attr_mask, va);
 	return 0;
@@ -435,12 +433,12 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->cur_qp_state = va.qp_state;
 	attr->path_mtu = va.path_mtu;
 	attr->path_mig_state = IB_MIG_MIGRATED;
-	attr->qkey = vhca_dev_to_cpu32(va.qkey);
-	attr->rq_psn = vhca_dev_to_cpu32(va.rq_psn);
-	attr->sq_psn = vhca_dev_to_cpu32(va.sq_psn);
-	attr->dest_qp_num = vhca_dev_to_cpu32(va.dest_qp_num);
-	attr->qp_access_flags = vhca_dev_to_cpu32(va.qp_access_flags);
-	attr->pkey_index = vhca_dev_to_cpu16(va.pkey_index);
+	attr->qkey = le32_to_cpu(va.qkey);
+	attr->rq_psn = le32_to_cpu(va.rq_psn);
+	attr->sq_psn = le32_to_cpu(va.sq_psn);
+	attr->dest_qp_num = le32_to_cpu(va.dest_qp_num);
+	attr->qp_access_flags = le32_to_cpu(va.qp_access_flags);
+	attr->pkey_index = le16_to_cpu(va.pkey_index);
 	attr->en_sqd_async_notify = va.en_sqd_async_notify;
 	attr->sq_draining = va.sq_draining;
 	attr->max_rd_atomic = va.max_rd_atomic;
@@ -453,11 +451,11 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	/* Only connected QPs have a path; a UD QP's is in each AH. */
 	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC)
 		vhca_roce_ah_attr(&attr->ah_attr, va.dgid, va.dmac,
-				  vhca_dev_to_cpu32(va.flow_label),
+				  le32_to_cpu(va.flow_label),
 				  va.sgid_index, va.hop_limit,
 				  va.traffic_class);
-	attr->cap.max_send_wr = vhca_dev_to_cpu32(va.max_send_wr);
-	attr->cap.max_recv_wr = vhca_dev_to_cpu32(va.max_recv_wr);
+	attr->cap.max_send_wr = le32_to_cpu(va.max_send_wr);
+	attr->cap.max_recv_wr = le32_to_cpu(va.max_recv_wr);
 	attr->cap.max_send_sge = qp->max_send_sge;
 	attr->cap.max_recv_sge = qp->max_recv_sge;
 	attr->cap.max_inline_data = qp->max_inline_data;

@@ -63,8 +63,8 @@ int vhca_pbl_alloc(struct vhca_dev *dev, struct vhca_pbl *pbl, u32 npages,
 	}
 	dir_entries = DIV_ROUND_UP(npages, VHCA_PBL_ENTRIES_PER_PAGE);
 	for (i = 0; i < dir_entries; i++)
-		pbl->dir[i] = vhca_cpu_to_dev64(pbl->entries_dma +
-						(u64)i * VHCA_QUEUE_PAGE_SIZE);
+		pbl->dir[i] = cpu_to_le64(pbl->entries_dma +
+					  (u64)i * VHCA_QUEUE_PAGE_SIZE);
 	return 0;
 }
 
@@ -83,7 +83,7 @@ void vhca_pbl_free(struct vhca_dev *dev, struct vhca_pbl *pbl)
 
 void vhca_pbl_set(struct vhca_pbl *pbl, u32 index, u64 addr)
 {
-	pbl->entries[index] = vhca_cpu_to_dev64(addr);
+	pbl->entries[index] = cpu_to_le64(addr);
 }
 
 /* What the device's pbl_addr field takes. */

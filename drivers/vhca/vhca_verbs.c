@@ -23,7 +23,7 @@ int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 		      struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibdev);
-	const struct vhca_device_attr *attr = &dev->attr;
+	const struct vhca_dev_attr *attr = &dev->attr;
 
 	/* No driver-specific input is defined; refuse what we don't know. */
 	if (udata && udata->inlen &&
@@ -114,7 +114,7 @@ int vhca_query_port(struct ib_device *ibdev, u32 port,
 	props->active_mtu = pa.active_mtu;
 	props->active_speed = pa.active_speed;
 	props->active_width = pa.active_width;
-	props->gid_tbl_len = pa.gid_tbl_len;
+	props->gid_tbl_len = le16_to_cpu(pa.gid_tbl_len);
 	props->pkey_tbl_len = 1;
 	/* Ethernet carries one lane of traffic: VL0 only (VLCap 1). */
 	props->max_vl_num = 1;

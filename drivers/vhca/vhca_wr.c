@@ -26,9 +26,9 @@ static_assert((int)IB_WR_SEND_WITH_INV == (int)VHCA_WR_SEND_WITH_INV);
 
 static void vhca_set_sge(struct vhca_sge *dst, const struct ib_sge *src)
 {
-	dst->addr = vhca_cpu_to_dev64(src->addr);
-	dst->length = vhca_cpu_to_dev32(src->length);
-	dst->lkey = vhca_cpu_to_dev32(src->lkey);
+	dst->addr = cpu_to_le64(src->addr);
+	dst->length = cpu_to_le32(src->length);
+	dst->lkey = cpu_to_le32(src->lkey);
 }
 
 /* Kernel inline data: the SGEs hold kernel virtual addresses. */
@@ -48,7 +48,7 @@ static int vhca_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		len += sge->length;
 	}
 	wqe->flags |= VHCA_WQE_INLINE;
-	wqe->inline_len = vhca_cpu_to_dev32(len);
+	wqe->inline_len = cpu_to_le32(len);
 	return 0;
 }
 
@@ -86,8 +86,8 @@ static int vhca_set_ud(struct vhca_send_wqe *wqe, const struct ib_send_wr *wr)
 
 	if (!ud->ah || ud->remote_qpn > IB_QPN_MASK)
 		return -EINVAL;
-	wqe->dest_qpn = vhca_cpu_to_dev32(ud->remote_qpn);
-	wqe->qkey = vhca_cpu_to_dev32(ud->remote_qkey);
+	wqe->dest_qpn = cpu_to_le32(ud->remote_qpn);
+	wqe->qkey = cpu_to_le32(ud->remote_qkey);
 	wqe->av = to_vhca_ah(ud->ah)->av;
 	return 0;
 }
@@ -105,32 +105,33 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		return -EINVAL;
 
 	memset(wqe, 0, offsetof(struct vhca_send_wqe, sge));
-	wqe->wr_id = vhca_cpu_to_dev64(index);
+	wqe->wr_id = cpu_to_le64(index);
 	wqe->opcode = wr->opcode;
 
 	switch (wr->opcode) {
 	case IB_WR_SEND_WITH_IMM:
-		wqe->imm_or_inv = (__force u32)wr->ex.imm_data;
+		/* The immediate keeps its network byte order, bytes as is. */
+		wqe->imm_or_inv = (__force __le32)wr->ex.imm_data;
 		break;
 	case IB_WR_SEND_WITH_INV:
-		wqe->imm_or_inv = vhca_cpu_to_dev32(wr->ex.invalidate_rkey);
+		wqe->imm_or_inv = cpu_to_le32(wr->ex.invalidate_rkey);
 		break;
 	case IB_WR_SEND:
 		break;
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		wqe->imm_or_inv = (__force u32)wr->ex.imm_data;
+		wqe->imm_or_inv = (__force __le32)wr->ex.imm_data;
 		fallthrough;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_READ:
-		wqe->remote_addr = vhca_cpu_to_dev64(rdma_wr(wr)->remote_addr);
-		wqe->rkey = vhca_cpu_to_dev32(rdma_wr(wr)->rkey);
+		wqe->remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
+		wqe->rkey = cpu_to_le32(rdma_wr(wr)->rkey);
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		wqe->remote_addr = vhca_cpu_to_dev64(atomic_wr(wr)->remote_addr);
-		wqe->rkey = vhca_cpu_to_dev32(atomic_wr(wr)->rkey);
-		wqe->compare_add = vhca_cpu_to_dev64(atomic_wr(wr)->compare_add);
-		wqe->swap = vhca_cpu_to_dev64(atomic_wr(wr)->swap);
+		wqe->remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
+		wqe->rkey = cpu_to_le32(atomic_wr(wr)->rkey);
+		wqe->compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
+		wqe->swap = cpu_to_le64(atomic_wr(wr)->swap);
 		break;
 	default:
 		return -EINVAL;
@@ -248,7 +249,7 @@ int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		slot = rq->pi & (entries - 1);
 		wqe = (struct vhca_recv_wqe *)qp->rq_buf.kva + slot;
 		memset(wqe, 0, offsetof(struct vhca_recv_wqe, sge));
-		wqe->wr_id = vhca_cpu_to_dev64(rq->pi);
+		wqe->wr_id = cpu_to_le64(rq->pi);
 		wqe->num_sge = wr->num_sge;
 		for (i = 0; i < wr->num_sge; i++)
 			vhca_set_sge(&wqe->sge[i], &wr->sg_list[i]);
