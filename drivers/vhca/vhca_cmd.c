@@ -8,12 +8,12 @@
 
 #include "vhca.h"
 
-int vhca_cmd_query_device(struct vhca_dev *dev, struct vhca_dev_attr *attr)
+int vhcad_cmd_query_device(struct vhca_dev *dev, struct vhca_dev_attr *attr)
 {
 	struct vhca_device_attr da;
 	int err;
 
-	err = vhca_admin_exec_dma(dev, VHCA_CMD_QUERY_DEVICE, &da, sizeof(da));
+	err = vhcad_admin_exec_dma(dev, VHCA_CMD_QUERY_DEVICE, &da, sizeof(da));
 	if (err)
 		return err;
 
@@ -47,16 +47,16 @@ int vhca_cmd_query_device(struct vhca_dev *dev, struct vhca_dev_attr *attr)
 }
 
 /* Returns the port's attributes in device byte order. */
-int vhca_cmd_query_port(struct vhca_dev *dev, struct vhca_port_attr *attr)
+int vhcad_cmd_query_port(struct vhca_dev *dev, struct vhca_port_attr *attr)
 {
 	struct vhca_cmd_port_in in = { .port = VHCA_PORT_NUM };
 
-	return vhca_admin_exec(dev, VHCA_CMD_QUERY_PORT, &in, sizeof(in), attr,
-			       sizeof(*attr));
+	return vhcad_admin_exec(dev, VHCA_CMD_QUERY_PORT, &in, sizeof(in), attr,
+				sizeof(*attr));
 }
 
-int vhca_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
-		     const u8 gid[16])
+int vhcad_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
+		      const u8 gid[16])
 {
 	struct vhca_cmd_gid_in in = {
 		.index = cpu_to_le16(index),
@@ -65,49 +65,53 @@ int vhca_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
 	};
 
 	memcpy(in.gid, gid, sizeof(in.gid));
-	return vhca_admin_exec(dev, VHCA_CMD_ADD_GID, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, VHCA_CMD_ADD_GID, &in, sizeof(in),
+				NULL, 0);
 }
 
-int vhca_cmd_del_gid(struct vhca_dev *dev, u16 index)
+int vhcad_cmd_del_gid(struct vhca_dev *dev, u16 index)
 {
 	struct vhca_cmd_gid_in in = {
 		.index = cpu_to_le16(index),
 		.port = VHCA_PORT_NUM,
 	};
 
-	return vhca_admin_exec(dev, VHCA_CMD_DEL_GID, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, VHCA_CMD_DEL_GID, &in, sizeof(in),
+				NULL, 0);
 }
 
-int vhca_cmd_set_mac(struct vhca_dev *dev, const u8 *mac)
+int vhcad_cmd_set_mac(struct vhca_dev *dev, const u8 *mac)
 {
 	struct vhca_cmd_mac_in in = {};
 
 	memcpy(in.mac, mac, ETH_ALEN);
-	return vhca_admin_exec(dev, VHCA_CMD_SET_MAC, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, VHCA_CMD_SET_MAC, &in, sizeof(in),
+				NULL, 0);
 }
 
-int vhca_cmd_set_mtu(struct vhca_dev *dev, u32 mtu)
+int vhcad_cmd_set_mtu(struct vhca_dev *dev, u32 mtu)
 {
 	struct vhca_cmd_mtu_in in = { .mtu = cpu_to_le32(mtu) };
 
-	return vhca_admin_exec(dev, VHCA_CMD_SET_MTU, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, VHCA_CMD_SET_MTU, &in, sizeof(in),
+				NULL, 0);
 }
 
 /* @filter in device byte order; it replaces the device's whole list. */
-int vhca_cmd_set_rx_filter(struct vhca_dev *dev,
-			   struct vhca_rx_filter *filter)
+int vhcad_cmd_set_rx_filter(struct vhca_dev *dev,
+			    struct vhca_rx_filter *filter)
 {
-	return vhca_admin_exec_mbox(dev, VHCA_CMD_SET_RX_FILTER, filter,
-				    sizeof(*filter), NULL, 0);
+	return vhcad_admin_exec_mbox(dev, VHCA_CMD_SET_RX_FILTER, filter,
+				     sizeof(*filter), NULL, 0);
 }
 
-int vhca_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page)
+int vhcad_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page)
 {
 	struct vhca_cmd_uctx_out out;
 	int err;
 
-	err = vhca_admin_exec(dev, VHCA_CMD_ALLOC_UCTX, NULL, 0, &out,
-			      sizeof(out));
+	err = vhcad_admin_exec(dev, VHCA_CMD_ALLOC_UCTX, NULL, 0, &out,
+			       sizeof(out));
 	if (err)
 		return err;
 
@@ -115,12 +119,12 @@ int vhca_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page)
 	return 0;
 }
 
-int vhca_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page)
+int vhcad_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page)
 {
 	struct vhca_cmd_uctx_in in = { .db_page = cpu_to_le32(db_page) };
 
-	return vhca_admin_exec(dev, VHCA_CMD_DEALLOC_UCTX, &in, sizeof(in),
-			       NULL, 0);
+	return vhcad_admin_exec(dev, VHCA_CMD_DEALLOC_UCTX, &in, sizeof(in),
+				NULL, 0);
 }
 
 /*
@@ -128,13 +132,13 @@ int vhca_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page)
  * commands take their structure in device byte order, as the caller built
  * it, and return the new object's handle in CPU order.
  */
-static int vhca_cmd_create(struct vhca_dev *dev, u16 opcode, void *mbox,
-			   size_t len, u32 *handle, u32 *key)
+static int vhcad_cmd_create(struct vhca_dev *dev, u16 opcode, void *mbox,
+			    size_t len, u32 *handle, u32 *key)
 {
 	struct vhca_cmd_obj_out out;
 	int err;
 
-	err = vhca_admin_exec_mbox(dev, opcode, mbox, len, &out, sizeof(out));
+	err = vhcad_admin_exec_mbox(dev, opcode, mbox, len, &out, sizeof(out));
 	if (err)
 		return err;
 
@@ -145,20 +149,20 @@ static int vhca_cmd_create(struct vhca_dev *dev, u16 opcode, void *mbox,
 }
 
 /* DESTROY_PD, _MR (by key), _EQ, _CQ and _QP all name just the object. */
-int vhca_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle)
+int vhcad_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle)
 {
 	struct vhca_cmd_obj_in in = { .handle = cpu_to_le32(handle) };
 
-	return vhca_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
 }
 
-int vhca_cmd_create_pd(struct vhca_dev *dev, u32 *pdn)
+int vhcad_cmd_create_pd(struct vhca_dev *dev, u32 *pdn)
 {
 	struct vhca_cmd_obj_out out;
 	int err;
 
-	err = vhca_admin_exec(dev, VHCA_CMD_CREATE_PD, NULL, 0, &out,
-			      sizeof(out));
+	err = vhcad_admin_exec(dev, VHCA_CMD_CREATE_PD, NULL, 0, &out,
+			       sizeof(out));
 	if (err)
 		return err;
 
@@ -166,58 +170,58 @@ int vhca_cmd_create_pd(struct vhca_dev *dev, u32 *pdn)
 	return 0;
 }
 
-int vhca_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
-		       u32 *key)
+int vhcad_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
+			u32 *key)
 {
 	u32 index;
 
-	return vhca_cmd_create(dev, VHCA_CMD_CREATE_MR, mr, sizeof(*mr), &index,
-			       key);
+	return vhcad_cmd_create(dev, VHCA_CMD_CREATE_MR, mr, sizeof(*mr),
+				&index, key);
 }
 
-int vhca_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,
-		       u32 *eqn)
+int vhcad_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,
+			u32 *eqn)
 {
-	return vhca_cmd_create(dev, VHCA_CMD_CREATE_EQ, eq, sizeof(*eq), eqn,
-			       NULL);
+	return vhcad_cmd_create(dev, VHCA_CMD_CREATE_EQ, eq, sizeof(*eq), eqn,
+				NULL);
 }
 
-int vhca_cmd_create_cq(struct vhca_dev *dev, struct vhca_cq_create *cq,
-		       u32 *cqn)
+int vhcad_cmd_create_cq(struct vhca_dev *dev, struct vhca_cq_create *cq,
+			u32 *cqn)
 {
-	return vhca_cmd_create(dev, VHCA_CMD_CREATE_CQ, cq, sizeof(*cq), cqn,
-			       NULL);
+	return vhcad_cmd_create(dev, VHCA_CMD_CREATE_CQ, cq, sizeof(*cq), cqn,
+				NULL);
 }
 
-int vhca_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
-		       u32 *qpn)
+int vhcad_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
+			u32 *qpn)
 {
-	return vhca_cmd_create(dev, VHCA_CMD_CREATE_QP, qp, sizeof(*qp), qpn,
-			       NULL);
+	return vhcad_cmd_create(dev, VHCA_CMD_CREATE_QP, qp, sizeof(*qp), qpn,
+				NULL);
 }
 
-int vhca_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr)
+int vhcad_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr)
 {
-	return vhca_admin_exec_mbox(dev, VHCA_CMD_MODIFY_QP, attr,
-				    sizeof(*attr), NULL, 0);
+	return vhcad_admin_exec_mbox(dev, VHCA_CMD_MODIFY_QP, attr,
+				     sizeof(*attr), NULL, 0);
 }
 
 /* Returns the QP's attributes in device byte order. */
-int vhca_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
-		      struct vhca_qp_attr *attr)
+int vhcad_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
+		       struct vhca_qp_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->qpn = cpu_to_le32(qpn);
-	return vhca_admin_exec_mbox(dev, VHCA_CMD_QUERY_QP, attr,
-				    sizeof(*attr), NULL, 0);
+	return vhcad_admin_exec_mbox(dev, VHCA_CMD_QUERY_QP, attr,
+				     sizeof(*attr), NULL, 0);
 }
 
 /* ATTACH_MCAST / DETACH_MCAST: inline input, no mailbox. */
-int vhca_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
-		   const u8 gid[16])
+int vhcad_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
+		    const u8 gid[16])
 {
 	struct vhca_cmd_mcast_in in = { .qpn = cpu_to_le32(qpn) };
 
 	memcpy(in.gid, gid, sizeof(in.gid));
-	return vhca_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
 }

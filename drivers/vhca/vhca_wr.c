@@ -24,7 +24,7 @@ static_assert((int)IB_WR_ATOMIC_CMP_AND_SWP == (int)VHCA_WR_ATOMIC_CMP_AND_SWP);
 static_assert((int)IB_WR_ATOMIC_FETCH_AND_ADD == (int)VHCA_WR_ATOMIC_FETCH_AND_ADD);
 static_assert((int)IB_WR_SEND_WITH_INV == (int)VHCA_WR_SEND_WITH_INV);
 
-static void vhca_set_sge(struct vhca_sge *dst, const struct ib_sge *src)
+static void vhcad_set_sge(struct vhca_sge *dst, const struct ib_sge *src)
 {
 	dst->addr = cpu_to_le64(src->addr);
 	dst->length = cpu_to_le32(src->length);
@@ -32,8 +32,8 @@ static void vhca_set_sge(struct vhca_sge *dst, const struct ib_sge *src)
 }
 
 /* Kernel inline data: the SGEs hold kernel virtual addresses. */
-static int vhca_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
-			   const struct ib_send_wr *wr)
+static int vhcad_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			    const struct ib_send_wr *wr)
 {
 	u32 len = 0;
 	int i;
@@ -56,7 +56,7 @@ static int vhca_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
  * The operations each transport has (IBTA 9.4, Table 38 and 10.2.3): UD
  * only sends, UC also RDMA writes; RC has them all.
  */
-static bool vhca_wr_opcode_valid(enum ib_qp_type type, enum ib_wr_opcode op)
+static bool vhcad_wr_opcode_valid(enum ib_qp_type type, enum ib_wr_opcode op)
 {
 	switch (op) {
 	case IB_WR_SEND:
@@ -80,7 +80,7 @@ static bool vhca_wr_opcode_valid(enum ib_qp_type type, enum ib_wr_opcode op)
  * remote QP and the Q_Key as the caller gave it; the device applies the
  * rule that a Q_Key with the high bit set means the QP's own.
  */
-static int vhca_set_ud(struct vhca_send_wqe *wqe, const struct ib_send_wr *wr)
+static int vhcad_set_ud(struct vhca_send_wqe *wqe, const struct ib_send_wr *wr)
 {
 	const struct ib_ud_wr *ud = ud_wr(wr);
 
@@ -92,8 +92,8 @@ static int vhca_set_ud(struct vhca_send_wqe *wqe, const struct ib_send_wr *wr)
 	return 0;
 }
 
-static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
-			       const struct ib_send_wr *wr, u32 index)
+static int vhcad_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+				const struct ib_send_wr *wr, u32 index)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
 	bool is_ud = type == IB_QPT_UD || type == IB_QPT_GSI;
@@ -101,7 +101,7 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	int i;
 
 	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge ||
-	    !vhca_wr_opcode_valid(type, wr->opcode))
+	    !vhcad_wr_opcode_valid(type, wr->opcode))
 		return -EINVAL;
 
 	memset(wqe, 0, offsetof(struct vhca_send_wqe, sge));
@@ -138,7 +138,7 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	}
 
 	if (is_ud) {
-		err = vhca_set_ud(wqe, wr);
+		err = vhcad_set_ud(wqe, wr);
 		if (err)
 			return err;
 	}
@@ -155,11 +155,11 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	    wr->opcode != IB_WR_RDMA_READ &&
 	    wr->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
 	    wr->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)
-		return vhca_set_inline(qp, wqe, wr);
+		return vhcad_set_inline(qp, wqe, wr);
 
 	wqe->num_sge = wr->num_sge;
 	for (i = 0; i < wr->num_sge; i++)
-		vhca_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+		vhcad_set_sge(&wqe->sge[i], &wr->sg_list[i]);
 	return 0;
 }
 
@@ -167,7 +167,7 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
  * IBTA 10.8.2: work requests posted to a QP in RESET, or send requests in
  * INIT or RTR, fail at once.
  */
-static bool vhca_qp_can_post(struct vhca_qp *qp, bool send)
+static bool vhcad_qp_can_post(struct vhca_qp *qp, bool send)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
@@ -176,8 +176,8 @@ static bool vhca_qp_can_post(struct vhca_qp *qp, bool send)
 	return !send || (state != IB_QPS_INIT && state != IB_QPS_RTR);
 }
 
-int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		   const struct ib_send_wr **bad_wr)
+int vhcad_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibqp->device);
 	struct vhca_qp *qp = to_vhca_qp(ibqp);
@@ -188,7 +188,7 @@ int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	u32 start, slot;
 	int err = 0;
 
-	if (!vhca_qp_can_post(qp, true)) {
+	if (!vhcad_qp_can_post(qp, true)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
@@ -202,14 +202,14 @@ int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		}
 		slot = sq->pi & (entries - 1);
 		wqe = (struct vhca_send_wqe *)qp->sq_buf.kva + slot;
-		err = vhca_build_send_wqe(qp, wqe, wr, sq->pi);
+		err = vhcad_build_send_wqe(qp, wqe, wr, sq->pi);
 		if (err)
 			break;
 		sq->wr_ids[slot] = wr->wr_id;
 		sq->pi++;
 	}
 	if (sq->pi != start)
-		vhca_kernel_doorbell(dev, VHCA_DB_SQ, qp->qpn, sq->pi);
+		vhcad_kernel_doorbell(dev, VHCA_DB_SQ, qp->qpn, sq->pi);
 	spin_unlock_irqrestore(&sq->lock, flags);
 
 	if (err)
@@ -217,8 +217,8 @@ int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		   const struct ib_recv_wr **bad_wr)
+int vhcad_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibqp->device);
 	struct vhca_qp *qp = to_vhca_qp(ibqp);
@@ -230,7 +230,7 @@ int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int err = 0;
 	int i;
 
-	if (!vhca_qp_can_post(qp, false)) {
+	if (!vhcad_qp_can_post(qp, false)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
@@ -252,12 +252,12 @@ int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		wqe->wr_id = cpu_to_le64(rq->pi);
 		wqe->num_sge = wr->num_sge;
 		for (i = 0; i < wr->num_sge; i++)
-			vhca_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+			vhcad_set_sge(&wqe->sge[i], &wr->sg_list[i]);
 		rq->wr_ids[slot] = wr->wr_id;
 		rq->pi++;
 	}
 	if (rq->pi != start)
-		vhca_kernel_doorbell(dev, VHCA_DB_RQ, qp->qpn, rq->pi);
+		vhcad_kernel_doorbell(dev, VHCA_DB_RQ, qp->qpn, rq->pi);
 	spin_unlock_irqrestore(&rq->lock, flags);
 
 	if (err)
