@@ -39,6 +39,10 @@
 /* The device's only port. */
 #define VHCA_PORT_NUM		1
 
+/* The counters the RDMA port shows (vhca_hw_counters.c): RoCE onwards. */
+#define VHCA_HW_STATS_FIRST	VHCA_CNT_ROCE_TX_PACKETS
+#define VHCA_HW_STATS_NUM	(VHCA_CNT_MAX - VHCA_HW_STATS_FIRST)
+
 /* QUERY_DEVICE's answer (struct vhca_device_attr) in CPU byte order. */
 struct vhca_dev_attr {
 	u64 fw_version;		/* major << 32 | minor << 16 | sub */
@@ -209,6 +213,8 @@ struct vhca_dev {
 	bool ib_port_active;	/* last state reported to the RDMA core */
 
 	spinlock_t counter_lock;	/* COUNTERS: LO read latches HI */
+	/* The names of the port's hw_counters, as long as the ib_device. */
+	struct rdma_stat_desc hw_stat_descs[VHCA_HW_STATS_NUM];
 
 	/*
 	 * RDMA resources, when the device has them (QUERY_DEVICE max_qp > 0):

@@ -27,10 +27,12 @@ static const struct ib_device_ops vhcad_ib_dev_ops = {
 	.uverbs_abi_ver = VHCA_UVERBS_ABI_VERSION,
 
 	.add_gid = vhcad_add_gid,
+	.alloc_hw_port_stats = vhcad_alloc_hw_port_stats,
 	.alloc_ucontext = vhcad_alloc_ucontext,
 	.dealloc_ucontext = vhcad_dealloc_ucontext,
 	.del_gid = vhcad_del_gid,
 	.get_dev_fw_str = vhcad_get_dev_fw_str,
+	.get_hw_stats = vhcad_get_hw_stats,
 	.get_link_layer = vhcad_get_link_layer,
 	.get_port_immutable = vhcad_get_port_immutable,
 	.mmap = vhcad_mmap,
@@ -230,6 +232,7 @@ int vhcad_ib_register(struct vhca_dev *dev)
 				       dev->num_vectors - VHCA_VECTOR_FIRST_COMP,
 				       (u32)VHCA_MAX_COMP_EQS);
 	ib_set_device_ops(ibdev, &vhcad_ib_dev_ops);
+	vhcad_hw_stats_init(dev);
 
 	if (dev->attr.max_qp && !ibdev->num_comp_vectors) {
 		dev_warn(&dev->pdev->dev,

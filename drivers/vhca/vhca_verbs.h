@@ -164,6 +164,13 @@ void vhcad_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
 int vhcad_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int vhcad_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 
+/* vhca_hw_counters.c */
+void vhcad_hw_stats_init(struct vhca_dev *dev);
+struct rdma_hw_stats *vhcad_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num);
+int vhcad_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+
 /* vhca_wr.c */
 int vhcad_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
