@@ -7,8 +7,10 @@
  * Everything the guest and the device exchange in memory is little-endian;
  * the structures below are laid out with explicit padding and checked by
  * static asserts so that all three halves agree on every byte.  Multi-byte
- * fields are declared as plain fixed-width integers: the device and the
- * driver convert with their own le*_to_cpu helpers.
+ * fields are vhca_le16/32/64: __le16/32/64 in the kernel, so that sparse
+ * checks every access of the driver goes through le*_to_cpu()/cpu_to_le*(),
+ * and plain fixed-width integers in QEMU and rdma-core, which convert with
+ * their own helpers (the device's vhca_ld_le32(), the provider's le32toh()).
  */
 #ifndef VHCA_HW_H
 #define VHCA_HW_H
@@ -26,11 +28,18 @@ typedef u8 vhca_u8;
 typedef u16 vhca_u16;
 typedef u32 vhca_u32;
 typedef u64 vhca_u64;
+typedef __le16 vhca_le16;
+typedef __le32 vhca_le32;
+typedef __le64 vhca_le64;
 #else
 typedef uint8_t vhca_u8;
 typedef uint16_t vhca_u16;
 typedef uint32_t vhca_u32;
 typedef uint64_t vhca_u64;
+/* Little-endian in memory: the user of a field converts it. */
+typedef uint16_t vhca_le16;
+typedef uint32_t vhca_le32;
+typedef uint64_t vhca_le64;
 #endif
 
 /* ---------------------------------------------------------------------- */
@@ -346,15 +355,15 @@ enum vhca_reg_error {
  */
 struct vhca_admin_cmd {
 	/* input, written by the driver */
-	vhca_u16 opcode;		/* enum vhca_admin_opcode */
-	vhca_u16 rsvd0;
-	vhca_u32 token;			/* echoed in output and event */
+	vhca_le16 opcode;		/* enum vhca_admin_opcode */
+	vhca_le16 rsvd0;
+	vhca_le32 token;		/* echoed in output and event */
 	vhca_u8 in[32];			/* command specific */
 	/* output, written by the device */
 	vhca_u8 status;			/* enum vhca_admin_status */
 	vhca_u8 done;			/* 1 when output is valid */
-	vhca_u16 rsvd1;
-	vhca_u32 syndrome;		/* detail for the status, 0 if none */
+	vhca_le16 rsvd1;
+	vhca_le32 syndrome;		/* detail for the status, 0 if none */
 	vhca_u8 out[16];		/* command specific */
 };
 
@@ -455,39 +464,39 @@ static inline const char *vhca_admin_status_name(unsigned int status)
 
 /* VHCA_CMD_QUERY_DEVICE: in = struct vhca_cmd_dma_in; out buffer below. */
 struct vhca_cmd_dma_in {
-	vhca_u64 addr;			/* guest buffer, device writes it */
-	vhca_u32 len;			/* bytes available at addr */
-	vhca_u32 rsvd;
+	vhca_le64 addr;			/* guest buffer, device writes it */
+	vhca_le32 len;			/* bytes available at addr */
+	vhca_le32 rsvd;
 };
 
 struct vhca_device_attr {
-	vhca_u64 fw_version;		/* major << 32 | minor << 16 | sub */
-	vhca_u64 sys_image_guid;	/* EUI-64 from the MAC */
-	vhca_u64 node_guid;
-	vhca_u64 max_mr_size;
-	vhca_u64 page_size_cap;		/* bitmask of supported page sizes */
-	vhca_u32 vendor_id;		/* the PCI vendor ID, 0x1af4 */
-	vhca_u32 vendor_part_id;
-	vhca_u32 hw_ver;
-	vhca_u32 max_qp;
-	vhca_u32 max_qp_wr;
-	vhca_u32 max_sge;
-	vhca_u32 max_cq;
-	vhca_u32 max_cqe;
-	vhca_u32 max_mr;
-	vhca_u32 max_pd;
-	vhca_u32 max_qp_rd_atom;
-	vhca_u32 max_qp_init_rd_atom;
-	vhca_u32 max_srq;
-	vhca_u32 max_srq_wr;
-	vhca_u32 max_srq_sge;
-	vhca_u32 max_msg_size;
-	vhca_u32 max_inline_data;
-	vhca_u32 max_uctx;		/* doorbell pages */
-	vhca_u32 num_comp_vectors;
-	vhca_u32 gid_tbl_len;
-	vhca_u32 max_pkeys;
-	vhca_u32 rsvd[33];		/* room to grow: 256 bytes */
+	vhca_le64 fw_version;		/* major << 32 | minor << 16 | sub */
+	vhca_le64 sys_image_guid;	/* EUI-64 from the MAC */
+	vhca_le64 node_guid;
+	vhca_le64 max_mr_size;
+	vhca_le64 page_size_cap;	/* bitmask of supported page sizes */
+	vhca_le32 vendor_id;		/* the PCI vendor ID, 0x1af4 */
+	vhca_le32 vendor_part_id;
+	vhca_le32 hw_ver;
+	vhca_le32 max_qp;
+	vhca_le32 max_qp_wr;
+	vhca_le32 max_sge;
+	vhca_le32 max_cq;
+	vhca_le32 max_cqe;
+	vhca_le32 max_mr;
+	vhca_le32 max_pd;
+	vhca_le32 max_qp_rd_atom;
+	vhca_le32 max_qp_init_rd_atom;
+	vhca_le32 max_srq;
+	vhca_le32 max_srq_wr;
+	vhca_le32 max_srq_sge;
+	vhca_le32 max_msg_size;
+	vhca_le32 max_inline_data;
+	vhca_le32 max_uctx;		/* doorbell pages */
+	vhca_le32 num_comp_vectors;
+	vhca_le32 gid_tbl_len;
+	vhca_le32 max_pkeys;
+	vhca_le32 rsvd[33];		/* room to grow: 256 bytes */
 };
 
 /* VHCA_CMD_QUERY_PORT: in.port (1); out = struct vhca_port_attr. */
@@ -524,9 +533,9 @@ struct vhca_port_attr {
 	vhca_u8 active_mtu;		/* from the Ethernet MTU */
 	vhca_u8 active_speed;		/* IB speed code (IB_SPEED_*) */
 	vhca_u8 active_width;		/* IB width code (IB_WIDTH_*) */
-	vhca_u16 gid_tbl_len;
-	vhca_u32 eth_mtu;		/* current Ethernet MTU in bytes */
-	vhca_u32 rsvd;
+	vhca_le16 gid_tbl_len;
+	vhca_le32 eth_mtu;		/* current Ethernet MTU in bytes */
+	vhca_le32 rsvd;
 };
 
 /* VHCA_CMD_ADD_GID / VHCA_CMD_DEL_GID (DEL ignores gid and type). */
@@ -536,10 +545,10 @@ enum vhca_gid_type {
 };
 
 struct vhca_cmd_gid_in {
-	vhca_u16 index;			/* < gid_tbl_len */
+	vhca_le16 index;		/* < gid_tbl_len */
 	vhca_u8 port;			/* 1 */
 	vhca_u8 type;			/* enum vhca_gid_type */
-	vhca_u32 rsvd;
+	vhca_le32 rsvd;
 	vhca_u8 gid[16];		/* network byte order */
 	vhca_u8 rsvd1[8];
 };
@@ -554,7 +563,7 @@ struct vhca_cmd_mac_in {
 #define VHCA_MIN_MTU			68
 #define VHCA_MAX_MTU			9000
 struct vhca_cmd_mtu_in {
-	vhca_u32 mtu;			/* Ethernet payload, VHCA_MIN..MAX_MTU */
+	vhca_le32 mtu;			/* Ethernet payload, VHCA_MIN..MAX_MTU */
 	vhca_u8 rsvd[28];
 };
 
@@ -563,12 +572,12 @@ struct vhca_cmd_mtu_in {
  * free doorbell page in BAR2.  VHCA_CMD_DEALLOC_UCTX: in = that index.
  */
 struct vhca_cmd_uctx_in {
-	vhca_u32 db_page;
+	vhca_le32 db_page;
 	vhca_u8 rsvd[28];
 };
 
 struct vhca_cmd_uctx_out {
-	vhca_u32 db_page;
+	vhca_le32 db_page;
 	vhca_u8 rsvd[12];
 };
 
@@ -584,13 +593,13 @@ struct vhca_cmd_uctx_out {
  * (struct vhca_cmd_obj_out); DESTROY_* take struct vhca_cmd_obj_in.
  */
 struct vhca_cmd_obj_in {
-	vhca_u32 handle;		/* pdn, lkey, eqn, cqn or qpn */
+	vhca_le32 handle;		/* pdn, lkey, eqn, cqn or qpn */
 	vhca_u8 rsvd[28];
 };
 
 struct vhca_cmd_obj_out {
-	vhca_u32 handle;
-	vhca_u32 key;			/* CREATE_MR: lkey == rkey */
+	vhca_le32 handle;
+	vhca_le32 key;			/* CREATE_MR: lkey == rkey */
 	vhca_u8 rsvd[8];
 };
 
@@ -618,27 +627,27 @@ struct vhca_cmd_obj_out {
 #define VHCA_MR_PHYS			(1u << 0)	/* kernel DMA MR: iova = guest physical */
 
 struct vhca_mr_create {
-	vhca_u32 pdn;
-	vhca_u32 access;		/* VHCA_ACCESS_* */
-	vhca_u64 iova;			/* any value; need not be page aligned */
-	vhca_u64 length;
-	vhca_u64 pbl_addr;
-	vhca_u32 npages;
+	vhca_le32 pdn;
+	vhca_le32 access;		/* VHCA_ACCESS_* */
+	vhca_le64 iova;			/* any value; need not be page aligned */
+	vhca_le64 length;
+	vhca_le64 pbl_addr;
+	vhca_le32 npages;
 	vhca_u8 page_shift;		/* 12..30 */
 	vhca_u8 pbl_levels;		/* 1 or 2 */
-	vhca_u16 flags;			/* VHCA_MR_* */
-	vhca_u32 offset;		/* iova's offset in the first page */
-	vhca_u32 key_tag;		/* low 8 bits: the key byte to use */
+	vhca_le16 flags;		/* VHCA_MR_* */
+	vhca_le32 offset;		/* iova's offset in the first page */
+	vhca_le32 key_tag;		/* low 8 bits: the key byte to use */
 	vhca_u8 rsvd[16];
 };
 
 /* CREATE_EQ: a completion event queue on MSI-X vector >= 2. */
 struct vhca_eq_create {
-	vhca_u64 pbl_addr;		/* level 1, pages of 4 KiB */
-	vhca_u32 npages;
+	vhca_le64 pbl_addr;		/* level 1, pages of 4 KiB */
+	vhca_le32 npages;
 	vhca_u8 log_size;		/* entries of struct vhca_eqe */
 	vhca_u8 rsvd0[3];
-	vhca_u32 vector;		/* VHCA_VECTOR_FIRST_COMP .. vectors-1 */
+	vhca_le32 vector;		/* VHCA_VECTOR_FIRST_COMP .. vectors-1 */
 	vhca_u8 rsvd[12];
 };
 
@@ -647,13 +656,13 @@ struct vhca_eq_create {
 #define VHCA_MAX_COMP_EQS		62
 
 struct vhca_cq_create {
-	vhca_u64 pbl_addr;		/* level 1, pages of 4 KiB */
-	vhca_u32 npages;
+	vhca_le64 pbl_addr;		/* level 1, pages of 4 KiB */
+	vhca_le32 npages;
 	vhca_u8 log_size;		/* entries of struct vhca_cqe, 1..16 */
 	vhca_u8 rsvd0[3];
-	vhca_u32 eqn;			/* completion EQ for its events */
-	vhca_u32 db_page;		/* owner page, or ..._KERNEL_NONE */
-	vhca_u64 dbrec_addr;		/* u32 consumer index the driver writes */
+	vhca_le32 eqn;			/* completion EQ for its events */
+	vhca_le32 db_page;		/* owner page, or ..._KERNEL_NONE */
+	vhca_le64 dbrec_addr;		/* u32 consumer index the driver writes */
 	vhca_u8 rsvd[32];
 };
 
@@ -675,14 +684,14 @@ struct vhca_qp_create {
 	vhca_u8 sq_log_size;		/* send WQEs, 1..14 */
 	vhca_u8 rq_log_size;		/* receive WQEs, 1..14 */
 	vhca_u8 sq_sig_all;
-	vhca_u32 pdn;
-	vhca_u32 send_cqn;
-	vhca_u32 recv_cqn;
-	vhca_u64 sq_pbl_addr;		/* level 1, pages of 4 KiB */
-	vhca_u64 rq_pbl_addr;
-	vhca_u32 sq_npages;
-	vhca_u32 rq_npages;
-	vhca_u32 db_page;		/* owner page, or ..._KERNEL_NONE */
+	vhca_le32 pdn;
+	vhca_le32 send_cqn;
+	vhca_le32 recv_cqn;
+	vhca_le64 sq_pbl_addr;		/* level 1, pages of 4 KiB */
+	vhca_le64 rq_pbl_addr;
+	vhca_le32 sq_npages;
+	vhca_le32 rq_npages;
+	vhca_le32 db_page;		/* owner page, or ..._KERNEL_NONE */
 	vhca_u8 rsvd[20];
 };
 
@@ -732,8 +741,8 @@ enum vhca_qp_state {
 
 /* MODIFY_QP / QUERY_QP mailbox (128 bytes). */
 struct vhca_qp_attr {
-	vhca_u32 qpn;
-	vhca_u32 attr_mask;		/* VHCA_QP_* (MODIFY only) */
+	vhca_le32 qpn;
+	vhca_le32 attr_mask;		/* VHCA_QP_* (MODIFY only) */
 	vhca_u8 qp_state;		/* enum vhca_qp_state */
 	vhca_u8 cur_qp_state;
 	vhca_u8 path_mtu;		/* enum vhca_ib_mtu */
@@ -750,23 +759,23 @@ struct vhca_qp_attr {
 	vhca_u8 sq_draining;		/* QUERY: SQD and not yet drained */
 	vhca_u8 en_sqd_async_notify;
 	vhca_u8 rsvd0;
-	vhca_u32 qp_access_flags;	/* VHCA_ACCESS_REMOTE_* */
-	vhca_u32 dest_qp_num;
-	vhca_u32 rq_psn;
-	vhca_u32 sq_psn;
-	vhca_u32 qkey;
-	vhca_u32 flow_label;
-	vhca_u16 pkey_index;
-	vhca_u16 udp_sport;		/* 0: the device derives it */
+	vhca_le32 qp_access_flags;	/* VHCA_ACCESS_REMOTE_* */
+	vhca_le32 dest_qp_num;
+	vhca_le32 rq_psn;
+	vhca_le32 sq_psn;
+	vhca_le32 qkey;
+	vhca_le32 flow_label;
+	vhca_le16 pkey_index;
+	vhca_le16 udp_sport;		/* 0: the device derives it */
 	vhca_u8 dgid[16];		/* network byte order */
 	vhca_u8 dmac[6];
 	vhca_u8 rsvd1[2];
 	/* QUERY only: the queue sizes the QP was created with */
-	vhca_u32 max_send_wr;
-	vhca_u32 max_recv_wr;
-	vhca_u32 max_send_sge;
-	vhca_u32 max_recv_sge;
-	vhca_u32 max_inline_data;
+	vhca_le32 max_send_wr;
+	vhca_le32 max_recv_wr;
+	vhca_le32 max_send_sge;
+	vhca_le32 max_recv_sge;
+	vhca_le32 max_inline_data;
 	vhca_u8 rsvd2[32];
 };
 
@@ -775,9 +784,9 @@ struct vhca_qp_attr {
 /* ---------------------------------------------------------------------- */
 
 struct vhca_sge {
-	vhca_u64 addr;
-	vhca_u32 length;
-	vhca_u32 lkey;
+	vhca_le64 addr;
+	vhca_le32 length;
+	vhca_le32 lkey;
 };
 
 enum vhca_wqe_opcode {			/* the values of enum ibv_wr_opcode */
@@ -814,8 +823,8 @@ struct vhca_ud_av {
 	vhca_u8 hop_limit;		/* IPv6 hop limit / IPv4 TTL */
 	vhca_u8 traffic_class;		/* IPv6 TC / IPv4 TOS */
 	vhca_u8 rsvd;
-	vhca_u16 udp_sport;		/* 0: the device derives it */
-	vhca_u32 flow_label;		/* 20 bits */
+	vhca_le16 udp_sport;		/* 0: the device derives it */
+	vhca_le32 flow_label;		/* 20 bits */
 };
 
 /*
@@ -825,25 +834,25 @@ struct vhca_ud_av {
  * their place.
  */
 struct vhca_send_wqe {
-	vhca_u64 wr_id;
+	vhca_le64 wr_id;
 	vhca_u8 opcode;			/* enum vhca_wqe_opcode */
 	vhca_u8 flags;			/* VHCA_WQE_* */
 	vhca_u8 num_sge;
 	vhca_u8 rsvd0;
-	vhca_u32 imm_or_inv;		/* immediate (network order) or rkey */
+	vhca_le32 imm_or_inv;		/* immediate (network order) or rkey */
 	union {
-		vhca_u64 remote_addr;	/* RC, UC: RDMA and atomics */
+		vhca_le64 remote_addr;	/* RC, UC: RDMA and atomics */
 		struct {		/* UD */
-			vhca_u32 dest_qpn;	/* 24 bits */
-			vhca_u32 qkey;		/* VHCA_QKEY_CONTROLLED: the QP's */
+			vhca_le32 dest_qpn;	/* 24 bits */
+			vhca_le32 qkey;		/* VHCA_QKEY_CONTROLLED: the QP's */
 		};
 	};
-	vhca_u32 rkey;			/* RC, UC; 0 in UD WQEs */
-	vhca_u32 inline_len;
+	vhca_le32 rkey;			/* RC, UC; 0 in UD WQEs */
+	vhca_le32 inline_len;
 	union {
 		struct {		/* RC atomics */
-			vhca_u64 compare_add;
-			vhca_u64 swap;
+			vhca_le64 compare_add;
+			vhca_le64 swap;
 			vhca_u8 rsvd1[16];
 		};
 		struct vhca_ud_av av;	/* UD */
@@ -856,7 +865,7 @@ struct vhca_send_wqe {
 
 /* Receive WQE, 128 bytes. */
 struct vhca_recv_wqe {
-	vhca_u64 wr_id;
+	vhca_le64 wr_id;
 	vhca_u8 num_sge;
 	vhca_u8 rsvd[7];
 	struct vhca_sge sge[VHCA_MAX_RECV_SGE];
@@ -917,12 +926,12 @@ enum vhca_vendor_err {
  * status holds the values of enum ibv_wc_status (IBTA 11.4.2.1).
  */
 struct vhca_cqe {
-	vhca_u64 wr_id;
-	vhca_u32 byte_len;
-	vhca_u32 imm_or_inv;		/* immediate (network order) or rkey */
-	vhca_u32 qpn;
-	vhca_u32 src_qp;		/* UD: DETH SrcQP; P_Key index is 0 */
-	vhca_u32 vendor_err;		/* device syndrome for errors */
+	vhca_le64 wr_id;
+	vhca_le32 byte_len;
+	vhca_le32 imm_or_inv;		/* immediate (network order) or rkey */
+	vhca_le32 qpn;
+	vhca_le32 src_qp;		/* UD: DETH SrcQP; P_Key index is 0 */
+	vhca_le32 vendor_err;		/* device syndrome for errors */
 	vhca_u8 status;
 	vhca_u8 opcode;			/* enum vhca_cqe_opcode */
 	vhca_u8 flags;			/* VHCA_CQE_* */
@@ -942,8 +951,8 @@ struct vhca_cqe {
 struct vhca_eqe {
 	vhca_u8 type;			/* enum vhca_eqe_type */
 	vhca_u8 subtype;
-	vhca_u16 rsvd0;
-	vhca_u32 data[2];		/* type specific */
+	vhca_le16 rsvd0;
+	vhca_le32 data[2];		/* type specific */
 	vhca_u8 rsvd1[3];
 	vhca_u8 owner;			/* bit 0: pass parity */
 };
@@ -982,10 +991,10 @@ enum vhca_qp_event {
  * flags last.
  */
 struct vhca_eth_desc {
-	vhca_u64 addr;
-	vhca_u16 len;
-	vhca_u16 flags;			/* VHCA_ETH_DESC_* */
-	vhca_u32 rsvd;
+	vhca_le64 addr;
+	vhca_le16 len;
+	vhca_le16 flags;		/* VHCA_ETH_DESC_* */
+	vhca_le32 rsvd;
 };
 
 #define VHCA_ETH_DESC_DONE		(1u << 0)
@@ -1021,7 +1030,7 @@ struct vhca_eth_desc {
 
 /* VHCA_CMD_ATTACH_MCAST / DETACH_MCAST: a UD QP joins/leaves a group. */
 struct vhca_cmd_mcast_in {
-	vhca_u32 qpn;			/* a UD QP (not QP1) */
+	vhca_le32 qpn;			/* a UD QP (not QP1) */
 	vhca_u8 rsvd[12];
 	vhca_u8 gid[16];		/* multicast GID, network byte order */
 };
@@ -1068,8 +1077,8 @@ static_assert(sizeof(struct vhca_eth_desc) == 16, "vhca_eth_desc layout");
 #define VHCA_RX_FILTER_ALLMULTI		(1u << 0)	/* every multicast */
 
 struct vhca_rx_filter {
-	vhca_u32 flags;			/* VHCA_RX_FILTER_*, others 0 */
-	vhca_u32 count;			/* entries of mac[], <= 64 */
+	vhca_le32 flags;		/* VHCA_RX_FILTER_*, others 0 */
+	vhca_le32 count;		/* entries of mac[], <= 64 */
 	vhca_u8 mac[VHCA_MAX_MCAST_MACS][8];	/* 6-byte MAC, 2 reserved */
 };
 

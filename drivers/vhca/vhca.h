@@ -39,41 +39,39 @@
 /* The device's only port. */
 #define VHCA_PORT_NUM		1
 
-/*
- * vhca_hw.h declares every multi-byte field as a plain integer so that the
- * device model, the provider and this driver share one definition; the
- * device is little-endian.  These helpers make the byte-order conversion
- * explicit (and sparse-clean) at every access.
- */
-static inline u16 vhca_cpu_to_dev16(u16 v)
-{
-	return (__force u16)cpu_to_le16(v);
-}
+/* The counters the RDMA port shows (vhca_hw_counters.c): RoCE onwards. */
+#define VHCA_HW_STATS_FIRST	VHCA_CNT_ROCE_TX_PACKETS
+#define VHCA_HW_STATS_NUM	(VHCA_CNT_MAX - VHCA_HW_STATS_FIRST)
 
-static inline u32 vhca_cpu_to_dev32(u32 v)
-{
-	return (__force u32)cpu_to_le32(v);
-}
-
-static inline u64 vhca_cpu_to_dev64(u64 v)
-{
-	return (__force u64)cpu_to_le64(v);
-}
-
-static inline u16 vhca_dev_to_cpu16(u16 v)
-{
-	return le16_to_cpu((__force __le16)v);
-}
-
-static inline u32 vhca_dev_to_cpu32(u32 v)
-{
-	return le32_to_cpu((__force __le32)v);
-}
-
-static inline u64 vhca_dev_to_cpu64(u64 v)
-{
-	return le64_to_cpu((__force __le64)v);
-}
+/* QUERY_DEVICE's answer (struct vhca_device_attr) in CPU byte order. */
+struct vhca_dev_attr {
+	u64 fw_version;		/* major << 32 | minor << 16 | sub */
+	u64 sys_image_guid;
+	u64 node_guid;
+	u64 max_mr_size;
+	u64 page_size_cap;
+	u32 vendor_id;
+	u32 vendor_part_id;
+	u32 hw_ver;
+	u32 max_qp;
+	u32 max_qp_wr;
+	u32 max_sge;
+	u32 max_cq;
+	u32 max_cqe;
+	u32 max_mr;
+	u32 max_pd;
+	u32 max_qp_rd_atom;
+	u32 max_qp_init_rd_atom;
+	u32 max_srq;
+	u32 max_srq_wr;
+	u32 max_srq_sge;
+	u32 max_msg_size;
+	u32 max_inline_data;
+	u32 max_uctx;
+	u32 num_comp_vectors;
+	u32 gid_tbl_len;
+	u32 max_pkeys;
+};
 
 struct vhca_admin_slot {
 	struct completion done;
@@ -108,10 +106,10 @@ struct vhca_eq {
  * each access); a queue's goes once the device has created the queue.
  */
 struct vhca_pbl {
-	u64 *entries;		/* device byte order */
+	__le64 *entries;
 	dma_addr_t entries_dma;
 	size_t entries_size;
-	u64 *dir;		/* level 2 only: the 4 KiB pages of entries */
+	__le64 *dir;		/* level 2 only: the 4 KiB pages of entries */
 	dma_addr_t dir_dma;
 	u32 npages;
 	u8 levels;		/* 1 or 2 */
@@ -198,8 +196,7 @@ struct vhca_dev {
 
 	struct vhca_admin_queue admq;
 	struct vhca_eq aeq;
-	/* QUERY_DEVICE answer, converted to CPU byte order. */
-	struct vhca_device_attr attr;
+	struct vhca_dev_attr attr;
 	u8 perm_addr[ETH_ALEN];
 
 	struct net_device *netdev;
@@ -216,6 +213,8 @@ struct vhca_dev {
 	bool ib_port_active;	/* last state reported to the RDMA core */
 
 	spinlock_t counter_lock;	/* COUNTERS: LO read latches HI */
+	/* The names of the port's hw_counters, as long as the ib_device. */
+	struct rdma_stat_desc hw_stat_descs[VHCA_HW_STATS_NUM];
 
 	/*
 	 * RDMA resources, when the device has them (QUERY_DEVICE max_qp > 0):
@@ -239,115 +238,115 @@ static inline struct vhca_dev *to_vhca_dev(struct ib_device *ibdev)
 	return container_of(ibdev, struct vhca_dev, ibdev);
 }
 
-static inline u32 vhca_reg_read(struct vhca_dev *dev, u32 reg)
+static inline u32 vhcad_reg_read(struct vhca_dev *dev, u32 reg)
 {
 	return readl(dev->regs + reg);
 }
 
-static inline void vhca_reg_write(struct vhca_dev *dev, u32 reg, u32 val)
+static inline void vhcad_reg_write(struct vhca_dev *dev, u32 reg, u32 val)
 {
 	writel(val, dev->regs + reg);
 }
 
-static inline void vhca_reg_write64(struct vhca_dev *dev, u32 reg_lo, u64 val)
+static inline void vhcad_reg_write64(struct vhca_dev *dev, u32 reg_lo, u64 val)
 {
-	vhca_reg_write(dev, reg_lo, lower_32_bits(val));
-	vhca_reg_write(dev, reg_lo + 4, upper_32_bits(val));
+	vhcad_reg_write(dev, reg_lo, lower_32_bits(val));
+	vhcad_reg_write(dev, reg_lo + 4, upper_32_bits(val));
 }
 
 /* vhca_main.c */
-u64 vhca_read_counter(struct vhca_dev *dev, enum vhca_counter counter);
-void vhca_fw_version_str(struct vhca_dev *dev, char *str, size_t len);
+u64 vhcad_read_counter(struct vhca_dev *dev, enum vhca_counter counter);
+void vhcad_fw_version_str(struct vhca_dev *dev, char *str, size_t len);
 
 /* vhca_admin.c */
-int vhca_admin_create(struct vhca_dev *dev);
-void vhca_admin_destroy(struct vhca_dev *dev);
-void vhca_admin_complete(struct vhca_dev *dev, u32 slot, u32 token);
-int vhca_admin_exec(struct vhca_dev *dev, u16 opcode, const void *in,
-		    size_t in_len, void *out, size_t out_len);
-int vhca_admin_exec_dma(struct vhca_dev *dev, u16 opcode, void *buf,
-			size_t len);
-int vhca_admin_exec_mbox(struct vhca_dev *dev, u16 opcode, void *mbox,
-			 size_t len, void *out, size_t out_len);
+int vhcad_admin_create(struct vhca_dev *dev);
+void vhcad_admin_destroy(struct vhca_dev *dev);
+void vhcad_admin_complete(struct vhca_dev *dev, u32 slot, u32 token);
+int vhcad_admin_exec(struct vhca_dev *dev, u16 opcode, const void *in,
+		     size_t in_len, void *out, size_t out_len);
+int vhcad_admin_exec_dma(struct vhca_dev *dev, u16 opcode, void *buf,
+			 size_t len);
+int vhcad_admin_exec_mbox(struct vhca_dev *dev, u16 opcode, void *mbox,
+			  size_t len, void *out, size_t out_len);
 
 /* vhca_cmd.c */
-int vhca_cmd_query_device(struct vhca_dev *dev, struct vhca_device_attr *attr);
-int vhca_cmd_query_port(struct vhca_dev *dev, struct vhca_port_attr *attr);
-int vhca_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
-		     const u8 gid[16]);
-int vhca_cmd_del_gid(struct vhca_dev *dev, u16 index);
-int vhca_cmd_set_mac(struct vhca_dev *dev, const u8 *mac);
-int vhca_cmd_set_mtu(struct vhca_dev *dev, u32 mtu);
-int vhca_cmd_set_rx_filter(struct vhca_dev *dev,
-			   struct vhca_rx_filter *filter);
-int vhca_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page);
-int vhca_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page);
-int vhca_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle);
-int vhca_cmd_create_pd(struct vhca_dev *dev, u32 *pdn);
-int vhca_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
-		       u32 *key);
-int vhca_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,
-		       u32 *eqn);
-int vhca_cmd_create_cq(struct vhca_dev *dev, struct vhca_cq_create *cq,
-		       u32 *cqn);
-int vhca_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
-		       u32 *qpn);
-int vhca_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr);
-int vhca_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
-		      struct vhca_qp_attr *attr);
-int vhca_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
-		   const u8 gid[16]);
+int vhcad_cmd_query_device(struct vhca_dev *dev, struct vhca_dev_attr *attr);
+int vhcad_cmd_query_port(struct vhca_dev *dev, struct vhca_port_attr *attr);
+int vhcad_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
+		      const u8 gid[16]);
+int vhcad_cmd_del_gid(struct vhca_dev *dev, u16 index);
+int vhcad_cmd_set_mac(struct vhca_dev *dev, const u8 *mac);
+int vhcad_cmd_set_mtu(struct vhca_dev *dev, u32 mtu);
+int vhcad_cmd_set_rx_filter(struct vhca_dev *dev,
+			    struct vhca_rx_filter *filter);
+int vhcad_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page);
+int vhcad_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page);
+int vhcad_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle);
+int vhcad_cmd_create_pd(struct vhca_dev *dev, u32 *pdn);
+int vhcad_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
+			u32 *key);
+int vhcad_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,
+			u32 *eqn);
+int vhcad_cmd_create_cq(struct vhca_dev *dev, struct vhca_cq_create *cq,
+			u32 *cqn);
+int vhcad_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
+			u32 *qpn);
+int vhcad_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr);
+int vhcad_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
+		       struct vhca_qp_attr *attr);
+int vhcad_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
+		    const u8 gid[16]);
 
 /* vhca_eq.c */
-int vhca_aeq_create(struct vhca_dev *dev);
-void vhca_aeq_destroy(struct vhca_dev *dev);
+int vhcad_aeq_create(struct vhca_dev *dev);
+void vhcad_aeq_destroy(struct vhca_dev *dev);
 
 /* vhca_ceq.c */
-int vhca_ceqs_create(struct vhca_dev *dev, unsigned int count);
-void vhca_ceqs_destroy(struct vhca_dev *dev);
+int vhcad_ceqs_create(struct vhca_dev *dev, unsigned int count);
+void vhcad_ceqs_destroy(struct vhca_dev *dev);
 
 /* vhca_queue.c */
-int vhca_pbl_alloc(struct vhca_dev *dev, struct vhca_pbl *pbl, u32 npages,
-		   bool allow_level2);
-void vhca_pbl_free(struct vhca_dev *dev, struct vhca_pbl *pbl);
-void vhca_pbl_set(struct vhca_pbl *pbl, u32 index, u64 addr);
-dma_addr_t vhca_pbl_addr(const struct vhca_pbl *pbl);
-int vhca_queue_buf_alloc(struct vhca_dev *dev, struct vhca_queue_buf *buf,
-			 size_t size);
-int vhca_queue_buf_pin(struct vhca_dev *dev, struct vhca_queue_buf *buf,
-		       u64 addr, size_t size);
-void vhca_queue_buf_created(struct vhca_dev *dev, struct vhca_queue_buf *buf);
-void vhca_queue_buf_free(struct vhca_dev *dev, struct vhca_queue_buf *buf);
+int vhcad_pbl_alloc(struct vhca_dev *dev, struct vhca_pbl *pbl, u32 npages,
+		    bool allow_level2);
+void vhcad_pbl_free(struct vhca_dev *dev, struct vhca_pbl *pbl);
+void vhcad_pbl_set(struct vhca_pbl *pbl, u32 index, u64 addr);
+dma_addr_t vhcad_pbl_addr(const struct vhca_pbl *pbl);
+int vhcad_queue_buf_alloc(struct vhca_dev *dev, struct vhca_queue_buf *buf,
+			  size_t size);
+int vhcad_queue_buf_pin(struct vhca_dev *dev, struct vhca_queue_buf *buf,
+			u64 addr, size_t size);
+void vhcad_queue_buf_created(struct vhca_dev *dev, struct vhca_queue_buf *buf);
+void vhcad_queue_buf_free(struct vhca_dev *dev, struct vhca_queue_buf *buf);
 
 /* vhca_link.c */
-void vhca_link_init(struct vhca_dev *dev);
-void vhca_link_fini(struct vhca_dev *dev);
-bool vhca_link_is_up(struct vhca_dev *dev);
-void vhca_link_to_netdev(struct vhca_dev *dev, bool enable);
-void vhca_link_to_ibdev(struct vhca_dev *dev, bool enable, bool port_active);
+void vhcad_link_init(struct vhca_dev *dev);
+void vhcad_link_fini(struct vhca_dev *dev);
+bool vhcad_link_is_up(struct vhca_dev *dev);
+void vhcad_link_to_netdev(struct vhca_dev *dev, bool enable);
+void vhcad_link_to_ibdev(struct vhca_dev *dev, bool enable, bool port_active);
 
 /* vhca_netdev.c */
-int vhca_netdev_create(struct vhca_dev *dev);
-void vhca_netdev_destroy(struct vhca_dev *dev);
-void vhca_netdev_set_link(struct vhca_dev *dev, bool up);
+int vhcad_netdev_create(struct vhca_dev *dev);
+void vhcad_netdev_destroy(struct vhca_dev *dev);
+void vhcad_netdev_set_link(struct vhca_dev *dev, bool up);
 
 /* vhca_ethtool.c */
-extern const struct ethtool_ops vhca_ethtool_ops;
+extern const struct ethtool_ops vhcad_ethtool_ops;
 
 /* vhca_ib.c */
-int vhca_ib_register(struct vhca_dev *dev);
-void vhca_ib_unregister(struct vhca_dev *dev);
-void vhca_ib_port_event(struct vhca_dev *dev, bool active);
-void vhca_ib_cq_event(struct vhca_dev *dev, u32 cqn);
-void vhca_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type);
+int vhcad_ib_register(struct vhca_dev *dev);
+void vhcad_ib_unregister(struct vhca_dev *dev);
+void vhcad_ib_port_event(struct vhca_dev *dev, bool active);
+void vhcad_ib_cq_event(struct vhca_dev *dev, u32 cqn);
+void vhcad_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type);
 
 /*
  * A doorbell (docs/specs/vhca.rst, "Doorbell pages"): one 64-bit write,
  * the object in the low half and the value in the high half.  writeq()
  * orders the queue entries written before it.
  */
-static inline void vhca_kernel_doorbell(struct vhca_dev *dev, u32 offset,
-					u32 object, u32 value)
+static inline void vhcad_kernel_doorbell(struct vhca_dev *dev, u32 offset,
+					 u32 object, u32 value)
 {
 	writeq((u64)value << 32 | object, dev->kernel_db + offset);
 }

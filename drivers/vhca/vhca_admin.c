@@ -22,7 +22,7 @@ static_assert(sizeof(struct vhca_device_attr) <= VHCA_ADMIN_DMA_BUF_SIZE);
 static_assert(sizeof(struct vhca_qp_attr) <= VHCA_ADMIN_DMA_BUF_SIZE);
 static_assert(sizeof(struct vhca_rx_filter) <= VHCA_ADMIN_DMA_BUF_SIZE);
 
-static int vhca_admin_status_to_errno(u8 status)
+static int vhcad_admin_status_to_errno(u8 status)
 {
 	switch (status) {
 	case VHCA_ST_OK:
@@ -45,7 +45,7 @@ static int vhca_admin_status_to_errno(u8 status)
 	}
 }
 
-int vhca_admin_create(struct vhca_dev *dev)
+int vhcad_admin_create(struct vhca_dev *dev)
 {
 	struct vhca_admin_queue *admq = &dev->admq;
 	struct device *dma_dev = &dev->pdev->dev;
@@ -74,8 +74,8 @@ int vhca_admin_create(struct vhca_dev *dev)
 	admq->pi = 0;
 	admq->next_token = 1;
 
-	vhca_reg_write64(dev, VHCA_REG_ADMQ_BASE_LO, admq->ring_dma);
-	vhca_reg_write(dev, VHCA_REG_ADMQ_LOG_SIZE, VHCA_ADMQ_LOG_SIZE);
+	vhcad_reg_write64(dev, VHCA_REG_ADMQ_BASE_LO, admq->ring_dma);
+	vhcad_reg_write(dev, VHCA_REG_ADMQ_LOG_SIZE, VHCA_ADMQ_LOG_SIZE);
 	return 0;
 
 err_free_ring:
@@ -87,7 +87,7 @@ err_free_slots:
 }
 
 /* Called once the device is reset: it no longer reads or writes the ring. */
-void vhca_admin_destroy(struct vhca_dev *dev)
+void vhcad_admin_destroy(struct vhca_dev *dev)
 {
 	struct vhca_admin_queue *admq = &dev->admq;
 	struct device *dma_dev = &dev->pdev->dev;
@@ -101,7 +101,7 @@ void vhca_admin_destroy(struct vhca_dev *dev)
 }
 
 /* CMD_DONE event, from the async EQ interrupt. */
-void vhca_admin_complete(struct vhca_dev *dev, u32 slot_index, u32 token)
+void vhcad_admin_complete(struct vhca_dev *dev, u32 slot_index, u32 token)
 {
 	struct vhca_admin_queue *admq = &dev->admq;
 	struct vhca_admin_slot *slot;
@@ -129,8 +129,8 @@ void vhca_admin_complete(struct vhca_dev *dev, u32 slot_index, u32 token)
 				     slot_index, token);
 }
 
-static int vhca_admin_submit(struct vhca_dev *dev, u16 opcode, const void *in,
-			     size_t in_len, void *out, size_t out_len)
+static int vhcad_admin_submit(struct vhca_dev *dev, u16 opcode, const void *in,
+			      size_t in_len, void *out, size_t out_len)
 {
 	struct vhca_admin_queue *admq = &dev->admq;
 	u32 index = admq->pi & (VHCA_ADMQ_ENTRIES - 1);
@@ -144,8 +144,8 @@ static int vhca_admin_submit(struct vhca_dev *dev, u16 opcode, const void *in,
 	lockdep_assert_held(&admq->lock);
 
 	memset(cmd, 0, sizeof(*cmd));
-	cmd->opcode = vhca_cpu_to_dev16(opcode);
-	cmd->token = vhca_cpu_to_dev32(token);
+	cmd->opcode = cpu_to_le16(opcode);
+	cmd->token = cpu_to_le32(token);
 	if (in_len)
 		memcpy(cmd->in, in, in_len);
 
@@ -157,7 +157,7 @@ static int vhca_admin_submit(struct vhca_dev *dev, u16 opcode, const void *in,
 
 	/* writel() orders the entry in memory before the doorbell. */
 	admq->pi++;
-	vhca_reg_write(dev, VHCA_REG_ADMQ_PI, admq->pi);
+	vhcad_reg_write(dev, VHCA_REG_ADMQ_PI, admq->pi);
 
 	left = wait_for_completion_timeout(&slot->done,
 					   msecs_to_jiffies(VHCA_ADMIN_TIMEOUT_MS));
@@ -191,13 +191,13 @@ static int vhca_admin_submit(struct vhca_dev *dev, u16 opcode, const void *in,
 	/* Read the output only after done, which the device writes last. */
 	dma_rmb();
 	status = READ_ONCE(cmd->status);
-	err = vhca_admin_status_to_errno(status);
+	err = vhcad_admin_status_to_errno(status);
 	if (err) {
 		dev_err_ratelimited(&dev->pdev->dev,
 				    "admin command %s failed: status %s (0x%02x), syndrome 0x%x\n",
 				    vhca_admin_opcode_name(opcode),
 				    vhca_admin_status_name(status), status,
-				    vhca_dev_to_cpu32(cmd->syndrome));
+				    le32_to_cpu(cmd->syndrome));
 		return err;
 	}
 
@@ -207,7 +207,7 @@ static int vhca_admin_submit(struct vhca_dev *dev, u16 opcode, const void *in,
 }
 
 /**
- * vhca_admin_exec - run one admin command and wait for it
+ * vhcad_admin_exec - run one admin command and wait for it
  * @dev: the device
  * @opcode: enum vhca_admin_opcode
  * @in: command input, copied to the entry's in[] (rest zeroed)
@@ -219,8 +219,8 @@ static int vhca_admin_submit(struct vhca_dev *dev, u16 opcode, const void *in,
  *
  * Return: 0, the errno for the device's status, or -ETIMEDOUT.
  */
-int vhca_admin_exec(struct vhca_dev *dev, u16 opcode, const void *in,
-		    size_t in_len, void *out, size_t out_len)
+int vhcad_admin_exec(struct vhca_dev *dev, u16 opcode, const void *in,
+		     size_t in_len, void *out, size_t out_len)
 {
 	struct vhca_admin_queue *admq = &dev->admq;
 	int err;
@@ -230,13 +230,13 @@ int vhca_admin_exec(struct vhca_dev *dev, u16 opcode, const void *in,
 		return -EINVAL;
 
 	mutex_lock(&admq->lock);
-	err = vhca_admin_submit(dev, opcode, in, in_len, out, out_len);
+	err = vhcad_admin_submit(dev, opcode, in, in_len, out, out_len);
 	mutex_unlock(&admq->lock);
 	return err;
 }
 
 /**
- * vhca_admin_exec_dma - run an admin command that returns data by DMA
+ * vhcad_admin_exec_dma - run an admin command that returns data by DMA
  * @dev: the device
  * @opcode: enum vhca_admin_opcode taking a struct vhca_cmd_dma_in
  * @buf: where to copy what the device wrote
@@ -245,15 +245,15 @@ int vhca_admin_exec(struct vhca_dev *dev, u16 opcode, const void *in,
  * The device writes into a buffer the admin queue owns for its lifetime,
  * so a command that times out can never write into freed memory.
  *
- * Return: as vhca_admin_exec().
+ * Return: as vhcad_admin_exec().
  */
-int vhca_admin_exec_dma(struct vhca_dev *dev, u16 opcode, void *buf,
-			size_t len)
+int vhcad_admin_exec_dma(struct vhca_dev *dev, u16 opcode, void *buf,
+			 size_t len)
 {
 	struct vhca_admin_queue *admq = &dev->admq;
 	struct vhca_cmd_dma_in in = {
-		.addr = vhca_cpu_to_dev64(admq->dma_buf_dma),
-		.len = vhca_cpu_to_dev32(VHCA_ADMIN_DMA_BUF_SIZE),
+		.addr = cpu_to_le64(admq->dma_buf_dma),
+		.len = cpu_to_le32(VHCA_ADMIN_DMA_BUF_SIZE),
 	};
 	int err;
 
@@ -262,7 +262,7 @@ int vhca_admin_exec_dma(struct vhca_dev *dev, u16 opcode, void *buf,
 
 	mutex_lock(&admq->lock);
 	memset(admq->dma_buf, 0, VHCA_ADMIN_DMA_BUF_SIZE);
-	err = vhca_admin_submit(dev, opcode, &in, sizeof(in), NULL, 0);
+	err = vhcad_admin_submit(dev, opcode, &in, sizeof(in), NULL, 0);
 	if (!err)
 		memcpy(buf, admq->dma_buf, len);
 	mutex_unlock(&admq->lock);
@@ -270,7 +270,7 @@ int vhca_admin_exec_dma(struct vhca_dev *dev, u16 opcode, void *buf,
 }
 
 /**
- * vhca_admin_exec_mbox - run an RDMA resource command with a mailbox
+ * vhcad_admin_exec_mbox - run an RDMA resource command with a mailbox
  * @dev: the device
  * @opcode: enum vhca_admin_opcode taking a mailbox (struct vhca_cmd_dma_in)
  * @mbox: the command's structure, in device byte order; on success it holds
@@ -281,17 +281,17 @@ int vhca_admin_exec_dma(struct vhca_dev *dev, u16 opcode, void *buf,
  * @out_len: bytes to copy to @out
  *
  * The mailbox is the admin queue's own DMA buffer, as for
- * vhca_admin_exec_dma(), so a late device write never lands in freed memory.
+ * vhcad_admin_exec_dma(), so a late device write never lands in freed memory.
  *
- * Return: as vhca_admin_exec().
+ * Return: as vhcad_admin_exec().
  */
-int vhca_admin_exec_mbox(struct vhca_dev *dev, u16 opcode, void *mbox,
-			 size_t len, void *out, size_t out_len)
+int vhcad_admin_exec_mbox(struct vhca_dev *dev, u16 opcode, void *mbox,
+			  size_t len, void *out, size_t out_len)
 {
 	struct vhca_admin_queue *admq = &dev->admq;
 	struct vhca_cmd_dma_in in = {
-		.addr = vhca_cpu_to_dev64(admq->dma_buf_dma),
-		.len = vhca_cpu_to_dev32(len),
+		.addr = cpu_to_le64(admq->dma_buf_dma),
+		.len = cpu_to_le32(len),
 	};
 	int err;
 
@@ -301,7 +301,7 @@ int vhca_admin_exec_mbox(struct vhca_dev *dev, u16 opcode, void *mbox,
 
 	mutex_lock(&admq->lock);
 	memcpy(admq->dma_buf, mbox, len);
-	err = vhca_admin_submit(dev, opcode, &in, sizeof(in), out, out_len);
+	err = vhcad_admin_submit(dev, opcode, &in, sizeof(in), out, out_len);
 	if (!err)
 		memcpy(mbox, admq->dma_buf, len);
 	mutex_unlock(&admq->lock);

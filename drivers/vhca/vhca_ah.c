@@ -20,8 +20,8 @@
 /* The GRH flow label is 20 bits (IBTA 8.3.1). */
 #define VHCA_FLOW_LABEL_MASK	0xfffff
 
-static int vhca_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
-			  const struct rdma_ah_attr *ah_attr)
+static int vhcad_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
+			   const struct rdma_ah_attr *ah_attr)
 {
 	const struct ib_global_route *grh;
 	u16 sport = 0;
@@ -50,7 +50,7 @@ static int vhca_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
 	av->sgid_index = grh->sgid_index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
-	av->flow_label = vhca_cpu_to_dev32(grh->flow_label);
+	av->flow_label = cpu_to_le32(grh->flow_label);
 	/*
 	 * A flow label picks the UDP source port as every RoCEv2 device
 	 * does (rdma_flow_label_to_udp_sport()); without one the device
@@ -58,12 +58,12 @@ static int vhca_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
 	 */
 	if (grh->flow_label)
 		sport = rdma_flow_label_to_udp_sport(grh->flow_label);
-	av->udp_sport = vhca_cpu_to_dev16(sport);
+	av->udp_sport = cpu_to_le16(sport);
 	return 0;
 }
 
-int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
-		   struct ib_udata *udata)
+int vhcad_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		    struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibah->device);
 	struct vhca_ah *ah = to_vhca_ah(ibah);
@@ -75,7 +75,7 @@ int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 
-	err = vhca_ah_set_av(dev, &ah->av, init_attr->ah_attr);
+	err = vhcad_ah_set_av(dev, &ah->av, init_attr->ah_attr);
 	if (err)
 		return err;
 
@@ -89,15 +89,15 @@ int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	return 0;
 }
 
-int vhca_destroy_ah(struct ib_ah *ibah, u32 flags)
+int vhcad_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	/* Nothing of it lives in the device; the core frees the memory. */
 	return 0;
 }
 
-void vhca_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
-		       const u8 *dmac, u32 flow_label, u8 sgid_index,
-		       u8 hop_limit, u8 traffic_class)
+void vhcad_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
+			const u8 *dmac, u32 flow_label, u8 sgid_index,
+			u8 hop_limit, u8 traffic_class)
 {
 	union ib_gid gid;
 
@@ -110,12 +110,12 @@ void vhca_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
 	memcpy(ah_attr->roce.dmac, dmac, ETH_ALEN);
 }
 
-int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr)
+int vhcad_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr)
 {
 	const struct vhca_ud_av *av = &to_vhca_ah(ibah)->av;
 
-	vhca_roce_ah_attr(ah_attr, av->dgid, av->dmac,
-			  vhca_dev_to_cpu32(av->flow_label), av->sgid_index,
-			  av->hop_limit, av->traffic_class);
+	vhcad_roce_ah_attr(ah_attr, av->dgid, av->dmac,
+			   le32_to_cpu(av->flow_label), av->sgid_index,
+			   av->hop_limit, av->traffic_class);
 	return 0;
 }

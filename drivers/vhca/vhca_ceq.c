@@ -19,7 +19,7 @@
 #define VHCA_CEQ_MIN_LOG_SIZE	6
 #define VHCA_CEQ_MAX_LOG_SIZE	12
 
-static const struct vhca_eqe *vhca_ceq_peek(const struct vhca_ceq *eq)
+static const struct vhca_eqe *vhcad_ceq_peek(const struct vhca_ceq *eq)
 {
 	u32 mask = BIT(eq->log_size) - 1;
 	const struct vhca_eqe *entry =
@@ -31,9 +31,9 @@ static const struct vhca_eqe *vhca_ceq_peek(const struct vhca_ceq *eq)
 	return entry;
 }
 
-static void vhca_ceq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
+static void vhcad_ceq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
 {
-	u32 cqn = vhca_dev_to_cpu32(eqe->data[0]);
+	u32 cqn = le32_to_cpu(eqe->data[0]);
 	struct vhca_cq *cq;
 
 	if (eqe->type != VHCA_EQE_COMPLETION) {
@@ -55,7 +55,7 @@ static void vhca_ceq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
 
-static irqreturn_t vhca_ceq_irq(int irq, void *data)
+static irqreturn_t vhcad_ceq_irq(int irq, void *data)
 {
 	struct vhca_ceq *eq = data;
 	struct vhca_dev *dev = eq->dev;
@@ -64,28 +64,28 @@ static irqreturn_t vhca_ceq_irq(int irq, void *data)
 	struct vhca_eqe eqe;
 
 	for (;;) {
-		while (budget && (entry = vhca_ceq_peek(eq))) {
+		while (budget && (entry = vhcad_ceq_peek(eq))) {
 			/* Read the entry only after its owner byte. */
 			dma_rmb();
 			eqe = *entry;
 			eq->ci++;
-			vhca_ceq_handle(dev, &eqe);
+			vhcad_ceq_handle(dev, &eqe);
 			budget--;
 		}
 
-		vhca_reg_write(dev, VHCA_REG_EQ_DB(eq->eqn),
-			       (eq->ci & VHCA_EQ_DB_CI_MASK) | VHCA_EQ_DB_ARM);
+		vhcad_reg_write(dev, VHCA_REG_EQ_DB(eq->eqn),
+				(eq->ci & VHCA_EQ_DB_CI_MASK) | VHCA_EQ_DB_ARM);
 
 		/* As for the async EQ: an event just before the arm. */
-		if (!budget || !vhca_ceq_peek(eq))
+		if (!budget || !vhcad_ceq_peek(eq))
 			break;
 	}
 
 	return IRQ_HANDLED;
 }
 
-static int vhca_ceq_create(struct vhca_dev *dev, struct vhca_ceq *eq,
-			   unsigned int index, u8 log_size)
+static int vhcad_ceq_create(struct vhca_dev *dev, struct vhca_ceq *eq,
+			    unsigned int index, u8 log_size)
 {
 	struct pci_dev *pdev = dev->pdev;
 	u32 vector = VHCA_VECTOR_FIRST_COMP + index;
@@ -99,53 +99,53 @@ static int vhca_ceq_create(struct vhca_dev *dev, struct vhca_ceq *eq,
 	snprintf(eq->irq_name, sizeof(eq->irq_name), "vhca-comp%u@pci:%s",
 		 index, pci_name(pdev));
 
-	err = vhca_queue_buf_alloc(dev, &eq->buf,
-				   BIT(log_size) * sizeof(struct vhca_eqe));
+	err = vhcad_queue_buf_alloc(dev, &eq->buf,
+				    BIT(log_size) * sizeof(struct vhca_eqe));
 	if (err)
 		return err;
 
 	/* The device may interrupt as soon as the EQ exists. */
-	err = request_irq(eq->irq, vhca_ceq_irq, 0, eq->irq_name, eq);
+	err = request_irq(eq->irq, vhcad_ceq_irq, 0, eq->irq_name, eq);
 	if (err) {
 		dev_err(&pdev->dev, "cannot request completion interrupt %u: %d\n",
 			index, err);
 		goto err_free_buf;
 	}
 
-	create.pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&eq->buf.pbl));
-	create.npages = vhca_cpu_to_dev32(eq->buf.pbl.npages);
+	create.pbl_addr = cpu_to_le64(vhcad_pbl_addr(&eq->buf.pbl));
+	create.npages = cpu_to_le32(eq->buf.pbl.npages);
 	create.log_size = log_size;
-	create.vector = vhca_cpu_to_dev32(vector);
-	err = vhca_cmd_create_eq(dev, &create, &eq->eqn);
+	create.vector = cpu_to_le32(vector);
+	err = vhcad_cmd_create_eq(dev, &create, &eq->eqn);
 	if (err)
 		goto err_free_irq;
 	if (eq->eqn > VHCA_MAX_COMP_EQS) {
 		dev_err(&pdev->dev, "CREATE_EQ returned EQ %u, above %u\n",
 			eq->eqn, VHCA_MAX_COMP_EQS);
-		vhca_cmd_destroy(dev, VHCA_CMD_DESTROY_EQ, eq->eqn);
+		vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_EQ, eq->eqn);
 		err = -EIO;
 		goto err_free_irq;
 	}
-	vhca_queue_buf_created(dev, &eq->buf);
+	vhcad_queue_buf_created(dev, &eq->buf);
 	return 0;
 
 err_free_irq:
 	free_irq(eq->irq, eq);
 err_free_buf:
-	vhca_queue_buf_free(dev, &eq->buf);
+	vhcad_queue_buf_free(dev, &eq->buf);
 	return err;
 }
 
-static void vhca_ceq_destroy(struct vhca_dev *dev, struct vhca_ceq *eq)
+static void vhcad_ceq_destroy(struct vhca_dev *dev, struct vhca_ceq *eq)
 {
 	/* Every CQ is gone: the device posts nothing more to this EQ. */
-	vhca_cmd_destroy(dev, VHCA_CMD_DESTROY_EQ, eq->eqn);
+	vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_EQ, eq->eqn);
 	free_irq(eq->irq, eq);
-	vhca_queue_buf_free(dev, &eq->buf);
+	vhcad_queue_buf_free(dev, &eq->buf);
 }
 
 /* One completion EQ for each of the first @count completion vectors. */
-int vhca_ceqs_create(struct vhca_dev *dev, unsigned int count)
+int vhcad_ceqs_create(struct vhca_dev *dev, unsigned int count)
 {
 	u8 log_size = clamp_t(u32, order_base_2(dev->attr.max_cq + 1),
 			      VHCA_CEQ_MIN_LOG_SIZE, VHCA_CEQ_MAX_LOG_SIZE);
@@ -157,7 +157,7 @@ int vhca_ceqs_create(struct vhca_dev *dev, unsigned int count)
 		return -ENOMEM;
 
 	for (i = 0; i < count; i++) {
-		err = vhca_ceq_create(dev, &dev->ceqs[i], i, log_size);
+		err = vhcad_ceq_create(dev, &dev->ceqs[i], i, log_size);
 		if (err)
 			goto err_destroy;
 	}
@@ -166,18 +166,18 @@ int vhca_ceqs_create(struct vhca_dev *dev, unsigned int count)
 
 err_destroy:
 	while (i--)
-		vhca_ceq_destroy(dev, &dev->ceqs[i]);
+		vhcad_ceq_destroy(dev, &dev->ceqs[i]);
 	kfree(dev->ceqs);
 	dev->ceqs = NULL;
 	return err;
 }
 
-void vhca_ceqs_destroy(struct vhca_dev *dev)
+void vhcad_ceqs_destroy(struct vhca_dev *dev)
 {
 	unsigned int i;
 
 	for (i = 0; i < dev->num_ceqs; i++)
-		vhca_ceq_destroy(dev, &dev->ceqs[i]);
+		vhcad_ceq_destroy(dev, &dev->ceqs[i]);
 	kfree(dev->ceqs);
 	dev->ceqs = NULL;
 	dev->num_ceqs = 0;

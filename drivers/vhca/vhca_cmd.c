@@ -1,131 +1,130 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Typed admin commands (docs/specs/vhca.rst, "Commands"): build each
- * command's input, run it on the admin queue and convert its output to CPU
- * byte order.
+ * command's input, run it on the admin queue and hand back its output:
+ * handles and QUERY_DEVICE's answer in CPU byte order, the QUERY_PORT and
+ * QUERY_QP structures as the device wrote them.
  */
 
 #include "vhca.h"
 
-int vhca_cmd_query_device(struct vhca_dev *dev, struct vhca_device_attr *attr)
+int vhcad_cmd_query_device(struct vhca_dev *dev, struct vhca_dev_attr *attr)
 {
+	struct vhca_device_attr da;
 	int err;
 
-	err = vhca_admin_exec_dma(dev, VHCA_CMD_QUERY_DEVICE, attr,
-				  sizeof(*attr));
+	err = vhcad_admin_exec_dma(dev, VHCA_CMD_QUERY_DEVICE, &da, sizeof(da));
 	if (err)
 		return err;
 
-	attr->fw_version = vhca_dev_to_cpu64(attr->fw_version);
-	attr->sys_image_guid = vhca_dev_to_cpu64(attr->sys_image_guid);
-	attr->node_guid = vhca_dev_to_cpu64(attr->node_guid);
-	attr->max_mr_size = vhca_dev_to_cpu64(attr->max_mr_size);
-	attr->page_size_cap = vhca_dev_to_cpu64(attr->page_size_cap);
-	attr->vendor_id = vhca_dev_to_cpu32(attr->vendor_id);
-	attr->vendor_part_id = vhca_dev_to_cpu32(attr->vendor_part_id);
-	attr->hw_ver = vhca_dev_to_cpu32(attr->hw_ver);
-	attr->max_qp = vhca_dev_to_cpu32(attr->max_qp);
-	attr->max_qp_wr = vhca_dev_to_cpu32(attr->max_qp_wr);
-	attr->max_sge = vhca_dev_to_cpu32(attr->max_sge);
-	attr->max_cq = vhca_dev_to_cpu32(attr->max_cq);
-	attr->max_cqe = vhca_dev_to_cpu32(attr->max_cqe);
-	attr->max_mr = vhca_dev_to_cpu32(attr->max_mr);
-	attr->max_pd = vhca_dev_to_cpu32(attr->max_pd);
-	attr->max_qp_rd_atom = vhca_dev_to_cpu32(attr->max_qp_rd_atom);
-	attr->max_qp_init_rd_atom = vhca_dev_to_cpu32(attr->max_qp_init_rd_atom);
-	attr->max_srq = vhca_dev_to_cpu32(attr->max_srq);
-	attr->max_srq_wr = vhca_dev_to_cpu32(attr->max_srq_wr);
-	attr->max_srq_sge = vhca_dev_to_cpu32(attr->max_srq_sge);
-	attr->max_msg_size = vhca_dev_to_cpu32(attr->max_msg_size);
-	attr->max_inline_data = vhca_dev_to_cpu32(attr->max_inline_data);
-	attr->max_uctx = vhca_dev_to_cpu32(attr->max_uctx);
-	attr->num_comp_vectors = vhca_dev_to_cpu32(attr->num_comp_vectors);
-	attr->gid_tbl_len = vhca_dev_to_cpu32(attr->gid_tbl_len);
-	attr->max_pkeys = vhca_dev_to_cpu32(attr->max_pkeys);
+	attr->fw_version = le64_to_cpu(da.fw_version);
+	attr->sys_image_guid = le64_to_cpu(da.sys_image_guid);
+	attr->node_guid = le64_to_cpu(da.node_guid);
+	attr->max_mr_size = le64_to_cpu(da.max_mr_size);
+	attr->page_size_cap = le64_to_cpu(da.page_size_cap);
+	attr->vendor_id = le32_to_cpu(da.vendor_id);
+	attr->vendor_part_id = le32_to_cpu(da.vendor_part_id);
+	attr->hw_ver = le32_to_cpu(da.hw_ver);
+	attr->max_qp = le32_to_cpu(da.max_qp);
+	attr->max_qp_wr = le32_to_cpu(da.max_qp_wr);
+	attr->max_sge = le32_to_cpu(da.max_sge);
+	attr->max_cq = le32_to_cpu(da.max_cq);
+	attr->max_cqe = le32_to_cpu(da.max_cqe);
+	attr->max_mr = le32_to_cpu(da.max_mr);
+	attr->max_pd = le32_to_cpu(da.max_pd);
+	attr->max_qp_rd_atom = le32_to_cpu(da.max_qp_rd_atom);
+	attr->max_qp_init_rd_atom = le32_to_cpu(da.max_qp_init_rd_atom);
+	attr->max_srq = le32_to_cpu(da.max_srq);
+	attr->max_srq_wr = le32_to_cpu(da.max_srq_wr);
+	attr->max_srq_sge = le32_to_cpu(da.max_srq_sge);
+	attr->max_msg_size = le32_to_cpu(da.max_msg_size);
+	attr->max_inline_data = le32_to_cpu(da.max_inline_data);
+	attr->max_uctx = le32_to_cpu(da.max_uctx);
+	attr->num_comp_vectors = le32_to_cpu(da.num_comp_vectors);
+	attr->gid_tbl_len = le32_to_cpu(da.gid_tbl_len);
+	attr->max_pkeys = le32_to_cpu(da.max_pkeys);
 	return 0;
 }
 
-int vhca_cmd_query_port(struct vhca_dev *dev, struct vhca_port_attr *attr)
+/* Returns the port's attributes in device byte order. */
+int vhcad_cmd_query_port(struct vhca_dev *dev, struct vhca_port_attr *attr)
 {
 	struct vhca_cmd_port_in in = { .port = VHCA_PORT_NUM };
-	int err;
 
-	err = vhca_admin_exec(dev, VHCA_CMD_QUERY_PORT, &in, sizeof(in), attr,
-			      sizeof(*attr));
-	if (err)
-		return err;
-
-	attr->gid_tbl_len = vhca_dev_to_cpu16(attr->gid_tbl_len);
-	attr->eth_mtu = vhca_dev_to_cpu32(attr->eth_mtu);
-	return 0;
+	return vhcad_admin_exec(dev, VHCA_CMD_QUERY_PORT, &in, sizeof(in), attr,
+				sizeof(*attr));
 }
 
-int vhca_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
-		     const u8 gid[16])
+int vhcad_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
+		      const u8 gid[16])
 {
 	struct vhca_cmd_gid_in in = {
-		.index = vhca_cpu_to_dev16(index),
+		.index = cpu_to_le16(index),
 		.port = VHCA_PORT_NUM,
 		.type = type,
 	};
 
 	memcpy(in.gid, gid, sizeof(in.gid));
-	return vhca_admin_exec(dev, VHCA_CMD_ADD_GID, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, VHCA_CMD_ADD_GID, &in, sizeof(in),
+				NULL, 0);
 }
 
-int vhca_cmd_del_gid(struct vhca_dev *dev, u16 index)
+int vhcad_cmd_del_gid(struct vhca_dev *dev, u16 index)
 {
 	struct vhca_cmd_gid_in in = {
-		.index = vhca_cpu_to_dev16(index),
+		.index = cpu_to_le16(index),
 		.port = VHCA_PORT_NUM,
 	};
 
-	return vhca_admin_exec(dev, VHCA_CMD_DEL_GID, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, VHCA_CMD_DEL_GID, &in, sizeof(in),
+				NULL, 0);
 }
 
-int vhca_cmd_set_mac(struct vhca_dev *dev, const u8 *mac)
+int vhcad_cmd_set_mac(struct vhca_dev *dev, const u8 *mac)
 {
 	struct vhca_cmd_mac_in in = {};
 
 	memcpy(in.mac, mac, ETH_ALEN);
-	return vhca_admin_exec(dev, VHCA_CMD_SET_MAC, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, VHCA_CMD_SET_MAC, &in, sizeof(in),
+				NULL, 0);
 }
 
-int vhca_cmd_set_mtu(struct vhca_dev *dev, u32 mtu)
+int vhcad_cmd_set_mtu(struct vhca_dev *dev, u32 mtu)
 {
-	struct vhca_cmd_mtu_in in = { .mtu = vhca_cpu_to_dev32(mtu) };
+	struct vhca_cmd_mtu_in in = { .mtu = cpu_to_le32(mtu) };
 
-	return vhca_admin_exec(dev, VHCA_CMD_SET_MTU, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, VHCA_CMD_SET_MTU, &in, sizeof(in),
+				NULL, 0);
 }
 
 /* @filter in device byte order; it replaces the device's whole list. */
-int vhca_cmd_set_rx_filter(struct vhca_dev *dev,
-			   struct vhca_rx_filter *filter)
+int vhcad_cmd_set_rx_filter(struct vhca_dev *dev,
+			    struct vhca_rx_filter *filter)
 {
-	return vhca_admin_exec_mbox(dev, VHCA_CMD_SET_RX_FILTER, filter,
-				    sizeof(*filter), NULL, 0);
+	return vhcad_admin_exec_mbox(dev, VHCA_CMD_SET_RX_FILTER, filter,
+				     sizeof(*filter), NULL, 0);
 }
 
-int vhca_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page)
+int vhcad_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page)
 {
 	struct vhca_cmd_uctx_out out;
 	int err;
 
-	err = vhca_admin_exec(dev, VHCA_CMD_ALLOC_UCTX, NULL, 0, &out,
-			      sizeof(out));
+	err = vhcad_admin_exec(dev, VHCA_CMD_ALLOC_UCTX, NULL, 0, &out,
+			       sizeof(out));
 	if (err)
 		return err;
 
-	*db_page = vhca_dev_to_cpu32(out.db_page);
+	*db_page = le32_to_cpu(out.db_page);
 	return 0;
 }
 
-int vhca_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page)
+int vhcad_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page)
 {
-	struct vhca_cmd_uctx_in in = { .db_page = vhca_cpu_to_dev32(db_page) };
+	struct vhca_cmd_uctx_in in = { .db_page = cpu_to_le32(db_page) };
 
-	return vhca_admin_exec(dev, VHCA_CMD_DEALLOC_UCTX, &in, sizeof(in),
-			       NULL, 0);
+	return vhcad_admin_exec(dev, VHCA_CMD_DEALLOC_UCTX, &in, sizeof(in),
+				NULL, 0);
 }
 
 /*
@@ -133,96 +132,96 @@ int vhca_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page)
  * commands take their structure in device byte order, as the caller built
  * it, and return the new object's handle in CPU order.
  */
-static int vhca_cmd_create(struct vhca_dev *dev, u16 opcode, void *mbox,
-			   size_t len, u32 *handle, u32 *key)
+static int vhcad_cmd_create(struct vhca_dev *dev, u16 opcode, void *mbox,
+			    size_t len, u32 *handle, u32 *key)
 {
 	struct vhca_cmd_obj_out out;
 	int err;
 
-	err = vhca_admin_exec_mbox(dev, opcode, mbox, len, &out, sizeof(out));
+	err = vhcad_admin_exec_mbox(dev, opcode, mbox, len, &out, sizeof(out));
 	if (err)
 		return err;
 
-	*handle = vhca_dev_to_cpu32(out.handle);
+	*handle = le32_to_cpu(out.handle);
 	if (key)
-		*key = vhca_dev_to_cpu32(out.key);
+		*key = le32_to_cpu(out.key);
 	return 0;
 }
 
 /* DESTROY_PD, _MR (by key), _EQ, _CQ and _QP all name just the object. */
-int vhca_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle)
+int vhcad_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle)
 {
-	struct vhca_cmd_obj_in in = { .handle = vhca_cpu_to_dev32(handle) };
+	struct vhca_cmd_obj_in in = { .handle = cpu_to_le32(handle) };
 
-	return vhca_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
 }
 
-int vhca_cmd_create_pd(struct vhca_dev *dev, u32 *pdn)
+int vhcad_cmd_create_pd(struct vhca_dev *dev, u32 *pdn)
 {
 	struct vhca_cmd_obj_out out;
 	int err;
 
-	err = vhca_admin_exec(dev, VHCA_CMD_CREATE_PD, NULL, 0, &out,
-			      sizeof(out));
+	err = vhcad_admin_exec(dev, VHCA_CMD_CREATE_PD, NULL, 0, &out,
+			       sizeof(out));
 	if (err)
 		return err;
 
-	*pdn = vhca_dev_to_cpu32(out.handle);
+	*pdn = le32_to_cpu(out.handle);
 	return 0;
 }
 
-int vhca_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
-		       u32 *key)
+int vhcad_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
+			u32 *key)
 {
 	u32 index;
 
-	return vhca_cmd_create(dev, VHCA_CMD_CREATE_MR, mr, sizeof(*mr), &index,
-			       key);
+	return vhcad_cmd_create(dev, VHCA_CMD_CREATE_MR, mr, sizeof(*mr),
+				&index, key);
 }
 
-int vhca_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,
-		       u32 *eqn)
+int vhcad_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,
+			u32 *eqn)
 {
-	return vhca_cmd_create(dev, VHCA_CMD_CREATE_EQ, eq, sizeof(*eq), eqn,
-			       NULL);
+	return vhcad_cmd_create(dev, VHCA_CMD_CREATE_EQ, eq, sizeof(*eq), eqn,
+				NULL);
 }
 
-int vhca_cmd_create_cq(struct vhca_dev *dev, struct vhca_cq_create *cq,
-		       u32 *cqn)
+int vhcad_cmd_create_cq(struct vhca_dev *dev, struct vhca_cq_create *cq,
+			u32 *cqn)
 {
-	return vhca_cmd_create(dev, VHCA_CMD_CREATE_CQ, cq, sizeof(*cq), cqn,
-			       NULL);
+	return vhcad_cmd_create(dev, VHCA_CMD_CREATE_CQ, cq, sizeof(*cq), cqn,
+				NULL);
 }
 
-int vhca_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
-		       u32 *qpn)
+int vhcad_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
+			u32 *qpn)
 {
-	return vhca_cmd_create(dev, VHCA_CMD_CREATE_QP, qp, sizeof(*qp), qpn,
-			       NULL);
+	return vhcad_cmd_create(dev, VHCA_CMD_CREATE_QP, qp, sizeof(*qp), qpn,
+				NULL);
 }
 
-int vhca_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr)
+int vhcad_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr)
 {
-	return vhca_admin_exec_mbox(dev, VHCA_CMD_MODIFY_QP, attr,
-				    sizeof(*attr), NULL, 0);
+	return vhcad_admin_exec_mbox(dev, VHCA_CMD_MODIFY_QP, attr,
+				     sizeof(*attr), NULL, 0);
 }
 
 /* Returns the QP's attributes in device byte order. */
-int vhca_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
-		      struct vhca_qp_attr *attr)
+int vhcad_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
+		       struct vhca_qp_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
-	attr->qpn = vhca_cpu_to_dev32(qpn);
-	return vhca_admin_exec_mbox(dev, VHCA_CMD_QUERY_QP, attr,
-				    sizeof(*attr), NULL, 0);
+	attr->qpn = cpu_to_le32(qpn);
+	return vhcad_admin_exec_mbox(dev, VHCA_CMD_QUERY_QP, attr,
+				     sizeof(*attr), NULL, 0);
 }
 
 /* ATTACH_MCAST / DETACH_MCAST: inline input, no mailbox. */
-int vhca_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
-		   const u8 gid[16])
+int vhcad_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
+		    const u8 gid[16])
 {
-	struct vhca_cmd_mcast_in in = { .qpn = vhca_cpu_to_dev32(qpn) };
+	struct vhca_cmd_mcast_in in = { .qpn = cpu_to_le32(qpn) };
 
 	memcpy(in.gid, gid, sizeof(in.gid));
-	return vhca_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
+	return vhcad_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
 }

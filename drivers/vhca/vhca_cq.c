@@ -20,13 +20,13 @@
 #include "vhca.h"
 #include "vhca_verbs.h"
 
-static u32 vhca_cq_ring_size(u8 log_size)
+static u32 vhcad_cq_ring_size(u8 log_size)
 {
 	return sizeof(struct vhca_cqe) << log_size;
 }
 
 /* The CQE at @index if the device has written it (owner bit rule). */
-static struct vhca_cqe *vhca_cq_peek(struct vhca_cq *cq, u32 index)
+static struct vhca_cqe *vhcad_cq_peek(struct vhca_cq *cq, u32 index)
 {
 	struct vhca_cqe *cqe = (struct vhca_cqe *)cq->buf.kva +
 			       (index & (BIT(cq->log_size) - 1));
@@ -37,15 +37,15 @@ static struct vhca_cqe *vhca_cq_peek(struct vhca_cq *cq, u32 index)
 	return cqe;
 }
 
-static struct vhca_ceq *vhca_cq_ceq(struct vhca_dev *dev, int comp_vector)
+static struct vhca_ceq *vhcad_cq_ceq(struct vhca_dev *dev, int comp_vector)
 {
 	return &dev->ceqs[(unsigned int)comp_vector % dev->num_ceqs];
 }
 
 /* The provider's ring and doorbell record, named in the udata. */
-static int vhca_cq_pin_user(struct vhca_dev *dev, struct vhca_cq *cq,
-			    const struct ib_cq_init_attr *attr,
-			    struct ib_udata *udata, u64 *dbrec_dma)
+static int vhcad_cq_pin_user(struct vhca_dev *dev, struct vhca_cq *cq,
+			     const struct ib_cq_init_attr *attr,
+			     struct ib_udata *udata, u64 *dbrec_dma)
 {
 	struct vhca_create_cq_cmd cmd;
 	int err;
@@ -67,8 +67,8 @@ static int vhca_cq_pin_user(struct vhca_dev *dev, struct vhca_cq *cq,
 		return -EINVAL;
 	cq->log_size = cmd.log_size;
 
-	err = vhca_queue_buf_pin(dev, &cq->buf, cmd.buf_addr,
-				 vhca_cq_ring_size(cq->log_size));
+	err = vhcad_queue_buf_pin(dev, &cq->buf, cmd.buf_addr,
+				  vhcad_cq_ring_size(cq->log_size));
 	if (err)
 		return err;
 
@@ -77,7 +77,7 @@ static int vhca_cq_pin_user(struct vhca_dev *dev, struct vhca_cq *cq,
 	if (IS_ERR(cq->dbrec_umem)) {
 		err = PTR_ERR(cq->dbrec_umem);
 		cq->dbrec_umem = NULL;
-		vhca_queue_buf_free(dev, &cq->buf);
+		vhcad_queue_buf_free(dev, &cq->buf);
 		return err;
 	}
 	/* 4 bytes, aligned: within the first (only) page pinned. */
@@ -87,9 +87,9 @@ static int vhca_cq_pin_user(struct vhca_dev *dev, struct vhca_cq *cq,
 }
 
 /* A kernel CQ: the ring, then the doorbell record, in coherent memory. */
-static int vhca_cq_alloc_kernel(struct vhca_dev *dev, struct vhca_cq *cq,
-				const struct ib_cq_init_attr *attr,
-				u64 *dbrec_dma)
+static int vhcad_cq_alloc_kernel(struct vhca_dev *dev, struct vhca_cq *cq,
+				 const struct ib_cq_init_attr *attr,
+				 u64 *dbrec_dma)
 {
 	u32 ring_size;
 	int err;
@@ -97,9 +97,9 @@ static int vhca_cq_alloc_kernel(struct vhca_dev *dev, struct vhca_cq *cq,
 	cq->log_size = max_t(u32, 1, order_base_2(attr->cqe + 1));
 	if (cq->log_size > VHCA_CQ_MAX_LOG_SIZE)
 		return -EINVAL;
-	ring_size = vhca_cq_ring_size(cq->log_size);
+	ring_size = vhcad_cq_ring_size(cq->log_size);
 
-	err = vhca_queue_buf_alloc(dev, &cq->buf, ring_size + sizeof(u32));
+	err = vhcad_queue_buf_alloc(dev, &cq->buf, ring_size + sizeof(u32));
 	if (err)
 		return err;
 	cq->dbrec = cq->buf.kva + ring_size;
@@ -109,14 +109,14 @@ static int vhca_cq_alloc_kernel(struct vhca_dev *dev, struct vhca_cq *cq,
 	return 0;
 }
 
-static void vhca_cq_free_bufs(struct vhca_dev *dev, struct vhca_cq *cq)
+static void vhcad_cq_free_bufs(struct vhca_dev *dev, struct vhca_cq *cq)
 {
 	ib_umem_release(cq->dbrec_umem);
-	vhca_queue_buf_free(dev, &cq->buf);
+	vhcad_queue_buf_free(dev, &cq->buf);
 }
 
-int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct uverbs_attr_bundle *attrs)
+int vhcad_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct uverbs_attr_bundle *attrs)
 {
 	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
 	struct vhca_dev *dev = to_vhca_dev(ibcq->device);
@@ -137,25 +137,25 @@ int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		uctx = rdma_udata_to_drv_context(udata, struct vhca_ucontext,
 						 ibucontext);
 		db_page = uctx->db_page;
-		err = vhca_cq_pin_user(dev, cq, attr, udata, &dbrec_dma);
+		err = vhcad_cq_pin_user(dev, cq, attr, udata, &dbrec_dma);
 	} else {
 		db_page = dev->kernel_db_page;
-		err = vhca_cq_alloc_kernel(dev, cq, attr, &dbrec_dma);
+		err = vhcad_cq_alloc_kernel(dev, cq, attr, &dbrec_dma);
 	}
 	if (err)
 		return err;
 
-	create.pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&cq->buf.pbl));
-	create.npages = vhca_cpu_to_dev32(cq->buf.pbl.npages);
+	create.pbl_addr = cpu_to_le64(vhcad_pbl_addr(&cq->buf.pbl));
+	create.npages = cpu_to_le32(cq->buf.pbl.npages);
 	create.log_size = cq->log_size;
-	cq->ceq = vhca_cq_ceq(dev, attr->comp_vector);
-	create.eqn = vhca_cpu_to_dev32(cq->ceq->eqn);
-	create.db_page = vhca_cpu_to_dev32(db_page);
-	create.dbrec_addr = vhca_cpu_to_dev64(dbrec_dma);
-	err = vhca_cmd_create_cq(dev, &create, &cq->cqn);
+	cq->ceq = vhcad_cq_ceq(dev, attr->comp_vector);
+	create.eqn = cpu_to_le32(cq->ceq->eqn);
+	create.db_page = cpu_to_le32(db_page);
+	create.dbrec_addr = cpu_to_le64(dbrec_dma);
+	err = vhcad_cmd_create_cq(dev, &create, &cq->cqn);
 	if (err)
 		goto err_free_bufs;
-	vhca_queue_buf_created(dev, &cq->buf);
+	vhcad_queue_buf_created(dev, &cq->buf);
 
 	err = xa_insert_irq(&dev->cqs, cq->cqn, cq, GFP_KERNEL);
 	if (err)
@@ -174,20 +174,20 @@ int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 err_erase:
 	xa_erase_irq(&dev->cqs, cq->cqn);
 err_destroy:
-	vhca_cmd_destroy(dev, VHCA_CMD_DESTROY_CQ, cq->cqn);
+	vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_CQ, cq->cqn);
 err_free_bufs:
-	vhca_cq_free_bufs(dev, cq);
+	vhcad_cq_free_bufs(dev, cq);
 	return err;
 }
 
-int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+int vhcad_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibcq->device);
 	struct vhca_cq *cq = to_vhca_cq(ibcq);
 	int err;
 
 	/* Until the device lets go of it, the ring must stay. */
-	err = vhca_cmd_destroy(dev, VHCA_CMD_DESTROY_CQ, cq->cqn);
+	err = vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_CQ, cq->cqn);
 	if (err)
 		return err;
 
@@ -196,7 +196,7 @@ int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	synchronize_irq(cq->ceq->irq);
 	synchronize_irq(pci_irq_vector(dev->pdev, VHCA_VECTOR_ASYNC));
 
-	vhca_cq_free_bufs(dev, cq);
+	vhcad_cq_free_bufs(dev, cq);
 	return 0;
 }
 
@@ -206,7 +206,7 @@ int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * not write entries the consumer has not passed, so rewriting the QP
  * number of an unconsumed entry is safe; QPN 0 is never a vhca QP.
  */
-void vhca_cq_clean(struct vhca_cq *cq, u32 qpn)
+void vhcad_cq_clean(struct vhca_cq *cq, u32 qpn)
 {
 	struct vhca_cqe *cqe;
 	unsigned long flags;
@@ -216,17 +216,17 @@ void vhca_cq_clean(struct vhca_cq *cq, u32 qpn)
 		return;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	for (index = cq->ci; (cqe = vhca_cq_peek(cq, index)); index++) {
+	for (index = cq->ci; (cqe = vhcad_cq_peek(cq, index)); index++) {
 		if (index - cq->ci >= BIT(cq->log_size))
 			break;
 		dma_rmb();
-		if (vhca_dev_to_cpu32(cqe->qpn) == qpn)
+		if (le32_to_cpu(cqe->qpn) == qpn)
 			cqe->qpn = 0;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
-static enum ib_wc_opcode vhca_wc_opcode(u8 opcode)
+static enum ib_wc_opcode vhcad_wc_opcode(u8 opcode)
 {
 	switch (opcode) {
 	case VHCA_WC_SEND:
@@ -253,7 +253,7 @@ static enum ib_wc_opcode vhca_wc_opcode(u8 opcode)
  * mlx5 report it.  RoCE has no LIDs, SLs or P_Keys but the default: slid,
  * sl and pkey_index stay 0.
  */
-static void vhca_cqe_to_wc_ud(const struct vhca_cqe *cqe, struct ib_wc *wc)
+static void vhcad_cqe_to_wc_ud(const struct vhca_cqe *cqe, struct ib_wc *wc)
 {
 	if (cqe->flags & VHCA_CQE_GRH)
 		wc->wc_flags |= IB_WC_GRH;
@@ -270,10 +270,10 @@ static void vhca_cqe_to_wc_ud(const struct vhca_cqe *cqe, struct ib_wc *wc)
  * Fill @wc from @cqe.  Returns false for a CQE that reports nothing: its QP
  * is gone (or was reset), or it names no posted WQE.
  */
-static bool vhca_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
-			   struct ib_wc *wc)
+static bool vhcad_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
+			    struct ib_wc *wc)
 {
-	u32 qpn = vhca_dev_to_cpu32(cqe->qpn);
+	u32 qpn = le32_to_cpu(cqe->qpn);
 	bool is_recv = cqe->opcode & VHCA_WC_RECV;
 	struct vhca_qp *qp;
 	struct vhca_wq *wq;
@@ -286,7 +286,7 @@ static bool vhca_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
 		return false;
 	wq = is_recv ? &qp->rq : &qp->sq;
 	mask = BIT(is_recv ? qp->rq_log_size : qp->sq_log_size) - 1;
-	index = (u32)vhca_dev_to_cpu64(cqe->wr_id);
+	index = (u32)le64_to_cpu(cqe->wr_id);
 	ci = wq->ci;
 	if (!wq->wr_ids || index - ci > mask) {
 		dev_warn_ratelimited(&dev->pdev->dev,
@@ -301,26 +301,26 @@ static bool vhca_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = wq->wr_ids[index & mask];
 	wc->status = min_t(u8, cqe->status, IB_WC_GENERAL_ERR);
-	wc->opcode = vhca_wc_opcode(cqe->opcode);
-	wc->vendor_err = vhca_dev_to_cpu32(cqe->vendor_err);
-	wc->byte_len = vhca_dev_to_cpu32(cqe->byte_len);
+	wc->opcode = vhcad_wc_opcode(cqe->opcode);
+	wc->vendor_err = le32_to_cpu(cqe->vendor_err);
+	wc->byte_len = le32_to_cpu(cqe->byte_len);
 	wc->qp = &qp->ibqp;
-	wc->src_qp = vhca_dev_to_cpu32(cqe->src_qp) & IB_QPN_MASK;
+	wc->src_qp = le32_to_cpu(cqe->src_qp) & IB_QPN_MASK;
 	wc->port_num = VHCA_PORT_NUM;
 	if (cqe->flags & VHCA_CQE_WITH_IMM) {
 		/* The immediate is kept in network byte order. */
 		wc->ex.imm_data = (__force __be32)cqe->imm_or_inv;
 		wc->wc_flags |= IB_WC_WITH_IMM;
 	} else if (cqe->flags & VHCA_CQE_WITH_INV) {
-		wc->ex.invalidate_rkey = vhca_dev_to_cpu32(cqe->imm_or_inv);
+		wc->ex.invalidate_rkey = le32_to_cpu(cqe->imm_or_inv);
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	if (is_recv)
-		vhca_cqe_to_wc_ud(cqe, wc);
+		vhcad_cqe_to_wc_ud(cqe, wc);
 	return true;
 }
 
-int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+int vhcad_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibcq->device);
 	struct vhca_cq *cq = to_vhca_cq(ibcq);
@@ -332,12 +332,12 @@ int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 
 	spin_lock_irqsave(&cq->lock, flags);
 	start = cq->ci;
-	while (n < num_entries && (entry = vhca_cq_peek(cq, cq->ci))) {
+	while (n < num_entries && (entry = vhcad_cq_peek(cq, cq->ci))) {
 		/* Read the entry only after its owner byte. */
 		dma_rmb();
 		cqe = *entry;
 		cq->ci++;
-		if (vhca_cqe_to_wc(dev, &cqe, &wc[n]))
+		if (vhcad_cqe_to_wc(dev, &cqe, &wc[n]))
 			n++;
 	}
 	if (cq->ci != start) {
@@ -349,7 +349,7 @@ int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	return n;
 }
 
-int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+int vhcad_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibcq->device);
 	struct vhca_cq *cq = to_vhca_cq(ibcq);
@@ -363,9 +363,9 @@ int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	 * The device raises the event at once if completions past ci exist;
 	 * callers that ask still learn it here, without waiting for it.
 	 */
-	vhca_kernel_doorbell(dev, VHCA_DB_CQ, cq->cqn,
-			     arm | (cq->ci & VHCA_CQ_CI_MASK));
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && vhca_cq_peek(cq, cq->ci))
+	vhcad_kernel_doorbell(dev, VHCA_DB_CQ, cq->cqn,
+			      arm | (cq->ci & VHCA_CQ_CI_MASK));
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && vhcad_cq_peek(cq, cq->ci))
 		missed = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return missed;

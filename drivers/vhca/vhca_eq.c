@@ -18,7 +18,7 @@
  * owner byte of each entry last, with the parity of its pass over the ring:
  * 1 on the first pass, 0 on the second, and so on.
  */
-static const struct vhca_eqe *vhca_aeq_peek(const struct vhca_eq *eq)
+static const struct vhca_eqe *vhcad_aeq_peek(const struct vhca_eq *eq)
 {
 	const struct vhca_eqe *entry = &eq->ring[eq->ci & (VHCA_AEQ_ENTRIES - 1)];
 	u8 owner = ((eq->ci >> VHCA_AEQ_LOG_SIZE) & 1) ^ 1;
@@ -28,23 +28,23 @@ static const struct vhca_eqe *vhca_aeq_peek(const struct vhca_eq *eq)
 	return entry;
 }
 
-static void vhca_aeq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
+static void vhcad_aeq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
 {
 	switch (eqe->type) {
 	case VHCA_EQE_CMD_DONE:
-		vhca_admin_complete(dev, vhca_dev_to_cpu32(eqe->data[0]),
-				    vhca_dev_to_cpu32(eqe->data[1]));
+		vhcad_admin_complete(dev, le32_to_cpu(eqe->data[0]),
+				     le32_to_cpu(eqe->data[1]));
 		break;
 	case VHCA_EQE_PORT_CHANGE:
 		/* STATUS.LINK_UP is read in process context. */
 		schedule_work(&dev->link_work);
 		break;
 	case VHCA_EQE_CQ_ERROR:
-		vhca_ib_cq_event(dev, vhca_dev_to_cpu32(eqe->data[0]));
+		vhcad_ib_cq_event(dev, le32_to_cpu(eqe->data[0]));
 		break;
 	case VHCA_EQE_QP_EVENT:
-		vhca_ib_qp_event(dev, vhca_dev_to_cpu32(eqe->data[0]),
-				 eqe->subtype);
+		vhcad_ib_qp_event(dev, le32_to_cpu(eqe->data[0]),
+				  eqe->subtype);
 		break;
 	default:
 		dev_warn_ratelimited(&dev->pdev->dev,
@@ -54,7 +54,7 @@ static void vhca_aeq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
 	}
 }
 
-static irqreturn_t vhca_aeq_irq(int irq, void *data)
+static irqreturn_t vhcad_aeq_irq(int irq, void *data)
 {
 	struct vhca_dev *dev = data;
 	struct vhca_eq *eq = &dev->aeq;
@@ -64,23 +64,23 @@ static irqreturn_t vhca_aeq_irq(int irq, void *data)
 	struct vhca_eqe eqe;
 
 	for (;;) {
-		while (budget && (entry = vhca_aeq_peek(eq))) {
+		while (budget && (entry = vhcad_aeq_peek(eq))) {
 			/* Read the entry only after its owner byte. */
 			dma_rmb();
 			eqe = *entry;
 			eq->ci++;
-			vhca_aeq_handle(dev, &eqe);
+			vhcad_aeq_handle(dev, &eqe);
 			budget--;
 		}
 
-		vhca_reg_write(dev, VHCA_REG_AEQ_DB,
-			       (eq->ci & VHCA_EQ_DB_CI_MASK) | VHCA_EQ_DB_ARM);
+		vhcad_reg_write(dev, VHCA_REG_AEQ_DB,
+				(eq->ci & VHCA_EQ_DB_CI_MASK) | VHCA_EQ_DB_ARM);
 
 		/*
 		 * The device interrupts only for events it writes while the EQ
 		 * is armed: one written just before the arm needs another look.
 		 */
-		if (!budget || !vhca_aeq_peek(eq))
+		if (!budget || !vhcad_aeq_peek(eq))
 			break;
 	}
 
@@ -91,7 +91,7 @@ static irqreturn_t vhca_aeq_irq(int irq, void *data)
  * Allocate the ring, program its registers and install the interrupt
  * handler.  CTRL.ENABLE, written later, starts the EQ and arms it.
  */
-int vhca_aeq_create(struct vhca_dev *dev)
+int vhcad_aeq_create(struct vhca_dev *dev)
 {
 	struct vhca_eq *eq = &dev->aeq;
 	struct pci_dev *pdev = dev->pdev;
@@ -105,8 +105,8 @@ int vhca_aeq_create(struct vhca_dev *dev)
 
 	snprintf(eq->irq_name, sizeof(eq->irq_name), "vhca-async@pci:%s",
 		 pci_name(pdev));
-	err = request_irq(pci_irq_vector(pdev, VHCA_VECTOR_ASYNC), vhca_aeq_irq,
-			  0, eq->irq_name, dev);
+	err = request_irq(pci_irq_vector(pdev, VHCA_VECTOR_ASYNC),
+			  vhcad_aeq_irq, 0, eq->irq_name, dev);
 	if (err) {
 		dev_err(&pdev->dev, "cannot request the async event interrupt: %d\n",
 			err);
@@ -115,13 +115,13 @@ int vhca_aeq_create(struct vhca_dev *dev)
 		return err;
 	}
 
-	vhca_reg_write64(dev, VHCA_REG_AEQ_BASE_LO, eq->ring_dma);
-	vhca_reg_write(dev, VHCA_REG_AEQ_LOG_SIZE, VHCA_AEQ_LOG_SIZE);
+	vhcad_reg_write64(dev, VHCA_REG_AEQ_BASE_LO, eq->ring_dma);
+	vhcad_reg_write(dev, VHCA_REG_AEQ_LOG_SIZE, VHCA_AEQ_LOG_SIZE);
 	return 0;
 }
 
 /* Called once the device is reset: no more events or interrupts. */
-void vhca_aeq_destroy(struct vhca_dev *dev)
+void vhcad_aeq_destroy(struct vhca_dev *dev)
 {
 	struct vhca_eq *eq = &dev->aeq;
 	struct pci_dev *pdev = dev->pdev;

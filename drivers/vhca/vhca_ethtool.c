@@ -8,29 +8,29 @@
 
 #include "vhca.h"
 
-static struct vhca_dev *vhca_ethtool_dev(struct net_device *netdev)
+static struct vhca_dev *vhcad_ethtool_dev(struct net_device *netdev)
 {
 	struct vhca_eth *eth = netdev_priv(netdev);
 
 	return eth->dev;
 }
 
-static void vhca_get_drvinfo(struct net_device *netdev,
-			     struct ethtool_drvinfo *info)
+static void vhcad_get_drvinfo(struct net_device *netdev,
+			      struct ethtool_drvinfo *info)
 {
-	struct vhca_dev *dev = vhca_ethtool_dev(netdev);
+	struct vhca_dev *dev = vhcad_ethtool_dev(netdev);
 
 	strscpy(info->driver, DRV_MODULE_NAME, sizeof(info->driver));
 	strscpy(info->bus_info, pci_name(dev->pdev), sizeof(info->bus_info));
-	vhca_fw_version_str(dev, info->fw_version, sizeof(info->fw_version));
+	vhcad_fw_version_str(dev, info->fw_version, sizeof(info->fw_version));
 }
 
 /*
  * The spec gives the port 25 Gb/s, one lane: its IB speed and width are
  * EDR 1X, which is what ib_get_eth_speed() derives from 25 Gb/s.
  */
-static int vhca_get_link_ksettings(struct net_device *netdev,
-				   struct ethtool_link_ksettings *cmd)
+static int vhcad_get_link_ksettings(struct net_device *netdev,
+				    struct ethtool_link_ksettings *cmd)
 {
 	ethtool_link_ksettings_zero_link_mode(cmd, supported);
 	ethtool_link_ksettings_zero_link_mode(cmd, advertising);
@@ -46,14 +46,14 @@ static int vhca_get_link_ksettings(struct net_device *netdev,
 	return 0;
 }
 
-static int vhca_get_sset_count(struct net_device *netdev, int sset)
+static int vhcad_get_sset_count(struct net_device *netdev, int sset)
 {
 	if (sset == ETH_SS_STATS)
 		return VHCA_CNT_MAX;
 	return -EOPNOTSUPP;
 }
 
-static void vhca_get_strings(struct net_device *netdev, u32 sset, u8 *data)
+static void vhcad_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 {
 	unsigned int i;
 
@@ -63,21 +63,21 @@ static void vhca_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 		ethtool_puts(&data, vhca_counter_name(i));
 }
 
-static void vhca_get_ethtool_stats(struct net_device *netdev,
-				   struct ethtool_stats *stats, u64 *data)
+static void vhcad_get_ethtool_stats(struct net_device *netdev,
+				    struct ethtool_stats *stats, u64 *data)
 {
-	struct vhca_dev *dev = vhca_ethtool_dev(netdev);
+	struct vhca_dev *dev = vhcad_ethtool_dev(netdev);
 	unsigned int i;
 
 	for (i = 0; i < VHCA_CNT_MAX; i++)
-		data[i] = vhca_read_counter(dev, i);
+		data[i] = vhcad_read_counter(dev, i);
 }
 
-const struct ethtool_ops vhca_ethtool_ops = {
-	.get_drvinfo		= vhca_get_drvinfo,
+const struct ethtool_ops vhcad_ethtool_ops = {
+	.get_drvinfo		= vhcad_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
-	.get_link_ksettings	= vhca_get_link_ksettings,
-	.get_sset_count		= vhca_get_sset_count,
-	.get_strings		= vhca_get_strings,
-	.get_ethtool_stats	= vhca_get_ethtool_stats,
+	.get_link_ksettings	= vhcad_get_link_ksettings,
+	.get_sset_count		= vhcad_get_sset_count,
+	.get_strings		= vhcad_get_strings,
+	.get_ethtool_stats	= vhcad_get_ethtool_stats,
 };

@@ -7,7 +7,7 @@
  * The resource verbs (PD, MR, CQ, QP, AH, multicast and the kernel's data
  * path) are registered only when the device has an RDMA engine with
  * resources (QUERY_DEVICE max_qp > 0); only then does the port offer the
- * MAD layer, the CM and rdma_cm a QP1 (vhca_get_port_immutable()).
+ * MAD layer, the CM and rdma_cm a QP1 (vhcad_get_port_immutable()).
  * Without them the verbs the RDMA core calls "mandatory" are left out, the
  * core marks the device as not usable by kernel ULPs, and user space sees
  * -EOPNOTSUPP for them.
@@ -20,50 +20,52 @@
 #include "vhca.h"
 #include "vhca_verbs.h"
 
-static const struct ib_device_ops vhca_ib_dev_ops = {
+static const struct ib_device_ops vhcad_ib_dev_ops = {
 	.owner = THIS_MODULE,
 	/* No rdma_driver_id is assigned to vhca; providers match by PCI ID. */
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = VHCA_UVERBS_ABI_VERSION,
 
-	.add_gid = vhca_add_gid,
-	.alloc_ucontext = vhca_alloc_ucontext,
-	.dealloc_ucontext = vhca_dealloc_ucontext,
-	.del_gid = vhca_del_gid,
-	.get_dev_fw_str = vhca_get_dev_fw_str,
-	.get_link_layer = vhca_get_link_layer,
-	.get_port_immutable = vhca_get_port_immutable,
-	.mmap = vhca_mmap,
-	.mmap_free = vhca_mmap_free,
-	.query_device = vhca_query_device,
-	.query_pkey = vhca_query_pkey,
-	.query_port = vhca_query_port,
+	.add_gid = vhcad_add_gid,
+	.alloc_hw_port_stats = vhcad_alloc_hw_port_stats,
+	.alloc_ucontext = vhcad_alloc_ucontext,
+	.dealloc_ucontext = vhcad_dealloc_ucontext,
+	.del_gid = vhcad_del_gid,
+	.get_dev_fw_str = vhcad_get_dev_fw_str,
+	.get_hw_stats = vhcad_get_hw_stats,
+	.get_link_layer = vhcad_get_link_layer,
+	.get_port_immutable = vhcad_get_port_immutable,
+	.mmap = vhcad_mmap,
+	.mmap_free = vhcad_mmap_free,
+	.query_device = vhcad_query_device,
+	.query_pkey = vhcad_query_pkey,
+	.query_port = vhcad_query_port,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vhca_ucontext, ibucontext),
 };
 
-static const struct ib_device_ops vhca_ib_res_ops = {
-	.alloc_pd = vhca_alloc_pd,
-	.attach_mcast = vhca_attach_mcast,
-	.create_ah = vhca_create_ah,
-	.create_cq = vhca_create_cq,
-	.create_qp = vhca_create_qp,
-	.create_user_ah = vhca_create_ah,
-	.dealloc_pd = vhca_dealloc_pd,
-	.dereg_mr = vhca_dereg_mr,
-	.destroy_ah = vhca_destroy_ah,
-	.destroy_cq = vhca_destroy_cq,
-	.destroy_qp = vhca_destroy_qp,
-	.detach_mcast = vhca_detach_mcast,
-	.get_dma_mr = vhca_get_dma_mr,
-	.modify_qp = vhca_modify_qp,
-	.poll_cq = vhca_poll_cq,
-	.post_recv = vhca_post_recv,
-	.post_send = vhca_post_send,
-	.query_ah = vhca_query_ah,
-	.query_qp = vhca_query_qp,
-	.reg_user_mr = vhca_reg_user_mr,
-	.req_notify_cq = vhca_req_notify_cq,
+static const struct ib_device_ops vhcad_ib_res_ops = {
+	.alloc_pd = vhcad_alloc_pd,
+	.attach_mcast = vhcad_attach_mcast,
+	.create_ah = vhcad_create_ah,
+	.create_cq = vhcad_create_cq,
+	.create_qp = vhcad_create_qp,
+	.create_user_ah = vhcad_create_ah,
+	.dealloc_pd = vhcad_dealloc_pd,
+	.dereg_mr = vhcad_dereg_mr,
+	.destroy_ah = vhcad_destroy_ah,
+	.destroy_cq = vhcad_destroy_cq,
+	.destroy_qp = vhcad_destroy_qp,
+	.detach_mcast = vhcad_detach_mcast,
+	.get_dma_mr = vhcad_get_dma_mr,
+	.modify_qp = vhcad_modify_qp,
+	.poll_cq = vhcad_poll_cq,
+	.post_recv = vhcad_post_recv,
+	.post_send = vhcad_post_send,
+	.query_ah = vhcad_query_ah,
+	.query_qp = vhcad_query_qp,
+	.reg_user_mr = vhcad_reg_user_mr,
+	.req_notify_cq = vhcad_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vhca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),
@@ -71,7 +73,7 @@ static const struct ib_device_ops vhca_ib_res_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
 };
 
-void vhca_ib_port_event(struct vhca_dev *dev, bool active)
+void vhcad_ib_port_event(struct vhca_dev *dev, bool active)
 {
 	struct ib_event event = {
 		.device = &dev->ibdev,
@@ -83,7 +85,7 @@ void vhca_ib_port_event(struct vhca_dev *dev, bool active)
 }
 
 /* CQ_ERROR: the CQ overflowed and is in error (IBTA 11.4.2.1). */
-void vhca_ib_cq_event(struct vhca_dev *dev, u32 cqn)
+void vhcad_ib_cq_event(struct vhca_dev *dev, u32 cqn)
 {
 	struct ib_event event = { .event = IB_EVENT_CQ_ERR };
 	struct vhca_cq *cq;
@@ -104,7 +106,7 @@ void vhca_ib_cq_event(struct vhca_dev *dev, u32 cqn)
 	}
 }
 
-static bool vhca_is_qp_event(u8 type)
+static bool vhcad_is_qp_event(u8 type)
 {
 	switch (type) {
 	case IB_EVENT_QP_FATAL:
@@ -122,13 +124,13 @@ static bool vhca_is_qp_event(u8 type)
 }
 
 /* QP_EVENT: subtype is the enum ib_event_type value. */
-void vhca_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type)
+void vhcad_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type)
 {
 	struct ib_event event = { .event = type };
 	struct vhca_qp *qp;
 
 	qp = dev->has_rdma ? xa_load(&dev->qps, qpn) : NULL;
-	if (!qp || !vhca_is_qp_event(type)) {
+	if (!qp || !vhcad_is_qp_event(type)) {
 		dev_warn_ratelimited(&dev->pdev->dev,
 				     "QP event %u for QP %u: no such QP or event, ignored\n",
 				     type, qpn);
@@ -149,7 +151,7 @@ void vhca_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type)
  * The doorbell page the kernel's own queues ring, and a completion EQ per
  * completion vector.
  */
-static int vhca_rdma_init(struct vhca_dev *dev)
+static int vhcad_rdma_init(struct vhca_dev *dev)
 {
 	struct pci_dev *pdev = dev->pdev;
 	int err;
@@ -158,7 +160,7 @@ static int vhca_rdma_init(struct vhca_dev *dev)
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
 	atomic_set(&dev->mr_key_tag, 0);
 
-	err = vhca_cmd_alloc_uctx(dev, &dev->kernel_db_page);
+	err = vhcad_cmd_alloc_uctx(dev, &dev->kernel_db_page);
 	if (err)
 		return err;
 	if (dev->kernel_db_page >= dev->num_db_pages) {
@@ -179,7 +181,7 @@ static int vhca_rdma_init(struct vhca_dev *dev)
 		goto err_dealloc;
 	}
 
-	err = vhca_ceqs_create(dev, dev->ibdev.num_comp_vectors);
+	err = vhcad_ceqs_create(dev, dev->ibdev.num_comp_vectors);
 	if (err)
 		goto err_unmap;
 
@@ -189,26 +191,26 @@ static int vhca_rdma_init(struct vhca_dev *dev)
 err_unmap:
 	pci_iounmap(pdev, dev->kernel_db);
 err_dealloc:
-	vhca_cmd_dealloc_uctx(dev, dev->kernel_db_page);
+	vhcad_cmd_dealloc_uctx(dev, dev->kernel_db_page);
 	return err;
 }
 
 /* Every resource is gone: the RDMA core destroyed them at unregister. */
-static void vhca_rdma_fini(struct vhca_dev *dev)
+static void vhcad_rdma_fini(struct vhca_dev *dev)
 {
 	if (!dev->has_rdma)
 		return;
 
 	dev->has_rdma = false;
-	vhca_ceqs_destroy(dev);
+	vhcad_ceqs_destroy(dev);
 	pci_iounmap(dev->pdev, dev->kernel_db);
-	vhca_cmd_dealloc_uctx(dev, dev->kernel_db_page);
+	vhcad_cmd_dealloc_uctx(dev, dev->kernel_db_page);
 	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps));
 	xa_destroy(&dev->cqs);
 	xa_destroy(&dev->qps);
 }
 
-int vhca_ib_register(struct vhca_dev *dev)
+int vhcad_ib_register(struct vhca_dev *dev)
 {
 	struct ib_device *ibdev = &dev->ibdev;
 	bool port_active;
@@ -229,16 +231,17 @@ int vhca_ib_register(struct vhca_dev *dev)
 	ibdev->num_comp_vectors = min3(dev->attr.num_comp_vectors,
 				       dev->num_vectors - VHCA_VECTOR_FIRST_COMP,
 				       (u32)VHCA_MAX_COMP_EQS);
-	ib_set_device_ops(ibdev, &vhca_ib_dev_ops);
+	ib_set_device_ops(ibdev, &vhcad_ib_dev_ops);
+	vhcad_hw_stats_init(dev);
 
 	if (dev->attr.max_qp && !ibdev->num_comp_vectors) {
 		dev_warn(&dev->pdev->dev,
 			 "no MSI-X vector for completions: RDMA resources disabled\n");
 	} else if (dev->attr.max_qp) {
-		err = vhca_rdma_init(dev);
+		err = vhcad_rdma_init(dev);
 		if (err)
 			return err;
-		ib_set_device_ops(ibdev, &vhca_ib_res_ops);
+		ib_set_device_ops(ibdev, &vhcad_ib_res_ops);
 	}
 
 	err = ib_device_set_netdev(ibdev, dev->netdev, VHCA_PORT_NUM);
@@ -249,7 +252,7 @@ int vhca_ib_register(struct vhca_dev *dev)
 	}
 
 	/* The state the core reads while registering; changes come after. */
-	port_active = vhca_link_is_up(dev);
+	port_active = vhcad_link_is_up(dev);
 	err = ib_register_device(ibdev, "vhca%d", &dev->pdev->dev);
 	if (err) {
 		dev_err(&dev->pdev->dev, "cannot register the RDMA device: %d\n",
@@ -259,17 +262,17 @@ int vhca_ib_register(struct vhca_dev *dev)
 		goto err_rdma_fini;
 	}
 
-	vhca_link_to_ibdev(dev, true, port_active);
+	vhcad_link_to_ibdev(dev, true, port_active);
 	return 0;
 
 err_rdma_fini:
-	vhca_rdma_fini(dev);
+	vhcad_rdma_fini(dev);
 	return err;
 }
 
-void vhca_ib_unregister(struct vhca_dev *dev)
+void vhcad_ib_unregister(struct vhca_dev *dev)
 {
-	vhca_link_to_ibdev(dev, false, false);
+	vhcad_link_to_ibdev(dev, false, false);
 	ib_unregister_device(&dev->ibdev);
-	vhca_rdma_fini(dev);
+	vhcad_rdma_fini(dev);
 }

@@ -7,39 +7,39 @@
 
 #include "vhca.h"
 
-bool vhca_link_is_up(struct vhca_dev *dev)
+bool vhcad_link_is_up(struct vhca_dev *dev)
 {
-	return vhca_reg_read(dev, VHCA_REG_STATUS) & VHCA_STATUS_LINK_UP;
+	return vhcad_reg_read(dev, VHCA_REG_STATUS) & VHCA_STATUS_LINK_UP;
 }
 
 /*
  * PORT_CHANGE events may be coalesced or, if the EQ overflowed, lost;
  * STATUS.LINK_UP always holds the current link state.
  */
-static void vhca_link_work(struct work_struct *work)
+static void vhcad_link_work(struct work_struct *work)
 {
 	struct vhca_dev *dev = container_of(work, struct vhca_dev, link_work);
 	bool up;
 
 	mutex_lock(&dev->link_lock);
-	up = vhca_link_is_up(dev);
+	up = vhcad_link_is_up(dev);
 	if (dev->link_to_netdev)
-		vhca_netdev_set_link(dev, up);
+		vhcad_netdev_set_link(dev, up);
 	if (dev->link_to_ibdev && up != dev->ib_port_active) {
 		dev->ib_port_active = up;
-		vhca_ib_port_event(dev, up);
+		vhcad_ib_port_event(dev, up);
 	}
 	mutex_unlock(&dev->link_lock);
 }
 
-void vhca_link_init(struct vhca_dev *dev)
+void vhcad_link_init(struct vhca_dev *dev)
 {
 	mutex_init(&dev->link_lock);
-	INIT_WORK(&dev->link_work, vhca_link_work);
+	INIT_WORK(&dev->link_work, vhcad_link_work);
 }
 
 /* Once the async EQ interrupt is gone, nothing queues the work again. */
-void vhca_link_fini(struct vhca_dev *dev)
+void vhcad_link_fini(struct vhca_dev *dev)
 {
 	cancel_work_sync(&dev->link_work);
 	mutex_destroy(&dev->link_lock);
@@ -49,7 +49,7 @@ void vhca_link_fini(struct vhca_dev *dev)
  * Start or stop reporting link changes to the net_device.  Once this
  * returns with @enable false, the link work no longer touches it.
  */
-void vhca_link_to_netdev(struct vhca_dev *dev, bool enable)
+void vhcad_link_to_netdev(struct vhca_dev *dev, bool enable)
 {
 	mutex_lock(&dev->link_lock);
 	dev->link_to_netdev = enable;
@@ -64,7 +64,7 @@ void vhca_link_to_netdev(struct vhca_dev *dev, bool enable)
  * Start or stop dispatching port events to the RDMA core.  @port_active is
  * the state the core saw when it registered the device.
  */
-void vhca_link_to_ibdev(struct vhca_dev *dev, bool enable, bool port_active)
+void vhcad_link_to_ibdev(struct vhca_dev *dev, bool enable, bool port_active)
 {
 	mutex_lock(&dev->link_lock);
 	dev->link_to_ibdev = enable;

@@ -17,13 +17,13 @@ MODULE_LICENSE("Dual BSD/GPL");
 /* How long the device may take to report READY after CTRL.ENABLE. */
 #define VHCA_ENABLE_TIMEOUT_US	100000
 
-static const struct pci_device_id vhca_pci_table[] = {
+static const struct pci_device_id vhcad_pci_table[] = {
 	{ PCI_DEVICE(VHCA_PCI_VENDOR_ID, VHCA_PCI_DEVICE_ID) },
 	{ }
 };
-MODULE_DEVICE_TABLE(pci, vhca_pci_table);
+MODULE_DEVICE_TABLE(pci, vhcad_pci_table);
 
-u64 vhca_read_counter(struct vhca_dev *dev, enum vhca_counter counter)
+u64 vhcad_read_counter(struct vhca_dev *dev, enum vhca_counter counter)
 {
 	u32 reg = VHCA_REG_COUNTERS + 8 * counter;
 	unsigned long flags;
@@ -31,15 +31,15 @@ u64 vhca_read_counter(struct vhca_dev *dev, enum vhca_counter counter)
 
 	/* Reading LO latches HI: keep each pair of reads together. */
 	spin_lock_irqsave(&dev->counter_lock, flags);
-	lo = vhca_reg_read(dev, reg);
-	hi = vhca_reg_read(dev, reg + 4);
+	lo = vhcad_reg_read(dev, reg);
+	hi = vhcad_reg_read(dev, reg + 4);
 	spin_unlock_irqrestore(&dev->counter_lock, flags);
 
 	return (u64)hi << 32 | lo;
 }
 
 /* fw_version is major << 32 | minor << 16 | subminor. */
-void vhca_fw_version_str(struct vhca_dev *dev, char *str, size_t len)
+void vhcad_fw_version_str(struct vhca_dev *dev, char *str, size_t len)
 {
 	u64 fw = dev->attr.fw_version;
 
@@ -48,15 +48,15 @@ void vhca_fw_version_str(struct vhca_dev *dev, char *str, size_t len)
 }
 
 /* Returns the device to its power-on state; no DMA once this returns. */
-static void vhca_reset(struct vhca_dev *dev)
+static void vhcad_reset(struct vhca_dev *dev)
 {
-	vhca_reg_write(dev, VHCA_REG_CTRL, VHCA_CTRL_RESET);
+	vhcad_reg_write(dev, VHCA_REG_CTRL, VHCA_CTRL_RESET);
 	/* Flush the posted write. */
-	vhca_reg_read(dev, VHCA_REG_STATUS);
+	vhcad_reg_read(dev, VHCA_REG_STATUS);
 }
 
 /* Map BAR0 and check that this is a device the driver knows. */
-static int vhca_pci_init(struct vhca_dev *dev)
+static int vhcad_pci_init(struct vhca_dev *dev)
 {
 	struct pci_dev *pdev = dev->pdev;
 	struct device *d = &pdev->dev;
@@ -88,28 +88,28 @@ static int vhca_pci_init(struct vhca_dev *dev)
 		return -ENOMEM;
 	}
 
-	magic = vhca_reg_read(dev, VHCA_REG_MAGIC);
+	magic = vhcad_reg_read(dev, VHCA_REG_MAGIC);
 	if (magic != VHCA_MAGIC) {
 		dev_err(d, "MAGIC reads 0x%08x, not 0x%08x: not a vhca device\n",
 			magic, VHCA_MAGIC);
 		return -ENODEV;
 	}
 
-	version = vhca_reg_read(dev, VHCA_REG_VERSION);
+	version = vhcad_reg_read(dev, VHCA_REG_VERSION);
 	if (version >> 16 != VHCA_VERSION_MAJOR) {
 		dev_err(d, "device interface version %u.%u is not supported (driver: %u.x)\n",
 			version >> 16, version & 0xffff, VHCA_VERSION_MAJOR);
 		return -ENODEV;
 	}
 
-	dev->caps = vhca_reg_read(dev, VHCA_REG_CAPS);
+	dev->caps = vhcad_reg_read(dev, VHCA_REG_CAPS);
 	if (!(dev->caps & VHCA_CAP_ETH)) {
 		dev_err(d, "device has no Ethernet function (CAPS 0x%x)\n",
 			dev->caps);
 		return -ENODEV;
 	}
 
-	dev->num_db_pages = vhca_reg_read(dev, VHCA_REG_NUM_DB_PAGES);
+	dev->num_db_pages = vhcad_reg_read(dev, VHCA_REG_NUM_DB_PAGES);
 	if ((u64)dev->num_db_pages * VHCA_DB_PAGE_SIZE >
 	    pci_resource_len(pdev, VHCA_BAR_DOORBELL)) {
 		dev_err(d, "BAR2 is smaller than its %u doorbell pages\n",
@@ -128,13 +128,13 @@ static int vhca_pci_init(struct vhca_dev *dev)
 	return 0;
 }
 
-static int vhca_alloc_vectors(struct vhca_dev *dev)
+static int vhcad_alloc_vectors(struct vhca_dev *dev)
 {
 	struct pci_dev *pdev = dev->pdev;
 	u32 available, wanted;
 	int nvec;
 
-	available = vhca_reg_read(dev, VHCA_REG_NUM_VECTORS);
+	available = vhcad_reg_read(dev, VHCA_REG_NUM_VECTORS);
 	/* Async EQ and Ethernet, then one completion vector per CPU. */
 	wanted = min_t(u32, available,
 		       VHCA_VECTOR_FIRST_COMP + num_online_cpus());
@@ -153,19 +153,19 @@ static int vhca_alloc_vectors(struct vhca_dev *dev)
 	return 0;
 }
 
-static int vhca_enable(struct vhca_dev *dev)
+static int vhcad_enable(struct vhca_dev *dev)
 {
 	u32 status;
 	int err;
 
-	vhca_reg_write(dev, VHCA_REG_CTRL, VHCA_CTRL_ENABLE);
+	vhcad_reg_write(dev, VHCA_REG_CTRL, VHCA_CTRL_ENABLE);
 	err = readl_poll_timeout(dev->regs + VHCA_REG_STATUS, status,
 				 status & VHCA_STATUS_READY, 10,
 				 VHCA_ENABLE_TIMEOUT_US);
 	if (err) {
 		dev_err(&dev->pdev->dev,
 			"device not ready after enable (STATUS 0x%x, ERROR %u)\n",
-			status, vhca_reg_read(dev, VHCA_REG_ERROR));
+			status, vhcad_reg_read(dev, VHCA_REG_ERROR));
 		return -EIO;
 	}
 	return 0;
@@ -175,44 +175,44 @@ static int vhca_enable(struct vhca_dev *dev)
  * Reset the device (a previous driver may have left it running), then
  * start its admin queue and async event queue.
  */
-static int vhca_hw_init(struct vhca_dev *dev)
+static int vhcad_hw_init(struct vhca_dev *dev)
 {
 	int err;
 
-	vhca_reset(dev);
+	vhcad_reset(dev);
 
-	err = vhca_alloc_vectors(dev);
+	err = vhcad_alloc_vectors(dev);
 	if (err)
 		return err;
 
-	err = vhca_aeq_create(dev);
+	err = vhcad_aeq_create(dev);
 	if (err)
 		goto err_free_vectors;
 
-	err = vhca_admin_create(dev);
+	err = vhcad_admin_create(dev);
 	if (err)
 		goto err_destroy_aeq;
 
-	err = vhca_enable(dev);
+	err = vhcad_enable(dev);
 	if (err)
 		goto err_reset;
 	return 0;
 
 err_reset:
-	vhca_reset(dev);
-	vhca_admin_destroy(dev);
+	vhcad_reset(dev);
+	vhcad_admin_destroy(dev);
 err_destroy_aeq:
-	vhca_aeq_destroy(dev);
+	vhcad_aeq_destroy(dev);
 err_free_vectors:
 	pci_free_irq_vectors(dev->pdev);
 	return err;
 }
 
-static void vhca_hw_fini(struct vhca_dev *dev)
+static void vhcad_hw_fini(struct vhca_dev *dev)
 {
-	vhca_reset(dev);
-	vhca_admin_destroy(dev);
-	vhca_aeq_destroy(dev);
+	vhcad_reset(dev);
+	vhcad_admin_destroy(dev);
+	vhcad_aeq_destroy(dev);
 	pci_free_irq_vectors(dev->pdev);
 }
 
@@ -221,7 +221,7 @@ static void vhca_hw_fini(struct vhca_dev *dev)
  * node GUID, which is its EUI-64 (the MAC with ff:fe inserted in the middle
  * and the universal/local bit flipped).  Invert that mapping.
  */
-static int vhca_mac_from_node_guid(struct vhca_dev *dev, u64 guid, u8 *mac)
+static int vhcad_mac_from_node_guid(struct vhca_dev *dev, u64 guid, u8 *mac)
 {
 	u8 eui[8];
 
@@ -242,19 +242,19 @@ static int vhca_mac_from_node_guid(struct vhca_dev *dev, u64 guid, u8 *mac)
 	return 0;
 }
 
-static int vhca_query_attributes(struct vhca_dev *dev)
+static int vhcad_query_attributes(struct vhca_dev *dev)
 {
 	int err;
 
-	err = vhca_cmd_query_device(dev, &dev->attr);
+	err = vhcad_cmd_query_device(dev, &dev->attr);
 	if (err)
 		return err;
 
-	return vhca_mac_from_node_guid(dev, dev->attr.node_guid,
-				       dev->perm_addr);
+	return vhcad_mac_from_node_guid(dev, dev->attr.node_guid,
+					dev->perm_addr);
 }
 
-static int vhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+static int vhcad_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct vhca_dev *dev;
 	int err;
@@ -266,27 +266,27 @@ static int vhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dev->pdev = pdev;
 	pci_set_drvdata(pdev, dev);
 	spin_lock_init(&dev->counter_lock);
-	vhca_link_init(dev);
+	vhcad_link_init(dev);
 
 	/* The PCI resources are device-managed: released on any failure. */
-	err = vhca_pci_init(dev);
+	err = vhcad_pci_init(dev);
 	if (err)
 		goto err_dealloc;
 
-	err = vhca_hw_init(dev);
+	err = vhcad_hw_init(dev);
 	if (err)
 		goto err_dealloc;
 
-	err = vhca_query_attributes(dev);
+	err = vhcad_query_attributes(dev);
 	if (err)
 		goto err_hw_fini;
 
-	err = vhca_netdev_create(dev);
+	err = vhcad_netdev_create(dev);
 	if (err)
 		goto err_hw_fini;
 
 	if (dev->caps & VHCA_CAP_ROCE) {
-		err = vhca_ib_register(dev);
+		err = vhcad_ib_register(dev);
 		if (err)
 			goto err_netdev_destroy;
 	} else {
@@ -296,32 +296,32 @@ static int vhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 err_netdev_destroy:
-	vhca_netdev_destroy(dev);
+	vhcad_netdev_destroy(dev);
 err_hw_fini:
-	vhca_hw_fini(dev);
+	vhcad_hw_fini(dev);
 err_dealloc:
-	vhca_link_fini(dev);
+	vhcad_link_fini(dev);
 	ib_dealloc_device(&dev->ibdev);
 	return err;
 }
 
-static void vhca_remove(struct pci_dev *pdev)
+static void vhcad_remove(struct pci_dev *pdev)
 {
 	struct vhca_dev *dev = pci_get_drvdata(pdev);
 
 	if (dev->caps & VHCA_CAP_ROCE)
-		vhca_ib_unregister(dev);
-	vhca_netdev_destroy(dev);
-	vhca_hw_fini(dev);
-	vhca_link_fini(dev);
+		vhcad_ib_unregister(dev);
+	vhcad_netdev_destroy(dev);
+	vhcad_hw_fini(dev);
+	vhcad_link_fini(dev);
 	ib_dealloc_device(&dev->ibdev);
 }
 
-static struct pci_driver vhca_pci_driver = {
+static struct pci_driver vhcad_pci_driver = {
 	.name = DRV_MODULE_NAME,
-	.id_table = vhca_pci_table,
-	.probe = vhca_probe,
-	.remove = vhca_remove,
+	.id_table = vhcad_pci_table,
+	.probe = vhcad_probe,
+	.remove = vhcad_remove,
 };
 
-module_pci_driver(vhca_pci_driver);
+module_pci_driver(vhcad_pci_driver);

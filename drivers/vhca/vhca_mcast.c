@@ -13,7 +13,7 @@
 #include "vhca.h"
 #include "vhca_verbs.h"
 
-static int vhca_mcast_check(struct ib_qp *ibqp, union ib_gid *gid)
+static int vhcad_mcast_check(struct ib_qp *ibqp, union ib_gid *gid)
 {
 	/* The core checks these for its callers; QP1 never joins groups. */
 	if (ibqp->qp_type != IB_QPT_UD ||
@@ -22,24 +22,24 @@ static int vhca_mcast_check(struct ib_qp *ibqp, union ib_gid *gid)
 	return 0;
 }
 
-int vhca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+int vhcad_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
 	int err;
 
-	err = vhca_mcast_check(ibqp, gid);
+	err = vhcad_mcast_check(ibqp, gid);
 	if (err)
 		return err;
-	return vhca_cmd_mcast(to_vhca_dev(ibqp->device), VHCA_CMD_ATTACH_MCAST,
-			      to_vhca_qp(ibqp)->qpn, gid->raw);
+	return vhcad_cmd_mcast(to_vhca_dev(ibqp->device), VHCA_CMD_ATTACH_MCAST,
+			       to_vhca_qp(ibqp)->qpn, gid->raw);
 }
 
-int vhca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+int vhcad_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
 	int err;
 
-	err = vhca_mcast_check(ibqp, gid);
+	err = vhcad_mcast_check(ibqp, gid);
 	if (err)
 		return err;
-	return vhca_cmd_mcast(to_vhca_dev(ibqp->device), VHCA_CMD_DETACH_MCAST,
-			      to_vhca_qp(ibqp)->qpn, gid->raw);
+	return vhcad_cmd_mcast(to_vhca_dev(ibqp->device), VHCA_CMD_DETACH_MCAST,
+			       to_vhca_qp(ibqp)->qpn, gid->raw);
 }

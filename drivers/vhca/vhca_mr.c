@@ -25,27 +25,27 @@ static_assert(IB_ACCESS_REMOTE_ATOMIC == VHCA_ACCESS_REMOTE_ATOMIC);
  * new MR takes the next tag and a key held from an earlier MR at the same
  * index stops matching (IBTA 10.6.3).
  */
-static u32 vhca_next_key_tag(struct vhca_dev *dev)
+static u32 vhcad_next_key_tag(struct vhca_dev *dev)
 {
 	return (u32)atomic_inc_return(&dev->mr_key_tag) & 0xff;
 }
 
 /* Access flags the device enforces; the optional ones may be ignored. */
-static int vhca_mr_access(int access)
+static int vhcad_mr_access(int access)
 {
 	if (access & ~(VHCA_MR_ACCESS | IB_ACCESS_OPTIONAL))
 		return -EOPNOTSUPP;
 	return access & VHCA_MR_ACCESS;
 }
 
-static int vhca_mr_create(struct vhca_dev *dev, struct vhca_mr *mr,
-			  struct vhca_mr_create *create)
+static int vhcad_mr_create(struct vhca_dev *dev, struct vhca_mr *mr,
+			   struct vhca_mr_create *create)
 {
 	u32 key;
 	int err;
 
-	create->key_tag = vhca_cpu_to_dev32(vhca_next_key_tag(dev));
-	err = vhca_cmd_create_mr(dev, create, &key);
+	create->key_tag = cpu_to_le32(vhcad_next_key_tag(dev));
+	err = vhcad_cmd_create_mr(dev, create, &key);
 	if (err)
 		return err;
 
@@ -54,14 +54,14 @@ static int vhca_mr_create(struct vhca_dev *dev, struct vhca_mr *mr,
 	return 0;
 }
 
-struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
+struct ib_mr *vhcad_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibpd->device);
 	struct vhca_mr_create create = {};
 	struct vhca_mr *mr;
 	int err;
 
-	err = vhca_mr_access(access);
+	err = vhcad_mr_access(access);
 	if (err < 0)
 		return ERR_PTR(err);
 
@@ -70,11 +70,11 @@ struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
 		return ERR_PTR(-ENOMEM);
 
 	/* All of the bus address space: iova 0, length 2^64 - 1. */
-	create.pdn = vhca_cpu_to_dev32(to_vhca_pd(ibpd)->pdn);
-	create.access = vhca_cpu_to_dev32(err);
-	create.length = vhca_cpu_to_dev64(U64_MAX);
-	create.flags = vhca_cpu_to_dev16(VHCA_MR_PHYS);
-	err = vhca_mr_create(dev, mr, &create);
+	create.pdn = cpu_to_le32(to_vhca_pd(ibpd)->pdn);
+	create.access = cpu_to_le32(err);
+	create.length = cpu_to_le64(U64_MAX);
+	create.flags = cpu_to_le16(VHCA_MR_PHYS);
+	err = vhcad_mr_create(dev, mr, &create);
 	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
@@ -82,9 +82,9 @@ struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
-struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-			       u64 virt_addr, int access,
-			       struct ib_udata *udata)
+struct ib_mr *vhcad_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 virt_addr, int access,
+				struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibpd->device);
 	struct vhca_mr_create create = {};
@@ -97,10 +97,10 @@ struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EINVAL);
-	err = vhca_mr_access(access);
+	err = vhcad_mr_access(access);
 	if (err < 0)
 		return ERR_PTR(err);
-	create.access = vhca_cpu_to_dev32(err);
+	create.access = cpu_to_le32(err);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
@@ -125,28 +125,27 @@ struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		goto err_release;
 	}
 
-	err = vhca_pbl_alloc(dev, &mr->pbl, npages, true);
+	err = vhcad_pbl_alloc(dev, &mr->pbl, npages, true);
 	if (err)
 		goto err_release;
 	rdma_umem_for_each_dma_block(mr->umem, &biter, page_size)
-		vhca_pbl_set(&mr->pbl, i++, rdma_block_iter_dma_address(&biter));
+		vhcad_pbl_set(&mr->pbl, i++, rdma_block_iter_dma_address(&biter));
 
-	create.pdn = vhca_cpu_to_dev32(to_vhca_pd(ibpd)->pdn);
-	create.iova = vhca_cpu_to_dev64(virt_addr);
-	create.length = vhca_cpu_to_dev64(length);
-	create.pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&mr->pbl));
-	create.npages = vhca_cpu_to_dev32(npages);
+	create.pdn = cpu_to_le32(to_vhca_pd(ibpd)->pdn);
+	create.iova = cpu_to_le64(virt_addr);
+	create.length = cpu_to_le64(length);
+	create.pbl_addr = cpu_to_le64(vhcad_pbl_addr(&mr->pbl));
+	create.npages = cpu_to_le32(npages);
 	create.page_shift = order_base_2(page_size);
 	create.pbl_levels = mr->pbl.levels;
-	create.offset = vhca_cpu_to_dev32(ib_umem_dma_offset(mr->umem,
-							     page_size));
-	err = vhca_mr_create(dev, mr, &create);
+	create.offset = cpu_to_le32(ib_umem_dma_offset(mr->umem, page_size));
+	err = vhcad_mr_create(dev, mr, &create);
 	if (err)
 		goto err_free_pbl;
 	return &mr->ibmr;
 
 err_free_pbl:
-	vhca_pbl_free(dev, &mr->pbl);
+	vhcad_pbl_free(dev, &mr->pbl);
 err_release:
 	ib_umem_release(mr->umem);
 err_free:
@@ -154,18 +153,18 @@ err_free:
 	return ERR_PTR(err);
 }
 
-int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+int vhcad_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibmr->device);
 	struct vhca_mr *mr = to_vhca_mr(ibmr);
 	int err;
 
 	/* IBTA 10.6.7.2: the device fails every later access, in flight too. */
-	err = vhca_cmd_destroy(dev, VHCA_CMD_DESTROY_MR, ibmr->lkey);
+	err = vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_MR, ibmr->lkey);
 	if (err)
 		return err;
 
-	vhca_pbl_free(dev, &mr->pbl);
+	vhcad_pbl_free(dev, &mr->pbl);
 	ib_umem_release(mr->umem);
 	kfree(mr);
 	return 0;

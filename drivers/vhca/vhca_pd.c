@@ -7,7 +7,7 @@
 #include "vhca.h"
 #include "vhca_verbs.h"
 
-int vhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+int vhcad_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibpd->device);
 
@@ -16,11 +16,11 @@ int vhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 
-	return vhca_cmd_create_pd(dev, &to_vhca_pd(ibpd)->pdn);
+	return vhcad_cmd_create_pd(dev, &to_vhca_pd(ibpd)->pdn);
 }
 
-int vhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+int vhcad_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	return vhca_cmd_destroy(to_vhca_dev(ibpd->device), VHCA_CMD_DESTROY_PD,
-				to_vhca_pd(ibpd)->pdn);
+	return vhcad_cmd_destroy(to_vhca_dev(ibpd->device), VHCA_CMD_DESTROY_PD,
+				 to_vhca_pd(ibpd)->pdn);
 }

@@ -45,7 +45,7 @@ static_assert((int)IB_QPT_RC == (int)VHCA_QPT_RC);
 static_assert((int)IB_QPT_UC == (int)VHCA_QPT_UC);
 static_assert((int)IB_QPT_UD == (int)VHCA_QPT_UD);
 
-static u8 vhca_wq_log_size(u32 max_wr)
+static u8 vhcad_wq_log_size(u32 max_wr)
 {
 	return max_t(u32, 1, order_base_2(max_wr));
 }
@@ -54,7 +54,7 @@ static u8 vhca_wq_log_size(u32 max_wr)
  * The QP types the device has.  RoCE has no QP0 (annex A17.3.1); QP1 is
  * the kernel MAD layer's alone (user space reaches it through umad).
  */
-static bool vhca_qp_type_supported(enum ib_qp_type type, bool user)
+static bool vhcad_qp_type_supported(enum ib_qp_type type, bool user)
 {
 	switch (type) {
 	case IB_QPT_RC:
@@ -69,14 +69,14 @@ static bool vhca_qp_type_supported(enum ib_qp_type type, bool user)
 }
 
 /* The device's limits, and the WQE layout's, for the requested queues. */
-static int vhca_qp_check_cap(struct vhca_dev *dev,
-			     const struct ib_qp_init_attr *init_attr,
-			     bool user)
+static int vhcad_qp_check_cap(struct vhca_dev *dev,
+			      const struct ib_qp_init_attr *init_attr,
+			      bool user)
 {
 	const struct ib_qp_cap *cap = &init_attr->cap;
-	const struct vhca_device_attr *attr = &dev->attr;
+	const struct vhca_dev_attr *attr = &dev->attr;
 
-	if (!vhca_qp_type_supported(init_attr->qp_type, user) ||
+	if (!vhcad_qp_type_supported(init_attr->qp_type, user) ||
 	    init_attr->srq || init_attr->create_flags)
 		return -EOPNOTSUPP;
 	if (!init_attr->send_cq || !init_attr->recv_cq)
@@ -92,9 +92,9 @@ static int vhca_qp_check_cap(struct vhca_dev *dev,
 }
 
 /* The provider's rings, named in the udata, sized for the requested caps. */
-static int vhca_qp_pin_user(struct vhca_dev *dev, struct vhca_qp *qp,
-			    const struct ib_qp_init_attr *init_attr,
-			    struct ib_udata *udata)
+static int vhcad_qp_pin_user(struct vhca_dev *dev, struct vhca_qp *qp,
+			     const struct ib_qp_init_attr *init_attr,
+			     struct ib_udata *udata)
 {
 	struct vhca_create_qp_cmd cmd;
 	int err;
@@ -117,18 +117,18 @@ static int vhca_qp_pin_user(struct vhca_dev *dev, struct vhca_qp *qp,
 	qp->sq_log_size = cmd.sq_log_size;
 	qp->rq_log_size = cmd.rq_log_size;
 
-	err = vhca_queue_buf_pin(dev, &qp->sq_buf, cmd.sq_buf_addr,
-				 VHCA_SEND_WQE_SIZE << qp->sq_log_size);
+	err = vhcad_queue_buf_pin(dev, &qp->sq_buf, cmd.sq_buf_addr,
+				  VHCA_SEND_WQE_SIZE << qp->sq_log_size);
 	if (err)
 		return err;
-	err = vhca_queue_buf_pin(dev, &qp->rq_buf, cmd.rq_buf_addr,
-				 VHCA_RECV_WQE_SIZE << qp->rq_log_size);
+	err = vhcad_queue_buf_pin(dev, &qp->rq_buf, cmd.rq_buf_addr,
+				  VHCA_RECV_WQE_SIZE << qp->rq_log_size);
 	if (err)
-		vhca_queue_buf_free(dev, &qp->sq_buf);
+		vhcad_queue_buf_free(dev, &qp->sq_buf);
 	return err;
 }
 
-static int vhca_wq_init(struct vhca_wq *wq, u8 log_size)
+static int vhcad_wq_init(struct vhca_wq *wq, u8 log_size)
 {
 	spin_lock_init(&wq->lock);
 	wq->pi = 0;
@@ -137,38 +137,38 @@ static int vhca_wq_init(struct vhca_wq *wq, u8 log_size)
 	return wq->wr_ids ? 0 : -ENOMEM;
 }
 
-static void vhca_qp_free_bufs(struct vhca_dev *dev, struct vhca_qp *qp)
+static void vhcad_qp_free_bufs(struct vhca_dev *dev, struct vhca_qp *qp)
 {
 	kfree(qp->sq.wr_ids);
 	kfree(qp->rq.wr_ids);
-	vhca_queue_buf_free(dev, &qp->sq_buf);
-	vhca_queue_buf_free(dev, &qp->rq_buf);
+	vhcad_queue_buf_free(dev, &qp->sq_buf);
+	vhcad_queue_buf_free(dev, &qp->rq_buf);
 }
 
-static int vhca_qp_alloc_kernel(struct vhca_dev *dev, struct vhca_qp *qp,
-				const struct ib_qp_init_attr *init_attr)
+static int vhcad_qp_alloc_kernel(struct vhca_dev *dev, struct vhca_qp *qp,
+				 const struct ib_qp_init_attr *init_attr)
 {
 	int err;
 
-	qp->sq_log_size = vhca_wq_log_size(init_attr->cap.max_send_wr);
-	qp->rq_log_size = vhca_wq_log_size(init_attr->cap.max_recv_wr);
+	qp->sq_log_size = vhcad_wq_log_size(init_attr->cap.max_send_wr);
+	qp->rq_log_size = vhcad_wq_log_size(init_attr->cap.max_recv_wr);
 
-	err = vhca_queue_buf_alloc(dev, &qp->sq_buf,
-				   VHCA_SEND_WQE_SIZE << qp->sq_log_size);
+	err = vhcad_queue_buf_alloc(dev, &qp->sq_buf,
+				    VHCA_SEND_WQE_SIZE << qp->sq_log_size);
 	if (!err)
-		err = vhca_queue_buf_alloc(dev, &qp->rq_buf,
-					   VHCA_RECV_WQE_SIZE << qp->rq_log_size);
+		err = vhcad_queue_buf_alloc(dev, &qp->rq_buf,
+					    VHCA_RECV_WQE_SIZE << qp->rq_log_size);
 	if (!err)
-		err = vhca_wq_init(&qp->sq, qp->sq_log_size);
+		err = vhcad_wq_init(&qp->sq, qp->sq_log_size);
 	if (!err)
-		err = vhca_wq_init(&qp->rq, qp->rq_log_size);
+		err = vhcad_wq_init(&qp->rq, qp->rq_log_size);
 	if (err)
-		vhca_qp_free_bufs(dev, qp);
+		vhcad_qp_free_bufs(dev, qp);
 	return err;
 }
 
-int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
-		   struct ib_udata *udata)
+int vhcad_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		    struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibqp->device);
 	struct vhca_qp *qp = to_vhca_qp(ibqp);
@@ -179,7 +179,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	u32 db_page;
 	int err;
 
-	err = vhca_qp_check_cap(dev, init_attr, !!udata);
+	err = vhcad_qp_check_cap(dev, init_attr, !!udata);
 	if (err)
 		return err;
 
@@ -187,10 +187,10 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		uctx = rdma_udata_to_drv_context(udata, struct vhca_ucontext,
 						 ibucontext);
 		db_page = uctx->db_page;
-		err = vhca_qp_pin_user(dev, qp, init_attr, udata);
+		err = vhcad_qp_pin_user(dev, qp, init_attr, udata);
 	} else {
 		db_page = dev->kernel_db_page;
-		err = vhca_qp_alloc_kernel(dev, qp, init_attr);
+		err = vhcad_qp_alloc_kernel(dev, qp, init_attr);
 	}
 	if (err)
 		return err;
@@ -200,19 +200,19 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	create.rq_log_size = qp->rq_log_size;
 	qp->sq_sig_all = init_attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	create.sq_sig_all = qp->sq_sig_all;
-	create.pdn = vhca_cpu_to_dev32(to_vhca_pd(ibqp->pd)->pdn);
-	create.send_cqn = vhca_cpu_to_dev32(to_vhca_cq(init_attr->send_cq)->cqn);
-	create.recv_cqn = vhca_cpu_to_dev32(to_vhca_cq(init_attr->recv_cq)->cqn);
-	create.sq_pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&qp->sq_buf.pbl));
-	create.rq_pbl_addr = vhca_cpu_to_dev64(vhca_pbl_addr(&qp->rq_buf.pbl));
-	create.sq_npages = vhca_cpu_to_dev32(qp->sq_buf.pbl.npages);
-	create.rq_npages = vhca_cpu_to_dev32(qp->rq_buf.pbl.npages);
-	create.db_page = vhca_cpu_to_dev32(db_page);
-	err = vhca_cmd_create_qp(dev, &create, &qp->qpn);
+	create.pdn = cpu_to_le32(to_vhca_pd(ibqp->pd)->pdn);
+	create.send_cqn = cpu_to_le32(to_vhca_cq(init_attr->send_cq)->cqn);
+	create.recv_cqn = cpu_to_le32(to_vhca_cq(init_attr->recv_cq)->cqn);
+	create.sq_pbl_addr = cpu_to_le64(vhcad_pbl_addr(&qp->sq_buf.pbl));
+	create.rq_pbl_addr = cpu_to_le64(vhcad_pbl_addr(&qp->rq_buf.pbl));
+	create.sq_npages = cpu_to_le32(qp->sq_buf.pbl.npages);
+	create.rq_npages = cpu_to_le32(qp->rq_buf.pbl.npages);
+	create.db_page = cpu_to_le32(db_page);
+	err = vhcad_cmd_create_qp(dev, &create, &qp->qpn);
 	if (err)
 		goto err_free_bufs;
-	vhca_queue_buf_created(dev, &qp->sq_buf);
-	vhca_queue_buf_created(dev, &qp->rq_buf);
+	vhcad_queue_buf_created(dev, &qp->sq_buf);
+	vhcad_queue_buf_created(dev, &qp->rq_buf);
 
 	/* The MAD layer and its peers know QP1 by number (IBTA 13.4.6). */
 	if (init_attr->qp_type == IB_QPT_GSI && qp->qpn != VHCA_GSI_QPN) {
@@ -255,16 +255,16 @@ err_erase:
 	mutex_destroy(&qp->mutex);
 	xa_erase_irq(&dev->qps, qp->qpn);
 err_destroy:
-	vhca_cmd_destroy(dev, VHCA_CMD_DESTROY_QP, qp->qpn);
+	vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_QP, qp->qpn);
 err_free_bufs:
-	vhca_qp_free_bufs(dev, qp);
+	vhcad_qp_free_bufs(dev, qp);
 	return err;
 }
 
 /* The RoCEv2 path: GRH fields, the next hop's MAC and the UDP source port. */
-static int vhca_qp_attr_set_av(struct vhca_qp *qp,
-			       const struct ib_qp_attr *attr, int attr_mask,
-			       struct vhca_qp_attr *va)
+static int vhcad_qp_attr_set_av(struct vhca_qp *qp,
+				const struct ib_qp_attr *attr, int attr_mask,
+				struct vhca_qp_attr *va)
 {
 	const struct rdma_ah_attr *ah = &attr->ah_attr;
 	const struct ib_global_route *grh;
@@ -280,25 +280,24 @@ static int vhca_qp_attr_set_av(struct vhca_qp *qp,
 	va->sgid_index = grh->sgid_index;
 	va->hop_limit = grh->hop_limit;
 	va->traffic_class = grh->traffic_class;
-	va->flow_label = vhca_cpu_to_dev32(grh->flow_label);
+	va->flow_label = cpu_to_le32(grh->flow_label);
 	memcpy(va->dgid, grh->dgid.raw, sizeof(va->dgid));
 	memcpy(va->dmac, ah->roce.dmac, sizeof(va->dmac));
 
 	/* As the RDMA core computes it for RoCEv2 (rdma_get_udp_sport()). */
 	dest_qpn = attr_mask & IB_QP_DEST_QPN ? attr->dest_qp_num : qp->dest_qpn;
-	va->udp_sport = vhca_cpu_to_dev16(rdma_get_udp_sport(grh->flow_label,
-							     qp->qpn,
-							     dest_qpn));
+	va->udp_sport = cpu_to_le16(rdma_get_udp_sport(grh->flow_label,
+						       qp->qpn, dest_qpn));
 	return 0;
 }
 
-static int vhca_qp_attr_from_ib(struct vhca_qp *qp,
-				const struct ib_qp_attr *attr, int attr_mask,
-				struct vhca_qp_attr *va)
+static int vhcad_qp_attr_from_ib(struct vhca_qp *qp,
+				 const struct ib_qp_attr *attr, int attr_mask,
+				 struct vhca_qp_attr *va)
 {
 	memset(va, 0, sizeof(*va));
-	va->qpn = vhca_cpu_to_dev32(qp->qpn);
-	va->attr_mask = vhca_cpu_to_dev32(attr_mask);
+	va->qpn = cpu_to_le32(qp->qpn);
+	va->attr_mask = cpu_to_le32(attr_mask);
 
 	if (attr_mask & IB_QP_STATE)
 		va->qp_state = attr->qp_state;
@@ -307,15 +306,14 @@ static int vhca_qp_attr_from_ib(struct vhca_qp *qp,
 	if (attr_mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		va->en_sqd_async_notify = attr->en_sqd_async_notify;
 	if (attr_mask & IB_QP_ACCESS_FLAGS)
-		va->qp_access_flags =
-			vhca_cpu_to_dev32(attr->qp_access_flags &
-					  VHCA_QP_REMOTE_ACCESS);
+		va->qp_access_flags = cpu_to_le32(attr->qp_access_flags &
+						  VHCA_QP_REMOTE_ACCESS);
 	if (attr_mask & IB_QP_PKEY_INDEX)
-		va->pkey_index = vhca_cpu_to_dev16(attr->pkey_index);
+		va->pkey_index = cpu_to_le16(attr->pkey_index);
 	if (attr_mask & IB_QP_PORT)
 		va->port = attr->port_num;
 	if (attr_mask & IB_QP_QKEY)
-		va->qkey = vhca_cpu_to_dev32(attr->qkey);
+		va->qkey = cpu_to_le32(attr->qkey);
 	if (attr_mask & IB_QP_PATH_MTU)
 		va->path_mtu = attr->path_mtu;
 	if (attr_mask & IB_QP_TIMEOUT)
@@ -325,24 +323,24 @@ static int vhca_qp_attr_from_ib(struct vhca_qp *qp,
 	if (attr_mask & IB_QP_RNR_RETRY)
 		va->rnr_retry = attr->rnr_retry;
 	if (attr_mask & IB_QP_RQ_PSN)
-		va->rq_psn = vhca_cpu_to_dev32(attr->rq_psn);
+		va->rq_psn = cpu_to_le32(attr->rq_psn);
 	if (attr_mask & IB_QP_MAX_QP_RD_ATOMIC)
 		va->max_rd_atomic = attr->max_rd_atomic;
 	if (attr_mask & IB_QP_MIN_RNR_TIMER)
 		va->min_rnr_timer = attr->min_rnr_timer;
 	if (attr_mask & IB_QP_SQ_PSN)
-		va->sq_psn = vhca_cpu_to_dev32(attr->sq_psn);
+		va->sq_psn = cpu_to_le32(attr->sq_psn);
 	if (attr_mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		va->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (attr_mask & IB_QP_DEST_QPN)
-		va->dest_qp_num = vhca_cpu_to_dev32(attr->dest_qp_num);
+		va->dest_qp_num = cpu_to_le32(attr->dest_qp_num);
 	if (attr_mask & IB_QP_AV)
-		return vhca_qp_attr_set_av(qp, attr, attr_mask, va);
+		return vhcad_qp_attr_set_av(qp, attr, attr_mask, va);
 	return 0;
 }
 
 /* A kernel QP back in RESET: empty rings, indices from 0 (as the device). */
-static void vhca_qp_reset_kernel(struct vhca_qp *qp)
+static void vhcad_qp_reset_kernel(struct vhca_qp *qp)
 {
 	struct vhca_wq *wqs[] = { &qp->sq, &qp->rq };
 	unsigned int i;
@@ -350,9 +348,9 @@ static void vhca_qp_reset_kernel(struct vhca_qp *qp)
 	if (!qp->sq.wr_ids)
 		return;
 
-	vhca_cq_clean(to_vhca_cq(qp->ibqp.send_cq), qp->qpn);
+	vhcad_cq_clean(to_vhca_cq(qp->ibqp.send_cq), qp->qpn);
 	if (qp->ibqp.recv_cq != qp->ibqp.send_cq)
-		vhca_cq_clean(to_vhca_cq(qp->ibqp.recv_cq), qp->qpn);
+		vhcad_cq_clean(to_vhca_cq(qp->ibqp.recv_cq), qp->qpn);
 	for (i = 0; i < ARRAY_SIZE(wqs); i++) {
 		spin_lock_irq(&wqs[i]->lock);
 		wqs[i]->pi = 0;
@@ -361,8 +359,8 @@ static void vhca_qp_reset_kernel(struct vhca_qp *qp)
 	}
 }
 
-int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-		   int attr_mask, struct ib_udata *udata)
+int vhcad_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int attr_mask, struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibqp->device);
 	struct vhca_qp *qp = to_vhca_qp(ibqp);
@@ -391,10 +389,10 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		goto out;
 	}
 
-	err = vhca_qp_attr_from_ib(qp, attr, attr_mask, &va);
+	err = vhcad_qp_attr_from_ib(qp, attr, attr_mask, &va);
 	if (err)
 		goto out;
-	err = vhca_cmd_modify_qp(dev, &va);
+	err = vhcad_cmd_modify_qp(dev, &va);
 	if (err)
 		goto out;
 
@@ -402,14 +400,14 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (attr_mask & IB_QP_DEST_QPN)
 		qp->dest_qpn = attr->dest_qp_num;
 	if (new_state == IB_QPS_RESET)
-		vhca_qp_reset_kernel(qp);
+		vhcad_qp_reset_kernel(qp);
 out:
 	mutex_unlock(&qp->mutex);
 	return err;
 }
 
-int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-		  int attr_mask, struct ib_qp_init_attr *init_attr)
+int vhcad_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int attr_mask, struct ib_qp_init_attr *init_attr)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibqp->device);
 	struct vhca_qp *qp = to_vhca_qp(ibqp);
@@ -417,7 +415,7 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	int err;
 
 	mutex_lock(&qp->mutex);
-	err = vhca_cmd_query_qp(dev, qp->qpn, &va);
+	err = vhcad_cmd_query_qp(dev, qp->qpn, &va);
 	if (err)
 		goto out;
 	if (va.qp_state > IB_QPS_ERR) {
@@ -435,12 +433,12 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->cur_qp_state = va.qp_state;
 	attr->path_mtu = va.path_mtu;
 	attr->path_mig_state = IB_MIG_MIGRATED;
-	attr->qkey = vhca_dev_to_cpu32(va.qkey);
-	attr->rq_psn = vhca_dev_to_cpu32(va.rq_psn);
-	attr->sq_psn = vhca_dev_to_cpu32(va.sq_psn);
-	attr->dest_qp_num = vhca_dev_to_cpu32(va.dest_qp_num);
-	attr->qp_access_flags = vhca_dev_to_cpu32(va.qp_access_flags);
-	attr->pkey_index = vhca_dev_to_cpu16(va.pkey_index);
+	attr->qkey = le32_to_cpu(va.qkey);
+	attr->rq_psn = le32_to_cpu(va.rq_psn);
+	attr->sq_psn = le32_to_cpu(va.sq_psn);
+	attr->dest_qp_num = le32_to_cpu(va.dest_qp_num);
+	attr->qp_access_flags = le32_to_cpu(va.qp_access_flags);
+	attr->pkey_index = le16_to_cpu(va.pkey_index);
 	attr->en_sqd_async_notify = va.en_sqd_async_notify;
 	attr->sq_draining = va.sq_draining;
 	attr->max_rd_atomic = va.max_rd_atomic;
@@ -452,12 +450,12 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->rnr_retry = va.rnr_retry;
 	/* Only connected QPs have a path; a UD QP's is in each AH. */
 	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC)
-		vhca_roce_ah_attr(&attr->ah_attr, va.dgid, va.dmac,
-				  vhca_dev_to_cpu32(va.flow_label),
-				  va.sgid_index, va.hop_limit,
-				  va.traffic_class);
-	attr->cap.max_send_wr = vhca_dev_to_cpu32(va.max_send_wr);
-	attr->cap.max_recv_wr = vhca_dev_to_cpu32(va.max_recv_wr);
+		vhcad_roce_ah_attr(&attr->ah_attr, va.dgid, va.dmac,
+				   le32_to_cpu(va.flow_label),
+				   va.sgid_index, va.hop_limit,
+				   va.traffic_class);
+	attr->cap.max_send_wr = le32_to_cpu(va.max_send_wr);
+	attr->cap.max_recv_wr = le32_to_cpu(va.max_recv_wr);
 	attr->cap.max_send_sge = qp->max_send_sge;
 	attr->cap.max_recv_sge = qp->max_recv_sge;
 	attr->cap.max_inline_data = qp->max_inline_data;
@@ -477,14 +475,14 @@ out:
 	return err;
 }
 
-int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+int vhcad_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibqp->device);
 	struct vhca_qp *qp = to_vhca_qp(ibqp);
 	int err;
 
 	/* IBTA 10.2.4.4: outstanding WQEs go without completions. */
-	err = vhca_cmd_destroy(dev, VHCA_CMD_DESTROY_QP, qp->qpn);
+	err = vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_QP, qp->qpn);
 	if (err)
 		return err;
 
@@ -494,12 +492,12 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	/* A kernel CQ poller must not meet its completions either. */
 	if (qp->sq.wr_ids) {
-		vhca_cq_clean(to_vhca_cq(ibqp->send_cq), qp->qpn);
+		vhcad_cq_clean(to_vhca_cq(ibqp->send_cq), qp->qpn);
 		if (ibqp->recv_cq != ibqp->send_cq)
-			vhca_cq_clean(to_vhca_cq(ibqp->recv_cq), qp->qpn);
+			vhcad_cq_clean(to_vhca_cq(ibqp->recv_cq), qp->qpn);
 	}
 
 	mutex_destroy(&qp->mutex);
-	vhca_qp_free_bufs(dev, qp);
+	vhcad_qp_free_bufs(dev, qp);
 	return 0;
 }

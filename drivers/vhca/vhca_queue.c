@@ -16,7 +16,7 @@
 #include "vhca.h"
 
 /**
- * vhca_pbl_alloc - allocate a page list for @npages pages
+ * vhcad_pbl_alloc - allocate a page list for @npages pages
  * @dev: the device
  * @pbl: the list to set up
  * @npages: pages it describes
@@ -28,8 +28,8 @@
  *
  * Return: 0, -EINVAL if @npages is out of range, or -ENOMEM.
  */
-int vhca_pbl_alloc(struct vhca_dev *dev, struct vhca_pbl *pbl, u32 npages,
-		   bool allow_level2)
+int vhcad_pbl_alloc(struct vhca_dev *dev, struct vhca_pbl *pbl, u32 npages,
+		    bool allow_level2)
 {
 	struct device *dma_dev = &dev->pdev->dev;
 	u32 i, dir_entries;
@@ -63,12 +63,12 @@ int vhca_pbl_alloc(struct vhca_dev *dev, struct vhca_pbl *pbl, u32 npages,
 	}
 	dir_entries = DIV_ROUND_UP(npages, VHCA_PBL_ENTRIES_PER_PAGE);
 	for (i = 0; i < dir_entries; i++)
-		pbl->dir[i] = vhca_cpu_to_dev64(pbl->entries_dma +
-						(u64)i * VHCA_QUEUE_PAGE_SIZE);
+		pbl->dir[i] = cpu_to_le64(pbl->entries_dma +
+					  (u64)i * VHCA_QUEUE_PAGE_SIZE);
 	return 0;
 }
 
-void vhca_pbl_free(struct vhca_dev *dev, struct vhca_pbl *pbl)
+void vhcad_pbl_free(struct vhca_dev *dev, struct vhca_pbl *pbl)
 {
 	struct device *dma_dev = &dev->pdev->dev;
 
@@ -81,20 +81,20 @@ void vhca_pbl_free(struct vhca_dev *dev, struct vhca_pbl *pbl)
 	memset(pbl, 0, sizeof(*pbl));
 }
 
-void vhca_pbl_set(struct vhca_pbl *pbl, u32 index, u64 addr)
+void vhcad_pbl_set(struct vhca_pbl *pbl, u32 index, u64 addr)
 {
-	pbl->entries[index] = vhca_cpu_to_dev64(addr);
+	pbl->entries[index] = cpu_to_le64(addr);
 }
 
 /* What the device's pbl_addr field takes. */
-dma_addr_t vhca_pbl_addr(const struct vhca_pbl *pbl)
+dma_addr_t vhcad_pbl_addr(const struct vhca_pbl *pbl)
 {
 	return pbl->levels == 2 ? pbl->dir_dma : pbl->entries_dma;
 }
 
 /* A ring for a kernel queue: zeroed coherent memory and its page list. */
-int vhca_queue_buf_alloc(struct vhca_dev *dev, struct vhca_queue_buf *buf,
-			 size_t size)
+int vhcad_queue_buf_alloc(struct vhca_dev *dev, struct vhca_queue_buf *buf,
+			  size_t size)
 {
 	struct device *dma_dev = &dev->pdev->dev;
 	u32 i, npages;
@@ -104,19 +104,19 @@ int vhca_queue_buf_alloc(struct vhca_dev *dev, struct vhca_queue_buf *buf,
 	buf->size = ALIGN(size, VHCA_QUEUE_PAGE_SIZE);
 	npages = buf->size / VHCA_QUEUE_PAGE_SIZE;
 
-	err = vhca_pbl_alloc(dev, &buf->pbl, npages, false);
+	err = vhcad_pbl_alloc(dev, &buf->pbl, npages, false);
 	if (err)
 		return err;
 
 	buf->kva = dma_alloc_coherent(dma_dev, buf->size, &buf->dma,
 				      GFP_KERNEL);
 	if (!buf->kva) {
-		vhca_pbl_free(dev, &buf->pbl);
+		vhcad_pbl_free(dev, &buf->pbl);
 		return -ENOMEM;
 	}
 	for (i = 0; i < npages; i++)
-		vhca_pbl_set(&buf->pbl, i,
-			     buf->dma + (u64)i * VHCA_QUEUE_PAGE_SIZE);
+		vhcad_pbl_set(&buf->pbl, i,
+			      buf->dma + (u64)i * VHCA_QUEUE_PAGE_SIZE);
 	return 0;
 }
 
@@ -124,8 +124,8 @@ int vhca_queue_buf_alloc(struct vhca_dev *dev, struct vhca_queue_buf *buf,
  * A ring the provider allocated at @addr: page aligned, so each 4 KiB block
  * of the pinned memory is one page of the ring.
  */
-int vhca_queue_buf_pin(struct vhca_dev *dev, struct vhca_queue_buf *buf,
-		       u64 addr, size_t size)
+int vhcad_queue_buf_pin(struct vhca_dev *dev, struct vhca_queue_buf *buf,
+			u64 addr, size_t size)
 {
 	struct ib_block_iter biter;
 	u32 i = 0;
@@ -144,17 +144,17 @@ int vhca_queue_buf_pin(struct vhca_dev *dev, struct vhca_queue_buf *buf,
 		return err;
 	}
 
-	err = vhca_pbl_alloc(dev, &buf->pbl,
-			     ib_umem_num_dma_blocks(buf->umem,
-						    VHCA_QUEUE_PAGE_SIZE),
-			     false);
+	err = vhcad_pbl_alloc(dev, &buf->pbl,
+			      ib_umem_num_dma_blocks(buf->umem,
+						     VHCA_QUEUE_PAGE_SIZE),
+			      false);
 	if (err) {
 		ib_umem_release(buf->umem);
 		buf->umem = NULL;
 		return err;
 	}
 	rdma_umem_for_each_dma_block(buf->umem, &biter, VHCA_QUEUE_PAGE_SIZE)
-		vhca_pbl_set(&buf->pbl, i++, rdma_block_iter_dma_address(&biter));
+		vhcad_pbl_set(&buf->pbl, i++, rdma_block_iter_dma_address(&biter));
 	return 0;
 }
 
@@ -163,17 +163,17 @@ int vhca_queue_buf_pin(struct vhca_dev *dev, struct vhca_queue_buf *buf,
  * (docs/specs/vhca.rst, "RDMA resources"): once the queue exists, the list
  * can go.
  */
-void vhca_queue_buf_created(struct vhca_dev *dev, struct vhca_queue_buf *buf)
+void vhcad_queue_buf_created(struct vhca_dev *dev, struct vhca_queue_buf *buf)
 {
-	vhca_pbl_free(dev, &buf->pbl);
+	vhcad_pbl_free(dev, &buf->pbl);
 }
 
-void vhca_queue_buf_free(struct vhca_dev *dev, struct vhca_queue_buf *buf)
+void vhcad_queue_buf_free(struct vhca_dev *dev, struct vhca_queue_buf *buf)
 {
 	if (buf->kva)
 		dma_free_coherent(&dev->pdev->dev, buf->size, buf->kva,
 				  buf->dma);
 	ib_umem_release(buf->umem);
-	vhca_pbl_free(dev, &buf->pbl);
+	vhcad_pbl_free(dev, &buf->pbl);
 	memset(buf, 0, sizeof(*buf));
 }

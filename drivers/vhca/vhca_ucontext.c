@@ -26,7 +26,7 @@ to_vhca_mmap_entry(struct rdma_user_mmap_entry *rdma_entry)
 	return container_of(rdma_entry, struct vhca_user_mmap_entry, rdma_entry);
 }
 
-int vhca_alloc_ucontext(struct ib_ucontext *ibucontext, struct ib_udata *udata)
+int vhcad_alloc_ucontext(struct ib_ucontext *ibucontext, struct ib_udata *udata)
 {
 	struct vhca_ucontext *uctx = to_vhca_ucontext(ibucontext);
 	struct vhca_dev *dev = to_vhca_dev(ibucontext->device);
@@ -45,7 +45,7 @@ int vhca_alloc_ucontext(struct ib_ucontext *ibucontext, struct ib_udata *udata)
 	if (PAGE_SIZE != VHCA_DB_PAGE_SIZE)
 		return -EOPNOTSUPP;
 
-	err = vhca_cmd_alloc_uctx(dev, &uctx->db_page);
+	err = vhcad_cmd_alloc_uctx(dev, &uctx->db_page);
 	if (err)
 		return err;
 
@@ -83,7 +83,7 @@ int vhca_alloc_ucontext(struct ib_ucontext *ibucontext, struct ib_udata *udata)
 err_remove_entry:
 	rdma_user_mmap_entry_remove(uctx->db_entry);
 err_dealloc:
-	vhca_cmd_dealloc_uctx(dev, uctx->db_page);
+	vhcad_cmd_dealloc_uctx(dev, uctx->db_page);
 	return err;
 }
 
@@ -91,15 +91,15 @@ err_dealloc:
  * Called once every mapping of the context is gone, so the page can go
  * back to the device for the next context.
  */
-void vhca_dealloc_ucontext(struct ib_ucontext *ibucontext)
+void vhcad_dealloc_ucontext(struct ib_ucontext *ibucontext)
 {
 	struct vhca_ucontext *uctx = to_vhca_ucontext(ibucontext);
 
 	rdma_user_mmap_entry_remove(uctx->db_entry);
-	vhca_cmd_dealloc_uctx(to_vhca_dev(ibucontext->device), uctx->db_page);
+	vhcad_cmd_dealloc_uctx(to_vhca_dev(ibucontext->device), uctx->db_page);
 }
 
-int vhca_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma)
+int vhcad_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma_entry;
 	struct vhca_user_mmap_entry *entry;
@@ -120,7 +120,7 @@ int vhca_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma)
 	return err;
 }
 
-void vhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+void vhcad_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
 	kfree(to_vhca_mmap_entry(rdma_entry));
 }

@@ -14,16 +14,16 @@
 #include "vhca_verbs.h"
 
 /* ib_device_attr counts are int: keep a hostile u32 from turning negative. */
-static int vhca_limit(u32 value)
+static int vhcad_limit(u32 value)
 {
 	return min_t(u32, value, INT_MAX);
 }
 
-int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
-		      struct ib_udata *udata)
+int vhcad_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
+		       struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibdev);
-	const struct vhca_device_attr *attr = &dev->attr;
+	const struct vhca_dev_attr *attr = &dev->attr;
 
 	/* No driver-specific input is defined; refuse what we don't know. */
 	if (udata && udata->inlen &&
@@ -38,20 +38,20 @@ int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	props->vendor_id = attr->vendor_id;
 	props->vendor_part_id = attr->vendor_part_id;
 	props->hw_ver = attr->hw_ver;
-	props->max_qp = vhca_limit(attr->max_qp);
-	props->max_qp_wr = vhca_limit(attr->max_qp_wr);
-	props->max_send_sge = vhca_limit(attr->max_sge);
+	props->max_qp = vhcad_limit(attr->max_qp);
+	props->max_qp_wr = vhcad_limit(attr->max_qp_wr);
+	props->max_send_sge = vhcad_limit(attr->max_sge);
 	/* A receive WQE holds fewer SGEs; the device reports them here. */
-	props->max_recv_sge = vhca_limit(attr->max_srq_sge);
-	props->max_cq = vhca_limit(attr->max_cq);
-	props->max_cqe = vhca_limit(attr->max_cqe);
-	props->max_mr = vhca_limit(attr->max_mr);
-	props->max_pd = vhca_limit(attr->max_pd);
-	props->max_qp_rd_atom = vhca_limit(attr->max_qp_rd_atom);
-	props->max_qp_init_rd_atom = vhca_limit(attr->max_qp_init_rd_atom);
-	props->max_srq = vhca_limit(attr->max_srq);
-	props->max_srq_wr = vhca_limit(attr->max_srq_wr);
-	props->max_srq_sge = vhca_limit(attr->max_srq_sge);
+	props->max_recv_sge = vhcad_limit(attr->max_srq_sge);
+	props->max_cq = vhcad_limit(attr->max_cq);
+	props->max_cqe = vhcad_limit(attr->max_cqe);
+	props->max_mr = vhcad_limit(attr->max_mr);
+	props->max_pd = vhcad_limit(attr->max_pd);
+	props->max_qp_rd_atom = vhcad_limit(attr->max_qp_rd_atom);
+	props->max_qp_init_rd_atom = vhcad_limit(attr->max_qp_init_rd_atom);
+	props->max_srq = vhcad_limit(attr->max_srq);
+	props->max_srq_wr = vhcad_limit(attr->max_srq_wr);
+	props->max_srq_sge = vhcad_limit(attr->max_srq_sge);
 	props->max_pkeys = min_t(u32, attr->max_pkeys, U16_MAX);
 	/*
 	 * The device executes atomics by DMA: atomic against other atomics
@@ -80,7 +80,7 @@ int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 }
 
 /* IBTA encodings the port attributes must use (MTU 1..5, state 1..4). */
-static bool vhca_port_attr_valid(const struct vhca_port_attr *pa)
+static bool vhcad_port_attr_valid(const struct vhca_port_attr *pa)
 {
 	return pa->state >= VHCA_PORT_DOWN && pa->state <= VHCA_PORT_ACTIVE &&
 	       pa->max_mtu >= VHCA_IB_MTU_256 &&
@@ -89,18 +89,18 @@ static bool vhca_port_attr_valid(const struct vhca_port_attr *pa)
 	       pa->active_mtu <= pa->max_mtu;
 }
 
-int vhca_query_port(struct ib_device *ibdev, u32 port,
-		    struct ib_port_attr *props)
+int vhcad_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *props)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibdev);
 	struct vhca_port_attr pa;
 	int err;
 
-	err = vhca_cmd_query_port(dev, &pa);
+	err = vhcad_cmd_query_port(dev, &pa);
 	if (err)
 		return err;
 
-	if (!vhca_port_attr_valid(&pa)) {
+	if (!vhcad_port_attr_valid(&pa)) {
 		dev_err_ratelimited(&dev->pdev->dev,
 				    "QUERY_PORT returned invalid state %u or MTU %u/%u\n",
 				    pa.state, pa.active_mtu, pa.max_mtu);
@@ -114,7 +114,7 @@ int vhca_query_port(struct ib_device *ibdev, u32 port,
 	props->active_mtu = pa.active_mtu;
 	props->active_speed = pa.active_speed;
 	props->active_width = pa.active_width;
-	props->gid_tbl_len = pa.gid_tbl_len;
+	props->gid_tbl_len = le16_to_cpu(pa.gid_tbl_len);
 	props->pkey_tbl_len = 1;
 	/* Ethernet carries one lane of traffic: VL0 only (VLCap 1). */
 	props->max_vl_num = 1;
@@ -132,14 +132,14 @@ int vhca_query_port(struct ib_device *ibdev, u32 port,
 	props->port_cap_flags = IB_PORT_CM_SUP;
 	/* 16-bit saturating counters (PortInfo Q_Key/P_Key violations). */
 	props->qkey_viol_cntr = min_t(u64, U16_MAX,
-				      vhca_read_counter(dev, VHCA_CNT_DROP_QKEY));
+				      vhcad_read_counter(dev, VHCA_CNT_DROP_QKEY));
 	props->bad_pkey_cntr = min_t(u64, U16_MAX,
-				     vhca_read_counter(dev, VHCA_CNT_DROP_PKEY));
+				     vhcad_read_counter(dev, VHCA_CNT_DROP_PKEY));
 	return 0;
 }
 
-int vhca_get_port_immutable(struct ib_device *ibdev, u32 port,
-			    struct ib_port_immutable *immutable)
+int vhcad_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibdev);
 
@@ -159,13 +159,13 @@ int vhca_get_port_immutable(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
-enum rdma_link_layer vhca_get_link_layer(struct ib_device *ibdev, u32 port)
+enum rdma_link_layer vhcad_get_link_layer(struct ib_device *ibdev, u32 port)
 {
 	return IB_LINK_LAYER_ETHERNET;
 }
 
 /* RoCE has no partitions: one entry, the default full-member P_Key. */
-int vhca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+int vhcad_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
 {
 	if (index > 0)
 		return -EINVAL;
@@ -174,7 +174,7 @@ int vhca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
 	return 0;
 }
 
-int vhca_add_gid(const struct ib_gid_attr *attr, void **context)
+int vhcad_add_gid(const struct ib_gid_attr *attr, void **context)
 {
 	struct vhca_dev *dev = to_vhca_dev(attr->device);
 	u8 type;
@@ -188,15 +188,15 @@ int vhca_add_gid(const struct ib_gid_attr *attr, void **context)
 	else
 		type = VHCA_GID_TYPE_ROCE_V2_IPV6;
 
-	return vhca_cmd_add_gid(dev, attr->index, type, attr->gid.raw);
+	return vhcad_cmd_add_gid(dev, attr->index, type, attr->gid.raw);
 }
 
-int vhca_del_gid(const struct ib_gid_attr *attr, void **context)
+int vhcad_del_gid(const struct ib_gid_attr *attr, void **context)
 {
-	return vhca_cmd_del_gid(to_vhca_dev(attr->device), attr->index);
+	return vhcad_cmd_del_gid(to_vhca_dev(attr->device), attr->index);
 }
 
-void vhca_get_dev_fw_str(struct ib_device *ibdev, char *str)
+void vhcad_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
-	vhca_fw_version_str(to_vhca_dev(ibdev), str, IB_FW_VERSION_NAME_MAX);
+	vhcad_fw_version_str(to_vhca_dev(ibdev), str, IB_FW_VERSION_NAME_MAX);
 }

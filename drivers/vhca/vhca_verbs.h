@@ -103,71 +103,78 @@ static inline struct vhca_ah *to_vhca_ah(struct ib_ah *ibah)
 }
 
 /* vhca_verbs.c */
-int vhca_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
-		      struct ib_udata *udata);
-int vhca_query_port(struct ib_device *ibdev, u32 port,
-		    struct ib_port_attr *props);
-int vhca_get_port_immutable(struct ib_device *ibdev, u32 port,
-			    struct ib_port_immutable *immutable);
-enum rdma_link_layer vhca_get_link_layer(struct ib_device *ibdev, u32 port);
-int vhca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
-int vhca_add_gid(const struct ib_gid_attr *attr, void **context);
-int vhca_del_gid(const struct ib_gid_attr *attr, void **context);
-void vhca_get_dev_fw_str(struct ib_device *ibdev, char *str);
+int vhcad_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
+		       struct ib_udata *udata);
+int vhcad_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *props);
+int vhcad_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable);
+enum rdma_link_layer vhcad_get_link_layer(struct ib_device *ibdev, u32 port);
+int vhcad_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
+int vhcad_add_gid(const struct ib_gid_attr *attr, void **context);
+int vhcad_del_gid(const struct ib_gid_attr *attr, void **context);
+void vhcad_get_dev_fw_str(struct ib_device *ibdev, char *str);
 
 /* vhca_ucontext.c */
-int vhca_alloc_ucontext(struct ib_ucontext *ibucontext,
-			struct ib_udata *udata);
-void vhca_dealloc_ucontext(struct ib_ucontext *ibucontext);
-int vhca_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma);
-void vhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+int vhcad_alloc_ucontext(struct ib_ucontext *ibucontext,
+			 struct ib_udata *udata);
+void vhcad_dealloc_ucontext(struct ib_ucontext *ibucontext);
+int vhcad_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma);
+void vhcad_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
 
 /* vhca_pd.c */
-int vhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
-int vhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int vhcad_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int vhcad_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* vhca_mr.c */
-struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access);
-struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-			       u64 virt_addr, int access,
-			       struct ib_udata *udata);
-int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *vhcad_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *vhcad_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 virt_addr, int access,
+				struct ib_udata *udata);
+int vhcad_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 /* vhca_cq.c */
-int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct uverbs_attr_bundle *attrs);
-int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
-int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
-int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
-void vhca_cq_clean(struct vhca_cq *cq, u32 qpn);
+int vhcad_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct uverbs_attr_bundle *attrs);
+int vhcad_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int vhcad_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int vhcad_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void vhcad_cq_clean(struct vhca_cq *cq, u32 qpn);
 
 /* vhca_qp.c */
-int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
-		   struct ib_udata *udata);
-int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-		   int attr_mask, struct ib_udata *udata);
-int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-		  int attr_mask, struct ib_qp_init_attr *init_attr);
-int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int vhcad_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		    struct ib_udata *udata);
+int vhcad_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int attr_mask, struct ib_udata *udata);
+int vhcad_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int attr_mask, struct ib_qp_init_attr *init_attr);
+int vhcad_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
 /* vhca_ah.c */
-int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
-		   struct ib_udata *udata);
-int vhca_destroy_ah(struct ib_ah *ibah, u32 flags);
-int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
+int vhcad_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		    struct ib_udata *udata);
+int vhcad_destroy_ah(struct ib_ah *ibah, u32 flags);
+int vhcad_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
 /* The RoCEv2 rdma_ah_attr of a path (query_ah, query_qp). */
-void vhca_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
-		       const u8 *dmac, u32 flow_label, u8 sgid_index,
-		       u8 hop_limit, u8 traffic_class);
+void vhcad_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
+			const u8 *dmac, u32 flow_label, u8 sgid_index,
+			u8 hop_limit, u8 traffic_class);
 
 /* vhca_mcast.c */
-int vhca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
-int vhca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int vhcad_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int vhcad_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+
+/* vhca_hw_counters.c */
+void vhcad_hw_stats_init(struct vhca_dev *dev);
+struct rdma_hw_stats *vhcad_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num);
+int vhcad_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
 
 /* vhca_wr.c */
-int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		   const struct ib_send_wr **bad_wr);
-int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		   const struct ib_recv_wr **bad_wr);
+int vhcad_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int vhcad_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
 
 #endif /* _VHCA_VERBS_H_ */

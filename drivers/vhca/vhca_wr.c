@@ -24,16 +24,16 @@ static_assert((int)IB_WR_ATOMIC_CMP_AND_SWP == (int)VHCA_WR_ATOMIC_CMP_AND_SWP);
 static_assert((int)IB_WR_ATOMIC_FETCH_AND_ADD == (int)VHCA_WR_ATOMIC_FETCH_AND_ADD);
 static_assert((int)IB_WR_SEND_WITH_INV == (int)VHCA_WR_SEND_WITH_INV);
 
-static void vhca_set_sge(struct vhca_sge *dst, const struct ib_sge *src)
+static void vhcad_set_sge(struct vhca_sge *dst, const struct ib_sge *src)
 {
-	dst->addr = vhca_cpu_to_dev64(src->addr);
-	dst->length = vhca_cpu_to_dev32(src->length);
-	dst->lkey = vhca_cpu_to_dev32(src->lkey);
+	dst->addr = cpu_to_le64(src->addr);
+	dst->length = cpu_to_le32(src->length);
+	dst->lkey = cpu_to_le32(src->lkey);
 }
 
 /* Kernel inline data: the SGEs hold kernel virtual addresses. */
-static int vhca_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
-			   const struct ib_send_wr *wr)
+static int vhcad_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			    const struct ib_send_wr *wr)
 {
 	u32 len = 0;
 	int i;
@@ -48,7 +48,7 @@ static int vhca_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		len += sge->length;
 	}
 	wqe->flags |= VHCA_WQE_INLINE;
-	wqe->inline_len = vhca_cpu_to_dev32(len);
+	wqe->inline_len = cpu_to_le32(len);
 	return 0;
 }
 
@@ -56,7 +56,7 @@ static int vhca_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
  * The operations each transport has (IBTA 9.4, Table 38 and 10.2.3): UD
  * only sends, UC also RDMA writes; RC has them all.
  */
-static bool vhca_wr_opcode_valid(enum ib_qp_type type, enum ib_wr_opcode op)
+static bool vhcad_wr_opcode_valid(enum ib_qp_type type, enum ib_wr_opcode op)
 {
 	switch (op) {
 	case IB_WR_SEND:
@@ -80,20 +80,20 @@ static bool vhca_wr_opcode_valid(enum ib_qp_type type, enum ib_wr_opcode op)
  * remote QP and the Q_Key as the caller gave it; the device applies the
  * rule that a Q_Key with the high bit set means the QP's own.
  */
-static int vhca_set_ud(struct vhca_send_wqe *wqe, const struct ib_send_wr *wr)
+static int vhcad_set_ud(struct vhca_send_wqe *wqe, const struct ib_send_wr *wr)
 {
 	const struct ib_ud_wr *ud = ud_wr(wr);
 
 	if (!ud->ah || ud->remote_qpn > IB_QPN_MASK)
 		return -EINVAL;
-	wqe->dest_qpn = vhca_cpu_to_dev32(ud->remote_qpn);
-	wqe->qkey = vhca_cpu_to_dev32(ud->remote_qkey);
+	wqe->dest_qpn = cpu_to_le32(ud->remote_qpn);
+	wqe->qkey = cpu_to_le32(ud->remote_qkey);
 	wqe->av = to_vhca_ah(ud->ah)->av;
 	return 0;
 }
 
-static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
-			       const struct ib_send_wr *wr, u32 index)
+static int vhcad_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+				const struct ib_send_wr *wr, u32 index)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
 	bool is_ud = type == IB_QPT_UD || type == IB_QPT_GSI;
@@ -101,43 +101,44 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	int i;
 
 	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge ||
-	    !vhca_wr_opcode_valid(type, wr->opcode))
+	    !vhcad_wr_opcode_valid(type, wr->opcode))
 		return -EINVAL;
 
 	memset(wqe, 0, offsetof(struct vhca_send_wqe, sge));
-	wqe->wr_id = vhca_cpu_to_dev64(index);
+	wqe->wr_id = cpu_to_le64(index);
 	wqe->opcode = wr->opcode;
 
 	switch (wr->opcode) {
 	case IB_WR_SEND_WITH_IMM:
-		wqe->imm_or_inv = (__force u32)wr->ex.imm_data;
+		/* The immediate keeps its network byte order, bytes as is. */
+		wqe->imm_or_inv = (__force __le32)wr->ex.imm_data;
 		break;
 	case IB_WR_SEND_WITH_INV:
-		wqe->imm_or_inv = vhca_cpu_to_dev32(wr->ex.invalidate_rkey);
+		wqe->imm_or_inv = cpu_to_le32(wr->ex.invalidate_rkey);
 		break;
 	case IB_WR_SEND:
 		break;
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		wqe->imm_or_inv = (__force u32)wr->ex.imm_data;
+		wqe->imm_or_inv = (__force __le32)wr->ex.imm_data;
 		fallthrough;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_READ:
-		wqe->remote_addr = vhca_cpu_to_dev64(rdma_wr(wr)->remote_addr);
-		wqe->rkey = vhca_cpu_to_dev32(rdma_wr(wr)->rkey);
+		wqe->remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
+		wqe->rkey = cpu_to_le32(rdma_wr(wr)->rkey);
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		wqe->remote_addr = vhca_cpu_to_dev64(atomic_wr(wr)->remote_addr);
-		wqe->rkey = vhca_cpu_to_dev32(atomic_wr(wr)->rkey);
-		wqe->compare_add = vhca_cpu_to_dev64(atomic_wr(wr)->compare_add);
-		wqe->swap = vhca_cpu_to_dev64(atomic_wr(wr)->swap);
+		wqe->remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
+		wqe->rkey = cpu_to_le32(atomic_wr(wr)->rkey);
+		wqe->compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
+		wqe->swap = cpu_to_le64(atomic_wr(wr)->swap);
 		break;
 	default:
 		return -EINVAL;
 	}
 
 	if (is_ud) {
-		err = vhca_set_ud(wqe, wr);
+		err = vhcad_set_ud(wqe, wr);
 		if (err)
 			return err;
 	}
@@ -154,11 +155,11 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	    wr->opcode != IB_WR_RDMA_READ &&
 	    wr->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
 	    wr->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)
-		return vhca_set_inline(qp, wqe, wr);
+		return vhcad_set_inline(qp, wqe, wr);
 
 	wqe->num_sge = wr->num_sge;
 	for (i = 0; i < wr->num_sge; i++)
-		vhca_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+		vhcad_set_sge(&wqe->sge[i], &wr->sg_list[i]);
 	return 0;
 }
 
@@ -166,7 +167,7 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
  * IBTA 10.8.2: work requests posted to a QP in RESET, or send requests in
  * INIT or RTR, fail at once.
  */
-static bool vhca_qp_can_post(struct vhca_qp *qp, bool send)
+static bool vhcad_qp_can_post(struct vhca_qp *qp, bool send)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
@@ -175,8 +176,8 @@ static bool vhca_qp_can_post(struct vhca_qp *qp, bool send)
 	return !send || (state != IB_QPS_INIT && state != IB_QPS_RTR);
 }
 
-int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		   const struct ib_send_wr **bad_wr)
+int vhcad_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibqp->device);
 	struct vhca_qp *qp = to_vhca_qp(ibqp);
@@ -187,7 +188,7 @@ int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	u32 start, slot;
 	int err = 0;
 
-	if (!vhca_qp_can_post(qp, true)) {
+	if (!vhcad_qp_can_post(qp, true)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
@@ -201,14 +202,14 @@ int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		}
 		slot = sq->pi & (entries - 1);
 		wqe = (struct vhca_send_wqe *)qp->sq_buf.kva + slot;
-		err = vhca_build_send_wqe(qp, wqe, wr, sq->pi);
+		err = vhcad_build_send_wqe(qp, wqe, wr, sq->pi);
 		if (err)
 			break;
 		sq->wr_ids[slot] = wr->wr_id;
 		sq->pi++;
 	}
 	if (sq->pi != start)
-		vhca_kernel_doorbell(dev, VHCA_DB_SQ, qp->qpn, sq->pi);
+		vhcad_kernel_doorbell(dev, VHCA_DB_SQ, qp->qpn, sq->pi);
 	spin_unlock_irqrestore(&sq->lock, flags);
 
 	if (err)
@@ -216,8 +217,8 @@ int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		   const struct ib_recv_wr **bad_wr)
+int vhcad_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibqp->device);
 	struct vhca_qp *qp = to_vhca_qp(ibqp);
@@ -229,7 +230,7 @@ int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int err = 0;
 	int i;
 
-	if (!vhca_qp_can_post(qp, false)) {
+	if (!vhcad_qp_can_post(qp, false)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
@@ -248,15 +249,15 @@ int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		slot = rq->pi & (entries - 1);
 		wqe = (struct vhca_recv_wqe *)qp->rq_buf.kva + slot;
 		memset(wqe, 0, offsetof(struct vhca_recv_wqe, sge));
-		wqe->wr_id = vhca_cpu_to_dev64(rq->pi);
+		wqe->wr_id = cpu_to_le64(rq->pi);
 		wqe->num_sge = wr->num_sge;
 		for (i = 0; i < wr->num_sge; i++)
-			vhca_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+			vhcad_set_sge(&wqe->sge[i], &wr->sg_list[i]);
 		rq->wr_ids[slot] = wr->wr_id;
 		rq->pi++;
 	}
 	if (rq->pi != start)
-		vhca_kernel_doorbell(dev, VHCA_DB_RQ, qp->qpn, rq->pi);
+		vhcad_kernel_doorbell(dev, VHCA_DB_RQ, qp->qpn, rq->pi);
 	spin_unlock_irqrestore(&rq->lock, flags);
 
 	if (err)

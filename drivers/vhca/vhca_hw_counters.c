@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The port's hardware counters for the RDMA core ("rdma statistic show
+ * link vhca0/1", /sys/class/infiniband/vhca0/ports/1/hw_counters/): the
+ * device's RoCE transport counters, VHCA_CNT_ROCE_TX_PACKETS to the last
+ * drop reason, named by vhca_counter_name() (include/vhca_hw.h) as
+ * ethtool -S names them.  The Ethernet, admin queue and doorbell counters
+ * before them belong to the net_device: ethtool -S shows every counter.
+ */
+
+#include "vhca.h"
+#include "vhca_verbs.h"
+
+/* Called before the device is registered: the core keeps @descs. */
+void vhcad_hw_stats_init(struct vhca_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < VHCA_HW_STATS_NUM; i++)
+		dev->hw_stat_descs[i].name =
+			vhca_counter_name(VHCA_HW_STATS_FIRST + i);
+}
+
+struct rdma_hw_stats *vhcad_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibdev);
+
+	return rdma_alloc_hw_stats_struct(dev->hw_stat_descs,
+					  VHCA_HW_STATS_NUM,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/* Reads every counter, whichever @index the core asks for. */
+int vhcad_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibdev);
+	unsigned int i;
+
+	if (port != VHCA_PORT_NUM || stats->num_counters != VHCA_HW_STATS_NUM)
+		return -EINVAL;
+
+	for (i = 0; i < VHCA_HW_STATS_NUM; i++)
+		stats->value[i] = vhcad_read_counter(dev,
+						     VHCA_HW_STATS_FIRST + i);
+	return VHCA_HW_STATS_NUM;
+}
