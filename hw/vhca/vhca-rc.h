@@ -1,6 +1,6 @@
 /*
  * vhca engine: what the parts of the RC transport share (IBTA Vol 1
- * chapter 9): the requester (vhca-req.c), the completer (vhca-comp.c),
+ * chapter 9): the requester (vhca-req.c), the completer (vhca-completer.c),
  * the responder (vhca-resp.c) and the scheduler that runs them, owns the
  * timers and the receive queues (vhca-sched.c).  Engine-internal.
  *
@@ -88,11 +88,11 @@ uint8_t vhca_req_scatter(VhcaCore *core, VhcaQp *qp, const void *data,
 /* Arm the retransmit timer if something is unacknowledged. */
 void vhca_req_restart_timer(VhcaCore *core, VhcaQp *qp);
 
-/* vhca-comp.c */
-bool vhca_comp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                   unsigned *budget);
+/* vhca-completer.c */
+bool vhca_completer_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                        unsigned *budget);
 /* The QP's deadline passed: retransmit timeout or RNR wait over. */
-void vhca_comp_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+void vhca_completer_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 
 /* vhca-resp.c: the responder, and what UC and UD share of it. */
 bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,

@@ -205,7 +205,7 @@ struct VhcaQp {
     VhcaPath path;
 
     /*
-     * Transport (vhca-req.c, vhca-comp.c, vhca-resp.c, vhca-sched.c, and
+     * Transport (vhca-req.c, vhca-completer.c, vhca-resp.c, vhca-sched.c, and
      * vhca-uc.c, vhca-ud.c); UC and UD use the requester and responder
      * parts, RC all of it.
      */

@@ -517,7 +517,7 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         pkt.tp.reth.va = m->remote_addr + off;
         pkt.tp.reth.rkey = m->rkey;
         pkt.tp.reth.dma_len = m->len - (uint32_t)(off < m->len ? off : m->len);
-        /* A probe asks for one response packet (see vhca_comp_retry). */
+        /* A probe asks for one response packet (see vhca_completer_retry). */
         if (qp->req.probe && pkt.tp.reth.dma_len > vhca_rc_mtu(qp)) {
             pkt.tp.reth.dma_len = vhca_rc_mtu(qp);
         }

@@ -131,7 +131,7 @@ static bool vhca_rc_qp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     bool more = false;
 
     /* Completer first: ACKs free the window the requester sends into. */
-    more |= vhca_comp_run(core, qpn, qp, &budget);
+    more |= vhca_completer_run(core, qpn, qp, &budget);
     more |= vhca_resp_run(core, qpn, qp, &budget);
     more |= vhca_req_run(core, qpn, qp, &budget);
     return more;
@@ -220,7 +220,7 @@ void vhca_core_timer_expired(VhcaCore *core)
 
         if (qp && qp->deadline <= now) {
             qp->deadline = VHCA_NO_DEADLINE;
-            vhca_comp_timer(core, qpn, qp);
+            vhca_completer_timer(core, qpn, qp);
             vhca_cq_errors_settle(core);
             vhca_rc_kick(core, qpn);
         }
