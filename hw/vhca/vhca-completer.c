@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "vhca-rc.h"
+#include "vhca-transport.h"
 
 static bool vhca_completer_is_rd_atomic(const VhcaSendMeta *m)
 {
@@ -57,7 +57,7 @@ static void vhca_completer_retry(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 static void vhca_completer_rnr(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                uint32_t psn, uint8_t timer_code)
 {
-    VhcaRcReq *req = &qp->req;
+    VhcaRequester *req = &qp->req;
 
     /* rnr_retry 7 means retry for ever (IBTA 9.7.5.2.8, Table 41). */
     if (qp->attr.rnr_retry != 7) {
@@ -112,7 +112,7 @@ static void vhca_completer_read_response(VhcaCore *core, uint32_t qpn,
 {
     VhcaSendMeta *m = vhca_req_head(qp);
     uint32_t psn = pkt->tp.bth.psn;
-    uint32_t mtu = vhca_rc_mtu(qp);
+    uint32_t mtu = vhca_qp_mtu(qp);
     uint32_t expect_psn, offset, expect_len;
     uint8_t status;
 
@@ -181,7 +181,7 @@ static void vhca_completer_atomic_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 static void vhca_completer_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                   const VhcaWirePacket *pkt)
 {
-    VhcaRcReq *req = &qp->req;
+    VhcaRequester *req = &qp->req;
     uint8_t op = pkt->tp.bth.opcode & ~VHCA_IB_TRANSPORT_MASK;
     uint32_t psn = pkt->tp.bth.psn;
     uint8_t kind = VHCA_IB_AETH_KIND_ACK;
@@ -286,14 +286,14 @@ bool vhca_completer_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         } else {
             vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpn);
         }
-        vhca_rc_frame_free(f);
+        vhca_rx_frame_free(f);
     }
     return false;
 }
 
 void vhca_completer_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
-    VhcaRcReq *req = &qp->req;
+    VhcaRequester *req = &qp->req;
 
     if (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD) {
         return;

@@ -133,7 +133,7 @@ int vhca_core_init(VhcaCore *core, const VhcaCoreConfig *cfg,
     core->opaque = opaque;
     core->cfg = *cfg;
     core->link_up = false;
-    core->rc_timer = VHCA_NO_DEADLINE;
+    core->sched_timer = VHCA_NO_DEADLINE;
     if (vhca_rdma_init(core)) {
         return -1;
     }

@@ -406,7 +406,7 @@ VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
 
     if (vhca_demux_is_roce(core, buf, len)) {
         vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rc_receive(core, buf, len);
+        vhca_rx_receive(core, buf, len);
         return VHCA_RX_ROCE;
     }
 

@@ -59,7 +59,7 @@ typedef struct VhcaWq {
 } VhcaWq;
 
 /* ---------------------------------------------------------------------- */
-/* RC transport state (IBTA Vol 1 chapter 9)                              */
+/* Transport state, every QP type (IBTA Vol 1 chapters 9 and 10)          */
 /* ---------------------------------------------------------------------- */
 
 /* Send WQEs a QP may have fetched and not yet completed. */
@@ -69,8 +69,8 @@ typedef struct VhcaWq {
 /* AckReq at least every this many packets of a long message. */
 #define VHCA_REQ_ACKREQ_EVERY   32
 /* Received frames waiting for their QP, per QP and per device. */
-#define VHCA_RC_RXQ_MAX_QP      256
-#define VHCA_RC_RXQ_MAX_DEV     2048
+#define VHCA_RXQ_MAX_QP         256
+#define VHCA_RXQ_MAX_DEV        2048
 #define VHCA_NO_DEADLINE        UINT64_MAX
 
 /* A received RoCE frame, parsed, waiting for its QP. */
@@ -123,7 +123,7 @@ typedef struct VhcaSendMeta {
     uint32_t qkey;
 } VhcaSendMeta;
 
-typedef struct VhcaRcReq {
+typedef struct VhcaRequester {
     VhcaSendMeta *win;              /* indexed by SQ index % win_size */
     uint32_t win_size;              /* power of two */
     uint32_t fetched;               /* SQ index of the next WQE to fetch */
@@ -141,7 +141,7 @@ typedef struct VhcaRcReq {
     bool probe;                     /* timed out: resend the oldest only */
     uint32_t retry_psn;
     bool sqd_notify;                /* SQD: post SQ_DRAINED when drained */
-} VhcaRcReq;
+} VhcaRequester;
 
 /* A responder resource (IBTA 9.7.5.1.3): a READ or atomic to replay. */
 typedef struct VhcaRdRes {
@@ -154,7 +154,7 @@ typedef struct VhcaRdRes {
     uint64_t orig;                  /* atomic: original remote data */
 } VhcaRdRes;
 
-typedef struct VhcaRcResp {
+typedef struct VhcaResponder {
     uint32_t epsn;                  /* expected PSN */
     uint32_t msn;
     bool nak_sent;                  /* in a PSN error (or RNR) episode */
@@ -184,7 +184,7 @@ typedef struct VhcaRcResp {
     /* Coalesced ACK, sent at the end of a pass. */
     bool ack_pending;
     uint32_t ack_psn;
-} VhcaRcResp;
+} VhcaResponder;
 
 enum { VHCA_RESP_NONE, VHCA_RESP_SEND, VHCA_RESP_WRITE };
 enum { VHCA_RES_FREE, VHCA_RES_READ, VHCA_RES_ATOMIC };
@@ -209,8 +209,8 @@ struct VhcaQp {
      * vhca-uc.c, vhca-ud.c); UC and UD use the requester and responder
      * parts, RC all of it.
      */
-    VhcaRcReq req;
-    VhcaRcResp resp;
+    VhcaRequester req;
+    VhcaResponder resp;
     VhcaFrameQueue rxq_req;         /* requests, for the responder */
     VhcaFrameQueue rxq_resp;        /* responses, for the completer */
     uint64_t deadline;              /* retransmit or RNR timer */
@@ -388,22 +388,24 @@ uint8_t vhca_send_wc_opcode(uint8_t wr_opcode);
 int vhca_wq_fetch(VhcaCore *core, const VhcaWq *wq, uint32_t index,
                   void *buf, size_t len);
 
-/* vhca-sched.c: deferred work, timers and receive queues of the RC
- * transport. */
+/*
+ * vhca-sched.c: deferred work, timers and receive queues of the transport
+ * (every QP type).
+ */
 uint64_t vhca_now(VhcaCore *core);
 /* @qpn has work: run it in the next deferred pass. */
-void vhca_rc_kick(VhcaCore *core, uint32_t qpn);
+void vhca_sched_kick(VhcaCore *core, uint32_t qpn);
 /* Forget the QP's transport state: queued frames, timers, progress. */
-void vhca_rc_qp_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* Allocate / free what a QP's transport needs (CREATE/DESTROY_QP). */
-int vhca_rc_qp_init(VhcaQp *qp);
-void vhca_rc_qp_free(VhcaCore *core, VhcaQp *qp);
+int vhca_qp_transport_init(VhcaQp *qp);
+void vhca_qp_transport_free(VhcaCore *core, VhcaQp *qp);
 /* Entering a state: RTR sets up the responder, RTS the requester. */
-void vhca_rc_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                      uint8_t prev, uint8_t next);
+void vhca_qp_transport_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             uint8_t prev, uint8_t next);
 /* A RoCEv2 frame for one of our GIDs (the demux decided). */
-void vhca_rc_receive(VhcaCore *core, const uint8_t *frame, size_t len);
-void vhca_rc_cleanup(VhcaCore *core);
+void vhca_rx_receive(VhcaCore *core, const uint8_t *frame, size_t len);
+void vhca_sched_cleanup(VhcaCore *core);
 
 /* vhca-qp-state.c: the Modify QP table (IBTA 11.2.4.2, Linux verbs.c). */
 typedef enum VhcaQpModifyCheck {

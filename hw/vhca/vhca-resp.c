@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vhca-rc.h"
+#include "vhca-transport.h"
 
 #define RWQE_OFF(f)         offsetof(struct vhca_recv_wqe, f)
 
@@ -44,7 +44,7 @@ static uint8_t vhca_resp_ack_syndrome(const VhcaQp *qp)
 static void vhca_resp_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                            VhcaWirePacket *pkt)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
 
     /* A response for a later PSN acknowledges the earlier ones too. */
     if (resp->ack_pending &&
@@ -99,7 +99,7 @@ void vhca_resp_complete_recv(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
                             uint32_t *vendor_err)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint8_t raw[VHCA_RECV_WQE_SIZE];
     unsigned i;
 
@@ -129,7 +129,7 @@ uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
 uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
                           const uint8_t *data, uint32_t len)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     unsigned i;
 
     for (i = 0; i < resp->rwqe_nsge && len; i++) {
@@ -222,7 +222,7 @@ static void vhca_resp_fatal(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 
         vhca_resp_complete_recv(core, qpn, qp, &wc);
     } else if (event) {
-        vhca_rc_qp_event(core, qpn, event);
+        vhca_qp_event(core, qpn, event);
     }
     vhca_qp_set_error(core, qpn, qp);
 }
@@ -295,7 +295,7 @@ static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                               const VhcaWirePacket *pkt, uint8_t op,
                               bool first, bool last)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint32_t psn = pkt->tp.bth.psn;
     uint32_t vendor_err = 0;
     uint8_t status;
@@ -339,7 +339,7 @@ VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
                                      const VhcaWirePacket *pkt, bool first,
                                      bool last)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint32_t plen = pkt->payload_len;
 
     if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_WRITE)) {
@@ -375,7 +375,7 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                const VhcaWirePacket *pkt, uint8_t op,
                                bool first, bool last)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint32_t psn = pkt->tp.bth.psn;
     uint32_t plen = pkt->payload_len;
 
@@ -421,7 +421,7 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /* The responder resource a new READ or atomic takes: oldest first. */
 static VhcaRdRes *vhca_resp_res_alloc(VhcaQp *qp)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     VhcaRdRes *res = &resp->res[resp->res_next % qp->attr.max_dest_rd_atomic];
 
     resp->res_next = (resp->res_next + 1) % qp->attr.max_dest_rd_atomic;
@@ -431,7 +431,7 @@ static VhcaRdRes *vhca_resp_res_alloc(VhcaQp *qp)
 static void vhca_resp_read_start(VhcaQp *qp, uint64_t va, uint32_t rkey,
                                  uint32_t len, uint32_t psn)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
 
     resp->read_active = true;
     resp->read_va = va;
@@ -524,7 +524,7 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /* One READ response packet of the stream in progress. */
 static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     VhcaWirePacket pkt;
     VhcaWireSegment seg;
     uint32_t psn;
@@ -542,7 +542,7 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
                        resp->read_va + seg.offset, seg.len,
                        VHCA_ACCESS_REMOTE_READ) != VHCA_MR_OK ||
          vhca_mr_read(core, resp->read_rkey, resp->read_va + seg.offset,
-                      core->rc_payload, seg.len))) {
+                      core->roce_payload, seg.len))) {
         resp->read_active = false;
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -551,7 +551,7 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     pkt.tp.bth.opcode = seg.opcode;
     pkt.tp.bth.psn = psn;
     pkt.tp.aeth.syndrome = vhca_resp_ack_syndrome(qp);
-    pkt.payload = core->rc_payload;
+    pkt.payload = core->roce_payload;
     pkt.payload_len = seg.len;
     resp->read_idx++;
     if (resp->read_idx >= vhca_wire_packet_count(resp->read_len,
@@ -569,7 +569,7 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                 const VhcaWirePacket *pkt, uint8_t op)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint32_t psn = pkt->tp.bth.psn;
     unsigned i;
 
@@ -591,7 +591,7 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                 }
             } else if (op == VHCA_IB_OP_RDMA_READ_REQUEST) {
                 uint64_t off = (uint64_t)vhca_psn_diff(psn, res->first_psn) *
-                               vhca_rc_mtu(qp);
+                               vhca_qp_mtu(qp);
                 uint32_t len = res->len - (uint32_t)off;
 
                 /*
@@ -620,14 +620,14 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                              const VhcaWirePacket *pkt)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     const VhcaWireOpcodeInfo *info = vhca_wire_opcode_info(pkt->tp.bth.opcode);
     uint8_t op = pkt->tp.bth.opcode & ~VHCA_IB_TRANSPORT_MASK;
     uint32_t psn = pkt->tp.bth.psn;
     int32_t diff = vhca_psn_diff(psn, resp->epsn);
     bool first = info->flags & VHCA_WIRE_OPF_FIRST;
     bool last = info->flags & VHCA_WIRE_OPF_LAST;
-    uint32_t mtu = vhca_rc_mtu(qp);
+    uint32_t mtu = vhca_qp_mtu(qp);
     bool is_send = op <= VHCA_IB_OP_SEND_ONLY_IMM ||
                    op == VHCA_IB_OP_SEND_LAST_INV ||
                    op == VHCA_IB_OP_SEND_ONLY_INV;
@@ -637,7 +637,7 @@ static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     /* IBTA 11.6.3.1: Communication Established, first packet in RTR. */
     if (qp->state == VHCA_QPS_RTR && !resp->comm_est) {
         resp->comm_est = true;
-        vhca_rc_qp_event(core, qpn, VHCA_EVENT_COMM_EST);
+        vhca_qp_event(core, qpn, VHCA_EVENT_COMM_EST);
     }
     if (diff > 0) {
         /* 9.7.5.2.1 (class A): NAK once, drop until the PSN comes. */
@@ -694,7 +694,7 @@ static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                    unsigned *budget)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     bool more = false;
     VhcaRxFrame *f;
 
@@ -702,7 +702,7 @@ bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         if (!vhca_qp_receives(qp)) {
             while ((f = vhca_frameq_pop(core, &qp->rxq_req))) {
                 vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpn);
-                vhca_rc_frame_free(f);
+                vhca_rx_frame_free(f);
             }
             return false;
         }
@@ -736,7 +736,7 @@ bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             vhca_ud_packet(core, qpn, qp, f);
             break;
         }
-        vhca_rc_frame_free(f);
+        vhca_rx_frame_free(f);
     }
     /* 9.7.5.1.1: one ACK for everything acknowledged in this pass. */
     if (resp->ack_pending && !resp->read_active) {

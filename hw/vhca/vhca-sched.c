@@ -24,21 +24,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vhca-rc.h"
+#include "vhca-transport.h"
 
 uint64_t vhca_now(VhcaCore *core)
 {
     return core->ops->now_ns ? core->ops->now_ns(core->opaque) : 0;
 }
 
-uint32_t vhca_rc_mtu(const VhcaQp *qp)
+uint32_t vhca_qp_mtu(const VhcaQp *qp)
 {
     uint32_t mtu = vhca_ib_mtu_bytes(qp->attr.path_mtu);
 
     return mtu ? mtu : 256;
 }
 
-void vhca_rc_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event)
+void vhca_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event)
 {
     vhca_aeq_post(core, VHCA_EQE_QP_EVENT, event, qpn, 0);
 }
@@ -72,38 +72,38 @@ void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err)
 /* Work marks and the deferred pass                                       */
 /* ---------------------------------------------------------------------- */
 
-static void vhca_rc_mark(VhcaCore *core, uint32_t qpn, bool on)
+static void vhca_sched_mark(VhcaCore *core, uint32_t qpn, bool on)
 {
     uint64_t bit = 1ull << (qpn % 64);
 
     if (on) {
-        core->rc_pending.map[qpn / 64] |= bit;
+        core->sched_pending.map[qpn / 64] |= bit;
     } else {
-        core->rc_pending.map[qpn / 64] &= ~bit;
+        core->sched_pending.map[qpn / 64] &= ~bit;
     }
 }
 
-static void vhca_rc_schedule(VhcaCore *core)
+static void vhca_sched_request(VhcaCore *core)
 {
-    if (!core->rc_scheduled && core->ops->schedule) {
-        core->rc_scheduled = true;
+    if (!core->sched_requested && core->ops->schedule) {
+        core->sched_requested = true;
         core->ops->schedule(core->opaque);
     }
 }
 
-void vhca_rc_kick(VhcaCore *core, uint32_t qpn)
+void vhca_sched_kick(VhcaCore *core, uint32_t qpn)
 {
     if (!vhca_qp_lookup(core, qpn)) {
         return;
     }
-    vhca_rc_mark(core, qpn, true);
-    vhca_rc_schedule(core);
+    vhca_sched_mark(core, qpn, true);
+    vhca_sched_request(core);
 }
 
 /* The lowest marked QPN at or after @from, or 0 if there is none. */
-static uint32_t vhca_rc_next_marked(VhcaCore *core, uint32_t from)
+static uint32_t vhca_sched_next_marked(VhcaCore *core, uint32_t from)
 {
-    const VhcaIds *ids = &core->rc_pending;
+    const VhcaIds *ids = &core->sched_pending;
     uint32_t word;
 
     if (from < ids->first) {
@@ -125,8 +125,8 @@ static uint32_t vhca_rc_next_marked(VhcaCore *core, uint32_t from)
 }
 
 /* One QP's share of a pass; true if it has work left. */
-static bool vhca_rc_qp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                           unsigned budget)
+static bool vhca_sched_run_qp(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                              unsigned budget)
 {
     bool more = false;
 
@@ -137,7 +137,7 @@ static bool vhca_rc_qp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     return more;
 }
 
-static void vhca_rc_timer_update(VhcaCore *core)
+static void vhca_sched_timer_update(VhcaCore *core)
 {
     uint64_t earliest = VHCA_NO_DEADLINE;
     uint32_t qpn;
@@ -149,10 +149,10 @@ static void vhca_rc_timer_update(VhcaCore *core)
             earliest = qp->deadline;
         }
     }
-    if (earliest == core->rc_timer) {
+    if (earliest == core->sched_timer) {
         return;
     }
-    core->rc_timer = earliest;
+    core->sched_timer = earliest;
     if (earliest == VHCA_NO_DEADLINE) {
         if (core->ops->timer_cancel) {
             core->ops->timer_cancel(core->opaque);
@@ -164,49 +164,50 @@ static void vhca_rc_timer_update(VhcaCore *core)
 
 void vhca_core_run_deferred(VhcaCore *core)
 {
-    unsigned budget = VHCA_RC_PASS_BUDGET;
-    uint32_t qpn = core->rc_next_qpn;
+    unsigned budget = VHCA_SCHED_PASS_BUDGET;
+    uint32_t qpn = core->sched_next_qpn;
     bool wrapped = false;
 
-    core->rc_scheduled = false;
+    core->sched_requested = false;
     while (budget) {
         VhcaQp *qp;
         unsigned share;
 
-        qpn = vhca_rc_next_marked(core, qpn);
+        qpn = vhca_sched_next_marked(core, qpn);
         if (!qpn) {
             if (wrapped) {
                 break;
             }
             /* Round robin: continue from the first QPN. */
             wrapped = true;
-            qpn = core->rc_pending.first;
+            qpn = core->sched_pending.first;
             continue;
         }
-        vhca_rc_mark(core, qpn, false);
+        vhca_sched_mark(core, qpn, false);
         qp = vhca_qp_lookup(core, qpn);
         if (qp) {
-            share = budget < VHCA_RC_QP_BUDGET ? budget : VHCA_RC_QP_BUDGET;
+            share = budget < VHCA_SCHED_QP_BUDGET ? budget
+                                                  : VHCA_SCHED_QP_BUDGET;
             budget -= share;
-            if (vhca_rc_qp_run(core, qpn, qp, share)) {
-                vhca_rc_mark(core, qpn, true);
+            if (vhca_sched_run_qp(core, qpn, qp, share)) {
+                vhca_sched_mark(core, qpn, true);
             }
             vhca_cq_errors_settle(core);
         }
         qpn++;
-        if (qpn > core->rc_pending.last) {
-            qpn = core->rc_pending.first;
+        if (qpn > core->sched_pending.last) {
+            qpn = core->sched_pending.first;
             if (wrapped) {
                 break;
             }
             wrapped = true;
         }
     }
-    core->rc_next_qpn = qpn;
-    if (vhca_rc_next_marked(core, core->rc_pending.first)) {
-        vhca_rc_schedule(core);
+    core->sched_next_qpn = qpn;
+    if (vhca_sched_next_marked(core, core->sched_pending.first)) {
+        vhca_sched_request(core);
     }
-    vhca_rc_timer_update(core);
+    vhca_sched_timer_update(core);
 }
 
 void vhca_core_timer_expired(VhcaCore *core)
@@ -214,7 +215,7 @@ void vhca_core_timer_expired(VhcaCore *core)
     uint64_t now = vhca_now(core);
     uint32_t qpn;
 
-    core->rc_timer = VHCA_NO_DEADLINE;
+    core->sched_timer = VHCA_NO_DEADLINE;
     for (qpn = core->qp_ids.first; qpn <= core->qp_ids.last; qpn++) {
         VhcaQp *qp = vhca_qp_lookup(core, qpn);
 
@@ -222,10 +223,10 @@ void vhca_core_timer_expired(VhcaCore *core)
             qp->deadline = VHCA_NO_DEADLINE;
             vhca_completer_timer(core, qpn, qp);
             vhca_cq_errors_settle(core);
-            vhca_rc_kick(core, qpn);
+            vhca_sched_kick(core, qpn);
         }
     }
-    vhca_rc_timer_update(core);
+    vhca_sched_timer_update(core);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -256,11 +257,11 @@ VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q)
         q->tail = NULL;
     }
     q->count--;
-    core->rc_rx_queued--;
+    core->rx_queued--;
     return f;
 }
 
-void vhca_rc_frame_free(VhcaRxFrame *f)
+void vhca_rx_frame_free(VhcaRxFrame *f)
 {
     free(f);
 }
@@ -272,12 +273,12 @@ static void vhca_frameq_clear(VhcaCore *core, VhcaFrameQueue *q)
 
     while ((f = vhca_frameq_pop(core, q))) {
         vhca_rx_drop(core, VHCA_DROP_QP_STATE, f->pkt.tp.bth.dest_qpn);
-        vhca_rc_frame_free(f);
+        vhca_rx_frame_free(f);
     }
 }
 
 /* IBTA 9.6.1.1: only P_Keys in our table (the default one) are accepted. */
-static bool vhca_rc_pkey_ok(uint16_t pkey)
+static bool vhca_rx_pkey_ok(uint16_t pkey)
 {
     return (pkey & 0x7fff) == (VHCA_DEFAULT_PKEY & 0x7fff);
 }
@@ -304,8 +305,8 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, VhcaFrameQueue *q,
 {
     VhcaRxFrame *f;
 
-    if (q->count >= VHCA_RC_RXQ_MAX_QP ||
-        core->rc_rx_queued >= VHCA_RC_RXQ_MAX_DEV) {
+    if (q->count >= VHCA_RXQ_MAX_QP ||
+        core->rx_queued >= VHCA_RXQ_MAX_DEV) {
         /* A real HCA's receive buffer is full too: the sender retries. */
         vhca_rx_drop(core, VHCA_DROP_QUEUE_FULL, qpn);
         return;
@@ -319,8 +320,8 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, VhcaFrameQueue *q,
     f->pkt = *pkt;
     f->pkt.payload = f->data + pkt->payload_offset;
     vhca_frameq_push(q, f);
-    core->rc_rx_queued++;
-    vhca_rc_kick(core, qpn);
+    core->rx_queued++;
+    vhca_sched_kick(core, qpn);
 }
 
 /*
@@ -381,7 +382,7 @@ static void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
         vhca_rx_drop_malformed(core, err);
         return;
     }
-    if (!vhca_rc_pkey_ok(pkt.tp.bth.pkey)) {
+    if (!vhca_rx_pkey_ok(pkt.tp.bth.pkey)) {
         vhca_rx_drop(core, VHCA_DROP_PKEY, pkt.tp.bth.dest_qpn);
         return;
     }
@@ -414,7 +415,7 @@ static void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
     vhca_rx_enqueue(core, qpn, q, frame, len, &pkt);
 }
 
-void vhca_rc_receive(VhcaCore *core, const uint8_t *frame, size_t len)
+void vhca_rx_receive(VhcaCore *core, const uint8_t *frame, size_t len)
 {
     vhca_rx_frame(core, frame, len, false);
 }
@@ -443,14 +444,14 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
     net->traffic_class = path->traffic_class;
     net->hop_limit = path->hop_limit;
     net->flow_label = path->flow_label;
-    net->ip_id = core->rc_ip_id++;
+    net->ip_id = core->roce_ip_id++;
     net->udp_sport = path->udp_sport ? path->udp_sport :
                      vhca_wire_udp_sport(path->flow_label, qpn,
                                          path->dest_qpn);
     pkt->tp.bth.pkey = VHCA_DEFAULT_PKEY;
     pkt->tp.bth.dest_qpn = path->dest_qpn;
 
-    len = vhca_wire_build(pkt, core->rc_frame, sizeof(core->rc_frame));
+    len = vhca_wire_build(pkt, core->roce_frame, sizeof(core->roce_frame));
     if (!len) {
         /* IPv4 and IPv6 GIDs mixed in the AV: the packet cannot exist. */
         return;
@@ -462,7 +463,7 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
      */
     if (vhca_gid_is_ours(core, net->dgid)) {
         vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rx_frame(core, core->rc_frame, len, true);
+        vhca_rx_frame(core, core->roce_frame, len, true);
         return;
     }
     /*
@@ -473,11 +474,11 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
     if (vhca_gid_is_multicast(net->dgid) &&
         vhca_mcast_find(core, net->dgid)) {
         vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rx_frame(core, core->rc_frame, len, true);
+        vhca_rx_frame(core, core->roce_frame, len, true);
     }
     /* No carrier: lost on the wire; the retransmit timer recovers. */
     if (core->link_up && core->ops->send_frame) {
-        core->ops->send_frame(core->opaque, core->rc_frame, len);
+        core->ops->send_frame(core->opaque, core->roce_frame, len);
     }
 }
 
@@ -485,7 +486,7 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
 /* QP life cycle                                                          */
 /* ---------------------------------------------------------------------- */
 
-int vhca_rc_qp_init(VhcaQp *qp)
+int vhca_qp_transport_init(VhcaQp *qp)
 {
     uint32_t entries = 1u << qp->sq.log_size;
 
@@ -496,7 +497,7 @@ int vhca_rc_qp_init(VhcaQp *qp)
     return qp->req.win ? 0 : -1;
 }
 
-void vhca_rc_qp_free(VhcaCore *core, VhcaQp *qp)
+void vhca_qp_transport_free(VhcaCore *core, VhcaQp *qp)
 {
     vhca_frameq_clear(core, &qp->rxq_req);
     vhca_frameq_clear(core, &qp->rxq_resp);
@@ -504,7 +505,7 @@ void vhca_rc_qp_free(VhcaCore *core, VhcaQp *qp)
     qp->req.win = NULL;
 }
 
-void vhca_rc_qp_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
     VhcaSendMeta *win = qp->req.win;
     uint32_t win_size = qp->req.win_size;
@@ -517,11 +518,11 @@ void vhca_rc_qp_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     qp->req.win_size = win_size;
     qp->req.fetched = qp->req.cur = qp->sq.ci;
     qp->deadline = VHCA_NO_DEADLINE;
-    vhca_rc_mark(core, qpn, false);
+    vhca_sched_mark(core, qpn, false);
 }
 
-void vhca_rc_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                      uint8_t prev, uint8_t next)
+void vhca_qp_transport_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             uint8_t prev, uint8_t next)
 {
     /* The same for every type; UC and UD use the PSNs and nothing else. */
     if (next == VHCA_QPS_RTR && prev == VHCA_QPS_INIT) {
@@ -529,7 +530,7 @@ void vhca_rc_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         qp->resp.epsn = qp->attr.rq_psn;
     }
     if (next == VHCA_QPS_RTS && prev == VHCA_QPS_RTR) {
-        VhcaRcReq *req = &qp->req;
+        VhcaRequester *req = &qp->req;
 
         req->fetched = req->cur = qp->sq.ci;
         req->cur_pkt = 0;
@@ -539,11 +540,11 @@ void vhca_rc_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     if (next == VHCA_QPS_RTS || next == VHCA_QPS_SQD) {
         /* WQEs posted in INIT or RTR, or held in SQD, may go now. */
-        vhca_rc_kick(core, qpn);
+        vhca_sched_kick(core, qpn);
     }
 }
 
-void vhca_rc_cleanup(VhcaCore *core)
+void vhca_sched_cleanup(VhcaCore *core)
 {
     uint32_t qpn;
 
@@ -551,14 +552,14 @@ void vhca_rc_cleanup(VhcaCore *core)
         return;
     }
     for (qpn = 0; qpn < core->cfg.max_qp + VHCA_FIRST_QPN; qpn++) {
-        vhca_rc_qp_free(core, &core->qps[qpn]);
+        vhca_qp_transport_free(core, &core->qps[qpn]);
     }
-    core->rc_rx_queued = 0;
-    if (core->rc_pending.map) {
-        vhca_ids_clear(&core->rc_pending);
+    core->rx_queued = 0;
+    if (core->sched_pending.map) {
+        vhca_ids_clear(&core->sched_pending);
     }
-    if (core->rc_timer != VHCA_NO_DEADLINE && core->ops->timer_cancel) {
+    if (core->sched_timer != VHCA_NO_DEADLINE && core->ops->timer_cancel) {
         core->ops->timer_cancel(core->opaque);
     }
-    core->rc_timer = VHCA_NO_DEADLINE;
+    core->sched_timer = VHCA_NO_DEADLINE;
 }

@@ -659,7 +659,7 @@ static void test_mcast_no_member(void)
     post_ud(&p.a, 1, VHCA_WR_SEND, 0, 8, &to_group);
     settle(&p);
     expect_cqe(&p.a, &p.a.scq, 1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
-    vhca_rc_receive(&p.b.h->core, w.last, w.last_len);
+    vhca_rx_receive(&p.b.h->core, w.last, w.last_len);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_MCAST_NO_MEMBER), ==, 1);
     g_assert_cmpstr(p.b.h->last_drop_reason, ==, "mcast-no-member");
     g_assert_cmpuint(p.b.h->last_drop_qpn, ==, VHCA_MCAST_QPN);

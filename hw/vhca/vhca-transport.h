@@ -1,25 +1,26 @@
 /*
- * vhca engine: what the parts of the RC transport share (IBTA Vol 1
- * chapter 9): the requester (vhca-req.c), the completer (vhca-completer.c),
- * the responder (vhca-resp.c) and the scheduler that runs them, owns the
- * timers and the receive queues (vhca-sched.c).  Engine-internal.
+ * vhca engine: what the parts of the transport share, for every QP type
+ * (IBTA Vol 1 chapters 9 and 10): the requester (vhca-req.c), the RC
+ * completer (vhca-completer.c), the responders (vhca-resp.c, vhca-uc.c,
+ * vhca-ud.c) and the scheduler that runs them, owns the timers and the
+ * receive queues (vhca-sched.c).  Engine-internal.
  *
  * Copyright (c) 2025 The vhca authors
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#ifndef HW_VHCA_RC_H
-#define HW_VHCA_RC_H
+#ifndef HW_VHCA_TRANSPORT_H
+#define HW_VHCA_TRANSPORT_H
 
 #include "vhca-internal.h"
 #include "vhca-psn.h"
 #include "vhca-wire.h"
 
 /* Packets (sent or received) one QP may handle in one deferred pass. */
-#define VHCA_RC_QP_BUDGET       64
+#define VHCA_SCHED_QP_BUDGET    64
 /* Packets one deferred pass may handle in total. */
-#define VHCA_RC_PASS_BUDGET     256
+#define VHCA_SCHED_PASS_BUDGET  256
 /* The default P_Key; the partition key table has only it (max_pkeys 1). */
 #define VHCA_DEFAULT_PKEY       0xffff
 
@@ -31,7 +32,7 @@ struct VhcaRxFrame {
 
 /* vhca-sched.c */
 VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q);
-void vhca_rc_frame_free(VhcaRxFrame *f);
+void vhca_rx_frame_free(VhcaRxFrame *f);
 /* A received packet the transport does not take: ROCE_RX_DROPPED. */
 /*
  * A received RoCE frame was dropped (enum vhca_drop_reason, in
@@ -63,9 +64,9 @@ static inline bool vhca_qp_receives(const VhcaQp *qp)
 }
 
 /* The QP's path MTU in bytes (IBTA 9.7.4: 256..4096). */
-uint32_t vhca_rc_mtu(const VhcaQp *qp);
+uint32_t vhca_qp_mtu(const VhcaQp *qp);
 /* Post a QP affiliated asynchronous event (IBTA 11.6.3). */
-void vhca_rc_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event);
+void vhca_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event);
 
 /* vhca-req.c */
 bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
@@ -152,4 +153,4 @@ void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                     const VhcaRxFrame *f);
 
-#endif /* HW_VHCA_RC_H */
+#endif /* HW_VHCA_TRANSPORT_H */
