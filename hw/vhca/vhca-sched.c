@@ -1,7 +1,7 @@
 /*
  * vhca engine: the transport's scheduler - deferred work, the device
- * timer, receive queues, transmission and loopback, for every QP type
- * (RC, UC, UD, GSI).
+ * timer and the receive queues, for every QP type (RC, UC, UD, GSI).
+ * Transmission and loopback are in vhca-tx.c.
  *
  * Neither a doorbell (an MMIO write) nor a received frame (a net layer
  * callback) does transport work in place: a doorbell marks its QP as
@@ -367,8 +367,8 @@ static void vhca_rx_mcast(VhcaCore *core, const uint8_t *frame, size_t len,
  * without the QP's progress (headers, ICRC, QP, transport, P_Key) and
  * queues it on its QP; the rest happens in the deferred pass.
  */
-static void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
-                          bool looped)
+void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
+                   bool looped)
 {
     VhcaWirePacket pkt;
     const VhcaWireOpcodeInfo *info;
@@ -418,68 +418,6 @@ static void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
 void vhca_rx_receive(VhcaCore *core, const uint8_t *frame, size_t len)
 {
     vhca_rx_frame(core, frame, len, false);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Transmission                                                           */
-/* ---------------------------------------------------------------------- */
-
-void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
-               VhcaWirePacket *pkt)
-{
-    const VhcaGidEntry *sgid = &core->gid_tbl[path->sgid_index %
-                                              VHCA_CORE_GID_TBL_LEN_MAX];
-    VhcaWireNet *net = &pkt->net;
-    size_t len;
-
-    /* The source GID was deleted since MODIFY_QP: nothing to send from. */
-    if (path->sgid_index >= core->cfg.gid_tbl_len || !sgid->valid) {
-        return;
-    }
-    memcpy(net->dmac, path->dmac, VHCA_ETH_ALEN);
-    memcpy(net->smac, core->mac, VHCA_ETH_ALEN);
-    memcpy(net->sgid, sgid->gid, VHCA_GID_LEN);
-    memcpy(net->dgid, path->dgid, VHCA_GID_LEN);
-    net->vlan = false;
-    net->traffic_class = path->traffic_class;
-    net->hop_limit = path->hop_limit;
-    net->flow_label = path->flow_label;
-    net->ip_id = core->roce_ip_id++;
-    net->udp_sport = path->udp_sport ? path->udp_sport :
-                     vhca_wire_udp_sport(path->flow_label, qpn,
-                                         path->dest_qpn);
-    pkt->tp.bth.pkey = VHCA_DEFAULT_PKEY;
-    pkt->tp.bth.dest_qpn = path->dest_qpn;
-
-    len = vhca_wire_build(pkt, core->roce_frame, sizeof(core->roce_frame));
-    if (!len) {
-        /* IPv4 and IPv6 GIDs mixed in the AV: the packet cannot exist. */
-        return;
-    }
-    /*
-     * A packet to one of our own GIDs goes to our receive path, queued
-     * like a received frame, and not to the wire: a NIC loops back
-     * traffic to its own addresses internally.
-     */
-    if (vhca_gid_is_ours(core, net->dgid)) {
-        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rx_frame(core, core->roce_frame, len, true);
-        return;
-    }
-    /*
-     * Multicast goes to the wire and, if some of our QPs joined the
-     * group, to them as well (multicast loopback, as mlx5 does unless
-     * the QP blocks it).
-     */
-    if (vhca_gid_is_multicast(net->dgid) &&
-        vhca_mcast_find(core, net->dgid)) {
-        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rx_frame(core, core->roce_frame, len, true);
-    }
-    /* No carrier: lost on the wire; the retransmit timer recovers. */
-    if (core->link_up && core->ops->send_frame) {
-        core->ops->send_frame(core->opaque, core->roce_frame, len);
-    }
 }
 
 /* ---------------------------------------------------------------------- */

@@ -45,13 +45,12 @@ void vhca_rx_drop(VhcaCore *core, enum vhca_drop_reason reason, uint32_t qpn);
 /* The parser refused a frame: traced with the parser's reason. */
 void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err);
 /*
- * Send @pkt (its transport part filled in) from QP @qpn along @path: the
- * network part and BTH DestQP come from the path.  A destination GID of
- * our own is looped back to our receive path, a multicast one both to
- * the wire and to our QPs in its group.
+ * A RoCEv2 frame for one of our GIDs or multicast groups, from the wire
+ * or looped back by vhca_xmit() (@looped): checked as far as it can be
+ * without the QP's progress and queued on its QP.
  */
-void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
-               VhcaWirePacket *pkt);
+void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
+                   bool looped);
 /*
  * IBTA 10.3.1: the receive side works from RTR on; RC stops in SQE (it
  * never gets there), UC and UD go on receiving in SQE.
@@ -67,6 +66,16 @@ static inline bool vhca_qp_receives(const VhcaQp *qp)
 uint32_t vhca_qp_mtu(const VhcaQp *qp);
 /* Post a QP affiliated asynchronous event (IBTA 11.6.3). */
 void vhca_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event);
+
+/* vhca-tx.c */
+/*
+ * Send @pkt (its transport part filled in) from QP @qpn along @path: the
+ * network part and BTH DestQP come from the path.  A destination GID of
+ * our own is looped back to our receive path, a multicast one both to
+ * the wire and to our QPs in its group.
+ */
+void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
+               VhcaWirePacket *pkt);
 
 /* vhca-req.c */
 bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
