@@ -1,6 +1,8 @@
 /*
  * vhca engine: register file, reset, CTRL/STATUS, counters, BAR2 doorbell
- * pages and link state (docs/specs/vhca.rst, "BAR0 registers", "Reset").
+ * pages, link state (docs/specs/vhca.rst, "BAR0 registers", "Reset") and
+ * the receive entry point that steers each frame to the RDMA engine or
+ * the Ethernet RX ring.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -550,4 +552,35 @@ void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
         vhca_cq_doorbell(core, (uint32_t)page, object, arg);
         break;
     }
+}
+
+/*
+ * Receive: the demux steers a frame either to the RDMA engine (RoCEv2 for
+ * one of our GIDs or multicast groups) or to the Ethernet RX ring.
+ */
+bool vhca_core_can_receive(const VhcaCore *core)
+{
+    /*
+     * Never hold frames back in the backend: RoCE frames must not wait
+     * behind an empty Ethernet ring, and a NIC without a buffer drops.
+     */
+    (void)core;
+    return true;
+}
+
+VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
+                               size_t len)
+{
+    /* Bad frames from the wire are counted, not logged as guest errors. */
+    if (len < VHCA_ETH_HLEN) {
+        vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        return VHCA_RX_ERROR;
+    }
+
+    if (vhca_demux_is_roce(core, buf, len)) {
+        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
+        vhca_rx_receive(core, buf, len);
+        return VHCA_RX_ROCE;
+    }
+    return vhca_eth_receive(core, buf, len);
 }

@@ -130,6 +130,12 @@ void vhca_eth_ctrl_write(VhcaCore *core, uint32_t value);
 void vhca_eth_tx_doorbell(VhcaCore *core, uint32_t pi);
 void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi);
 void vhca_eth_irq_arm(VhcaCore *core);
+/*
+ * A received frame that is not RoCEv2 for us (at least an Ethernet
+ * header long): RX filter, then the RX ring.
+ */
+VhcaRxResult vhca_eth_receive(VhcaCore *core, const uint8_t *buf,
+                              size_t len);
 
 /* vhca-demux.c */
 /* Is @gid a valid entry of our GID table? */
