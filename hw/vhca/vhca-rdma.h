@@ -403,8 +403,6 @@ void vhca_qp_transport_free(VhcaCore *core, VhcaQp *qp);
 /* Entering a state: RTR sets up the responder, RTS the requester. */
 void vhca_qp_transport_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                              uint8_t prev, uint8_t next);
-/* A RoCEv2 frame for one of our GIDs (the demux decided). */
-void vhca_rx_receive(VhcaCore *core, const uint8_t *frame, size_t len);
 void vhca_sched_cleanup(VhcaCore *core);
 
 /* vhca-qp-state.c: the Modify QP table (IBTA 11.2.4.2, Linux verbs.c). */

@@ -5,8 +5,9 @@
  *
  * Neither a doorbell (an MMIO write) nor a received frame (a net layer
  * callback) does transport work in place: a doorbell marks its QP as
- * having work, a received RoCEv2 frame is parsed, checked against its
- * QP, copied to that QP's queue and marks the QP.  vhca_core_run_deferred
+ * having work, a received RoCEv2 frame (parsed once, vhca_rx_packet) is
+ * checked against its QP, copied to that QP's queue with its parsed
+ * headers and marks the QP.  vhca_core_run_deferred
  * (a bottom half in QEMU) then runs the marked QPs round robin with a
  * budget of packets per QP and per pass, and asks to be run again while
  * work is left, so a 2 GiB message or a flood of frames never stalls the
@@ -362,40 +363,38 @@ static void vhca_rx_mcast(VhcaCore *core, const uint8_t *frame, size_t len,
 }
 
 /*
- * A frame the demux found to be RoCEv2 for one of our GIDs or multicast
- * groups, or one we looped back (@looped).  Checks what can be checked
- * without the QP's progress (headers, ICRC, QP, transport, P_Key) and
- * queues it on its QP; the rest happens in the deferred pass.
+ * Check what can be checked without the QP's progress (integrity and
+ * headers, P_Key, QP, transport, state) and queue the packet on its QP;
+ * the rest happens in the deferred pass.
  */
-void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
-                   bool looped)
+void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
+                    VhcaWirePacket *pkt, bool looped)
 {
-    VhcaWirePacket pkt;
     const VhcaWireOpcodeInfo *info;
     VhcaFrameQueue *q;
     VhcaWireError err;
     uint32_t qpn;
     VhcaQp *qp;
 
-    err = vhca_wire_parse(frame, len, &pkt);
+    err = vhca_wire_parse_ib(frame, len, pkt);
     if (err != VHCA_WIRE_OK) {
         vhca_rx_drop_malformed(core, err);
         return;
     }
-    if (!vhca_rx_pkey_ok(pkt.tp.bth.pkey)) {
-        vhca_rx_drop(core, VHCA_DROP_PKEY, pkt.tp.bth.dest_qpn);
+    if (!vhca_rx_pkey_ok(pkt->tp.bth.pkey)) {
+        vhca_rx_drop(core, VHCA_DROP_PKEY, pkt->tp.bth.dest_qpn);
         return;
     }
-    info = vhca_wire_opcode_info(pkt.tp.bth.opcode);
-    qpn = pkt.tp.bth.dest_qpn;
-    if ((pkt.tp.bth.opcode & VHCA_IB_TRANSPORT_MASK) ==
+    info = vhca_wire_opcode_info(pkt->tp.bth.opcode);
+    qpn = pkt->tp.bth.dest_qpn;
+    if ((pkt->tp.bth.opcode & VHCA_IB_TRANSPORT_MASK) ==
         VHCA_IB_TRANSPORT_UD && qpn == VHCA_MCAST_QPN) {
-        vhca_rx_mcast(core, frame, len, &pkt, looped);
+        vhca_rx_mcast(core, frame, len, pkt, looped);
         return;
     }
     qp = vhca_qp_lookup(core, qpn);
     /* IBTA 9.6.1: unknown QP, or a service the QP does not run: drop. */
-    if (!qp || !vhca_qp_takes(qp, pkt.tp.bth.opcode)) {
+    if (!qp || !vhca_qp_takes(qp, pkt->tp.bth.opcode)) {
         vhca_rx_drop(core, VHCA_DROP_NO_QP, qpn);
         return;
     }
@@ -412,12 +411,7 @@ void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
         }
         q = &qp->rxq_resp;
     }
-    vhca_rx_enqueue(core, qpn, q, frame, len, &pkt);
-}
-
-void vhca_rx_receive(VhcaCore *core, const uint8_t *frame, size_t len)
-{
-    vhca_rx_frame(core, frame, len, false);
+    vhca_rx_enqueue(core, qpn, q, frame, len, pkt);
 }
 
 /* ---------------------------------------------------------------------- */

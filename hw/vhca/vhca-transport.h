@@ -46,11 +46,13 @@ void vhca_rx_drop(VhcaCore *core, enum vhca_drop_reason reason, uint32_t qpn);
 void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err);
 /*
  * A RoCEv2 frame for one of our GIDs or multicast groups, from the wire
- * or looped back by vhca_xmit() (@looped): checked as far as it can be
- * without the QP's progress and queued on its QP.
+ * (the demux decided) or looped back by vhca_xmit() (@looped), its
+ * network part parsed into @pkt by vhca_wire_parse_net().  The parse is
+ * finished in place, the packet checked as far as it can be without its
+ * QP's progress and queued on its QP with @pkt.
  */
-void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
-                   bool looped);
+void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
+                    VhcaWirePacket *pkt, bool looped);
 /*
  * IBTA 10.3.1: the receive side works from RTR on; RC stops in SQE (it
  * never gets there), UC and UD go on receiving in SQE.

@@ -14,6 +14,25 @@
 
 #include "vhca-transport.h"
 
+/*
+ * Our own packet to our own receive path: received like a frame from the
+ * wire, parsed once, but not through the demux (it is ours).
+ */
+static void vhca_tx_loopback(VhcaCore *core, const uint8_t *frame,
+                             size_t len)
+{
+    VhcaWirePacket pkt;
+    VhcaWireError err;
+
+    vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
+    err = vhca_wire_parse_net(frame, len, &pkt);
+    if (err != VHCA_WIRE_OK) {
+        vhca_rx_drop_malformed(core, err);
+        return;
+    }
+    vhca_rx_packet(core, frame, len, &pkt, true);
+}
+
 void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
                VhcaWirePacket *pkt)
 {
@@ -52,8 +71,7 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
      * traffic to its own addresses internally.
      */
     if (vhca_gid_is_ours(core, net->dgid)) {
-        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rx_frame(core, core->roce_frame, len, true);
+        vhca_tx_loopback(core, core->roce_frame, len);
         return;
     }
     /*
@@ -63,8 +81,7 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
      */
     if (vhca_gid_is_multicast(net->dgid) &&
         vhca_mcast_find(core, net->dgid)) {
-        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rx_frame(core, core->roce_frame, len, true);
+        vhca_tx_loopback(core, core->roce_frame, len);
     }
     /* No carrier: lost on the wire; the retransmit timer recovers. */
     if (core->link_up && core->ops->send_frame) {
