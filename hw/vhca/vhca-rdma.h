@@ -321,15 +321,43 @@ uint8_t vhca_port_active_mtu(const VhcaCore *core);
 VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
                            uint64_t addr, uint64_t len, uint32_t access);
 const char *vhca_mr_status_name(VhcaMrStatus status);
+
+/* Which way vhca_sg_copy() moves the data. */
+typedef enum VhcaSgDir {
+    VHCA_SG_GATHER,                 /* guest memory to @buf */
+    VHCA_SG_SCATTER,                /* @buf to guest memory */
+} VhcaSgDir;
+
 /*
- * Copy between @buf and [addr, addr + len) of the MR @key, page by page.
- * The range must have passed vhca_mr_check().  Returns 0, or -1 if the MR
- * is gone or a page (or page list entry) is not guest RAM.
+ * The one copy between the device and guest memory through memory
+ * regions, for every user: a send WQE's data (gather), a receive WQE's
+ * buffer, a READ response's or an atomic's local buffer (scatter), and
+ * RDMA WRITE, READ and atomics through an R_Key (vhca_sg_copy_one()).
+ *
+ * Copies @len bytes between @buf and bytes [@offset, @offset + @len) of
+ * the buffer that the @nsge entries of @sgl describe (host byte order;
+ * zero-length entries hold nothing).  Each piece is checked before it
+ * moves (key, PD @pdn, bounds, @access, as vhca_mr_check()), then copied
+ * page by page.  Returns VHCA_WC_SUCCESS, VHCA_WC_LOC_PROT_ERR if a check
+ * fails or a page is not guest RAM, or VHCA_WC_LOC_LEN_ERR if the list
+ * holds fewer than @offset + @len bytes.  What was copied before a
+ * failure stays copied.
  */
-int vhca_mr_read(VhcaCore *core, uint32_t key, uint64_t addr, void *buf,
-                 uint64_t len);
-int vhca_mr_write(VhcaCore *core, uint32_t key, uint64_t addr,
-                  const void *buf, uint64_t len);
+uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
+                     const struct vhca_sge *sgl, unsigned nsge,
+                     uint64_t offset, void *buf, uint32_t len, uint32_t pdn,
+                     uint32_t access);
+
+/* vhca_sg_copy() of the one range [@addr, @addr + @len) of key @key. */
+static inline uint8_t vhca_sg_copy_one(VhcaCore *core, VhcaSgDir dir,
+                                       uint32_t key, uint64_t addr,
+                                       void *buf, uint32_t len,
+                                       uint32_t pdn, uint32_t access)
+{
+    const struct vhca_sge sge = { .addr = addr, .length = len, .lkey = key };
+
+    return vhca_sg_copy(core, dir, &sge, 1, 0, buf, len, pdn, access);
+}
 
 /* vhca-eq.c: the producer shared by EQ 0 and the completion EQs. */
 bool vhca_eq_post(VhcaCore *core, VhcaEq *eq, VhcaGuestError kind,

@@ -213,6 +213,7 @@ static uint8_t vhca_req_sg_copy(VhcaCore *core, VhcaQp *qp, uint32_t index,
                                 uint32_t offset, uint32_t len, bool to_local)
 {
     uint8_t raw[VHCA_SEND_WQE_SIZE];
+    struct vhca_sge sgl[VHCA_MAX_SEND_SGE];
     unsigned i;
 
     if (!len) {
@@ -230,36 +231,21 @@ static uint8_t vhca_req_sg_copy(VhcaCore *core, VhcaQp *qp, uint32_t index,
                       WQE_SGE_OFF + 16u * m->num_sge)) {
         return VHCA_WC_LOC_QP_OP_ERR;
     }
-    for (i = 0; i < m->num_sge && len; i++) {
+    for (i = 0; i < m->num_sge; i++) {
         const uint8_t *sge = raw + WQE_SGE_OFF + 16 * i;
-        uint64_t addr = vhca_ld_le64(sge);
-        uint32_t sge_len = vhca_ld_le32(sge + 8);
-        uint32_t lkey = vhca_ld_le32(sge + 12);
-        uint32_t chunk;
-        int ret;
 
-        if (offset >= sge_len) {
-            offset -= sge_len;
-            continue;
-        }
-        chunk = sge_len - offset < len ? sge_len - offset : len;
-        /* Checked again: the MR may have gone since the WQE was fetched. */
-        if (vhca_mr_check(core, lkey, qp->pdn, addr + offset, chunk,
-                          to_local ? VHCA_ACCESS_LOCAL_WRITE : 0) !=
-            VHCA_MR_OK) {
-            return VHCA_WC_LOC_PROT_ERR;
-        }
-        ret = to_local ? vhca_mr_write(core, lkey, addr + offset, buf, chunk)
-                       : vhca_mr_read(core, lkey, addr + offset, buf, chunk);
-        if (ret) {
-            return VHCA_WC_LOC_PROT_ERR;
-        }
-        buf += chunk;
-        len -= chunk;
-        offset = 0;
+        sgl[i].addr = vhca_ld_le64(sge);
+        sgl[i].length = vhca_ld_le32(sge + 8);
+        sgl[i].lkey = vhca_ld_le32(sge + 12);
     }
-    /* The guest rewrote the SGEs of a WQE in flight: they fall short. */
-    return len ? VHCA_WC_LOC_LEN_ERR : VHCA_WC_SUCCESS;
+    /*
+     * Checked again as they are used: the MR may have gone since the WQE
+     * was fetched, or the guest rewritten the SGEs of a WQE in flight
+     * (LOC_LEN_ERR if they fall short).
+     */
+    return vhca_sg_copy(core, to_local ? VHCA_SG_SCATTER : VHCA_SG_GATHER,
+                        sgl, m->num_sge, offset, buf, len, qp->pdn,
+                        to_local ? VHCA_ACCESS_LOCAL_WRITE : 0);
 }
 
 uint8_t vhca_req_scatter(VhcaCore *core, VhcaQp *qp, const void *data,

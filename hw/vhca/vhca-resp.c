@@ -130,29 +130,10 @@ uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
                           const uint8_t *data, uint32_t len)
 {
     VhcaResponder *resp = &qp->resp;
-    unsigned i;
 
-    for (i = 0; i < resp->rwqe_nsge && len; i++) {
-        const struct vhca_sge *sge = &resp->rwqe_sge[i];
-        uint32_t chunk;
-
-        if (offset >= sge->length) {
-            offset -= sge->length;
-            continue;
-        }
-        chunk = sge->length - offset < len ? sge->length - (uint32_t)offset
-                                           : len;
-        if (vhca_mr_check(core, sge->lkey, qp->pdn, sge->addr + offset,
-                          chunk, VHCA_ACCESS_LOCAL_WRITE) != VHCA_MR_OK ||
-            vhca_mr_write(core, sge->lkey, sge->addr + offset, data,
-                          chunk)) {
-            return VHCA_WC_LOC_PROT_ERR;
-        }
-        data += chunk;
-        len -= chunk;
-        offset = 0;
-    }
-    return len ? VHCA_WC_LOC_LEN_ERR : VHCA_WC_SUCCESS;
+    return vhca_sg_copy(core, VHCA_SG_SCATTER, resp->rwqe_sge,
+                        resp->rwqe_nsge, offset, (uint8_t *)data, len,
+                        qp->pdn, VHCA_ACCESS_LOCAL_WRITE);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -398,9 +379,11 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     resp->cur = VHCA_RESP_WRITE;
-    if (plen && vhca_mr_write(core, resp->write_rkey,
-                              resp->write_va + resp->cur_len, pkt->payload,
-                              plen)) {
+    if (plen && vhca_sg_copy_one(core, VHCA_SG_SCATTER, resp->write_rkey,
+                                 resp->write_va + resp->cur_len,
+                                 (uint8_t *)pkt->payload, plen, qp->pdn,
+                                 VHCA_ACCESS_REMOTE_WRITE) !=
+        VHCA_WC_SUCCESS) {
         /* The MR went away under the WRITE (IBTA 10.6.7.2). */
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -490,9 +473,9 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_resp_invalid(core, qpn, qp, psn);
         return;
     }
-    if (vhca_mr_check(core, at->rkey, qp->pdn, at->va, 8,
-                      VHCA_ACCESS_REMOTE_ATOMIC) != VHCA_MR_OK ||
-        vhca_mr_read(core, at->rkey, at->va, raw, 8)) {
+    if (vhca_sg_copy_one(core, VHCA_SG_GATHER, at->rkey, at->va, raw, 8,
+                         qp->pdn, VHCA_ACCESS_REMOTE_ATOMIC) !=
+        VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
     }
@@ -508,7 +491,9 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         result = orig + at->swap_add;
     }
     vhca_st_le64(raw, result);
-    if (vhca_mr_write(core, at->rkey, at->va, raw, 8)) {
+    if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, at->rkey, at->va, raw, 8,
+                         qp->pdn, VHCA_ACCESS_REMOTE_ATOMIC) !=
+        VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
     }
@@ -538,11 +523,10 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     psn = vhca_psn_add(resp->read_psn, resp->read_idx);
     /* The MR may go away under a long READ (IBTA 10.6.7.2). */
     if (seg.len &&
-        (vhca_mr_check(core, resp->read_rkey, qp->pdn,
-                       resp->read_va + seg.offset, seg.len,
-                       VHCA_ACCESS_REMOTE_READ) != VHCA_MR_OK ||
-         vhca_mr_read(core, resp->read_rkey, resp->read_va + seg.offset,
-                      core->roce_payload, seg.len))) {
+        vhca_sg_copy_one(core, VHCA_SG_GATHER, resp->read_rkey,
+                         resp->read_va + seg.offset, core->roce_payload,
+                         seg.len, qp->pdn, VHCA_ACCESS_REMOTE_READ) !=
+        VHCA_WC_SUCCESS) {
         resp->read_active = false;
         vhca_resp_access(core, qpn, qp, psn);
         return;
