@@ -1,6 +1,8 @@
 /*
  * vhca engine: register file, reset, CTRL/STATUS, counters, BAR2 doorbell
- * pages and link state (docs/specs/vhca.rst, "BAR0 registers", "Reset").
+ * pages, link state (docs/specs/vhca.rst, "BAR0 registers", "Reset") and
+ * the receive entry point that steers each frame to the RDMA engine or
+ * the Ethernet RX ring.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "vhca-internal.h"
+#include "vhca-transport.h"
 
 #define VHCA_ADMQ_ALIGN         64
 #define VHCA_AEQ_ALIGN          64
@@ -133,7 +136,7 @@ int vhca_core_init(VhcaCore *core, const VhcaCoreConfig *cfg,
     core->opaque = opaque;
     core->cfg = *cfg;
     core->link_up = false;
-    core->rc_timer = VHCA_NO_DEADLINE;
+    core->sched_timer = VHCA_NO_DEADLINE;
     if (vhca_rdma_init(core)) {
         return -1;
     }
@@ -550,4 +553,69 @@ void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
         vhca_cq_doorbell(core, (uint32_t)page, object, arg);
         break;
     }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Receive demux (docs/specs/vhca.rst, "Receive demux (RoCEv2)")           */
+/* ---------------------------------------------------------------------- */
+
+bool vhca_gid_is_ours(const VhcaCore *core,
+                      const uint8_t gid[VHCA_GID_LEN])
+{
+    uint32_t i;
+
+    for (i = 0; i < core->cfg.gid_tbl_len; i++) {
+        if (core->gid_tbl[i].valid &&
+            !memcmp(core->gid_tbl[i].gid, gid, VHCA_GID_LEN)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * A RoCEv2 packet is ours when its destination address is one of our
+ * GIDs (an IPv4 address as the GID ::ffff:a.b.c.d, IBTA A17.8) or a
+ * multicast group one of our UD QPs joined (ATTACH_MCAST).
+ */
+static bool vhca_demux_is_ours(const VhcaCore *core,
+                               const VhcaWirePacket *pkt)
+{
+    return vhca_gid_is_ours(core, pkt->net.dgid) ||
+           (vhca_gid_is_multicast(pkt->net.dgid) &&
+            vhca_mcast_find(core, pkt->net.dgid));
+}
+
+bool vhca_core_can_receive(const VhcaCore *core)
+{
+    /*
+     * Never hold frames back in the backend: RoCE frames must not wait
+     * behind an empty Ethernet ring, and a NIC without a buffer drops.
+     */
+    (void)core;
+    return true;
+}
+
+VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
+                               size_t len)
+{
+    VhcaWirePacket pkt;
+
+    /* Bad frames from the wire are counted, not logged as guest errors. */
+    if (len < VHCA_ETH_HLEN) {
+        vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        return VHCA_RX_ERROR;
+    }
+
+    /*
+     * The frame is parsed once, into @pkt: up to the UDP port here, the
+     * rest by the transport's receive path if the packet is ours.
+     */
+    if (vhca_wire_parse_net(buf, len, &pkt) == VHCA_WIRE_OK &&
+        vhca_demux_is_ours(core, &pkt)) {
+        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
+        vhca_rx_packet(core, buf, len, &pkt, false);
+        return VHCA_RX_ROCE;
+    }
+    return vhca_eth_receive(core, buf, len);
 }

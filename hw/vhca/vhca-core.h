@@ -235,15 +235,15 @@ typedef struct VhcaCore {
     VhcaMcastGroup mcast[VHCA_MAX_MCAST_GROUPS];
 
     /* Transport work, all QP types (vhca-sched.c). */
-    VhcaIds rc_pending;             /* QPs with deferred work, by QPN */
-    uint32_t rc_next_qpn;           /* round robin: where a pass starts */
-    bool rc_scheduled;              /* ops->schedule() is outstanding */
-    uint64_t rc_timer;              /* deadline armed, UINT64_MAX: none */
-    uint32_t rc_rx_queued;          /* received frames waiting on QPs */
-    uint16_t rc_ip_id;              /* IPv4 identification of RoCE frames */
+    VhcaIds sched_pending;          /* QPs with deferred work, by QPN */
+    uint32_t sched_next_qpn;        /* round robin: where a pass starts */
+    bool sched_requested;           /* ops->schedule() is outstanding */
+    uint64_t sched_timer;           /* deadline armed, UINT64_MAX: none */
+    uint32_t rx_queued;             /* received frames waiting on QPs */
+    uint16_t roce_ip_id;            /* IPv4 identification of RoCE frames */
     /* Bounce buffers for one RoCE packet's payload and frame. */
-    uint8_t rc_payload[4096];
-    uint8_t rc_frame[VHCA_ETH_MAX_FRAME];
+    uint8_t roce_payload[4096];
+    uint8_t roce_frame[VHCA_ETH_MAX_FRAME];
 
     uint64_t counters[VHCA_CNT_MAX];
     uint32_t counter_hi_latch[VHCA_CNT_MAX];

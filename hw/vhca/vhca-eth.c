@@ -230,16 +230,6 @@ void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi)
     }
 }
 
-bool vhca_core_can_receive(const VhcaCore *core)
-{
-    /*
-     * Never hold frames back in the backend: RoCE frames must not wait
-     * behind an empty Ethernet ring, and a NIC without a buffer drops.
-     */
-    (void)core;
-    return true;
-}
-
 static bool vhca_eth_mcast_listed(const VhcaCore *core, const uint8_t *dst)
 {
     uint32_t i;
@@ -395,21 +385,8 @@ static VhcaRxResult vhca_eth_rx_to_ring(VhcaCore *core, const uint8_t *buf,
     return VHCA_RX_DELIVERED;
 }
 
-VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
-                               size_t len)
+VhcaRxResult vhca_eth_receive(VhcaCore *core, const uint8_t *buf, size_t len)
 {
-    /* Bad frames from the wire are counted, not logged as guest errors. */
-    if (len < VHCA_ETH_HLEN) {
-        vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
-        return VHCA_RX_ERROR;
-    }
-
-    if (vhca_demux_is_roce(core, buf, len)) {
-        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rc_receive(core, buf, len);
-        return VHCA_RX_ROCE;
-    }
-
     if (!vhca_rx_enabled(core)) {
         return VHCA_RX_FILTERED;
     }

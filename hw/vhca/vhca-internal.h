@@ -130,13 +130,16 @@ void vhca_eth_ctrl_write(VhcaCore *core, uint32_t value);
 void vhca_eth_tx_doorbell(VhcaCore *core, uint32_t pi);
 void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi);
 void vhca_eth_irq_arm(VhcaCore *core);
+/*
+ * A received frame that is not RoCEv2 for us (at least an Ethernet
+ * header long): RX filter, then the RX ring.
+ */
+VhcaRxResult vhca_eth_receive(VhcaCore *core, const uint8_t *buf,
+                              size_t len);
 
-/* vhca-demux.c */
-/* Is @gid a valid entry of our GID table? */
+/* vhca-core.c: is @gid a valid entry of our GID table? */
 bool vhca_gid_is_ours(const VhcaCore *core,
                       const uint8_t gid[VHCA_GID_LEN]);
-bool vhca_demux_is_roce(const VhcaCore *core, const uint8_t *frame,
-                        size_t len);
 
 /* vhca-core.c: BAR0 EQ_DB(eqn) registers of the completion EQs. */
 static inline bool vhca_reg_is_eq_db(uint64_t offset, uint32_t *eqn)

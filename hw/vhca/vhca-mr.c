@@ -1,6 +1,7 @@
 /*
  * vhca engine: memory regions - CREATE_MR/DESTROY_MR, the checks of every
- * access through a key, and the page walk that moves the data
+ * access through a key, and the one routine that moves data between the
+ * device and guest memory through MRs, a scatter/gather list at a time
  * (docs/specs/vhca.rst, "Memory regions"; IBTA 10.6).
  *
  * An MR's page list stays in guest memory and is read at each use: the
@@ -286,12 +287,14 @@ static bool vhca_mr_in_bounds(const VhcaMr *mr, uint64_t addr, uint64_t len)
            addr - mr->iova <= mr->length - len;
 }
 
-/* IBTA 10.6.3.x and 9.7.5.1.x: key, PD, bounds, rights, in order. */
-VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
-                           uint64_t addr, uint64_t len, uint32_t access)
+/*
+ * IBTA 10.6.3.x and 9.7.5.1.x: key, PD, bounds, rights, in order.  @mr is
+ * what the key names, NULL if nothing.
+ */
+static VhcaMrStatus vhca_mr_check_access(const VhcaMr *mr, uint32_t pdn,
+                                         uint64_t addr, uint64_t len,
+                                         uint32_t access)
 {
-    const VhcaMr *mr = vhca_mr_by_key(core, key);
-
     if (!mr) {
         return VHCA_MR_BAD_KEY;
     }
@@ -309,6 +312,13 @@ VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
         return VHCA_MR_MISALIGNED;
     }
     return VHCA_MR_OK;
+}
+
+VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
+                           uint64_t addr, uint64_t len, uint32_t access)
+{
+    return vhca_mr_check_access(vhca_mr_by_key(core, key), pdn, addr, len,
+                                access);
 }
 
 const char *vhca_mr_status_name(VhcaMrStatus status)
@@ -355,15 +365,17 @@ static uint64_t vhca_mr_page(VhcaCore *core, const VhcaMr *mr,
     return vhca_mr_page_addr_ok(mr, page) ? page : 0;
 }
 
-static int vhca_mr_copy(VhcaCore *core, uint32_t key, uint64_t addr,
-                        uint8_t *buf, uint64_t len, bool to_guest)
+/*
+ * Move @len bytes between @buf and [@addr, @addr + @len) of @mr, page by
+ * page; the range has passed vhca_mr_check_access().  Returns 0, or -1 if
+ * a page (or page list entry) is not guest RAM.
+ */
+static int vhca_mr_dma(VhcaCore *core, const VhcaMr *mr, uint64_t addr,
+                       uint8_t *buf, uint64_t len, VhcaSgDir dir)
 {
-    const VhcaMr *mr = vhca_mr_by_key(core, key);
+    bool to_guest = dir == VHCA_SG_SCATTER;
     uint64_t off;
 
-    if (!mr || !vhca_mr_in_bounds(mr, addr, len)) {
-        return -1;
-    }
     if (mr->flags & VHCA_MR_PHYS) {
         return to_guest ? vhca_dma_write(core, addr, buf, len)
                         : vhca_dma_read(core, addr, buf, len);
@@ -392,14 +404,39 @@ static int vhca_mr_copy(VhcaCore *core, uint32_t key, uint64_t addr,
     return 0;
 }
 
-int vhca_mr_read(VhcaCore *core, uint32_t key, uint64_t addr, void *buf,
-                 uint64_t len)
+uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
+                     const struct vhca_sge *sgl, unsigned nsge,
+                     uint64_t offset, void *buf, uint32_t len, uint32_t pdn,
+                     uint32_t access)
 {
-    return vhca_mr_copy(core, key, addr, buf, len, false);
-}
+    uint8_t *p = buf;
+    unsigned i;
 
-int vhca_mr_write(VhcaCore *core, uint32_t key, uint64_t addr,
-                  const void *buf, uint64_t len)
-{
-    return vhca_mr_copy(core, key, addr, (uint8_t *)buf, len, true);
+    for (i = 0; i < nsge && len; i++) {
+        const struct vhca_sge *sge = &sgl[i];
+        const VhcaMr *mr;
+        uint32_t chunk;
+
+        if (offset >= sge->length) {
+            offset -= sge->length;
+            continue;
+        }
+        chunk = sge->length - offset < len ? sge->length - (uint32_t)offset
+                                           : len;
+        /*
+         * Checked at every use: the MR may have gone, or its key been
+         * given to another MR, since the WQE or the RETH was checked.
+         */
+        mr = vhca_mr_by_key(core, sge->lkey);
+        if (vhca_mr_check_access(mr, pdn, sge->addr + offset, chunk,
+                                 access) != VHCA_MR_OK ||
+            vhca_mr_dma(core, mr, sge->addr + offset, p, chunk, dir)) {
+            return VHCA_WC_LOC_PROT_ERR;
+        }
+        p += chunk;
+        len -= chunk;
+        offset = 0;
+    }
+    /* The list holds less than @offset + @len bytes. */
+    return len ? VHCA_WC_LOC_LEN_ERR : VHCA_WC_SUCCESS;
 }

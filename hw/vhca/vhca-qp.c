@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vhca-rc.h"
+#include "vhca-transport.h"
 
 #define VHCA_QP_ACCESS_ALL  (VHCA_ACCESS_LOCAL_WRITE |                      \
                              VHCA_ACCESS_REMOTE_WRITE |                     \
@@ -164,7 +164,7 @@ static void vhca_qp_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
     qp->state = VHCA_QPS_ERR;
-    vhca_rc_qp_reset(core, qpn, qp);
+    vhca_qp_transport_reset(core, qpn, qp);
     vhca_qp_flush(core, qpn, qp);
 }
 
@@ -244,7 +244,7 @@ void vhca_qp_sq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
         qp->req.fetched = qp->req.cur = qp->sq.ci;
         vhca_cq_errors_settle(core);
     } else if (qp->state == VHCA_QPS_RTS) {
-        vhca_rc_kick(core, qpn);
+        vhca_sched_kick(core, qpn);
     }
 }
 
@@ -371,7 +371,7 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
                                  c.rq_npages, c.rq_log_size,
                                  VHCA_RECV_WQE_SIZE);
     }
-    if (status == VHCA_ST_OK && vhca_rc_qp_init(&qp)) {
+    if (status == VHCA_ST_OK && vhca_qp_transport_init(&qp)) {
         status = VHCA_ST_NO_RESOURCES;
     }
     if (status != VHCA_ST_OK) {
@@ -446,8 +446,8 @@ uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     core->cqs[qp->recv_cqn].users--;
     vhca_db_page_put(core, qp->db_page);
     vhca_mcast_qp_gone(core, qpn);
-    vhca_rc_qp_reset(core, qpn, qp);
-    vhca_rc_qp_free(core, qp);
+    vhca_qp_transport_reset(core, qpn, qp);
+    vhca_qp_transport_free(core, qp);
     free(qp->sq.pages);
     free(qp->rq.pages);
     memset(qp, 0, sizeof(*qp));
@@ -664,7 +664,7 @@ static void vhca_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         qp->rq.pi = qp->rq.ci = 0;
         memset(&qp->attr, 0, sizeof(qp->attr));
         memset(&qp->path, 0, sizeof(qp->path));
-        vhca_rc_qp_reset(core, qpn, qp);
+        vhca_qp_transport_reset(core, qpn, qp);
         break;
     case VHCA_QPS_ERR:
         if (prev != VHCA_QPS_ERR) {
@@ -684,7 +684,7 @@ static void vhca_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         }
         break;
     }
-    vhca_rc_qp_enter(core, qpn, qp, prev, next);
+    vhca_qp_transport_enter(core, qpn, qp, prev, next);
 }
 
 static uint8_t vhca_qp_check_transition(VhcaCore *core, VhcaCmdCtx *ctx,

@@ -59,7 +59,7 @@ typedef struct VhcaWq {
 } VhcaWq;
 
 /* ---------------------------------------------------------------------- */
-/* RC transport state (IBTA Vol 1 chapter 9)                              */
+/* Transport state, every QP type (IBTA Vol 1 chapters 9 and 10)          */
 /* ---------------------------------------------------------------------- */
 
 /* Send WQEs a QP may have fetched and not yet completed. */
@@ -69,8 +69,8 @@ typedef struct VhcaWq {
 /* AckReq at least every this many packets of a long message. */
 #define VHCA_REQ_ACKREQ_EVERY   32
 /* Received frames waiting for their QP, per QP and per device. */
-#define VHCA_RC_RXQ_MAX_QP      256
-#define VHCA_RC_RXQ_MAX_DEV     2048
+#define VHCA_RXQ_MAX_QP         256
+#define VHCA_RXQ_MAX_DEV        2048
 #define VHCA_NO_DEADLINE        UINT64_MAX
 
 /* A received RoCE frame, parsed, waiting for its QP. */
@@ -123,7 +123,7 @@ typedef struct VhcaSendMeta {
     uint32_t qkey;
 } VhcaSendMeta;
 
-typedef struct VhcaRcReq {
+typedef struct VhcaRequester {
     VhcaSendMeta *win;              /* indexed by SQ index % win_size */
     uint32_t win_size;              /* power of two */
     uint32_t fetched;               /* SQ index of the next WQE to fetch */
@@ -141,7 +141,7 @@ typedef struct VhcaRcReq {
     bool probe;                     /* timed out: resend the oldest only */
     uint32_t retry_psn;
     bool sqd_notify;                /* SQD: post SQ_DRAINED when drained */
-} VhcaRcReq;
+} VhcaRequester;
 
 /* A responder resource (IBTA 9.7.5.1.3): a READ or atomic to replay. */
 typedef struct VhcaRdRes {
@@ -154,7 +154,7 @@ typedef struct VhcaRdRes {
     uint64_t orig;                  /* atomic: original remote data */
 } VhcaRdRes;
 
-typedef struct VhcaRcResp {
+typedef struct VhcaResponder {
     uint32_t epsn;                  /* expected PSN */
     uint32_t msn;
     bool nak_sent;                  /* in a PSN error (or RNR) episode */
@@ -184,7 +184,7 @@ typedef struct VhcaRcResp {
     /* Coalesced ACK, sent at the end of a pass. */
     bool ack_pending;
     uint32_t ack_psn;
-} VhcaRcResp;
+} VhcaResponder;
 
 enum { VHCA_RESP_NONE, VHCA_RESP_SEND, VHCA_RESP_WRITE };
 enum { VHCA_RES_FREE, VHCA_RES_READ, VHCA_RES_ATOMIC };
@@ -205,12 +205,12 @@ struct VhcaQp {
     VhcaPath path;
 
     /*
-     * Transport (vhca-req.c, vhca-comp.c, vhca-resp.c, vhca-sched.c, and
+     * Transport (vhca-req.c, vhca-completer.c, vhca-resp.c, vhca-sched.c, and
      * vhca-uc.c, vhca-ud.c); UC and UD use the requester and responder
      * parts, RC all of it.
      */
-    VhcaRcReq req;
-    VhcaRcResp resp;
+    VhcaRequester req;
+    VhcaResponder resp;
     VhcaFrameQueue rxq_req;         /* requests, for the responder */
     VhcaFrameQueue rxq_resp;        /* responses, for the completer */
     uint64_t deadline;              /* retransmit or RNR timer */
@@ -321,15 +321,43 @@ uint8_t vhca_port_active_mtu(const VhcaCore *core);
 VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
                            uint64_t addr, uint64_t len, uint32_t access);
 const char *vhca_mr_status_name(VhcaMrStatus status);
+
+/* Which way vhca_sg_copy() moves the data. */
+typedef enum VhcaSgDir {
+    VHCA_SG_GATHER,                 /* guest memory to @buf */
+    VHCA_SG_SCATTER,                /* @buf to guest memory */
+} VhcaSgDir;
+
 /*
- * Copy between @buf and [addr, addr + len) of the MR @key, page by page.
- * The range must have passed vhca_mr_check().  Returns 0, or -1 if the MR
- * is gone or a page (or page list entry) is not guest RAM.
+ * The one copy between the device and guest memory through memory
+ * regions, for every user: a send WQE's data (gather), a receive WQE's
+ * buffer, a READ response's or an atomic's local buffer (scatter), and
+ * RDMA WRITE, READ and atomics through an R_Key (vhca_sg_copy_one()).
+ *
+ * Copies @len bytes between @buf and bytes [@offset, @offset + @len) of
+ * the buffer that the @nsge entries of @sgl describe (host byte order;
+ * zero-length entries hold nothing).  Each piece is checked before it
+ * moves (key, PD @pdn, bounds, @access, as vhca_mr_check()), then copied
+ * page by page.  Returns VHCA_WC_SUCCESS, VHCA_WC_LOC_PROT_ERR if a check
+ * fails or a page is not guest RAM, or VHCA_WC_LOC_LEN_ERR if the list
+ * holds fewer than @offset + @len bytes.  What was copied before a
+ * failure stays copied.
  */
-int vhca_mr_read(VhcaCore *core, uint32_t key, uint64_t addr, void *buf,
-                 uint64_t len);
-int vhca_mr_write(VhcaCore *core, uint32_t key, uint64_t addr,
-                  const void *buf, uint64_t len);
+uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
+                     const struct vhca_sge *sgl, unsigned nsge,
+                     uint64_t offset, void *buf, uint32_t len, uint32_t pdn,
+                     uint32_t access);
+
+/* vhca_sg_copy() of the one range [@addr, @addr + @len) of key @key. */
+static inline uint8_t vhca_sg_copy_one(VhcaCore *core, VhcaSgDir dir,
+                                       uint32_t key, uint64_t addr,
+                                       void *buf, uint32_t len,
+                                       uint32_t pdn, uint32_t access)
+{
+    const struct vhca_sge sge = { .addr = addr, .length = len, .lkey = key };
+
+    return vhca_sg_copy(core, dir, &sge, 1, 0, buf, len, pdn, access);
+}
 
 /* vhca-eq.c: the producer shared by EQ 0 and the completion EQs. */
 bool vhca_eq_post(VhcaCore *core, VhcaEq *eq, VhcaGuestError kind,
@@ -388,22 +416,22 @@ uint8_t vhca_send_wc_opcode(uint8_t wr_opcode);
 int vhca_wq_fetch(VhcaCore *core, const VhcaWq *wq, uint32_t index,
                   void *buf, size_t len);
 
-/* vhca-sched.c: deferred work, timers and receive queues of the RC
- * transport. */
+/*
+ * vhca-sched.c: deferred work, timers and receive queues of the transport
+ * (every QP type).
+ */
 uint64_t vhca_now(VhcaCore *core);
 /* @qpn has work: run it in the next deferred pass. */
-void vhca_rc_kick(VhcaCore *core, uint32_t qpn);
+void vhca_sched_kick(VhcaCore *core, uint32_t qpn);
 /* Forget the QP's transport state: queued frames, timers, progress. */
-void vhca_rc_qp_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* Allocate / free what a QP's transport needs (CREATE/DESTROY_QP). */
-int vhca_rc_qp_init(VhcaQp *qp);
-void vhca_rc_qp_free(VhcaCore *core, VhcaQp *qp);
+int vhca_qp_transport_init(VhcaQp *qp);
+void vhca_qp_transport_free(VhcaCore *core, VhcaQp *qp);
 /* Entering a state: RTR sets up the responder, RTS the requester. */
-void vhca_rc_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                      uint8_t prev, uint8_t next);
-/* A RoCEv2 frame for one of our GIDs (the demux decided). */
-void vhca_rc_receive(VhcaCore *core, const uint8_t *frame, size_t len);
-void vhca_rc_cleanup(VhcaCore *core);
+void vhca_qp_transport_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             uint8_t prev, uint8_t next);
+void vhca_sched_cleanup(VhcaCore *core);
 
 /* vhca-qp-state.c: the Modify QP table (IBTA 11.2.4.2, Linux verbs.c). */
 typedef enum VhcaQpModifyCheck {

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vhca-rc.h"
+#include "vhca-transport.h"
 
 #define WQE_OFF(f)          offsetof(struct vhca_send_wqe, f)
 #define WQE_SGE_OFF         offsetof(struct vhca_send_wqe, sge)
@@ -213,6 +213,7 @@ static uint8_t vhca_req_sg_copy(VhcaCore *core, VhcaQp *qp, uint32_t index,
                                 uint32_t offset, uint32_t len, bool to_local)
 {
     uint8_t raw[VHCA_SEND_WQE_SIZE];
+    struct vhca_sge sgl[VHCA_MAX_SEND_SGE];
     unsigned i;
 
     if (!len) {
@@ -230,36 +231,21 @@ static uint8_t vhca_req_sg_copy(VhcaCore *core, VhcaQp *qp, uint32_t index,
                       WQE_SGE_OFF + 16u * m->num_sge)) {
         return VHCA_WC_LOC_QP_OP_ERR;
     }
-    for (i = 0; i < m->num_sge && len; i++) {
+    for (i = 0; i < m->num_sge; i++) {
         const uint8_t *sge = raw + WQE_SGE_OFF + 16 * i;
-        uint64_t addr = vhca_ld_le64(sge);
-        uint32_t sge_len = vhca_ld_le32(sge + 8);
-        uint32_t lkey = vhca_ld_le32(sge + 12);
-        uint32_t chunk;
-        int ret;
 
-        if (offset >= sge_len) {
-            offset -= sge_len;
-            continue;
-        }
-        chunk = sge_len - offset < len ? sge_len - offset : len;
-        /* Checked again: the MR may have gone since the WQE was fetched. */
-        if (vhca_mr_check(core, lkey, qp->pdn, addr + offset, chunk,
-                          to_local ? VHCA_ACCESS_LOCAL_WRITE : 0) !=
-            VHCA_MR_OK) {
-            return VHCA_WC_LOC_PROT_ERR;
-        }
-        ret = to_local ? vhca_mr_write(core, lkey, addr + offset, buf, chunk)
-                       : vhca_mr_read(core, lkey, addr + offset, buf, chunk);
-        if (ret) {
-            return VHCA_WC_LOC_PROT_ERR;
-        }
-        buf += chunk;
-        len -= chunk;
-        offset = 0;
+        sgl[i].addr = vhca_ld_le64(sge);
+        sgl[i].length = vhca_ld_le32(sge + 8);
+        sgl[i].lkey = vhca_ld_le32(sge + 12);
     }
-    /* The guest rewrote the SGEs of a WQE in flight: they fall short. */
-    return len ? VHCA_WC_LOC_LEN_ERR : VHCA_WC_SUCCESS;
+    /*
+     * Checked again as they are used: the MR may have gone since the WQE
+     * was fetched, or the guest rewritten the SGEs of a WQE in flight
+     * (LOC_LEN_ERR if they fall short).
+     */
+    return vhca_sg_copy(core, to_local ? VHCA_SG_SCATTER : VHCA_SG_GATHER,
+                        sgl, m->num_sge, offset, buf, len, qp->pdn,
+                        to_local ? VHCA_ACCESS_LOCAL_WRITE : 0);
 }
 
 uint8_t vhca_req_scatter(VhcaCore *core, VhcaQp *qp, const void *data,
@@ -281,7 +267,7 @@ uint8_t vhca_req_scatter(VhcaCore *core, VhcaQp *qp, const void *data,
 void vhca_req_complete_head(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
     VhcaSendMeta *m = vhca_req_head(qp);
-    VhcaRcReq *req = &qp->req;
+    VhcaRequester *req = &qp->req;
 
     if (!m) {
         return;
@@ -344,7 +330,7 @@ void vhca_req_fail(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 
 void vhca_req_rewind(VhcaQp *qp, uint32_t psn)
 {
-    VhcaRcReq *req = &qp->req;
+    VhcaRequester *req = &qp->req;
     uint32_t i;
 
     for (i = qp->sq.ci; i != req->fetched; i++) {
@@ -385,7 +371,7 @@ void vhca_req_restart_timer(VhcaCore *core, VhcaQp *qp)
 /* Fetch the WQE at req.fetched into the window; false if it must wait. */
 static bool vhca_req_fetch(VhcaCore *core, VhcaQp *qp)
 {
-    VhcaRcReq *req = &qp->req;
+    VhcaRequester *req = &qp->req;
     uint8_t raw[VHCA_SEND_WQE_SIZE];
     VhcaSendMeta m;
 
@@ -465,7 +451,7 @@ static uint8_t vhca_req_send_datagram(VhcaCore *core, uint32_t qpn,
 {
     uint8_t status;
 
-    status = vhca_req_sg_copy(core, qp, index, m, core->rc_payload, 0,
+    status = vhca_req_sg_copy(core, qp, index, m, core->roce_payload, 0,
                               m->len, false);
     if (status != VHCA_WC_SUCCESS) {
         return status;
@@ -479,7 +465,7 @@ static uint8_t vhca_req_send_datagram(VhcaCore *core, uint32_t qpn,
     pkt->tp.bth.solicited = m->flags & VHCA_WQE_SOLICITED;
     pkt->tp.deth.qkey = m->qkey;
     pkt->tp.deth.src_qpn = qpn;
-    pkt->payload = core->rc_payload;
+    pkt->payload = core->roce_payload;
     pkt->payload_len = m->len;
     vhca_xmit(core, qpn, &m->ud_path, pkt);
     vhca_count(core, VHCA_CNT_UD_TX_PACKETS, 1);
@@ -494,7 +480,7 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                     uint32_t index, const VhcaSendMeta *m,
                                     uint32_t k, bool *last)
 {
-    uint64_t off = (uint64_t)k * vhca_rc_mtu(qp);
+    uint64_t off = (uint64_t)k * vhca_qp_mtu(qp);
     VhcaWirePacket pkt;
     VhcaWireBth *bth = &pkt.tp.bth;
     VhcaWireSegment seg;
@@ -517,9 +503,9 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         pkt.tp.reth.va = m->remote_addr + off;
         pkt.tp.reth.rkey = m->rkey;
         pkt.tp.reth.dma_len = m->len - (uint32_t)(off < m->len ? off : m->len);
-        /* A probe asks for one response packet (see vhca_comp_retry). */
-        if (qp->req.probe && pkt.tp.reth.dma_len > vhca_rc_mtu(qp)) {
-            pkt.tp.reth.dma_len = vhca_rc_mtu(qp);
+        /* A probe asks for one response packet (see vhca_completer_retry). */
+        if (qp->req.probe && pkt.tp.reth.dma_len > vhca_qp_mtu(qp)) {
+            pkt.tp.reth.dma_len = vhca_qp_mtu(qp);
         }
         bth->ack_req = true;
         break;
@@ -544,13 +530,13 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                qp->attr.path_mtu, k, &seg)) {
             return VHCA_WC_LOC_QP_OP_ERR;
         }
-        status = vhca_req_sg_copy(core, qp, index, m, core->rc_payload,
+        status = vhca_req_sg_copy(core, qp, index, m, core->roce_payload,
                                   seg.offset, seg.len, false);
         if (status != VHCA_WC_SUCCESS) {
             return status;
         }
         bth->opcode = seg.opcode;
-        pkt.payload = core->rc_payload;
+        pkt.payload = core->roce_payload;
         pkt.payload_len = seg.len;
         *last = k + 1 >= m->npkts;
         if (k == 0 && (m->opcode == VHCA_WR_RDMA_WRITE ||
@@ -587,14 +573,14 @@ void vhca_req_sqd_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     if (qp->state == VHCA_QPS_SQD && qp->req.sqd_notify &&
         qp->sq.ci == qp->req.fetched) {
         qp->req.sqd_notify = false;
-        vhca_rc_qp_event(core, qpn, VHCA_EVENT_SQ_DRAINED);
+        vhca_qp_event(core, qpn, VHCA_EVENT_SQ_DRAINED);
     }
 }
 
 bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                   unsigned *budget)
 {
-    VhcaRcReq *req = &qp->req;
+    VhcaRequester *req = &qp->req;
     bool reliable = qp->type == VHCA_QPT_RC;
 
     if (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD) {

@@ -289,7 +289,7 @@ int vhca_rdma_init(VhcaCore *core)
         vhca_ids_init(&core->cq_ids, 1, cfg->max_cq) ||
         /* QPN 1 (GSI) has a slot too; CREATE_QP hands it out alone. */
         vhca_ids_init(&core->qp_ids, VHCA_GSI_QPN, last_qpn) ||
-        vhca_ids_init(&core->rc_pending, VHCA_GSI_QPN, last_qpn)) {
+        vhca_ids_init(&core->sched_pending, VHCA_GSI_QPN, last_qpn)) {
         vhca_rdma_cleanup(core);
         return -1;
     }
@@ -300,7 +300,7 @@ static void vhca_rdma_free_queues(VhcaCore *core)
 {
     uint32_t i;
 
-    vhca_rc_cleanup(core);
+    vhca_sched_cleanup(core);
     for (i = 1; i <= VHCA_MAX_COMP_EQS; i++) {
         free(core->comp_eqs[i].pages);
     }
@@ -355,5 +355,5 @@ void vhca_rdma_cleanup(VhcaCore *core)
     vhca_ids_destroy(&core->eq_ids);
     vhca_ids_destroy(&core->cq_ids);
     vhca_ids_destroy(&core->qp_ids);
-    vhca_ids_destroy(&core->rc_pending);
+    vhca_ids_destroy(&core->sched_pending);
 }

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vhca-rc.h"
+#include "vhca-transport.h"
 
 #define RWQE_OFF(f)         offsetof(struct vhca_recv_wqe, f)
 
@@ -44,7 +44,7 @@ static uint8_t vhca_resp_ack_syndrome(const VhcaQp *qp)
 static void vhca_resp_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                            VhcaWirePacket *pkt)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
 
     /* A response for a later PSN acknowledges the earlier ones too. */
     if (resp->ack_pending &&
@@ -99,7 +99,7 @@ void vhca_resp_complete_recv(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
                             uint32_t *vendor_err)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint8_t raw[VHCA_RECV_WQE_SIZE];
     unsigned i;
 
@@ -129,30 +129,11 @@ uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
 uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
                           const uint8_t *data, uint32_t len)
 {
-    VhcaRcResp *resp = &qp->resp;
-    unsigned i;
+    VhcaResponder *resp = &qp->resp;
 
-    for (i = 0; i < resp->rwqe_nsge && len; i++) {
-        const struct vhca_sge *sge = &resp->rwqe_sge[i];
-        uint32_t chunk;
-
-        if (offset >= sge->length) {
-            offset -= sge->length;
-            continue;
-        }
-        chunk = sge->length - offset < len ? sge->length - (uint32_t)offset
-                                           : len;
-        if (vhca_mr_check(core, sge->lkey, qp->pdn, sge->addr + offset,
-                          chunk, VHCA_ACCESS_LOCAL_WRITE) != VHCA_MR_OK ||
-            vhca_mr_write(core, sge->lkey, sge->addr + offset, data,
-                          chunk)) {
-            return VHCA_WC_LOC_PROT_ERR;
-        }
-        data += chunk;
-        len -= chunk;
-        offset = 0;
-    }
-    return len ? VHCA_WC_LOC_LEN_ERR : VHCA_WC_SUCCESS;
+    return vhca_sg_copy(core, VHCA_SG_SCATTER, resp->rwqe_sge,
+                        resp->rwqe_nsge, offset, (uint8_t *)data, len,
+                        qp->pdn, VHCA_ACCESS_LOCAL_WRITE);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -222,7 +203,7 @@ static void vhca_resp_fatal(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 
         vhca_resp_complete_recv(core, qpn, qp, &wc);
     } else if (event) {
-        vhca_rc_qp_event(core, qpn, event);
+        vhca_qp_event(core, qpn, event);
     }
     vhca_qp_set_error(core, qpn, qp);
 }
@@ -295,7 +276,7 @@ static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                               const VhcaWirePacket *pkt, uint8_t op,
                               bool first, bool last)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint32_t psn = pkt->tp.bth.psn;
     uint32_t vendor_err = 0;
     uint8_t status;
@@ -339,7 +320,7 @@ VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
                                      const VhcaWirePacket *pkt, bool first,
                                      bool last)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint32_t plen = pkt->payload_len;
 
     if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_WRITE)) {
@@ -375,7 +356,7 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                const VhcaWirePacket *pkt, uint8_t op,
                                bool first, bool last)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint32_t psn = pkt->tp.bth.psn;
     uint32_t plen = pkt->payload_len;
 
@@ -398,9 +379,11 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     resp->cur = VHCA_RESP_WRITE;
-    if (plen && vhca_mr_write(core, resp->write_rkey,
-                              resp->write_va + resp->cur_len, pkt->payload,
-                              plen)) {
+    if (plen && vhca_sg_copy_one(core, VHCA_SG_SCATTER, resp->write_rkey,
+                                 resp->write_va + resp->cur_len,
+                                 (uint8_t *)pkt->payload, plen, qp->pdn,
+                                 VHCA_ACCESS_REMOTE_WRITE) !=
+        VHCA_WC_SUCCESS) {
         /* The MR went away under the WRITE (IBTA 10.6.7.2). */
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -421,7 +404,7 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /* The responder resource a new READ or atomic takes: oldest first. */
 static VhcaRdRes *vhca_resp_res_alloc(VhcaQp *qp)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     VhcaRdRes *res = &resp->res[resp->res_next % qp->attr.max_dest_rd_atomic];
 
     resp->res_next = (resp->res_next + 1) % qp->attr.max_dest_rd_atomic;
@@ -431,7 +414,7 @@ static VhcaRdRes *vhca_resp_res_alloc(VhcaQp *qp)
 static void vhca_resp_read_start(VhcaQp *qp, uint64_t va, uint32_t rkey,
                                  uint32_t len, uint32_t psn)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
 
     resp->read_active = true;
     resp->read_va = va;
@@ -490,9 +473,9 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_resp_invalid(core, qpn, qp, psn);
         return;
     }
-    if (vhca_mr_check(core, at->rkey, qp->pdn, at->va, 8,
-                      VHCA_ACCESS_REMOTE_ATOMIC) != VHCA_MR_OK ||
-        vhca_mr_read(core, at->rkey, at->va, raw, 8)) {
+    if (vhca_sg_copy_one(core, VHCA_SG_GATHER, at->rkey, at->va, raw, 8,
+                         qp->pdn, VHCA_ACCESS_REMOTE_ATOMIC) !=
+        VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
     }
@@ -508,7 +491,9 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         result = orig + at->swap_add;
     }
     vhca_st_le64(raw, result);
-    if (vhca_mr_write(core, at->rkey, at->va, raw, 8)) {
+    if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, at->rkey, at->va, raw, 8,
+                         qp->pdn, VHCA_ACCESS_REMOTE_ATOMIC) !=
+        VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
     }
@@ -524,7 +509,7 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /* One READ response packet of the stream in progress. */
 static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     VhcaWirePacket pkt;
     VhcaWireSegment seg;
     uint32_t psn;
@@ -538,11 +523,10 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     psn = vhca_psn_add(resp->read_psn, resp->read_idx);
     /* The MR may go away under a long READ (IBTA 10.6.7.2). */
     if (seg.len &&
-        (vhca_mr_check(core, resp->read_rkey, qp->pdn,
-                       resp->read_va + seg.offset, seg.len,
-                       VHCA_ACCESS_REMOTE_READ) != VHCA_MR_OK ||
-         vhca_mr_read(core, resp->read_rkey, resp->read_va + seg.offset,
-                      core->rc_payload, seg.len))) {
+        vhca_sg_copy_one(core, VHCA_SG_GATHER, resp->read_rkey,
+                         resp->read_va + seg.offset, core->roce_payload,
+                         seg.len, qp->pdn, VHCA_ACCESS_REMOTE_READ) !=
+        VHCA_WC_SUCCESS) {
         resp->read_active = false;
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -551,7 +535,7 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     pkt.tp.bth.opcode = seg.opcode;
     pkt.tp.bth.psn = psn;
     pkt.tp.aeth.syndrome = vhca_resp_ack_syndrome(qp);
-    pkt.payload = core->rc_payload;
+    pkt.payload = core->roce_payload;
     pkt.payload_len = seg.len;
     resp->read_idx++;
     if (resp->read_idx >= vhca_wire_packet_count(resp->read_len,
@@ -569,7 +553,7 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                 const VhcaWirePacket *pkt, uint8_t op)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint32_t psn = pkt->tp.bth.psn;
     unsigned i;
 
@@ -591,7 +575,7 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                 }
             } else if (op == VHCA_IB_OP_RDMA_READ_REQUEST) {
                 uint64_t off = (uint64_t)vhca_psn_diff(psn, res->first_psn) *
-                               vhca_rc_mtu(qp);
+                               vhca_qp_mtu(qp);
                 uint32_t len = res->len - (uint32_t)off;
 
                 /*
@@ -620,14 +604,14 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                              const VhcaWirePacket *pkt)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     const VhcaWireOpcodeInfo *info = vhca_wire_opcode_info(pkt->tp.bth.opcode);
     uint8_t op = pkt->tp.bth.opcode & ~VHCA_IB_TRANSPORT_MASK;
     uint32_t psn = pkt->tp.bth.psn;
     int32_t diff = vhca_psn_diff(psn, resp->epsn);
     bool first = info->flags & VHCA_WIRE_OPF_FIRST;
     bool last = info->flags & VHCA_WIRE_OPF_LAST;
-    uint32_t mtu = vhca_rc_mtu(qp);
+    uint32_t mtu = vhca_qp_mtu(qp);
     bool is_send = op <= VHCA_IB_OP_SEND_ONLY_IMM ||
                    op == VHCA_IB_OP_SEND_LAST_INV ||
                    op == VHCA_IB_OP_SEND_ONLY_INV;
@@ -637,7 +621,7 @@ static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     /* IBTA 11.6.3.1: Communication Established, first packet in RTR. */
     if (qp->state == VHCA_QPS_RTR && !resp->comm_est) {
         resp->comm_est = true;
-        vhca_rc_qp_event(core, qpn, VHCA_EVENT_COMM_EST);
+        vhca_qp_event(core, qpn, VHCA_EVENT_COMM_EST);
     }
     if (diff > 0) {
         /* 9.7.5.2.1 (class A): NAK once, drop until the PSN comes. */
@@ -694,7 +678,7 @@ static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                    unsigned *budget)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     bool more = false;
     VhcaRxFrame *f;
 
@@ -702,7 +686,7 @@ bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         if (!vhca_qp_receives(qp)) {
             while ((f = vhca_frameq_pop(core, &qp->rxq_req))) {
                 vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpn);
-                vhca_rc_frame_free(f);
+                vhca_rx_frame_free(f);
             }
             return false;
         }
@@ -736,7 +720,7 @@ bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             vhca_ud_packet(core, qpn, qp, f);
             break;
         }
-        vhca_rc_frame_free(f);
+        vhca_rx_frame_free(f);
     }
     /* 9.7.5.1.1: one ACK for everything acknowledged in this pass. */
     if (resp->ack_pending && !resp->read_active) {

@@ -1,12 +1,13 @@
 /*
  * vhca engine: the transport's scheduler - deferred work, the device
- * timer, receive queues, transmission and loopback, for every QP type
- * (RC, UC, UD, GSI).
+ * timer and the receive queues, for every QP type (RC, UC, UD, GSI).
+ * Transmission and loopback are in vhca-tx.c.
  *
  * Neither a doorbell (an MMIO write) nor a received frame (a net layer
  * callback) does transport work in place: a doorbell marks its QP as
- * having work, a received RoCEv2 frame is parsed, checked against its
- * QP, copied to that QP's queue and marks the QP.  vhca_core_run_deferred
+ * having work, a received RoCEv2 frame (parsed once, vhca_rx_packet) is
+ * checked against its QP, copied to that QP's queue with its parsed
+ * headers and marks the QP.  vhca_core_run_deferred
  * (a bottom half in QEMU) then runs the marked QPs round robin with a
  * budget of packets per QP and per pass, and asks to be run again while
  * work is left, so a 2 GiB message or a flood of frames never stalls the
@@ -24,21 +25,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vhca-rc.h"
+#include "vhca-transport.h"
 
 uint64_t vhca_now(VhcaCore *core)
 {
     return core->ops->now_ns ? core->ops->now_ns(core->opaque) : 0;
 }
 
-uint32_t vhca_rc_mtu(const VhcaQp *qp)
+uint32_t vhca_qp_mtu(const VhcaQp *qp)
 {
     uint32_t mtu = vhca_ib_mtu_bytes(qp->attr.path_mtu);
 
     return mtu ? mtu : 256;
 }
 
-void vhca_rc_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event)
+void vhca_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event)
 {
     vhca_aeq_post(core, VHCA_EQE_QP_EVENT, event, qpn, 0);
 }
@@ -72,38 +73,38 @@ void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err)
 /* Work marks and the deferred pass                                       */
 /* ---------------------------------------------------------------------- */
 
-static void vhca_rc_mark(VhcaCore *core, uint32_t qpn, bool on)
+static void vhca_sched_mark(VhcaCore *core, uint32_t qpn, bool on)
 {
     uint64_t bit = 1ull << (qpn % 64);
 
     if (on) {
-        core->rc_pending.map[qpn / 64] |= bit;
+        core->sched_pending.map[qpn / 64] |= bit;
     } else {
-        core->rc_pending.map[qpn / 64] &= ~bit;
+        core->sched_pending.map[qpn / 64] &= ~bit;
     }
 }
 
-static void vhca_rc_schedule(VhcaCore *core)
+static void vhca_sched_request(VhcaCore *core)
 {
-    if (!core->rc_scheduled && core->ops->schedule) {
-        core->rc_scheduled = true;
+    if (!core->sched_requested && core->ops->schedule) {
+        core->sched_requested = true;
         core->ops->schedule(core->opaque);
     }
 }
 
-void vhca_rc_kick(VhcaCore *core, uint32_t qpn)
+void vhca_sched_kick(VhcaCore *core, uint32_t qpn)
 {
     if (!vhca_qp_lookup(core, qpn)) {
         return;
     }
-    vhca_rc_mark(core, qpn, true);
-    vhca_rc_schedule(core);
+    vhca_sched_mark(core, qpn, true);
+    vhca_sched_request(core);
 }
 
 /* The lowest marked QPN at or after @from, or 0 if there is none. */
-static uint32_t vhca_rc_next_marked(VhcaCore *core, uint32_t from)
+static uint32_t vhca_sched_next_marked(VhcaCore *core, uint32_t from)
 {
-    const VhcaIds *ids = &core->rc_pending;
+    const VhcaIds *ids = &core->sched_pending;
     uint32_t word;
 
     if (from < ids->first) {
@@ -125,19 +126,19 @@ static uint32_t vhca_rc_next_marked(VhcaCore *core, uint32_t from)
 }
 
 /* One QP's share of a pass; true if it has work left. */
-static bool vhca_rc_qp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                           unsigned budget)
+static bool vhca_sched_run_qp(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                              unsigned budget)
 {
     bool more = false;
 
     /* Completer first: ACKs free the window the requester sends into. */
-    more |= vhca_comp_run(core, qpn, qp, &budget);
+    more |= vhca_completer_run(core, qpn, qp, &budget);
     more |= vhca_resp_run(core, qpn, qp, &budget);
     more |= vhca_req_run(core, qpn, qp, &budget);
     return more;
 }
 
-static void vhca_rc_timer_update(VhcaCore *core)
+static void vhca_sched_timer_update(VhcaCore *core)
 {
     uint64_t earliest = VHCA_NO_DEADLINE;
     uint32_t qpn;
@@ -149,10 +150,10 @@ static void vhca_rc_timer_update(VhcaCore *core)
             earliest = qp->deadline;
         }
     }
-    if (earliest == core->rc_timer) {
+    if (earliest == core->sched_timer) {
         return;
     }
-    core->rc_timer = earliest;
+    core->sched_timer = earliest;
     if (earliest == VHCA_NO_DEADLINE) {
         if (core->ops->timer_cancel) {
             core->ops->timer_cancel(core->opaque);
@@ -164,49 +165,50 @@ static void vhca_rc_timer_update(VhcaCore *core)
 
 void vhca_core_run_deferred(VhcaCore *core)
 {
-    unsigned budget = VHCA_RC_PASS_BUDGET;
-    uint32_t qpn = core->rc_next_qpn;
+    unsigned budget = VHCA_SCHED_PASS_BUDGET;
+    uint32_t qpn = core->sched_next_qpn;
     bool wrapped = false;
 
-    core->rc_scheduled = false;
+    core->sched_requested = false;
     while (budget) {
         VhcaQp *qp;
         unsigned share;
 
-        qpn = vhca_rc_next_marked(core, qpn);
+        qpn = vhca_sched_next_marked(core, qpn);
         if (!qpn) {
             if (wrapped) {
                 break;
             }
             /* Round robin: continue from the first QPN. */
             wrapped = true;
-            qpn = core->rc_pending.first;
+            qpn = core->sched_pending.first;
             continue;
         }
-        vhca_rc_mark(core, qpn, false);
+        vhca_sched_mark(core, qpn, false);
         qp = vhca_qp_lookup(core, qpn);
         if (qp) {
-            share = budget < VHCA_RC_QP_BUDGET ? budget : VHCA_RC_QP_BUDGET;
+            share = budget < VHCA_SCHED_QP_BUDGET ? budget
+                                                  : VHCA_SCHED_QP_BUDGET;
             budget -= share;
-            if (vhca_rc_qp_run(core, qpn, qp, share)) {
-                vhca_rc_mark(core, qpn, true);
+            if (vhca_sched_run_qp(core, qpn, qp, share)) {
+                vhca_sched_mark(core, qpn, true);
             }
             vhca_cq_errors_settle(core);
         }
         qpn++;
-        if (qpn > core->rc_pending.last) {
-            qpn = core->rc_pending.first;
+        if (qpn > core->sched_pending.last) {
+            qpn = core->sched_pending.first;
             if (wrapped) {
                 break;
             }
             wrapped = true;
         }
     }
-    core->rc_next_qpn = qpn;
-    if (vhca_rc_next_marked(core, core->rc_pending.first)) {
-        vhca_rc_schedule(core);
+    core->sched_next_qpn = qpn;
+    if (vhca_sched_next_marked(core, core->sched_pending.first)) {
+        vhca_sched_request(core);
     }
-    vhca_rc_timer_update(core);
+    vhca_sched_timer_update(core);
 }
 
 void vhca_core_timer_expired(VhcaCore *core)
@@ -214,18 +216,18 @@ void vhca_core_timer_expired(VhcaCore *core)
     uint64_t now = vhca_now(core);
     uint32_t qpn;
 
-    core->rc_timer = VHCA_NO_DEADLINE;
+    core->sched_timer = VHCA_NO_DEADLINE;
     for (qpn = core->qp_ids.first; qpn <= core->qp_ids.last; qpn++) {
         VhcaQp *qp = vhca_qp_lookup(core, qpn);
 
         if (qp && qp->deadline <= now) {
             qp->deadline = VHCA_NO_DEADLINE;
-            vhca_comp_timer(core, qpn, qp);
+            vhca_completer_timer(core, qpn, qp);
             vhca_cq_errors_settle(core);
-            vhca_rc_kick(core, qpn);
+            vhca_sched_kick(core, qpn);
         }
     }
-    vhca_rc_timer_update(core);
+    vhca_sched_timer_update(core);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -256,11 +258,11 @@ VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q)
         q->tail = NULL;
     }
     q->count--;
-    core->rc_rx_queued--;
+    core->rx_queued--;
     return f;
 }
 
-void vhca_rc_frame_free(VhcaRxFrame *f)
+void vhca_rx_frame_free(VhcaRxFrame *f)
 {
     free(f);
 }
@@ -272,12 +274,12 @@ static void vhca_frameq_clear(VhcaCore *core, VhcaFrameQueue *q)
 
     while ((f = vhca_frameq_pop(core, q))) {
         vhca_rx_drop(core, VHCA_DROP_QP_STATE, f->pkt.tp.bth.dest_qpn);
-        vhca_rc_frame_free(f);
+        vhca_rx_frame_free(f);
     }
 }
 
 /* IBTA 9.6.1.1: only P_Keys in our table (the default one) are accepted. */
-static bool vhca_rc_pkey_ok(uint16_t pkey)
+static bool vhca_rx_pkey_ok(uint16_t pkey)
 {
     return (pkey & 0x7fff) == (VHCA_DEFAULT_PKEY & 0x7fff);
 }
@@ -304,8 +306,8 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, VhcaFrameQueue *q,
 {
     VhcaRxFrame *f;
 
-    if (q->count >= VHCA_RC_RXQ_MAX_QP ||
-        core->rc_rx_queued >= VHCA_RC_RXQ_MAX_DEV) {
+    if (q->count >= VHCA_RXQ_MAX_QP ||
+        core->rx_queued >= VHCA_RXQ_MAX_DEV) {
         /* A real HCA's receive buffer is full too: the sender retries. */
         vhca_rx_drop(core, VHCA_DROP_QUEUE_FULL, qpn);
         return;
@@ -319,8 +321,8 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, VhcaFrameQueue *q,
     f->pkt = *pkt;
     f->pkt.payload = f->data + pkt->payload_offset;
     vhca_frameq_push(q, f);
-    core->rc_rx_queued++;
-    vhca_rc_kick(core, qpn);
+    core->rx_queued++;
+    vhca_sched_kick(core, qpn);
 }
 
 /*
@@ -361,40 +363,38 @@ static void vhca_rx_mcast(VhcaCore *core, const uint8_t *frame, size_t len,
 }
 
 /*
- * A frame the demux found to be RoCEv2 for one of our GIDs or multicast
- * groups, or one we looped back (@looped).  Checks what can be checked
- * without the QP's progress (headers, ICRC, QP, transport, P_Key) and
- * queues it on its QP; the rest happens in the deferred pass.
+ * Check what can be checked without the QP's progress (integrity and
+ * headers, P_Key, QP, transport, state) and queue the packet on its QP;
+ * the rest happens in the deferred pass.
  */
-static void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
-                          bool looped)
+void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
+                    VhcaWirePacket *pkt, bool looped)
 {
-    VhcaWirePacket pkt;
     const VhcaWireOpcodeInfo *info;
     VhcaFrameQueue *q;
     VhcaWireError err;
     uint32_t qpn;
     VhcaQp *qp;
 
-    err = vhca_wire_parse(frame, len, &pkt);
+    err = vhca_wire_parse_ib(frame, len, pkt);
     if (err != VHCA_WIRE_OK) {
         vhca_rx_drop_malformed(core, err);
         return;
     }
-    if (!vhca_rc_pkey_ok(pkt.tp.bth.pkey)) {
-        vhca_rx_drop(core, VHCA_DROP_PKEY, pkt.tp.bth.dest_qpn);
+    if (!vhca_rx_pkey_ok(pkt->tp.bth.pkey)) {
+        vhca_rx_drop(core, VHCA_DROP_PKEY, pkt->tp.bth.dest_qpn);
         return;
     }
-    info = vhca_wire_opcode_info(pkt.tp.bth.opcode);
-    qpn = pkt.tp.bth.dest_qpn;
-    if ((pkt.tp.bth.opcode & VHCA_IB_TRANSPORT_MASK) ==
+    info = vhca_wire_opcode_info(pkt->tp.bth.opcode);
+    qpn = pkt->tp.bth.dest_qpn;
+    if ((pkt->tp.bth.opcode & VHCA_IB_TRANSPORT_MASK) ==
         VHCA_IB_TRANSPORT_UD && qpn == VHCA_MCAST_QPN) {
-        vhca_rx_mcast(core, frame, len, &pkt, looped);
+        vhca_rx_mcast(core, frame, len, pkt, looped);
         return;
     }
     qp = vhca_qp_lookup(core, qpn);
     /* IBTA 9.6.1: unknown QP, or a service the QP does not run: drop. */
-    if (!qp || !vhca_qp_takes(qp, pkt.tp.bth.opcode)) {
+    if (!qp || !vhca_qp_takes(qp, pkt->tp.bth.opcode)) {
         vhca_rx_drop(core, VHCA_DROP_NO_QP, qpn);
         return;
     }
@@ -411,81 +411,14 @@ static void vhca_rx_frame(VhcaCore *core, const uint8_t *frame, size_t len,
         }
         q = &qp->rxq_resp;
     }
-    vhca_rx_enqueue(core, qpn, q, frame, len, &pkt);
-}
-
-void vhca_rc_receive(VhcaCore *core, const uint8_t *frame, size_t len)
-{
-    vhca_rx_frame(core, frame, len, false);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Transmission                                                           */
-/* ---------------------------------------------------------------------- */
-
-void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
-               VhcaWirePacket *pkt)
-{
-    const VhcaGidEntry *sgid = &core->gid_tbl[path->sgid_index %
-                                              VHCA_CORE_GID_TBL_LEN_MAX];
-    VhcaWireNet *net = &pkt->net;
-    size_t len;
-
-    /* The source GID was deleted since MODIFY_QP: nothing to send from. */
-    if (path->sgid_index >= core->cfg.gid_tbl_len || !sgid->valid) {
-        return;
-    }
-    memcpy(net->dmac, path->dmac, VHCA_ETH_ALEN);
-    memcpy(net->smac, core->mac, VHCA_ETH_ALEN);
-    memcpy(net->sgid, sgid->gid, VHCA_GID_LEN);
-    memcpy(net->dgid, path->dgid, VHCA_GID_LEN);
-    net->vlan = false;
-    net->traffic_class = path->traffic_class;
-    net->hop_limit = path->hop_limit;
-    net->flow_label = path->flow_label;
-    net->ip_id = core->rc_ip_id++;
-    net->udp_sport = path->udp_sport ? path->udp_sport :
-                     vhca_wire_udp_sport(path->flow_label, qpn,
-                                         path->dest_qpn);
-    pkt->tp.bth.pkey = VHCA_DEFAULT_PKEY;
-    pkt->tp.bth.dest_qpn = path->dest_qpn;
-
-    len = vhca_wire_build(pkt, core->rc_frame, sizeof(core->rc_frame));
-    if (!len) {
-        /* IPv4 and IPv6 GIDs mixed in the AV: the packet cannot exist. */
-        return;
-    }
-    /*
-     * A packet to one of our own GIDs goes to our receive path, queued
-     * like a received frame, and not to the wire: a NIC loops back
-     * traffic to its own addresses internally.
-     */
-    if (vhca_gid_is_ours(core, net->dgid)) {
-        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rx_frame(core, core->rc_frame, len, true);
-        return;
-    }
-    /*
-     * Multicast goes to the wire and, if some of our QPs joined the
-     * group, to them as well (multicast loopback, as mlx5 does unless
-     * the QP blocks it).
-     */
-    if (vhca_gid_is_multicast(net->dgid) &&
-        vhca_mcast_find(core, net->dgid)) {
-        vhca_count(core, VHCA_CNT_ROCE_RX_PACKETS, 1);
-        vhca_rx_frame(core, core->rc_frame, len, true);
-    }
-    /* No carrier: lost on the wire; the retransmit timer recovers. */
-    if (core->link_up && core->ops->send_frame) {
-        core->ops->send_frame(core->opaque, core->rc_frame, len);
-    }
+    vhca_rx_enqueue(core, qpn, q, frame, len, pkt);
 }
 
 /* ---------------------------------------------------------------------- */
 /* QP life cycle                                                          */
 /* ---------------------------------------------------------------------- */
 
-int vhca_rc_qp_init(VhcaQp *qp)
+int vhca_qp_transport_init(VhcaQp *qp)
 {
     uint32_t entries = 1u << qp->sq.log_size;
 
@@ -496,7 +429,7 @@ int vhca_rc_qp_init(VhcaQp *qp)
     return qp->req.win ? 0 : -1;
 }
 
-void vhca_rc_qp_free(VhcaCore *core, VhcaQp *qp)
+void vhca_qp_transport_free(VhcaCore *core, VhcaQp *qp)
 {
     vhca_frameq_clear(core, &qp->rxq_req);
     vhca_frameq_clear(core, &qp->rxq_resp);
@@ -504,7 +437,7 @@ void vhca_rc_qp_free(VhcaCore *core, VhcaQp *qp)
     qp->req.win = NULL;
 }
 
-void vhca_rc_qp_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
     VhcaSendMeta *win = qp->req.win;
     uint32_t win_size = qp->req.win_size;
@@ -517,11 +450,11 @@ void vhca_rc_qp_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     qp->req.win_size = win_size;
     qp->req.fetched = qp->req.cur = qp->sq.ci;
     qp->deadline = VHCA_NO_DEADLINE;
-    vhca_rc_mark(core, qpn, false);
+    vhca_sched_mark(core, qpn, false);
 }
 
-void vhca_rc_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                      uint8_t prev, uint8_t next)
+void vhca_qp_transport_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                             uint8_t prev, uint8_t next)
 {
     /* The same for every type; UC and UD use the PSNs and nothing else. */
     if (next == VHCA_QPS_RTR && prev == VHCA_QPS_INIT) {
@@ -529,7 +462,7 @@ void vhca_rc_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         qp->resp.epsn = qp->attr.rq_psn;
     }
     if (next == VHCA_QPS_RTS && prev == VHCA_QPS_RTR) {
-        VhcaRcReq *req = &qp->req;
+        VhcaRequester *req = &qp->req;
 
         req->fetched = req->cur = qp->sq.ci;
         req->cur_pkt = 0;
@@ -539,11 +472,11 @@ void vhca_rc_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     if (next == VHCA_QPS_RTS || next == VHCA_QPS_SQD) {
         /* WQEs posted in INIT or RTR, or held in SQD, may go now. */
-        vhca_rc_kick(core, qpn);
+        vhca_sched_kick(core, qpn);
     }
 }
 
-void vhca_rc_cleanup(VhcaCore *core)
+void vhca_sched_cleanup(VhcaCore *core)
 {
     uint32_t qpn;
 
@@ -551,14 +484,14 @@ void vhca_rc_cleanup(VhcaCore *core)
         return;
     }
     for (qpn = 0; qpn < core->cfg.max_qp + VHCA_FIRST_QPN; qpn++) {
-        vhca_rc_qp_free(core, &core->qps[qpn]);
+        vhca_qp_transport_free(core, &core->qps[qpn]);
     }
-    core->rc_rx_queued = 0;
-    if (core->rc_pending.map) {
-        vhca_ids_clear(&core->rc_pending);
+    core->rx_queued = 0;
+    if (core->sched_pending.map) {
+        vhca_ids_clear(&core->sched_pending);
     }
-    if (core->rc_timer != VHCA_NO_DEADLINE && core->ops->timer_cancel) {
+    if (core->sched_timer != VHCA_NO_DEADLINE && core->ops->timer_cancel) {
         core->ops->timer_cancel(core->opaque);
     }
-    core->rc_timer = VHCA_NO_DEADLINE;
+    core->sched_timer = VHCA_NO_DEADLINE;
 }

@@ -26,7 +26,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include "vhca-rc.h"
+#include "vhca-transport.h"
 
 /* Drop the message of this packet and what follows until FIRST/ONLY. */
 static void vhca_uc_drop_msg(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
@@ -48,7 +48,7 @@ static void vhca_uc_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                          const VhcaWirePacket *pkt, uint8_t op, bool first,
                          bool last)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint32_t vendor_err = 0;
     uint8_t status;
 
@@ -87,7 +87,7 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                           const VhcaWirePacket *pkt, uint8_t op, bool first,
                           bool last)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     uint32_t plen = pkt->payload_len;
 
     /* No NAKs on UC: whatever the check finds, the message is dropped. */
@@ -100,9 +100,11 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     resp->cur = VHCA_RESP_WRITE;
-    if (plen && vhca_mr_write(core, resp->write_rkey,
-                              resp->write_va + resp->cur_len, pkt->payload,
-                              plen)) {
+    if (plen && vhca_sg_copy_one(core, VHCA_SG_SCATTER, resp->write_rkey,
+                                 resp->write_va + resp->cur_len,
+                                 (uint8_t *)pkt->payload, plen, qp->pdn,
+                                 VHCA_ACCESS_REMOTE_WRITE) !=
+        VHCA_WC_SUCCESS) {
         /* The MR went away under the WRITE (IBTA 10.6.7.2). */
         vhca_uc_drop_msg(core, qpn, qp);
         return;
@@ -120,13 +122,13 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                     const VhcaWirePacket *pkt)
 {
-    VhcaRcResp *resp = &qp->resp;
+    VhcaResponder *resp = &qp->resp;
     const VhcaWireOpcodeInfo *info = vhca_wire_opcode_info(pkt->tp.bth.opcode);
     uint8_t op = pkt->tp.bth.opcode & ~VHCA_IB_TRANSPORT_MASK;
     uint32_t psn = pkt->tp.bth.psn;
     bool first = info->flags & VHCA_WIRE_OPF_FIRST;
     bool last = info->flags & VHCA_WIRE_OPF_LAST;
-    uint32_t mtu = vhca_rc_mtu(qp);
+    uint32_t mtu = vhca_qp_mtu(qp);
     bool is_send = op <= VHCA_IB_OP_SEND_ONLY_IMM;
     bool is_write = op >= VHCA_IB_OP_RDMA_WRITE_FIRST &&
                     op <= VHCA_IB_OP_RDMA_WRITE_ONLY_IMM;
@@ -134,7 +136,7 @@ void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     /* IBTA 11.6.3.1: Communication Established, first packet in RTR. */
     if (qp->state == VHCA_QPS_RTR && !resp->comm_est) {
         resp->comm_est = true;
-        vhca_rc_qp_event(core, qpn, VHCA_EVENT_COMM_EST);
+        vhca_qp_event(core, qpn, VHCA_EVENT_COMM_EST);
     }
     /* A gap, or discarding after one: only a FIRST or ONLY resumes. */
     if (resp->uc_drop || psn != resp->epsn) {

@@ -21,7 +21,7 @@
 
 #include <string.h>
 
-#include "vhca-rc.h"
+#include "vhca-transport.h"
 
 #define IPV4_HLEN       20
 

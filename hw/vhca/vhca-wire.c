@@ -672,8 +672,9 @@ const char *vhca_wire_error_name(VhcaWireError err)
 }
 
 /*
- * Validate the IPv4 header at @ip (@avail bytes to the end of the frame).
- * On success *ip_hlen is its length and *l4_len the datagram's payload.
+ * Validate the IPv4 header at @ip (@avail bytes to the end of the frame),
+ * all but its checksum (vhca_wire_parse_ib() checks that).  On success
+ * *ip_hlen is its length and *l4_len the datagram's payload.
  */
 static VhcaWireError vhca_wire_parse_ipv4(const uint8_t *ip, size_t avail,
                                           VhcaWirePacket *pkt,
@@ -697,9 +698,6 @@ static VhcaWireError vhca_wire_parse_ipv4(const uint8_t *ip, size_t avail,
     }
     if (tot_len > avail) {
         return VHCA_WIRE_ERR_TRUNCATED;
-    }
-    if (vhca_csum_fold(vhca_csum_add(0, ip, ihl)) != 0xffff) {
-        return VHCA_WIRE_ERR_IP_CHECKSUM;
     }
     /* Only a whole datagram carries a whole RoCE packet. */
     if (vhca_ld_be16(ip + IPV4_OFF_FRAG) & IPV4_FRAG_MF_OFFSET) {
@@ -786,13 +784,13 @@ static VhcaWireError vhca_wire_parse_transport(const uint8_t *bth,
     return VHCA_WIRE_OK;
 }
 
-static VhcaWireError vhca_wire_do_parse(const uint8_t *frame, size_t len,
-                                        VhcaWirePacket *pkt)
+static VhcaWireError vhca_wire_do_parse_net(const uint8_t *frame, size_t len,
+                                            VhcaWirePacket *pkt)
 {
     VhcaWireError err;
     const uint8_t *ip, *udp;
     size_t off = VHCA_ETH_HLEN;
-    size_t ip_hlen, l4_len, udp_len, tp_len;
+    size_t ip_hlen, l4_len;
     uint16_t ethertype;
 
     if (len < VHCA_ETH_HLEN) {
@@ -826,7 +824,6 @@ static VhcaWireError vhca_wire_do_parse(const uint8_t *frame, size_t len,
     if (err != VHCA_WIRE_OK) {
         return err;
     }
-    pkt->l3_offset = (uint32_t)off;
 
     /* From here on, lengths are bounded by what the IP header vouched. */
     if (l4_len < UDP_HLEN) {
@@ -836,8 +833,34 @@ static VhcaWireError vhca_wire_do_parse(const uint8_t *frame, size_t len,
     if (vhca_ld_be16(udp + UDP_OFF_DPORT) != VHCA_ROCE_V2_UDP_PORT) {
         return VHCA_WIRE_ERR_UDP_PORT;
     }
+    pkt->net.udp_sport = vhca_ld_be16(udp + UDP_OFF_SPORT);
+    pkt->l3_offset = (uint32_t)off;
+    pkt->l4_offset = (uint32_t)(off + ip_hlen);
+    pkt->l4_len = (uint32_t)l4_len;
+    return VHCA_WIRE_OK;
+}
+
+static VhcaWireError vhca_wire_do_parse_ib(const uint8_t *frame, size_t len,
+                                           VhcaWirePacket *pkt)
+{
+    const uint8_t *ip = frame + pkt->l3_offset;
+    const uint8_t *udp = frame + pkt->l4_offset;
+    size_t ip_hlen = pkt->l4_offset - pkt->l3_offset;
+    size_t udp_len, tp_len;
+    VhcaWireError err;
+
+    /* Not what vhca_wire_parse_net() left for this frame: read nothing. */
+    if (pkt->l3_offset < VHCA_ETH_HLEN || pkt->l4_offset <= pkt->l3_offset ||
+        pkt->l4_len < UDP_HLEN ||
+        (size_t)pkt->l4_offset + pkt->l4_len > len) {
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    if (!pkt->ipv6 &&
+        vhca_csum_fold(vhca_csum_add(0, ip, ip_hlen)) != 0xffff) {
+        return VHCA_WIRE_ERR_IP_CHECKSUM;
+    }
     udp_len = vhca_ld_be16(udp + UDP_OFF_LEN);
-    if (udp_len < UDP_HLEN || udp_len > l4_len) {
+    if (udp_len < UDP_HLEN || udp_len > pkt->l4_len) {
         return VHCA_WIRE_ERR_UDP_LEN;
     }
     /* 0 means "no checksum", which RoCEv2 senders use (see build). */
@@ -845,13 +868,12 @@ static VhcaWireError vhca_wire_do_parse(const uint8_t *frame, size_t len,
         !vhca_udp_checksum_ok(ip, pkt->ipv6, udp, (uint16_t)udp_len)) {
         return VHCA_WIRE_ERR_UDP_CHECKSUM;
     }
-    pkt->net.udp_sport = vhca_ld_be16(udp + UDP_OFF_SPORT);
 
     tp_len = udp_len - UDP_HLEN;
     if (tp_len < VHCA_IB_BTH_LEN + VHCA_IB_ICRC_LEN) {
         return VHCA_WIRE_ERR_BTH_LEN;
     }
-    pkt->bth_offset = (uint32_t)(off + ip_hlen + UDP_HLEN);
+    pkt->bth_offset = pkt->l4_offset + UDP_HLEN;
 
     /* Integrity first: a damaged header must not pass for a bad field. */
     if (vhca_icrc(ip, ip_hlen, pkt->ipv6,
@@ -867,15 +889,37 @@ static VhcaWireError vhca_wire_do_parse(const uint8_t *frame, size_t len,
     return VHCA_WIRE_OK;
 }
 
-VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
-                              VhcaWirePacket *pkt)
+VhcaWireError vhca_wire_parse_net(const uint8_t *frame, size_t len,
+                                  VhcaWirePacket *pkt)
 {
     VhcaWireError err;
 
     memset(pkt, 0, sizeof(*pkt));
-    err = vhca_wire_do_parse(frame, len, pkt);
+    err = vhca_wire_do_parse_net(frame, len, pkt);
     if (err != VHCA_WIRE_OK) {
         memset(pkt, 0, sizeof(*pkt));
+    }
+    return err;
+}
+
+VhcaWireError vhca_wire_parse_ib(const uint8_t *frame, size_t len,
+                                 VhcaWirePacket *pkt)
+{
+    VhcaWireError err = vhca_wire_do_parse_ib(frame, len, pkt);
+
+    if (err != VHCA_WIRE_OK) {
+        memset(pkt, 0, sizeof(*pkt));
+    }
+    return err;
+}
+
+VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
+                              VhcaWirePacket *pkt)
+{
+    VhcaWireError err = vhca_wire_parse_net(frame, len, pkt);
+
+    if (err == VHCA_WIRE_OK) {
+        err = vhca_wire_parse_ib(frame, len, pkt);
     }
     return err;
 }

@@ -305,9 +305,11 @@ typedef struct VhcaWirePacket {
     const uint8_t *payload;         /* pad excluded */
     uint32_t payload_len;
 
-    /* Set by vhca_wire_parse() only: where the layers start. */
+    /* Set by the parser only: where the layers start. */
     bool ipv6;
     uint32_t l3_offset;
+    uint32_t l4_offset;             /* the UDP header */
+    uint32_t l4_len;                /* IP payload the IP header vouches */
     uint32_t bth_offset;
     uint32_t payload_offset;
 } VhcaWirePacket;
@@ -368,11 +370,29 @@ typedef enum VhcaWireError {
 const char *vhca_wire_error_name(VhcaWireError err);
 
 /*
- * Parse a received Ethernet frame (no FCS) of @len bytes.  On success
- * fills @pkt, whose payload points into @frame.  Trailing bytes after
- * the IP datagram (Ethernet padding) are ignored.  @pkt is cleared on
- * failure.
+ * Parse a received Ethernet frame (no FCS) of @len bytes into @pkt, in
+ * two stages over the one descriptor, so that the receive path walks a
+ * frame once whatever it turns out to be.  Trailing bytes after the IP
+ * datagram (Ethernet padding) are ignored.  Each stage clears @pkt when
+ * it fails.
+ *
+ * vhca_wire_parse_net() recognises RoCEv2 (A17.2): Ethernet with at most
+ * one 802.1Q tag, a whole IPv4 datagram or an IPv6 packet without
+ * extension headers, UDP to port 4791.  It fills @pkt->net (addresses as
+ * GIDs), ipv6 and the layer offsets; the receive demux decides from
+ * pkt->net.dgid whether the packet is ours.  It does not look past the
+ * UDP ports: a frame it accepts may still be damaged.
+ *
+ * vhca_wire_parse_ib() continues on the same @frame and @pkt: integrity
+ * (IPv4 header checksum, UDP length and checksum, ICRC), then the BTH,
+ * the extension headers and the payload, which then points into @frame.
+ *
+ * vhca_wire_parse() is both stages.
  */
+VhcaWireError vhca_wire_parse_net(const uint8_t *frame, size_t len,
+                                  VhcaWirePacket *pkt);
+VhcaWireError vhca_wire_parse_ib(const uint8_t *frame, size_t len,
+                                 VhcaWirePacket *pkt);
 VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
                               VhcaWirePacket *pkt);
 

@@ -281,8 +281,24 @@ static void test_mr_check(void)
                      VHCA_ST_OK);
     g_assert_cmpuint(vhca_mr_check(&h->core, rw, pd1, iova, 8, 0), ==,
                      VHCA_MR_BAD_KEY);
-    g_assert_cmpint(vhca_mr_read(&h->core, rw, iova, &c, 8), ==, -1);
+    g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_GATHER, rw, iova, &c,
+                                      8, pd1, 0), ==, VHCA_WC_LOC_PROT_ERR);
     harness_free(h);
+}
+
+/* One range of an MR through vhca_sg_copy(), as the transport uses it. */
+static uint8_t scatter(Harness *h, uint32_t key, uint32_t pdn, uint64_t addr,
+                       uint8_t *buf, uint32_t len)
+{
+    return vhca_sg_copy_one(&h->core, VHCA_SG_SCATTER, key, addr, buf, len,
+                            pdn, VHCA_ACCESS_LOCAL_WRITE);
+}
+
+static uint8_t gather(Harness *h, uint32_t key, uint32_t pdn, uint64_t addr,
+                      uint8_t *buf, uint32_t len)
+{
+    return vhca_sg_copy_one(&h->core, VHCA_SG_GATHER, key, addr, buf, len,
+                            pdn, 0);
 }
 
 /* The page walk: reversed pages, an offset, level 1 and level 2. */
@@ -309,39 +325,126 @@ static void test_mr_dma(void)
     g_assert_cmpuint(create_mr(h, &c, &k2), ==, VHCA_ST_OK);
 
     /* Write through the level 1 MR, across both page boundaries. */
-    g_assert_cmpint(vhca_mr_write(&h->core, k1, 0x5000 + 0x10, in,
-                                  2 * 4096 + 0x100), ==, 0);
+    g_assert_cmpuint(scatter(h, k1, pdn, 0x5000 + 0x10, in, 2 * 4096 + 0x100),
+                     ==, VHCA_WC_SUCCESS);
     /* iova 0x5010 is byte 0x90 of the first listed page, the last one. */
     g_assert_cmpmem(ram_ptr(h, pages + 2 * 4096 + 0x90, 16), 16, in, 16);
     g_assert_cmpmem(ram_ptr(h, pages + 4096, 4096), 4096,
                     in + 4096 - 0x90, 4096);
     g_assert_cmpmem(ram_ptr(h, pages, 16), 16, in + 2 * 4096 - 0x90, 16);
     /* Read it back through the level 2 MR. */
-    g_assert_cmpint(vhca_mr_read(&h->core, k2, 0x5000 + 0x10, out,
-                                 2 * 4096 + 0x100), ==, 0);
+    g_assert_cmpuint(gather(h, k2, pdn, 0x5000 + 0x10, out, 2 * 4096 + 0x100),
+                     ==, VHCA_WC_SUCCESS);
     g_assert_cmpmem(out, 2 * 4096 + 0x100, in, 2 * 4096 + 0x100);
     /* Past the end of the MR: refused. */
-    g_assert_cmpint(vhca_mr_read(&h->core, k2, 0x5000, out, 3 * 4096), ==,
-                    -1);
+    g_assert_cmpuint(gather(h, k2, pdn, 0x5000, out, 3 * 4096), ==,
+                     VHCA_WC_LOC_PROT_ERR);
 
     /* A page list entry rewritten to point outside RAM fails the walk. */
     {
         uint64_t bad = GUINT64_TO_LE(BAD_ADDR);
 
         ram_write(h, pbl + 8, &bad, 8);
-        g_assert_cmpint(vhca_mr_read(&h->core, k1, 0x5000, out, 4096), ==,
-                        -1);
+        g_assert_cmpuint(gather(h, k1, pdn, 0x5000, out, 4096), ==,
+                         VHCA_WC_LOC_PROT_ERR);
     }
 
     /* A physical MR: iova = guest physical, RAM only. */
     c = mr_desc(pdn, VHCA_ACCESS_LOCAL_WRITE, 0, ~0ull, 0, 0, 0, 3);
     c.flags = GUINT16_TO_LE(VHCA_MR_PHYS);
     g_assert_cmpuint(create_mr(h, &c, &kphys), ==, VHCA_ST_OK);
-    g_assert_cmpint(vhca_mr_write(&h->core, kphys, DATA_ADDR, in, 100), ==,
-                    0);
+    g_assert_cmpuint(scatter(h, kphys, pdn, DATA_ADDR, in, 100), ==,
+                     VHCA_WC_SUCCESS);
     g_assert_cmpmem(ram_ptr(h, DATA_ADDR, 100), 100, in, 100);
-    g_assert_cmpint(vhca_mr_write(&h->core, kphys, BAD_ADDR, in, 100), ==,
-                    -1);
+    g_assert_cmpuint(scatter(h, kphys, pdn, BAD_ADDR, in, 100), ==,
+                     VHCA_WC_LOC_PROT_ERR);
+    harness_free(h);
+}
+
+/*
+ * vhca_sg_copy(): a list of entries in two MRs, zero-length entries, an
+ * offset into the list, a list too short, and every entry checked (key,
+ * PD, rights) as it is used.
+ */
+static void test_sg_copy(void)
+{
+    Harness *h = setup();
+    uint32_t pdn = rdma_create_pd(h), pd2 = rdma_create_pd(h);
+    uint64_t pages = rdma_alloc(h, 2);
+    uint64_t pbl = rdma_pbl(h, pages, 2, false);
+    uint8_t in[600], out[600];
+    struct vhca_mr_create c;
+    uint32_t kpaged, kphys, kro;
+    unsigned i;
+
+    for (i = 0; i < sizeof(in); i++) {
+        in[i] = (uint8_t)(i * 7 + 3);
+    }
+    c = mr_desc(pdn, VHCA_ACCESS_LOCAL_WRITE, 0x8000, 2 * 4096, pbl, 2, 0,
+                1);
+    g_assert_cmpuint(create_mr(h, &c, &kpaged), ==, VHCA_ST_OK);
+    c = mr_desc(pdn, VHCA_ACCESS_LOCAL_WRITE, 0, ~0ull, 0, 0, 0, 2);
+    c.flags = GUINT16_TO_LE(VHCA_MR_PHYS);
+    g_assert_cmpuint(create_mr(h, &c, &kphys), ==, VHCA_ST_OK);
+    c = mr_desc(pdn, 0, 0x8000, 2 * 4096, pbl, 2, 0, 3);
+    g_assert_cmpuint(create_mr(h, &c, &kro), ==, VHCA_ST_OK);
+
+    {
+        /* 100 bytes across a page boundary, nothing, 200 bytes, 300. */
+        const struct vhca_sge sgl[] = {
+            { .addr = 0x8000 + 4096 - 50, .length = 100, .lkey = kpaged },
+            { .addr = 0x8000, .length = 0, .lkey = 0 },
+            { .addr = DATA_ADDR, .length = 200, .lkey = kphys },
+            { .addr = 0x8000 + 300, .length = 300, .lkey = kpaged },
+        };
+
+        g_assert_cmpuint(vhca_sg_copy(&h->core, VHCA_SG_SCATTER, sgl, 4, 0,
+                                      in, 600, pdn,
+                                      VHCA_ACCESS_LOCAL_WRITE), ==,
+                         VHCA_WC_SUCCESS);
+        g_assert_cmpmem(ram_ptr(h, pages + 4096 - 50, 50), 50, in, 50);
+        g_assert_cmpmem(ram_ptr(h, pages + 4096, 50), 50, in + 50, 50);
+        g_assert_cmpmem(ram_ptr(h, DATA_ADDR, 200), 200, in + 100, 200);
+        g_assert_cmpmem(ram_ptr(h, pages + 300, 300), 300, in + 300, 300);
+
+        /* From an offset inside the second non-empty entry. */
+        memset(out, 0, sizeof(out));
+        g_assert_cmpuint(vhca_sg_copy(&h->core, VHCA_SG_GATHER, sgl, 4, 150,
+                                      out, 450, pdn, 0), ==,
+                         VHCA_WC_SUCCESS);
+        g_assert_cmpmem(out, 450, in + 150, 450);
+        /* One byte more than the list holds. */
+        g_assert_cmpuint(vhca_sg_copy(&h->core, VHCA_SG_GATHER, sgl, 4, 150,
+                                      out, 451, pdn, 0), ==,
+                         VHCA_WC_LOC_LEN_ERR);
+        /* Another PD's list, or one the access is not granted to. */
+        g_assert_cmpuint(vhca_sg_copy(&h->core, VHCA_SG_GATHER, sgl, 4, 0,
+                                      out, 600, pd2, 0), ==,
+                         VHCA_WC_LOC_PROT_ERR);
+        g_assert_cmpuint(vhca_sg_copy(&h->core, VHCA_SG_GATHER, sgl, 4, 0,
+                                      out, 100, pdn,
+                                      VHCA_ACCESS_REMOTE_READ), ==,
+                         VHCA_WC_LOC_PROT_ERR);
+    }
+    {
+        /* A read-only MR: gathered from, never scattered to. */
+        const struct vhca_sge ro = {
+            .addr = 0x8000, .length = 64, .lkey = kro,
+        };
+
+        g_assert_cmpuint(vhca_sg_copy(&h->core, VHCA_SG_GATHER, &ro, 1, 0,
+                                      out, 64, pdn, 0), ==,
+                         VHCA_WC_SUCCESS);
+        g_assert_cmpuint(vhca_sg_copy(&h->core, VHCA_SG_SCATTER, &ro, 1, 0,
+                                      in, 64, pdn,
+                                      VHCA_ACCESS_LOCAL_WRITE), ==,
+                         VHCA_WC_LOC_PROT_ERR);
+    }
+    /* An MR destroyed: its key fails at the next use. */
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, kpaged), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(gather(h, kpaged, pdn, 0x8000, out, 8), ==,
+                     VHCA_WC_LOC_PROT_ERR);
     harness_free(h);
 }
 
@@ -603,6 +706,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/res/mr-keys-and-busy", test_mr_keys_and_busy);
     g_test_add_func("/vhca/res/mr-check", test_mr_check);
     g_test_add_func("/vhca/res/mr-dma", test_mr_dma);
+    g_test_add_func("/vhca/res/sg-copy", test_sg_copy);
     g_test_add_func("/vhca/res/eq-create", test_eq_create);
     g_test_add_func("/vhca/res/cq-create", test_cq_create);
     g_test_add_func("/vhca/res/qp-create", test_qp_create);

@@ -11,8 +11,7 @@
 #include <string.h>
 
 #include "vhca-node.h"
-#include "vhca-internal.h"
-#include "vhca-wire.h"
+#include "vhca-transport.h"
 
 #define QKEY_A          0x11110000u
 #define QKEY_B          0x22220000u
@@ -640,7 +639,8 @@ static void test_mcast_deliver(void)
     g_assert_cmpuint(mcast_cmd(p.b.h, VHCA_CMD_DETACH_MCAST, b3.qp.qpn,
                                mcast_gid), ==, VHCA_ST_OK);
     g_assert_null(vhca_mcast_find(&p.b.h->core, mcast_gid));
-    g_assert_false(vhca_demux_is_roce(&p.b.h->core, w.last, w.last_len));
+    g_assert_cmpint(vhca_core_receive(&p.b.h->core, w.last, w.last_len), !=,
+                    VHCA_RX_ROCE);
     ud_pair_free(&p);
 }
 
@@ -650,6 +650,7 @@ static void test_mcast_no_member(void)
 {
     const Dest to_group = { mcast_gid, mcast_mac, 0, QKEY_B, 0 };
     const Dest to_own_group = { mcast_gid, mcast_mac, 0, QKEY_A, 0 };
+    VhcaWirePacket pkt;
     Wire w = { 0 };
     UdPair p;
 
@@ -659,7 +660,9 @@ static void test_mcast_no_member(void)
     post_ud(&p.a, 1, VHCA_WR_SEND, 0, 8, &to_group);
     settle(&p);
     expect_cqe(&p.a, &p.a.scq, 1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
-    vhca_rc_receive(&p.b.h->core, w.last, w.last_len);
+    g_assert_cmpint(vhca_wire_parse_net(w.last, w.last_len, &pkt), ==,
+                    VHCA_WIRE_OK);
+    vhca_rx_packet(&p.b.h->core, w.last, w.last_len, &pkt, false);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_MCAST_NO_MEMBER), ==, 1);
     g_assert_cmpstr(p.b.h->last_drop_reason, ==, "mcast-no-member");
     g_assert_cmpuint(p.b.h->last_drop_qpn, ==, VHCA_MCAST_QPN);

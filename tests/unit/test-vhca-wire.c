@@ -955,6 +955,68 @@ static void test_ipv4_options(void)
 }
 
 /*
+ * The two stages over one descriptor: vhca_wire_parse_net() recognises
+ * RoCEv2 and says where the layers are, without judging what follows the
+ * UDP ports; vhca_wire_parse_ib() goes on from there, and refuses a
+ * descriptor that does not describe the frame.
+ */
+static void test_two_stages(void)
+{
+    uint8_t frame[FRAME_MAX];
+    VhcaWirePacket pkt, whole;
+    size_t len;
+
+    for (int v6 = 0; v6 < 2; v6++) {
+        size_t l4 = 14 + (v6 ? 40 : 20);
+
+        len = build_sample(frame, v6, VHCA_IB_OPCODE(RC, SEND_ONLY), 8);
+        g_assert_cmpint(vhca_wire_parse_net(frame, len, &pkt), ==,
+                        VHCA_WIRE_OK);
+        g_assert_cmpuint(pkt.l3_offset, ==, 14);
+        g_assert_cmpuint(pkt.l4_offset, ==, l4);
+        g_assert_cmpuint(pkt.l4_len, ==, len - l4);
+        g_assert_cmpint(pkt.ipv6, ==, v6);
+        g_assert_null(pkt.payload);
+        g_assert_cmpint(vhca_wire_parse_ib(frame, len, &pkt), ==,
+                        VHCA_WIRE_OK);
+        g_assert_cmpint(vhca_wire_parse(frame, len, &whole), ==,
+                        VHCA_WIRE_OK);
+        g_assert_cmpint(memcmp(&pkt, &whole, sizeof(pkt)), ==, 0);
+
+        /* Damage past the UDP ports is the second stage's to find. */
+        frame[l4 + 8 + 7] ^= 0x01;          /* BTH DestQP */
+        g_assert_cmpint(vhca_wire_parse_net(frame, len, &pkt), ==,
+                        VHCA_WIRE_OK);
+        g_assert_cmpint(vhca_wire_parse_ib(frame, len, &pkt), ==,
+                        VHCA_WIRE_ERR_ICRC);
+        g_assert_cmpuint(pkt.l4_offset, ==, 0);     /* cleared */
+
+        /* A descriptor of another (longer) frame reads nothing here. */
+        len = build_sample(frame, v6, VHCA_IB_OPCODE(RC, SEND_ONLY), 64);
+        g_assert_cmpint(vhca_wire_parse_net(frame, len, &pkt), ==,
+                        VHCA_WIRE_OK);
+        g_assert_cmpint(vhca_wire_parse_ib(frame, len - 60, &pkt), ==,
+                        VHCA_WIRE_ERR_TRUNCATED);
+        memset(&pkt, 0, sizeof(pkt));
+        g_assert_cmpint(vhca_wire_parse_ib(frame, len, &pkt), ==,
+                        VHCA_WIRE_ERR_TRUNCATED);
+    }
+
+    /* The IPv4 header checksum is not the first stage's business. */
+    len = build_sample(frame, false, VHCA_IB_OPCODE(RC, SEND_ONLY), 8);
+    frame[14 + 10] ^= 0x01;
+    g_assert_cmpint(vhca_wire_parse_net(frame, len, &pkt), ==,
+                    VHCA_WIRE_OK);
+    g_assert_cmpint(vhca_wire_parse_ib(frame, len, &pkt), ==,
+                    VHCA_WIRE_ERR_IP_CHECKSUM);
+    /* A port other than 4791 is. */
+    len = build_sample(frame, false, VHCA_IB_OPCODE(RC, SEND_ONLY), 8);
+    frame[14 + 20 + 3]--;
+    g_assert_cmpint(vhca_wire_parse_net(frame, len, &pkt), ==,
+                    VHCA_WIRE_ERR_UDP_PORT);
+}
+
+/*
  * Random frames and damaged valid ones (half of them re-sealed so that the
  * damage reaches the transport checks): every one gets a verdict, nothing
  * is read out of bounds (ASan), the payload stays inside the frame.
@@ -1296,6 +1358,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/wire/icrc-coverage", test_icrc_coverage);
     g_test_add_func("/vhca/wire/bad-transport", test_bad_transport);
     g_test_add_func("/vhca/wire/ipv4-options", test_ipv4_options);
+    g_test_add_func("/vhca/wire/two-stages", test_two_stages);
     g_test_add_func("/vhca/wire/garbage", test_garbage);
     g_test_add_func("/vhca/wire/error-names", test_error_names);
     g_test_add_func("/vhca/wire/psn", test_psn);

@@ -12,9 +12,9 @@
 
 #include <string.h>
 
-#include "vhca-rc.h"
+#include "vhca-transport.h"
 
-static bool vhca_comp_is_rd_atomic(const VhcaSendMeta *m)
+static bool vhca_completer_is_rd_atomic(const VhcaSendMeta *m)
 {
     return m->opcode == VHCA_WR_RDMA_READ ||
            m->opcode == VHCA_WR_ATOMIC_CMP_AND_SWP ||
@@ -25,8 +25,8 @@ static bool vhca_comp_is_rd_atomic(const VhcaSendMeta *m)
  * A retry (IBTA 9.7.5.1.5 and C9-... : NAK sequence error, implied NAK,
  * local ACK timeout) from @psn, while the retry counter lasts.
  */
-static void vhca_comp_retry(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                            uint32_t psn, bool timeout)
+static void vhca_completer_retry(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                 uint32_t psn, bool timeout)
 {
     /*
      * One retry per loss: the packets that follow a lost one each show
@@ -54,10 +54,10 @@ static void vhca_comp_retry(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 }
 
 /* IBTA 9.7.5.1.4 / C9-119: RNR NAK: wait the time it names, then resend. */
-static void vhca_comp_rnr(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                          uint32_t psn, uint8_t timer_code)
+static void vhca_completer_rnr(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                               uint32_t psn, uint8_t timer_code)
 {
-    VhcaRcReq *req = &qp->req;
+    VhcaRequester *req = &qp->req;
 
     /* rnr_retry 7 means retry for ever (IBTA 9.7.5.2.8, Table 41). */
     if (qp->attr.rnr_retry != 7) {
@@ -73,8 +73,8 @@ static void vhca_comp_rnr(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                    (uint64_t)vhca_ib_rnr_timer_us(timer_code) * 1000;
 }
 
-static void vhca_comp_nak(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                          uint32_t psn, uint8_t code)
+static void vhca_completer_nak(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                               uint32_t psn, uint8_t code)
 {
     VhcaSendMeta *m = vhca_req_head(qp);
 
@@ -87,7 +87,7 @@ static void vhca_comp_nak(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     /* IBTA 9.9.2 Table "Requester error behavior": the error classes. */
     switch (code) {
     case VHCA_IB_NAK_PSN_SEQ_ERROR:
-        vhca_comp_retry(core, qpn, qp, psn, false);
+        vhca_completer_retry(core, qpn, qp, psn, false);
         break;
     case VHCA_IB_NAK_INVALID_REQUEST:
         vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR, code);
@@ -106,12 +106,13 @@ static void vhca_comp_nak(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 }
 
 /* A READ response packet for the head WQE, in order. */
-static void vhca_comp_read_response(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                                    const VhcaWirePacket *pkt)
+static void vhca_completer_read_response(VhcaCore *core, uint32_t qpn,
+                                         VhcaQp *qp,
+                                         const VhcaWirePacket *pkt)
 {
     VhcaSendMeta *m = vhca_req_head(qp);
     uint32_t psn = pkt->tp.bth.psn;
-    uint32_t mtu = vhca_rc_mtu(qp);
+    uint32_t mtu = vhca_qp_mtu(qp);
     uint32_t expect_psn, offset, expect_len;
     uint8_t status;
 
@@ -125,7 +126,7 @@ static void vhca_comp_read_response(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     if (psn != expect_psn) {
         if (vhca_psn_after(psn, expect_psn)) {
             /* A response packet was lost: ask again from it. */
-            vhca_comp_retry(core, qpn, qp, expect_psn, false);
+            vhca_completer_retry(core, qpn, qp, expect_psn, false);
         }
         return;
     }
@@ -148,14 +149,14 @@ static void vhca_comp_read_response(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
 }
 
-static void vhca_comp_atomic_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                                 const VhcaWirePacket *pkt)
+static void vhca_completer_atomic_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                      const VhcaWirePacket *pkt)
 {
     VhcaSendMeta *m = vhca_req_head(qp);
     uint8_t orig[8];
     uint8_t status;
 
-    if (!m || !vhca_comp_is_rd_atomic(m) ||
+    if (!m || !vhca_completer_is_rd_atomic(m) ||
         m->opcode == VHCA_WR_RDMA_READ || pkt->tp.bth.psn != m->first_psn) {
         vhca_rx_drop(core, VHCA_DROP_BAD_RESPONSE, qpn);
         return;
@@ -177,10 +178,10 @@ static void vhca_comp_atomic_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
  * PSN too.  A READ or atomic whose responses were skipped over is
  * retried (9.7.5.1.2, "implied NAK").
  */
-static void vhca_comp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                             const VhcaWirePacket *pkt)
+static void vhca_completer_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                  const VhcaWirePacket *pkt)
 {
-    VhcaRcReq *req = &qp->req;
+    VhcaRequester *req = &qp->req;
     uint8_t op = pkt->tp.bth.opcode & ~VHCA_IB_TRANSPORT_MASK;
     uint32_t psn = pkt->tp.bth.psn;
     uint8_t kind = VHCA_IB_AETH_KIND_ACK;
@@ -207,11 +208,11 @@ static void vhca_comp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     while ((m = vhca_req_head(qp)) && m->status == VHCA_WC_SUCCESS) {
         uint32_t last = vhca_psn_add(m->first_psn, m->npkts - 1);
 
-        if (vhca_comp_is_rd_atomic(m)) {
+        if (vhca_completer_is_rd_atomic(m)) {
             uint32_t resume = vhca_psn_add(m->first_psn, m->done_pkts);
 
             if (!vhca_psn_before(implied, resume)) {
-                vhca_comp_retry(core, qpn, qp, resume, false);
+                vhca_completer_retry(core, qpn, qp, resume, false);
                 return;
             }
             break;
@@ -230,10 +231,10 @@ static void vhca_comp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     case VHCA_IB_OP_RDMA_READ_RESPONSE_MIDDLE:
     case VHCA_IB_OP_RDMA_READ_RESPONSE_LAST:
     case VHCA_IB_OP_RDMA_READ_RESPONSE_ONLY:
-        vhca_comp_read_response(core, qpn, qp, pkt);
+        vhca_completer_read_response(core, qpn, qp, pkt);
         break;
     case VHCA_IB_OP_ATOMIC_ACKNOWLEDGE:
-        vhca_comp_atomic_ack(core, qpn, qp, pkt);
+        vhca_completer_atomic_ack(core, qpn, qp, pkt);
         break;
     default:
         break;
@@ -257,11 +258,11 @@ static void vhca_comp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     if (kind == VHCA_IB_AETH_KIND_RNR_NAK) {
-        vhca_comp_rnr(core, qpn, qp, psn,
-                      pkt->tp.aeth.syndrome & VHCA_IB_AETH_VALUE_MASK);
+        vhca_completer_rnr(core, qpn, qp, psn,
+                           pkt->tp.aeth.syndrome & VHCA_IB_AETH_VALUE_MASK);
     } else if (kind == VHCA_IB_AETH_KIND_NAK) {
-        vhca_comp_nak(core, qpn, qp, psn,
-                      pkt->tp.aeth.syndrome & VHCA_IB_AETH_VALUE_MASK);
+        vhca_completer_nak(core, qpn, qp, psn,
+                           pkt->tp.aeth.syndrome & VHCA_IB_AETH_VALUE_MASK);
     }
     /*
      * ACK credits (9.7.7.2) are not used to hold back SENDs: an RNR NAK
@@ -269,8 +270,8 @@ static void vhca_comp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
      */
 }
 
-bool vhca_comp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                   unsigned *budget)
+bool vhca_completer_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                        unsigned *budget)
 {
     VhcaRxFrame *f;
 
@@ -281,18 +282,18 @@ bool vhca_comp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         (*budget)--;
         f = vhca_frameq_pop(core, &qp->rxq_resp);
         if (qp->state == VHCA_QPS_RTS || qp->state == VHCA_QPS_SQD) {
-            vhca_comp_packet(core, qpn, qp, &f->pkt);
+            vhca_completer_packet(core, qpn, qp, &f->pkt);
         } else {
             vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpn);
         }
-        vhca_rc_frame_free(f);
+        vhca_rx_frame_free(f);
     }
     return false;
 }
 
-void vhca_comp_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+void vhca_completer_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
-    VhcaRcReq *req = &qp->req;
+    VhcaRequester *req = &qp->req;
 
     if (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD) {
         return;
@@ -303,6 +304,6 @@ void vhca_comp_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     }
     /* IBTA 9.7.6.1: Local ACK Timeout: resend from the oldest PSN. */
     if (req->una_psn != req->sent_psn && vhca_req_head(qp)) {
-        vhca_comp_retry(core, qpn, qp, req->una_psn, true);
+        vhca_completer_retry(core, qpn, qp, req->una_psn, true);
     }
 }

@@ -1,25 +1,26 @@
 /*
- * vhca engine: what the parts of the RC transport share (IBTA Vol 1
- * chapter 9): the requester (vhca-req.c), the completer (vhca-comp.c),
- * the responder (vhca-resp.c) and the scheduler that runs them, owns the
- * timers and the receive queues (vhca-sched.c).  Engine-internal.
+ * vhca engine: what the parts of the transport share, for every QP type
+ * (IBTA Vol 1 chapters 9 and 10): the requester (vhca-req.c), the RC
+ * completer (vhca-completer.c), the responders (vhca-resp.c, vhca-uc.c,
+ * vhca-ud.c) and the scheduler that runs them, owns the timers and the
+ * receive queues (vhca-sched.c).  Engine-internal.
  *
  * Copyright (c) 2025 The vhca authors
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#ifndef HW_VHCA_RC_H
-#define HW_VHCA_RC_H
+#ifndef HW_VHCA_TRANSPORT_H
+#define HW_VHCA_TRANSPORT_H
 
 #include "vhca-internal.h"
 #include "vhca-psn.h"
 #include "vhca-wire.h"
 
 /* Packets (sent or received) one QP may handle in one deferred pass. */
-#define VHCA_RC_QP_BUDGET       64
+#define VHCA_SCHED_QP_BUDGET    64
 /* Packets one deferred pass may handle in total. */
-#define VHCA_RC_PASS_BUDGET     256
+#define VHCA_SCHED_PASS_BUDGET  256
 /* The default P_Key; the partition key table has only it (max_pkeys 1). */
 #define VHCA_DEFAULT_PKEY       0xffff
 
@@ -31,7 +32,7 @@ struct VhcaRxFrame {
 
 /* vhca-sched.c */
 VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q);
-void vhca_rc_frame_free(VhcaRxFrame *f);
+void vhca_rx_frame_free(VhcaRxFrame *f);
 /* A received packet the transport does not take: ROCE_RX_DROPPED. */
 /*
  * A received RoCE frame was dropped (enum vhca_drop_reason, in
@@ -44,13 +45,14 @@ void vhca_rx_drop(VhcaCore *core, enum vhca_drop_reason reason, uint32_t qpn);
 /* The parser refused a frame: traced with the parser's reason. */
 void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err);
 /*
- * Send @pkt (its transport part filled in) from QP @qpn along @path: the
- * network part and BTH DestQP come from the path.  A destination GID of
- * our own is looped back to our receive path, a multicast one both to
- * the wire and to our QPs in its group.
+ * A RoCEv2 frame for one of our GIDs or multicast groups, from the wire
+ * (the demux decided) or looped back by vhca_xmit() (@looped), its
+ * network part parsed into @pkt by vhca_wire_parse_net().  The parse is
+ * finished in place, the packet checked as far as it can be without its
+ * QP's progress and queued on its QP with @pkt.
  */
-void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
-               VhcaWirePacket *pkt);
+void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
+                    VhcaWirePacket *pkt, bool looped);
 /*
  * IBTA 10.3.1: the receive side works from RTR on; RC stops in SQE (it
  * never gets there), UC and UD go on receiving in SQE.
@@ -63,9 +65,19 @@ static inline bool vhca_qp_receives(const VhcaQp *qp)
 }
 
 /* The QP's path MTU in bytes (IBTA 9.7.4: 256..4096). */
-uint32_t vhca_rc_mtu(const VhcaQp *qp);
+uint32_t vhca_qp_mtu(const VhcaQp *qp);
 /* Post a QP affiliated asynchronous event (IBTA 11.6.3). */
-void vhca_rc_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event);
+void vhca_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event);
+
+/* vhca-tx.c */
+/*
+ * Send @pkt (its transport part filled in) from QP @qpn along @path: the
+ * network part and BTH DestQP come from the path.  A destination GID of
+ * our own is looped back to our receive path, a multicast one both to
+ * the wire and to our QPs in its group.
+ */
+void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
+               VhcaWirePacket *pkt);
 
 /* vhca-req.c */
 bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
@@ -88,11 +100,11 @@ uint8_t vhca_req_scatter(VhcaCore *core, VhcaQp *qp, const void *data,
 /* Arm the retransmit timer if something is unacknowledged. */
 void vhca_req_restart_timer(VhcaCore *core, VhcaQp *qp);
 
-/* vhca-comp.c */
-bool vhca_comp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                   unsigned *budget);
+/* vhca-completer.c */
+bool vhca_completer_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                        unsigned *budget);
 /* The QP's deadline passed: retransmit timeout or RNR wait over. */
-void vhca_comp_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+void vhca_completer_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 
 /* vhca-resp.c: the responder, and what UC and UD share of it. */
 bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
@@ -152,4 +164,4 @@ void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                     const VhcaRxFrame *f);
 
-#endif /* HW_VHCA_RC_H */
+#endif /* HW_VHCA_TRANSPORT_H */
