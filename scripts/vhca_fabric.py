@@ -157,6 +157,17 @@ class Guest:
                               % (self.index, gid, out))
         return gids[gid]
 
+    def hw_counters(self, tool="rdma"):
+        """The device counters as {name: value}: from `rdma statistic`
+        (the RoCE transport's) or `ethtool -S` (all of them)."""
+        if tool == "rdma":
+            out = self.run("rdma statistic show link %s/1" % self.rdma_dev)
+            pairs = re.findall(r"(\w+) (\d+)", out.split("/1", 1)[-1])
+        else:
+            out = self.run("ethtool -S %s" % self.ifname())
+            pairs = re.findall(r"^\s*(\w+): (\d+)$", out, re.M)
+        return {name: int(value) for name, value in pairs}
+
     def ipv4_gid_index(self):
         """The index of the GID of the guest's IPv4 address."""
         return self.gid_index(ipv4_gid(self.ipv4))

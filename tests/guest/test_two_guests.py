@@ -118,6 +118,55 @@ class RdmaDevice(unittest.TestCase):
             self.assertIn("PASS", out)
 
 
+def header_counter_names():
+    """vhca_counter_name()'s table, in enum vhca_counter order, read from
+    include/vhca_hw.h: the names the guest tools must show."""
+    path = os.path.join(os.path.dirname(__file__), "../../include/vhca_hw.h")
+    with open(path) as f:
+        text = f.read()
+    table = text[text.index("vhca_counter_name(unsigned int counter)"):]
+    names = re.findall(r'\[VHCA_CNT_(\w+)\]\s*= "(\w+)"',
+                       table[:table.index("};")])
+    if len(names) < 20:
+        raise AssertionError("could not read the counter names: %r" % names)
+    return names
+
+
+class HwCounters(unittest.TestCase):
+    """The device counters reach `rdma statistic` and `ethtool -S` under
+    the header's names, and the transport ones move with traffic."""
+
+    def test_names_in_both_tools(self):
+        names = header_counter_names()
+        ids = [i for i, _ in names]
+        first_roce = ids.index("ROCE_TX_PACKETS")
+        g = fabric[1]
+        self.assertEqual(sorted(g.hw_counters("ethtool")),
+                         sorted(n for _, n in names))
+        self.assertEqual(sorted(g.hw_counters("rdma")),
+                         sorted(n for _, n in names[first_roce:]))
+
+    def test_rc_traffic_moves_packet_counters(self):
+        before = [fabric[i].hw_counters() for i in (1, 2)]
+        g2 = fabric[2].ipv4_gid_index()
+        cmd = "ibv_rc_pingpong -d vhca0 -g %d -s 4096 -n 50"
+        status, cli, srv = vhca_fabric.client_server(
+            fabric[2], fabric[1], cmd % g2,
+            (cmd % fabric[1].ipv4_gid_index()) + " " + fabric[2].ipv4,
+            18515)
+        self.assertEqual(status, 0, cli + srv)
+        after = [fabric[i].hw_counters() for i in (1, 2)]
+        for i in (0, 1):
+            # 50 messages each way of 4 packets at MTU 1024, and the ACKs.
+            for name in ("sent_pkts", "rcvd_pkts"):
+                self.assertGreaterEqual(after[i][name] - before[i][name],
+                                        200, "guest%d %s" % (i + 1, name))
+            # Counters only grow (a reset or a 32-bit wrap would show).
+            for name, value in after[i].items():
+                self.assertGreaterEqual(value, before[i][name],
+                                        "guest%d %s" % (i + 1, name))
+
+
 class NetDevice(unittest.TestCase):
     def test_ethtool_driver_and_counters(self):
         g = fabric[1]
