@@ -101,9 +101,19 @@ int vhca_dut_guest_errors(VhcaDut *dut)
     return -1;
 }
 
+/* Nothing landed in another device's registers, or in our own. */
 void vhca_dut_check_intact(VhcaDut *dut)
 {
-    g_assert_cmphex(qtest_readq(dut->d->qts, HPET_CFG), ==, dut->hpet_cfg);
+    VhcaTestDev *d = dut->d;
+
+    g_assert_cmphex(qtest_readq(d->qts, HPET_CFG), ==, dut->hpet_cfg);
+    g_assert_cmphex(vhca_rd(d, VHCA_REG_ADMQ_BASE_LO), ==,
+                    (uint32_t)d->admq.addr);
+    g_assert_cmpuint(vhca_rd(d, VHCA_REG_ADMQ_LOG_SIZE), ==,
+                     d->admq.log_size);
+    g_assert_cmphex(vhca_rd(d, VHCA_REG_AEQ_BASE_LO), ==,
+                    (uint32_t)d->aeq.addr);
+    g_assert_cmpuint(vhca_rd(d, VHCA_REG_AEQ_LOG_SIZE), ==, d->aeq.log_size);
 }
 
 void vhca_dut_add_test(const char *path, const void *data,

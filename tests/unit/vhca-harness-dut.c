@@ -45,14 +45,26 @@ uint8_t vhca_dut_cmd(VhcaDut *dut, uint16_t opcode, const void *in,
                      size_t in_len, void *out, uint32_t *syndrome)
 {
     Harness *h = dut->h;
-    uint8_t status = admin_cmd(h, opcode, dut->token++, in, in_len, out);
+    uint32_t token = dut->token++;
+    uint8_t status = admin_cmd(h, opcode, token, in, in_len, out);
+    uint32_t slot = (h->admq_pi - 1) & ((1u << ADMQ_LOG) - 1);
+    uint32_t aeq_pi = reg_read(h, VHCA_REG_AEQ_PI);
+    struct vhca_eqe eqe;
 
     if (syndrome) {
-        *syndrome = GUINT32_FROM_LE(admin_entry(h, h->admq_pi - 1).syndrome);
+        *syndrome = GUINT32_FROM_LE(admin_entry(h, slot).syndrome);
     }
-    /* What the command deferred runs now; its events are consumed. */
+    /* The command's CMD_DONE is its last event: slot, token, status. */
+    g_assert_cmpuint(aeq_pi, !=, h->aeq_ci);
+    eqe = aeq_entry(h, aeq_pi - 1);
+    g_assert_cmpuint(eqe.type, ==, VHCA_EQE_CMD_DONE);
+    g_assert_cmpuint(eqe.subtype, ==, status);
+    g_assert_cmpuint(GUINT32_FROM_LE(eqe.data[0]), ==, slot);
+    g_assert_cmphex(GUINT32_FROM_LE(eqe.data[1]), ==, token);
+    /* Events are consumed; what the command deferred runs now. */
+    h->aeq_ci = aeq_pi;
+    reg_write(h, VHCA_REG_AEQ_DB, aeq_pi);
     harness_run(h);
-    reg_write(h, VHCA_REG_AEQ_DB, reg_read(h, VHCA_REG_AEQ_PI));
     return status;
 }
 
