@@ -213,6 +213,7 @@ static const VhcaAdminCase cases[] = {
     ROW("bad-opcode/0x0a", 0x0a, BAD_OPCODE, .syndrome = LIT(0x0a)),
     ROW("bad-opcode/max", VHCA_CMD_MAX, BAD_OPCODE,
         .syndrome = LIT(VHCA_CMD_MAX)),
+    ROW("bad-opcode/0x77", 0x77, BAD_OPCODE, .syndrome = LIT(0x77)),
     ROW("bad-opcode/0x7f", 0x7f, BAD_OPCODE, .syndrome = LIT(0x7f)),
     ROW("bad-opcode/0x80", 0x80, BAD_OPCODE, .syndrome = LIT(0x80)),
     ROW("bad-opcode/0x100", 0x100, BAD_OPCODE, .syndrome = LIT(0x100)),
