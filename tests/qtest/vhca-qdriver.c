@@ -77,14 +77,6 @@ void vhca_add_data_test(const char *path, const void *data,
     qtest_add_data_func(path, t, vhca_run_isolated_data);
 }
 
-const char *const vhca_bad_dma_name[VHCA_BAD_DMA_MAX] = {
-    [VHCA_BAD_DMA_UNMAPPED] = "unmapped",
-    [VHCA_BAD_DMA_OWN_BAR0] = "own-bar0",
-    [VHCA_BAD_DMA_OTHER_MMIO] = "other-mmio",
-    [VHCA_BAD_DMA_ACROSS_RAM_END] = "across-ram-end",
-    [VHCA_BAD_DMA_WRAPS] = "wraps",
-};
-
 uint64_t vhca_bad_dma_addr(VhcaTestDev *d, VhcaBadDma kind)
 {
     switch (kind) {
@@ -109,7 +101,7 @@ void vhca_add_bad_dma_tests(const char *prefix, void (*fn)(const void *data))
 {
     for (int kind = 0; kind < VHCA_BAD_DMA_MAX; kind++) {
         g_autofree char *path = g_strdup_printf("%s/%s", prefix,
-                                                vhca_bad_dma_name[kind]);
+                                                vhca_bad_dma_kind_name(kind));
 
         vhca_add_data_test(path, GINT_TO_POINTER(kind), fn);
     }

@@ -20,6 +20,7 @@
 #include "libqos/pci.h"
 #include "libqos/libqos-malloc.h"
 #include "vhca_hw.h"
+#include "vhca-dut.h"           /* VhcaBadDma */
 
 /* Where the tests put the function: directly on q35's pcie.0. */
 #define VHCA_TEST_SLOT          4
@@ -104,19 +105,9 @@ void vhca_add_data_test(const char *path, const void *data,
 
 /*
  * DMA addresses that are not guest RAM, which the device must refuse
- * (spec: "outside guest RAM"): each test that takes a buffer address
- * runs once per kind.
+ * (spec: "outside guest RAM"; the kinds are in tests/common/vhca-dut.h):
+ * each test that takes a buffer address runs once per kind.
  */
-typedef enum VhcaBadDma {
-    VHCA_BAD_DMA_UNMAPPED,      /* nothing there */
-    VHCA_BAD_DMA_OWN_BAR0,      /* the device's own registers */
-    VHCA_BAD_DMA_OTHER_MMIO,    /* another device's registers (HPET) */
-    VHCA_BAD_DMA_ACROSS_RAM_END,/* starts in RAM, ends past it */
-    VHCA_BAD_DMA_WRAPS,         /* addr + len wraps around 2^64 */
-    VHCA_BAD_DMA_MAX
-} VhcaBadDma;
-
-extern const char *const vhca_bad_dma_name[VHCA_BAD_DMA_MAX];
 uint64_t vhca_bad_dma_addr(VhcaTestDev *d, VhcaBadDma kind);
 /* Register @fn once per kind as <prefix>/<kind name>, data = the kind. */
 void vhca_add_bad_dma_tests(const char *prefix,

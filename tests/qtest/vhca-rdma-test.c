@@ -1,10 +1,13 @@
 /*
  * vhca conformance: RDMA resources (docs/specs/vhca.rst "RDMA resources"):
- * PD, MR, EQ, CQ and QP commands with good and malformed input, the limits
- * QUERY_DEVICE reports against the ones the device enforces, MR key tags,
- * the QP state machine of IBTA 10.3.1 with the Modify QP attribute table
- * of IBTA 11.2.4.2 (as Linux's qp_state_table encodes it), flushing to
- * the error state, doorbell ownership, CQ overflow and reset.
+ * PD, MR, EQ, CQ and QP commands, the limits QUERY_DEVICE reports against
+ * the ones the device enforces, the QP state machine of IBTA 10.3.1 with
+ * the Modify QP attribute table of IBTA 11.2.4.2 (as Linux's
+ * qp_state_table encodes it), flushing to the error state, doorbell
+ * ownership, CQ overflow and reset.  Malformed commands (bad fields,
+ * missing objects, mailboxes and page lists outside RAM) are one table
+ * shared with the engine unit tests (tests/common/vhca-admin-cases.c, run
+ * by vhca-admin-cases-test).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -82,18 +85,6 @@ static void assert_no_object_at(VhcaTestDev *d, uint8_t status,
                   handle);
 }
 #define assert_no_object(d, st, h) assert_no_object_at(d, st, h, G_STRLOC)
-
-/* Out-of-range field: BAD_PARAM with the value in syndrome (if non-zero). */
-static void assert_bad_param_at(VhcaTestDev *d, uint8_t status,
-                                uint32_t value, const char *where)
-{
-    VHCA_CHECK_EQ(where, "status (BAD_PARAM)", status, VHCA_ST_BAD_PARAM);
-    if (value) {
-        VHCA_CHECK_EQ(where, "syndrome (the offending value)",
-                      d->last_syndrome, value);
-    }
-}
-#define assert_bad_param(d, st, v) assert_bad_param_at(d, st, v, G_STRLOC)
 
 static uint32_t stashed_events_of_type(VhcaTestDev *d, uint8_t type)
 {
@@ -176,14 +167,6 @@ static void test_pd(void)
 
     g_assert_cmpuint(vhca_cmd_destroy(d, VHCA_CMD_DESTROY_PD, pd1), ==,
                      VHCA_ST_OK);
-    /* Twice: it is gone. */
-    assert_no_object(d, vhca_cmd_destroy(d, VHCA_CMD_DESTROY_PD, pd1), pd1);
-    assert_no_object(d, vhca_cmd_destroy(d, VHCA_CMD_DESTROY_PD, 0), 0);
-    assert_no_object(d, vhca_cmd_destroy(d, VHCA_CMD_DESTROY_PD, 0xffffff),
-                     0xffffff);
-    assert_no_object(d, vhca_cmd_destroy(d, VHCA_CMD_DESTROY_PD,
-                                         0xffffffff), 0xffffffff);
-    /* pd2 survived all that. */
     pd3 = vhca_pd_make(d);
     g_assert_cmpuint(pd3, !=, pd2);
     g_assert_cmpuint(vhca_cmd_destroy(d, VHCA_CMD_DESTROY_PD, pd2), ==,
@@ -192,59 +175,6 @@ static void test_pd(void)
                      VHCA_ST_OK);
     check_nop(d);
     vhca_test_stop(d);
-}
-
-/* A PD with MRs or QPs, a CQ with QPs, an EQ with CQs: BUSY. */
-static void test_destroy_busy(void)
-{
-    Rig r;
-    struct vhca_mr_create mc;
-    uint32_t index, key;
-    VhcaQp qp;
-
-    rig_up(&r);
-    vhca_mr_prepare_phys(&mc, r.pdn, VHCA_ACCESS_LOCAL_WRITE, 0x100000,
-                         0x1000, 0x42);
-    g_assert_cmpuint(vhca_cmd_create_mr(r.d, &mc, &index, &key), ==,
-                     VHCA_ST_OK);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_PD, r.pdn), ==,
-                     VHCA_ST_BUSY);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_MR, key), ==,
-                     VHCA_ST_OK);
-
-    vhca_qp_make(r.d, &qp, VHCA_QPT_RC, r.pdn, r.scq.cqn, r.rcq.cqn, 4, 4,
-                 r.page);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_PD, r.pdn), ==,
-                     VHCA_ST_BUSY);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_CQ, r.scq.cqn),
-                     ==, VHCA_ST_BUSY);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_CQ, r.rcq.cqn),
-                     ==, VHCA_ST_BUSY);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_EQ, r.eq.eqn),
-                     ==, VHCA_ST_BUSY);
-    /* BUSY left everything in place: the QP still answers. */
-    {
-        struct vhca_qp_attr a;
-
-        g_assert_cmpuint(vhca_cmd_query_qp(r.d, qp.qpn, &a), ==, VHCA_ST_OK);
-    }
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_QP, qp.qpn), ==,
-                     VHCA_ST_OK);
-
-    /* Now in dependency order, each goes. */
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_EQ, r.eq.eqn),
-                     ==, VHCA_ST_BUSY);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_CQ, r.scq.cqn),
-                     ==, VHCA_ST_OK);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_EQ, r.eq.eqn),
-                     ==, VHCA_ST_BUSY);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_CQ, r.rcq.cqn),
-                     ==, VHCA_ST_OK);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_EQ, r.eq.eqn),
-                     ==, VHCA_ST_OK);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_PD, r.pdn), ==,
-                     VHCA_ST_OK);
-    vhca_test_stop(r.d);
 }
 
 /* ======================================================================= */
@@ -412,8 +342,6 @@ static void test_mr_phys(void)
     g_assert_cmphex(key, ==, index << 8 | 0x5c);
     g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_MR, key), ==,
                      VHCA_ST_OK);
-    assert_no_object(r.d, vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_MR, key),
-                     key);
 
     /* Only the low 8 bits of key_tag are the tag. */
     vhca_mr_prepare_phys(&c, r.pdn, VHCA_ACCESS_LOCAL_WRITE, 0x1000, 0x1000,
@@ -513,143 +441,6 @@ static void test_mr_pbl(void)
     vhca_test_stop(r.d);
 }
 
-static void test_mr_malformed(void)
-{
-    Rig r;
-    struct vhca_mr_create good, c;
-    VhcaPages pages;
-    uint32_t dead_pdn;
-
-    rig_up(&r);
-    vhca_pages_alloc(r.d, &pages, 4 * VHCA_TEST_PAGE_SIZE);
-    memset(&good, 0, sizeof(good));
-    good.pdn = cpu_to_le32(r.pdn);
-    good.access = cpu_to_le32(VHCA_ACCESS_LOCAL_WRITE);
-    good.iova = cpu_to_le64(0x10000);
-    good.length = cpu_to_le64(4 * VHCA_TEST_PAGE_SIZE);
-    good.pbl_addr = cpu_to_le64(pages.pbl);
-    good.npages = cpu_to_le32(4);
-    good.page_shift = 12;
-    good.pbl_levels = 1;
-
-    c = good;
-    c.page_shift = 11;
-    assert_bad_param(r.d, vhca_cmd_create_mr(r.d, &c, NULL, NULL), 11);
-    c = good;
-    c.page_shift = 31;
-    assert_bad_param(r.d, vhca_cmd_create_mr(r.d, &c, NULL, NULL), 31);
-    c = good;
-    c.pbl_levels = 0;
-    assert_bad_param(r.d, vhca_cmd_create_mr(r.d, &c, NULL, NULL), 0);
-    c = good;
-    c.pbl_levels = 3;
-    assert_bad_param(r.d, vhca_cmd_create_mr(r.d, &c, NULL, NULL), 3);
-    /* A page list MR without pages. */
-    c = good;
-    c.npages = 0;
-    assert_bad_param(r.d, vhca_cmd_create_mr(r.d, &c, NULL, NULL), 0);
-    /* The region does not fit in its pages. */
-    c = good;
-    c.length = cpu_to_le64(4 * VHCA_TEST_PAGE_SIZE + 1);
-    g_assert_cmpuint(vhca_cmd_create_mr(r.d, &c, NULL, NULL), ==,
-                     VHCA_ST_BAD_PARAM);
-    c = good;
-    c.offset = cpu_to_le32(1);
-    g_assert_cmpuint(vhca_cmd_create_mr(r.d, &c, NULL, NULL), ==,
-                     VHCA_ST_BAD_PARAM);
-    /* offset is inside the first page. */
-    c = good;
-    c.length = cpu_to_le64(VHCA_TEST_PAGE_SIZE);
-    c.offset = cpu_to_le32(VHCA_TEST_PAGE_SIZE);
-    g_assert_cmpuint(vhca_cmd_create_mr(r.d, &c, NULL, NULL), ==,
-                     VHCA_ST_BAD_PARAM);
-    /* Page list longer than a level allows. */
-    c = good;
-    c.npages = cpu_to_le32(VHCA_PBL_MAX_L1_ENTRIES + 1);
-    c.length = cpu_to_le64((uint64_t)(VHCA_PBL_MAX_L1_ENTRIES + 1) *
-                           VHCA_TEST_PAGE_SIZE);
-    g_assert_cmpuint(vhca_cmd_create_mr(r.d, &c, NULL, NULL), ==,
-                     VHCA_ST_BAD_PARAM);
-    c.pbl_levels = 2;
-    c.npages = cpu_to_le32(VHCA_PBL_ENTRIES_PER_PAGE * 512 + 1);
-    c.length = cpu_to_le64((uint64_t)(VHCA_PBL_ENTRIES_PER_PAGE * 512 + 1) *
-                           VHCA_TEST_PAGE_SIZE);
-    g_assert_cmpuint(vhca_cmd_create_mr(r.d, &c, NULL, NULL), ==,
-                     VHCA_ST_BAD_PARAM);
-
-    /* No such PD: never created, 0, destroyed. */
-    c = good;
-    c.pdn = cpu_to_le32(0);
-    assert_no_object(r.d, vhca_cmd_create_mr(r.d, &c, NULL, NULL), 0);
-    c.pdn = cpu_to_le32(0xfffff);
-    assert_no_object(r.d, vhca_cmd_create_mr(r.d, &c, NULL, NULL), 0xfffff);
-    dead_pdn = vhca_pd_make(r.d);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_PD, dead_pdn), ==,
-                     VHCA_ST_OK);
-    c.pdn = cpu_to_le32(dead_pdn);
-    assert_no_object(r.d, vhca_cmd_create_mr(r.d, &c, NULL, NULL), dead_pdn);
-    vhca_mr_prepare_phys(&c, dead_pdn, VHCA_ACCESS_LOCAL_WRITE, 0, 0x1000, 1);
-    assert_no_object(r.d, vhca_cmd_create_mr(r.d, &c, NULL, NULL), dead_pdn);
-
-    /* None of the failures left an MR behind: the PD goes. */
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_PD, r.pdn), ==,
-                     VHCA_ST_OK);
-    check_nop(r.d);
-    vhca_test_stop(r.d);
-}
-
-/*
- * IBTA 10.6.3: a re-used MR index gets a new key, and the stale key no
- * longer names the region (seen here through DESTROY_MR).
- */
-static void test_mr_key_tag(void)
-{
-    Rig r;
-    struct vhca_mr_create c;
-    uint32_t index, key, old_index, old_key;
-    uint8_t tag = 0x10;
-    unsigned tries = 0;
-    g_autoptr(GArray) others = g_array_new(false, false, sizeof(uint32_t));
-
-    rig_up(&r);
-    vhca_mr_prepare_phys(&c, r.pdn, VHCA_ACCESS_LOCAL_WRITE, 0x100000,
-                         0x1000, tag);
-    g_assert_cmpuint(vhca_cmd_create_mr(r.d, &c, &old_index, &old_key), ==,
-                     VHCA_ST_OK);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_MR, old_key), ==,
-                     VHCA_ST_OK);
-
-    /* Create (with a new tag each time) until the index comes back. */
-    do {
-        c.key_tag = cpu_to_le32(++tag);
-        g_assert_cmpuint(vhca_cmd_create_mr(r.d, &c, &index, &key), ==,
-                         VHCA_ST_OK);
-        g_assert_cmphex(key, ==, index << 8 | tag);
-        if (index != old_index) {
-            g_array_append_val(others, key);
-        }
-    } while (index != old_index && ++tries < MIN(r.dev.max_mr, 200));
-    g_assert_cmpuint(index, ==, old_index);
-    g_assert_cmphex(key, !=, old_key);
-
-    /* The stale key fails and leaves the live MR alone. */
-    assert_no_object(r.d, vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_MR, old_key),
-                     old_key);
-    /* So does the right index with any other tag. */
-    assert_no_object(r.d, vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_MR,
-                                           key ^ 0x80), key ^ 0x80);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_MR, key), ==,
-                     VHCA_ST_OK);
-    for (guint i = 0; i < others->len; i++) {
-        g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_MR,
-                                          g_array_index(others, uint32_t, i)),
-                         ==, VHCA_ST_OK);
-    }
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_PD, r.pdn), ==,
-                     VHCA_ST_OK);
-    vhca_test_stop(r.d);
-}
-
 /* ======================================================================= */
 /* Completion EQs and CQs                                                  */
 /* ======================================================================= */
@@ -657,7 +448,7 @@ static void test_mr_key_tag(void)
 static void test_eq(void)
 {
     VhcaTestDev *d = start_rdma(NULL);
-    struct vhca_eq_create good, c;
+    struct vhca_eq_create good;
     VhcaEq eq, eq2;
     uint32_t eqn;
 
@@ -669,38 +460,11 @@ static void test_eq(void)
     g_assert_cmpuint(eq2.eqn, <=, VHCA_MAX_COMP_EQS);
     g_assert_cmpuint(eq.eqn, !=, eq2.eqn);
 
+    /* 2^9 entries of 16 bytes in two pages. */
     vhca_eq_prepare(d, &eq, 9, VHCA_VECTOR_FIRST_COMP, &good);
-    /* Vectors 0 (async) and 1 (Ethernet) are not completion vectors. */
-    for (uint32_t v = 0; v < VHCA_VECTOR_FIRST_COMP; v++) {
-        c = good;
-        c.vector = cpu_to_le32(v);
-        assert_bad_param(d, vhca_cmd_create_eq(d, &c, NULL), v);
-    }
-    c = good;
-    c.vector = cpu_to_le32(NUM_VECTORS);
-    assert_bad_param(d, vhca_cmd_create_eq(d, &c, NULL), NUM_VECTORS);
-    c = good;
-    c.log_size = 0;
-    assert_bad_param(d, vhca_cmd_create_eq(d, &c, NULL), 0);
-    c = good;
-    c.log_size = VHCA_AEQ_MAX_LOG_SIZE + 1;
-    assert_bad_param(d, vhca_cmd_create_eq(d, &c, NULL),
-                     VHCA_AEQ_MAX_LOG_SIZE + 1);
-    /* 2^9 entries of 16 bytes need two pages. */
-    c = good;
-    c.npages = cpu_to_le32(1);
-    g_assert_cmpuint(vhca_cmd_create_eq(d, &c, NULL), ==, VHCA_ST_BAD_PARAM);
-    c.npages = 0;
-    g_assert_cmpuint(vhca_cmd_create_eq(d, &c, NULL), ==, VHCA_ST_BAD_PARAM);
-
     g_assert_cmpuint(vhca_cmd_create_eq(d, &good, &eqn), ==, VHCA_ST_OK);
     g_assert_cmpuint(vhca_cmd_destroy(d, VHCA_CMD_DESTROY_EQ, eqn), ==,
                      VHCA_ST_OK);
-    assert_no_object(d, vhca_cmd_destroy(d, VHCA_CMD_DESTROY_EQ, eqn), eqn);
-    assert_no_object(d, vhca_cmd_destroy(d, VHCA_CMD_DESTROY_EQ, 0), 0);
-    assert_no_object(d, vhca_cmd_destroy(d, VHCA_CMD_DESTROY_EQ,
-                                         VHCA_MAX_COMP_EQS + 1),
-                     VHCA_MAX_COMP_EQS + 1);
     g_assert_cmpuint(vhca_cmd_destroy(d, VHCA_CMD_DESTROY_EQ, eq2.eqn), ==,
                      VHCA_ST_OK);
     check_nop(d);
@@ -710,10 +474,9 @@ static void test_eq(void)
 static void test_cq(void)
 {
     Rig r;
-    struct vhca_cq_create good, c;
+    struct vhca_cq_create good;
     VhcaCq cq, big;
-    uint32_t cqn, dead_eqn;
-    VhcaEq dead;
+    uint32_t cqn;
 
     rig_up(&r);
     g_assert_cmpuint(r.scq.cqn, >=, 1);
@@ -723,40 +486,11 @@ static void test_cq(void)
     /* 2^16 entries hold max_cqe (65535) completions. */
     vhca_cq_make(r.d, &big, 16, r.eq.eqn, r.page);
 
+    /* 2^8 entries of 32 bytes in two pages. */
     vhca_cq_prepare(r.d, &cq, 8, r.eq.eqn, r.page, &good);
-    c = good;
-    c.log_size = 0;
-    assert_bad_param(r.d, vhca_cmd_create_cq(r.d, &c, NULL), 0);
-    c.log_size = 17;
-    assert_bad_param(r.d, vhca_cmd_create_cq(r.d, &c, NULL), 17);
-    /* 2^8 entries of 32 bytes need two pages. */
-    c = good;
-    c.npages = cpu_to_le32(1);
-    g_assert_cmpuint(vhca_cmd_create_cq(r.d, &c, NULL), ==,
-                     VHCA_ST_BAD_PARAM);
-    /* EQ 0 is the async EQ; others do not exist. */
-    c = good;
-    c.eqn = 0;
-    assert_no_object(r.d, vhca_cmd_create_cq(r.d, &c, NULL), 0);
-    c.eqn = cpu_to_le32(r.eq.eqn + 1);
-    assert_no_object(r.d, vhca_cmd_create_cq(r.d, &c, NULL), r.eq.eqn + 1);
-    vhca_eq_make(r.d, &dead, 2, VHCA_VECTOR_FIRST_COMP);
-    dead_eqn = dead.eqn;
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_EQ, dead_eqn), ==,
-                     VHCA_ST_OK);
-    c.eqn = cpu_to_le32(dead_eqn);
-    assert_no_object(r.d, vhca_cmd_create_cq(r.d, &c, NULL), dead_eqn);
-    /* A doorbell page that does not exist. */
-    c = good;
-    c.db_page = cpu_to_le32(DB_PAGES);
-    g_assert_cmpuint(vhca_cmd_create_cq(r.d, &c, NULL), !=, VHCA_ST_OK);
-
     g_assert_cmpuint(vhca_cmd_create_cq(r.d, &good, &cqn), ==, VHCA_ST_OK);
     g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_CQ, cqn), ==,
                      VHCA_ST_OK);
-    assert_no_object(r.d, vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_CQ, cqn),
-                     cqn);
-    assert_no_object(r.d, vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_CQ, 0), 0);
     g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_CQ, big.cqn), ==,
                      VHCA_ST_OK);
     check_nop(r.d);
@@ -772,10 +506,8 @@ static void test_qp_create(void)
     Rig r;
     struct vhca_qp_create good, c;
     VhcaQp qp, big;
-    uint32_t qpn, dead_pdn;
+    uint32_t qpn;
     static const uint8_t types[] = { VHCA_QPT_RC, VHCA_QPT_UC, VHCA_QPT_UD };
-    /* 1 is the GSI QP (vhca-ud-test.c); 0 (SMI) does not exist on RoCE. */
-    static const uint8_t bad_types[] = { 0, 5, 9, 0xff };
 
     rig_up(&r);
     for (int i = 0; i < ARRAY_SIZE(types); i++) {
@@ -786,8 +518,6 @@ static void test_qp_create(void)
         g_assert_cmpuint(qp.qpn, <, 1u << 24);
         g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_QP, qp.qpn),
                          ==, VHCA_ST_OK);
-        assert_no_object(r.d, vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_QP,
-                                               qp.qpn), qp.qpn);
     }
     /* max_qp_wr = 2^14 send and receive WQEs. */
     vhca_qp_make(r.d, &big, VHCA_QPT_RC, r.pdn, r.scq.cqn, r.rcq.cqn, 14, 14,
@@ -795,56 +525,6 @@ static void test_qp_create(void)
 
     vhca_qp_prepare(r.d, &qp, VHCA_QPT_RC, r.pdn, r.scq.cqn, r.rcq.cqn, 4, 5,
                     r.page, &good);
-    for (int i = 0; i < ARRAY_SIZE(bad_types); i++) {
-        c = good;
-        c.type = bad_types[i];
-        assert_bad_param(r.d, vhca_cmd_create_qp(r.d, &c, NULL),
-                         bad_types[i]);
-    }
-    c = good;
-    c.sq_log_size = 0;
-    assert_bad_param(r.d, vhca_cmd_create_qp(r.d, &c, NULL), 0);
-    c.sq_log_size = 15;
-    assert_bad_param(r.d, vhca_cmd_create_qp(r.d, &c, NULL), 15);
-    c = good;
-    c.rq_log_size = 0;
-    assert_bad_param(r.d, vhca_cmd_create_qp(r.d, &c, NULL), 0);
-    c.rq_log_size = 15;
-    assert_bad_param(r.d, vhca_cmd_create_qp(r.d, &c, NULL), 15);
-    /* 2^4 * 256 and 2^5 * 128 bytes: one page each is too little. */
-    c = good;
-    c.sq_npages = cpu_to_le32(0);
-    g_assert_cmpuint(vhca_cmd_create_qp(r.d, &c, NULL), ==,
-                     VHCA_ST_BAD_PARAM);
-    c = good;
-    c.rq_npages = cpu_to_le32(0);
-    g_assert_cmpuint(vhca_cmd_create_qp(r.d, &c, NULL), ==,
-                     VHCA_ST_BAD_PARAM);
-    c = good;
-    c.sq_log_size = 5;      /* 8 KiB: two pages, and the list has one */
-    c.sq_npages = cpu_to_le32(1);
-    g_assert_cmpuint(vhca_cmd_create_qp(r.d, &c, NULL), ==,
-                     VHCA_ST_BAD_PARAM);
-
-    /* Objects that do not exist. */
-    c = good;
-    c.pdn = cpu_to_le32(0);
-    assert_no_object(r.d, vhca_cmd_create_qp(r.d, &c, NULL), 0);
-    dead_pdn = vhca_pd_make(r.d);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_PD, dead_pdn), ==,
-                     VHCA_ST_OK);
-    c.pdn = cpu_to_le32(dead_pdn);
-    assert_no_object(r.d, vhca_cmd_create_qp(r.d, &c, NULL), dead_pdn);
-    c = good;
-    c.send_cqn = cpu_to_le32(0);
-    assert_no_object(r.d, vhca_cmd_create_qp(r.d, &c, NULL), 0);
-    c = good;
-    c.recv_cqn = cpu_to_le32(0x7777);
-    assert_no_object(r.d, vhca_cmd_create_qp(r.d, &c, NULL), 0x7777);
-    c = good;
-    c.db_page = cpu_to_le32(DB_PAGES);
-    g_assert_cmpuint(vhca_cmd_create_qp(r.d, &c, NULL), !=, VHCA_ST_OK);
-
     /* Send and receive CQ may be the same CQ. */
     c = good;
     c.recv_cqn = c.send_cqn;
@@ -853,8 +533,6 @@ static void test_qp_create(void)
                      VHCA_ST_OK);
     g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_QP, big.qpn), ==,
                      VHCA_ST_OK);
-    assert_no_object(r.d, vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_QP, 0), 0);
-    assert_no_object(r.d, vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_QP, 1), 1);
     check_nop(r.d);
     vhca_test_stop(r.d);
 }
@@ -878,155 +556,6 @@ static void test_qp_query_caps(void)
     g_assert_cmpuint(a.max_send_sge, ==, VHCA_MAX_SEND_SGE);
     g_assert_cmpuint(a.max_recv_sge, ==, VHCA_MAX_RECV_SGE);
     g_assert_cmpuint(a.max_inline_data, ==, VHCA_MAX_INLINE);
-
-    assert_no_object(r.d, vhca_cmd_query_qp(r.d, qp.qpn + 1, &a),
-                     qp.qpn + 1);
-    assert_no_object(r.d, vhca_cmd_query_qp(r.d, 0, &a), 0);
-    assert_no_object(r.d, vhca_cmd_query_qp(r.d, 1, &a), 1);
-    vhca_qp_attr_defaults(&a, qp.qpn + 1, &r.dev);
-    a.attr_mask = cpu_to_le32(VHCA_QP_STATE);
-    a.qp_state = VHCA_QPS_ERR;
-    assert_no_object(r.d, vhca_cmd_modify_qp(r.d, &a), qp.qpn + 1);
-    vhca_test_stop(r.d);
-}
-
-/* ======================================================================= */
-/* DMA: mailboxes and page lists that are not guest RAM                    */
-/* ======================================================================= */
-
-static const uint16_t mailbox_ops[] = {
-    VHCA_CMD_CREATE_MR, VHCA_CMD_CREATE_EQ, VHCA_CMD_CREATE_CQ,
-    VHCA_CMD_CREATE_QP, VHCA_CMD_MODIFY_QP, VHCA_CMD_QUERY_QP,
-};
-
-static uint32_t mailbox_len(uint16_t op)
-{
-    switch (op) {
-    case VHCA_CMD_CREATE_MR: return sizeof(struct vhca_mr_create);
-    case VHCA_CMD_CREATE_EQ: return sizeof(struct vhca_eq_create);
-    case VHCA_CMD_CREATE_CQ: return sizeof(struct vhca_cq_create);
-    case VHCA_CMD_CREATE_QP: return sizeof(struct vhca_qp_create);
-    default: return sizeof(struct vhca_qp_attr);
-    }
-}
-
-static void test_mailbox_not_ram(const void *data)
-{
-    VhcaBadDma kind = GPOINTER_TO_INT(data);
-    VhcaTestDev *d = start_rdma(NULL);
-    uint64_t addr = vhca_bad_dma_addr(d, kind);
-    uint64_t hpet_cfg = qtest_readq(d->qts, VHCA_TEST_HPET_ADDR + 0x10);
-
-    for (int i = 0; i < ARRAY_SIZE(mailbox_ops); i++) {
-        uint32_t len = mailbox_len(mailbox_ops[i]);
-        uint64_t at = addr;
-
-        /* Straddle RAM's end, or the top of the address space. */
-        if (kind == VHCA_BAD_DMA_ACROSS_RAM_END) {
-            at = VHCA_TEST_RAM_END - len / 2;
-        } else if (kind == VHCA_BAD_DMA_WRAPS) {
-            at = UINT64_MAX - len / 2 + 1;
-        }
-        g_assert_cmpuint(vhca_cmd_mbox_raw(d, mailbox_ops[i], at, len), ==,
-                         VHCA_ST_BAD_ADDR);
-    }
-    /* QUERY_QP writes its mailbox back: nothing landed anywhere. */
-    g_assert_cmphex(qtest_readq(d->qts, VHCA_TEST_HPET_ADDR + 0x10), ==,
-                    hpet_cfg);
-    g_assert_cmphex(vhca_rd(d, VHCA_REG_MAGIC), ==, VHCA_MAGIC);
-    g_assert_cmphex(vhca_rd(d, VHCA_REG_CTRL), ==, VHCA_CTRL_ENABLE);
-    check_nop(d);
-    vhca_test_stop(d);
-}
-
-/* A mailbox shorter than the command's structure is "too small". */
-static void test_mailbox_too_small(void)
-{
-    Rig r;
-    VhcaQp qp;
-    uint64_t buf;
-
-    rig_up(&r);
-    vhca_qp_make(r.d, &qp, VHCA_QPT_RC, r.pdn, r.scq.cqn, r.rcq.cqn, 2, 2,
-                 r.page);
-    buf = guest_alloc(&r.d->alloc, 4096);
-    for (int i = 0; i < ARRAY_SIZE(mailbox_ops); i++) {
-        uint32_t len = mailbox_len(mailbox_ops[i]);
-
-        /* Plausible content: a QUERY of an existing QP, for one. */
-        qtest_memset(r.d->qts, buf, 0, 4096);
-        qtest_writel(r.d->qts, buf, qp.qpn);
-        g_assert_cmpuint(vhca_cmd_mbox_raw(r.d, mailbox_ops[i], buf, len - 1),
-                         ==, VHCA_ST_BAD_ADDR);
-        g_assert_cmpuint(vhca_cmd_mbox_raw(r.d, mailbox_ops[i], buf, 0),
-                         ==, VHCA_ST_BAD_ADDR);
-    }
-    /* The full length works for QUERY_QP, so the failures were the size. */
-    g_assert_cmpuint(vhca_cmd_mbox_raw(r.d, VHCA_CMD_QUERY_QP, buf,
-                                       sizeof(struct vhca_qp_attr)), ==,
-                     VHCA_ST_OK);
-    vhca_test_stop(r.d);
-}
-
-/* Page lists (pbl_addr) outside guest RAM: BAD_ADDR at create. */
-static void test_pbl_not_ram(const void *data)
-{
-    Rig r;
-    uint64_t addr;
-    struct vhca_eq_create ec;
-    struct vhca_cq_create cc;
-    struct vhca_qp_create qc, c;
-    struct vhca_mr_create mc;
-    VhcaEq eq;
-    VhcaCq cq;
-    VhcaQp qp;
-
-    rig_up(&r);
-    addr = vhca_bad_dma_addr(r.d, GPOINTER_TO_INT(data));
-    /* Every list here is 16 entries: 128 bytes, across RAM's end too. */
-    vhca_eq_prepare(r.d, &eq, 12, VHCA_VECTOR_FIRST_COMP, &ec);
-    ec.pbl_addr = cpu_to_le64(addr);
-    g_assert_cmpuint(vhca_cmd_create_eq(r.d, &ec, NULL), ==,
-                     VHCA_ST_BAD_ADDR);
-    vhca_cq_prepare(r.d, &cq, 11, r.eq.eqn, r.page, &cc);
-    cc.pbl_addr = cpu_to_le64(addr);
-    g_assert_cmpuint(vhca_cmd_create_cq(r.d, &cc, NULL), ==,
-                     VHCA_ST_BAD_ADDR);
-    vhca_cq_prepare(r.d, &cq, 11, r.eq.eqn, r.page, &cc);
-    /* The u32 record must straddle RAM's end to be that kind of bad. */
-    cc.dbrec_addr = cpu_to_le64(GPOINTER_TO_INT(data) ==
-                                VHCA_BAD_DMA_ACROSS_RAM_END ?
-                                VHCA_TEST_RAM_END - 2 : addr);
-    g_assert_cmpuint(vhca_cmd_create_cq(r.d, &cc, NULL), ==,
-                     VHCA_ST_BAD_ADDR);
-    vhca_qp_prepare(r.d, &qp, VHCA_QPT_RC, r.pdn, r.scq.cqn, r.rcq.cqn, 8, 9,
-                    r.page, &qc);
-    c = qc;
-    c.sq_pbl_addr = cpu_to_le64(addr);
-    g_assert_cmpuint(vhca_cmd_create_qp(r.d, &c, NULL), ==, VHCA_ST_BAD_ADDR);
-    c = qc;
-    c.rq_pbl_addr = cpu_to_le64(addr);
-    g_assert_cmpuint(vhca_cmd_create_qp(r.d, &c, NULL), ==, VHCA_ST_BAD_ADDR);
-    memset(&mc, 0, sizeof(mc));
-    mc.pdn = cpu_to_le32(r.pdn);
-    mc.access = cpu_to_le32(VHCA_ACCESS_LOCAL_WRITE);
-    mc.length = cpu_to_le64(16 * VHCA_TEST_PAGE_SIZE);
-    mc.pbl_addr = cpu_to_le64(addr);
-    mc.npages = cpu_to_le32(16);
-    mc.page_shift = 12;
-    mc.pbl_levels = 1;
-    g_assert_cmpuint(vhca_cmd_create_mr(r.d, &mc, NULL, NULL), ==,
-                     VHCA_ST_BAD_ADDR);
-
-    /* Nothing was created: the PD and the CQs can go. */
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_PD, r.pdn), ==,
-                     VHCA_ST_OK);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_CQ, r.scq.cqn),
-                     ==, VHCA_ST_OK);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_CQ, r.rcq.cqn),
-                     ==, VHCA_ST_OK);
-    g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_EQ, r.eq.eqn),
-                     ==, VHCA_ST_OK);
     vhca_test_stop(r.d);
 }
 
@@ -1432,65 +961,20 @@ static void test_qp_state(const void *data)
     vhca_test_stop(q.r.d);
 }
 
-/* Values out of range on transitions that allow the attribute. */
-static void test_qp_bad_values(void)
+/*
+ * The largest values are accepted and stored.  (Values out of range are
+ * rows of the shared table, tests/common/vhca-admin-cases.c.)
+ */
+static void test_qp_value_limits(void)
 {
     QpRig q;
     struct vhca_qp_attr a, before;
-    const QpTransition *init, *rtr, *rts;
+    const QpTransition *rtr, *rts;
 
-    init = &qp_table[VHCA_QPS_RESET][VHCA_QPS_INIT].t[T_RC];
     rtr = &qp_table[VHCA_QPS_INIT][VHCA_QPS_RTR].t[T_RC];
     rts = &qp_table[VHCA_QPS_RTR][VHCA_QPS_RTS].t[T_RC];
     qp_rig_up(&q, T_RC);
 
-#define TRY_BAD(from, to, mask, field, value)                               \
-    do {                                                                    \
-        qp_bring_to(&q, from);                                              \
-        qp_query_at(&q, &before, G_STRLOC);                                 \
-        a = q.base;                                                         \
-        a.field = value;                                                    \
-        check_refused_at(&q, qp_modify(&q, &a, to, mask), &before,          \
-                         #field " = " #value, G_STRLOC);                    \
-    } while (0)
-
-    TRY_BAD(VHCA_QPS_RESET, VHCA_QPS_INIT, init->req, port, 2);
-    TRY_BAD(VHCA_QPS_RESET, VHCA_QPS_INIT, init->req, port, 0);
-    /* One P_Key (max_pkeys = 1). */
-    TRY_BAD(VHCA_QPS_RESET, VHCA_QPS_INIT, init->req, pkey_index,
-            cpu_to_le16(1));
-    TRY_BAD(VHCA_QPS_INIT, VHCA_QPS_RTR, rtr->req, path_mtu, 0);
-    TRY_BAD(VHCA_QPS_INIT, VHCA_QPS_RTR, rtr->req, path_mtu,
-            VHCA_IB_MTU_4096 + 1);
-    TRY_BAD(VHCA_QPS_INIT, VHCA_QPS_RTR, rtr->req, sgid_index,
-            q.r.dev.gid_tbl_len);
-    TRY_BAD(VHCA_QPS_INIT, VHCA_QPS_RTR, rtr->req, dest_qp_num,
-            cpu_to_le32(1u << 24));
-    TRY_BAD(VHCA_QPS_INIT, VHCA_QPS_RTR, rtr->req, min_rnr_timer, 32);
-    if (q.r.dev.max_qp_rd_atom < 255) {
-        TRY_BAD(VHCA_QPS_INIT, VHCA_QPS_RTR, rtr->req, max_dest_rd_atomic,
-                q.r.dev.max_qp_rd_atom + 1);
-    }
-    TRY_BAD(VHCA_QPS_RTR, VHCA_QPS_RTS, rts->req, timeout, 32);
-    TRY_BAD(VHCA_QPS_RTR, VHCA_QPS_RTS, rts->req, retry_cnt, 8);
-    TRY_BAD(VHCA_QPS_RTR, VHCA_QPS_RTS, rts->req, rnr_retry, 8);
-    if (q.r.dev.max_qp_init_rd_atom < 255) {
-        TRY_BAD(VHCA_QPS_RTR, VHCA_QPS_RTS, rts->req, max_rd_atomic,
-                q.r.dev.max_qp_init_rd_atom + 1);
-    }
-    /* CUR_STATE must name the state the QP is in. */
-    TRY_BAD(VHCA_QPS_RTR, VHCA_QPS_RTS, rts->req | VHCA_QP_CUR_STATE,
-            cur_qp_state, VHCA_QPS_SQD);
-    /* A state that does not exist. */
-    qp_bring_to(&q, VHCA_QPS_RTS);
-    qp_query_at(&q, &before, G_STRLOC);
-    check_refused_at(&q, qp_modify(&q, &q.base, VHCA_QPS_ERR + 1, 0), &before,
-                     "qp_state 7", G_STRLOC);
-    check_refused_at(&q, qp_modify(&q, &q.base, 0xff, 0), &before,
-                     "qp_state 0xff", G_STRLOC);
-#undef TRY_BAD
-
-    /* The limits themselves are fine. */
     qp_bring_to(&q, VHCA_QPS_INIT);
     a = q.base;
     a.path_mtu = VHCA_IB_MTU_4096;
@@ -2016,7 +1500,6 @@ int main(int argc, char **argv)
 
     vhca_add_test("/vhca/rdma/query-device-limits", test_query_device_limits);
     vhca_add_test("/vhca/rdma/pd/create-destroy", test_pd);
-    vhca_add_test("/vhca/rdma/destroy-busy", test_destroy_busy);
     for (int k = LIMIT_PD; k <= LIMIT_QP; k++) {
         g_autofree char *path = g_strdup_printf("/vhca/rdma/limit/%s",
                                                 limit_name[k]);
@@ -2025,16 +1508,10 @@ int main(int argc, char **argv)
     }
     vhca_add_test("/vhca/rdma/mr/phys", test_mr_phys);
     vhca_add_test("/vhca/rdma/mr/page-lists", test_mr_pbl);
-    vhca_add_test("/vhca/rdma/mr/malformed", test_mr_malformed);
-    vhca_add_test("/vhca/rdma/mr/key-tag", test_mr_key_tag);
     vhca_add_test("/vhca/rdma/eq/create-destroy", test_eq);
     vhca_add_test("/vhca/rdma/cq/create-destroy", test_cq);
     vhca_add_test("/vhca/rdma/qp/create", test_qp_create);
     vhca_add_test("/vhca/rdma/qp/query-caps", test_qp_query_caps);
-    vhca_add_bad_dma_tests("/vhca/rdma/mailbox-not-ram",
-                           test_mailbox_not_ram);
-    vhca_add_test("/vhca/rdma/mailbox-too-small", test_mailbox_too_small);
-    vhca_add_bad_dma_tests("/vhca/rdma/pbl-not-ram", test_pbl_not_ram);
 
     for (int t = 0; t < T_N; t++) {
         for (int i = 0; i < ARRAY_SIZE(from); i++) {
@@ -2049,7 +1526,7 @@ int main(int argc, char **argv)
             vhca_add_data_test(path, sc, test_qp_state);
         }
     }
-    vhca_add_test("/vhca/rdma/qp-state/bad-values", test_qp_bad_values);
+    vhca_add_test("/vhca/rdma/qp-state/value-limits", test_qp_value_limits);
     vhca_add_test("/vhca/rdma/qp-state/any-to-reset-err",
                   test_qp_any_to_reset_err);
 

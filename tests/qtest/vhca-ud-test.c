@@ -315,11 +315,8 @@ static void test_ud_errors(void)
 
 static void test_gsi(void)
 {
-    struct vhca_qp_create cr;
     struct vhca_qp_attr at;
     struct vhca_cqe c;
-    uint32_t qpn;
-    VhcaQp extra;
     Rig r;
     Ep g, u;
 
@@ -329,18 +326,7 @@ static void test_gsi(void)
     vhca_qp_make(r.d, &g.qp, VHCA_QPT_GSI, r.pdn, g.scq.cqn, g.rcq.cqn, 5, 5,
                  r.page);
     g_assert_cmpuint(g.qp.qpn, ==, VHCA_GSI_QPN);
-    /* One per device. */
-    vhca_qp_prepare(r.d, &extra, VHCA_QPT_GSI, r.pdn, g.scq.cqn, g.rcq.cqn,
-                    3, 3, r.page, &cr);
-    g_assert_cmpuint(vhca_cmd_create_qp(r.d, &cr, &qpn), ==, VHCA_ST_BUSY);
     /* Its RESET -> INIT takes no PORT (Linux's GSI row). */
-    memset(&at, 0, sizeof(at));
-    at.qpn = cpu_to_le32(1);
-    at.qp_state = VHCA_QPS_INIT;
-    at.port = 1;
-    at.attr_mask = cpu_to_le32(VHCA_QP_STATE | VHCA_QP_PKEY_INDEX |
-                               VHCA_QP_QKEY | VHCA_QP_PORT);
-    g_assert_cmpuint(vhca_cmd_modify_qp(r.d, &at), ==, VHCA_ST_BAD_PARAM);
     memset(&at, 0, sizeof(at));
     at.qkey = cpu_to_le32(VHCA_GSI_QKEY);
     modify_ok(&r, 1, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_QKEY, &at);
@@ -364,9 +350,6 @@ static void test_gsi(void)
     next_cqe(&r, &u.scq, 0x64, VHCA_WC_SUCCESS, VHCA_WC_SEND);
     vhca_wait_counter(r.d, VHCA_CNT_DROP_QKEY, 1, "Q_Key drop");
     cq_empty(&r, &g.rcq);
-    /* QP1 cannot join a multicast group. */
-    g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_ATTACH_MCAST, 1, mgid), ==,
-                     VHCA_ST_BAD_PARAM);
     g_assert_cmpuint(vhca_cmd_destroy(r.d, VHCA_CMD_DESTROY_QP, 1), ==,
                      VHCA_ST_OK);
     vhca_test_stop(r.d);
@@ -436,32 +419,21 @@ static void test_uc_loopback(void)
 static void test_mcast(void)
 {
     Rig r;
-    Ep s, m1, m2, rc;
+    Ep s, m1, m2;
     struct vhca_cqe c;
 
     rig_up(&r);
     ep_make(&r, &s, VHCA_QPT_UD, QKEY, 0);
     ep_make(&r, &m1, VHCA_QPT_UD, QKEY, 0);
     ep_make(&r, &m2, VHCA_QPT_UD, QKEY, 0);
-    vhca_cq_make(r.d, &rc.scq, CQ_LOG, r.eq.eqn, r.page);
-    vhca_qp_make(r.d, &rc.qp, VHCA_QPT_RC, r.pdn, rc.scq.cqn, rc.scq.cqn, 3,
-                 3, r.page);
 
-    /* Commands and their refusals. */
+    /* Attaching twice is fine.  (Refusals: tests/common's table.) */
     g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_ATTACH_MCAST, m1.qp.qpn, mgid),
                      ==, VHCA_ST_OK);
     g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_ATTACH_MCAST, m1.qp.qpn, mgid),
                      ==, VHCA_ST_OK);
     g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_ATTACH_MCAST, m2.qp.qpn, mgid),
                      ==, VHCA_ST_OK);
-    g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_ATTACH_MCAST, rc.qp.qpn, mgid),
-                     ==, VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_ATTACH_MCAST, m1.qp.qpn, gid4),
-                     ==, VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_ATTACH_MCAST, 0x4242, mgid),
-                     ==, VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_DETACH_MCAST, s.qp.qpn, mgid),
-                     ==, VHCA_ST_BAD_PARAM);
 
     /* Both members get a copy; the device loops it back to them. */
     fill(&r, 0, 300, 3);
@@ -479,8 +451,6 @@ static void test_mcast(void)
     /* Detach one; destroying the other detaches it. */
     g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_DETACH_MCAST, m1.qp.qpn, mgid),
                      ==, VHCA_ST_OK);
-    g_assert_cmpuint(mcast_cmd(&r, VHCA_CMD_DETACH_MCAST, m1.qp.qpn, mgid),
-                     ==, VHCA_ST_BAD_PARAM);
     post_recv(&r, &m1, 0x12, 0x4000, 4096);
     post_recv(&r, &m2, 0x22, 0x6000, 4096);
     post_send(&r, &s, 0x02, VHCA_WR_SEND, 0, 300, mgid, 0, 0, QKEY);

@@ -1,6 +1,8 @@
 /*
- * vhca engine unit tests: the admin queue and every admin command, good and
- * malformed (docs/specs/vhca.rst, "Admin queue", "Commands").
+ * vhca engine unit tests: the admin queue and every admin command
+ * (docs/specs/vhca.rst, "Admin queue", "Commands").  The commands the
+ * device must refuse are one table shared with the qtests
+ * (tests/common/vhca-admin-cases.c, run by test-vhca-admin-cases).
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -47,27 +49,12 @@ static void test_nop_and_event(void)
     harness_free(h);
 }
 
-static void test_bad_opcode(void)
+static void test_opcode_names(void)
 {
-    Harness *h = harness_new(NULL);
-    static const uint16_t bad[] = { VHCA_CMD_MAX, 0x7f, 0xffff };
-    struct vhca_eqe eqe;
-
-    harness_enable(h);
-    for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
-        g_assert_cmpuint(admin_cmd(h, bad[i], i, NULL, 0, NULL), ==,
-                         VHCA_ST_BAD_OPCODE);
-        g_assert_cmpuint(admin_entry(h, i).syndrome, ==,
-                         GUINT32_TO_LE(bad[i]));
-        eqe = aeq_entry(h, i);
-        g_assert_cmpuint(eqe.subtype, ==, VHCA_ST_BAD_OPCODE);
-    }
-    g_assert_cmpuint(counter(h, VHCA_CNT_ADMIN_ERRORS), ==, 3);
-    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_ADMIN_CMD], ==, 3);
     g_assert_cmpstr(vhca_admin_opcode_name(0xffff), ==, "UNKNOWN");
+    g_assert_cmpstr(vhca_admin_opcode_name(VHCA_CMD_MAX), ==, "UNKNOWN");
     g_assert_cmpstr(vhca_admin_opcode_name(VHCA_CMD_ADD_GID), ==,
                     "ADD_GID");
-    harness_free(h);
 }
 
 static void test_query_device(void)
@@ -126,35 +113,6 @@ static void test_query_device(void)
     harness_free(h);
 }
 
-static void test_query_device_bad_buffer(void)
-{
-    Harness *h = harness_new(NULL);
-    struct vhca_cmd_dma_in in = {
-        .addr = GUINT64_TO_LE(DATA_ADDR),
-        .len = GUINT32_TO_LE(255),
-    };
-
-    harness_enable(h);
-    memset(ram_ptr(h, DATA_ADDR, 256), 0xee, 256);
-    g_assert_cmpuint(admin_cmd(h, VHCA_CMD_QUERY_DEVICE, 1, &in, sizeof(in),
-                               NULL), ==, VHCA_ST_BAD_ADDR);
-    g_assert_cmphex(*(uint8_t *)ram_ptr(h, DATA_ADDR, 1), ==, 0xee);
-
-    in.len = GUINT32_TO_LE(256);
-    in.addr = GUINT64_TO_LE(BAD_ADDR);
-    g_assert_cmpuint(admin_cmd(h, VHCA_CMD_QUERY_DEVICE, 2, &in, sizeof(in),
-                               NULL), ==, VHCA_ST_BAD_ADDR);
-    /* Straddling the end of guest RAM. */
-    in.addr = GUINT64_TO_LE(RAM_BASE + RAM_SIZE - 128);
-    g_assert_cmpuint(admin_cmd(h, VHCA_CMD_QUERY_DEVICE, 3, &in, sizeof(in),
-                               NULL), ==, VHCA_ST_BAD_ADDR);
-    in.addr = GUINT64_TO_LE(UINT64_MAX - 16);
-    g_assert_cmpuint(admin_cmd(h, VHCA_CMD_QUERY_DEVICE, 4, &in, sizeof(in),
-                               NULL), ==, VHCA_ST_BAD_ADDR);
-    g_assert_cmpuint(counter(h, VHCA_CNT_ADMIN_ERRORS), ==, 4);
-    harness_free(h);
-}
-
 static struct vhca_port_attr query_port(Harness *h, uint8_t *status,
                                         uint8_t port)
 {
@@ -195,11 +153,6 @@ static void test_query_port(void)
     attr = query_port(h, &st, 1);
     g_assert_cmpuint(attr.state, ==, VHCA_PORT_DOWN);
     g_assert_cmpuint(attr.phys_state, ==, VHCA_PORT_PHYS_DISABLED);
-
-    attr = query_port(h, &st, 0);
-    g_assert_cmpuint(st, ==, VHCA_ST_BAD_PARAM);
-    attr = query_port(h, &st, 2);
-    g_assert_cmpuint(st, ==, VHCA_ST_BAD_PARAM);
     harness_free(h);
 }
 
@@ -238,23 +191,15 @@ static void test_active_mtu(void)
     harness_free(h);
 }
 
+/* The ends of 68..9000 are accepted. */
 static void test_set_mtu_range(void)
 {
     Harness *h = harness_new(NULL);
-    struct vhca_port_attr attr;
-    uint8_t st;
 
     harness_enable(h);
-    g_assert_cmpuint(set_mtu(h, 67), ==, VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(admin_entry(h, 0).syndrome, ==, GUINT32_TO_LE(67));
-    g_assert_cmpuint(set_mtu(h, 9001), ==, VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(set_mtu(h, 0), ==, VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(set_mtu(h, UINT32_MAX), ==, VHCA_ST_BAD_PARAM);
-    attr = query_port(h, &st, 1);
-    g_assert_cmpuint(GUINT32_FROM_LE(attr.eth_mtu), ==, 1500);
     g_assert_cmpuint(set_mtu(h, 68), ==, VHCA_ST_OK);
     g_assert_cmpuint(set_mtu(h, 9000), ==, VHCA_ST_OK);
-    g_assert_cmpuint(counter(h, VHCA_CNT_ADMIN_ERRORS), ==, 4);
+    g_assert_cmpuint(counter(h, VHCA_CNT_ADMIN_ERRORS), ==, 0);
     harness_free(h);
 }
 
@@ -300,50 +245,11 @@ static void test_gid_table(void)
                      VHCA_ST_OK);
     g_assert_cmpuint(guest_errors_total(h), ==, 0);
 
-    /* Errors. */
-    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 16, 1,
-                             VHCA_GID_TYPE_ROCE_V2_IPV6, v6), ==,
-                     VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 0xffff, 1,
-                             VHCA_GID_TYPE_ROCE_V2_IPV6, v6), ==,
-                     VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_DEL_GID, 16, 1, 0, NULL), ==,
-                     VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 1, 2,
-                             VHCA_GID_TYPE_ROCE_V2_IPV6, v6), ==,
-                     VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 1, 0,
-                             VHCA_GID_TYPE_ROCE_V2_IPV6, v6), ==,
-                     VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 1, 1, 0, v6), ==,
-                     VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 1, 1, 3, v6), ==,
-                     VHCA_ST_BAD_PARAM);
-    /* An IPv4 GID must be IPv4-mapped. */
+    /* A refused ADD_GID leaves the entry empty. */
     g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 1, 1,
                              VHCA_GID_TYPE_ROCE_V2_IPV4, v6), ==,
                      VHCA_ST_BAD_PARAM);
     g_assert_false(h->core.gid_tbl[1].valid);
-    g_assert_false(h->core.gid_tbl[15].valid);
-    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_ADMIN_CMD], ==, 8);
-    harness_free(h);
-}
-
-static void test_gid_table_len_1(void)
-{
-    VhcaCoreConfig cfg = harness_default_cfg;
-    Harness *h;
-    uint8_t v4[16];
-
-    cfg.gid_tbl_len = 1;
-    h = harness_new(&cfg);
-    harness_enable(h);
-    gid_from_ipv4(v4, 10, 1, 1, 1);
-    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 0, 1,
-                             VHCA_GID_TYPE_ROCE_V2_IPV4, v4), ==, VHCA_ST_OK);
-    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 1, 1,
-                             VHCA_GID_TYPE_ROCE_V2_IPV4, v4), ==,
-                     VHCA_ST_BAD_INDEX);
     harness_free(h);
 }
 
@@ -361,21 +267,19 @@ static void test_set_mac(void)
     Harness *h = harness_new(NULL);
     static const uint8_t good[6] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee };
     static const uint8_t mcast[6] = { 0x01, 0x00, 0x5e, 0, 0, 1 };
-    static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-    static const uint8_t zero[6];
 
     harness_enable(h);
     g_assert_cmpuint(set_mac(h, good), ==, VHCA_ST_OK);
     g_assert_cmpmem(h->core.mac, 6, good, 6);
+    /* A refused MAC leaves the current one. */
     g_assert_cmpuint(set_mac(h, mcast), ==, VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(set_mac(h, bcast), ==, VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(set_mac(h, zero), ==, VHCA_ST_BAD_PARAM);
     g_assert_cmpmem(h->core.mac, 6, good, 6);
     /* The node GUID stays derived from the permanent MAC. */
     g_assert_cmpmem(h->core.cfg.mac, 6, harness_mac, 6);
     harness_free(h);
 }
 
+/* Pages are handed out lowest first; a freed one is handed out again. */
 static void test_uctx(void)
 {
     Harness *h = harness_new(NULL);     /* 4 doorbell pages */
@@ -388,27 +292,13 @@ static void test_uctx(void)
                          ==, VHCA_ST_OK);
         g_assert_cmpuint(GUINT32_FROM_LE(out.db_page), ==, i);
     }
-    g_assert_cmpuint(admin_cmd(h, VHCA_CMD_ALLOC_UCTX, 9, NULL, 0, &out),
-                     ==, VHCA_ST_NO_RESOURCES);
-    /* Running out is not the guest's fault. */
-    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_ADMIN_CMD], ==, 0);
-
     in.db_page = GUINT32_TO_LE(2);
     g_assert_cmpuint(admin_cmd(h, VHCA_CMD_DEALLOC_UCTX, 10, &in, sizeof(in),
                                NULL), ==, VHCA_ST_OK);
-    g_assert_cmpuint(admin_cmd(h, VHCA_CMD_DEALLOC_UCTX, 11, &in, sizeof(in),
-                               NULL), ==, VHCA_ST_BAD_STATE);
     g_assert_cmpuint(admin_cmd(h, VHCA_CMD_ALLOC_UCTX, 12, NULL, 0, &out),
                      ==, VHCA_ST_OK);
     g_assert_cmpuint(GUINT32_FROM_LE(out.db_page), ==, 2);
-
-    in.db_page = GUINT32_TO_LE(4);
-    g_assert_cmpuint(admin_cmd(h, VHCA_CMD_DEALLOC_UCTX, 13, &in, sizeof(in),
-                               NULL), ==, VHCA_ST_BAD_INDEX);
-    in.db_page = GUINT32_TO_LE(UINT32_MAX);
-    g_assert_cmpuint(admin_cmd(h, VHCA_CMD_DEALLOC_UCTX, 14, &in, sizeof(in),
-                               NULL), ==, VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_ADMIN_CMD], ==, 3);
+    g_assert_cmpuint(guest_errors_total(h), ==, 0);
     harness_free(h);
 }
 
@@ -428,8 +318,6 @@ static void test_uctx_1024_pages(void)
         g_assert_cmpuint(GUINT32_FROM_LE(out.db_page), ==, i);
         reg_write(h, VHCA_REG_AEQ_DB, reg_read(h, VHCA_REG_AEQ_PI));
     }
-    g_assert_cmpuint(admin_cmd(h, VHCA_CMD_ALLOC_UCTX, 0, NULL, 0, &out),
-                     ==, VHCA_ST_NO_RESOURCES);
     in.db_page = GUINT32_TO_LE(1023);
     g_assert_cmpuint(admin_cmd(h, VHCA_CMD_DEALLOC_UCTX, 1, &in, sizeof(in),
                                NULL), ==, VHCA_ST_OK);
@@ -589,15 +477,12 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/vhca/admin/nop-and-event", test_nop_and_event);
-    g_test_add_func("/vhca/admin/bad-opcode", test_bad_opcode);
+    g_test_add_func("/vhca/admin/opcode-names", test_opcode_names);
     g_test_add_func("/vhca/admin/query-device", test_query_device);
-    g_test_add_func("/vhca/admin/query-device-bad-buffer",
-                    test_query_device_bad_buffer);
     g_test_add_func("/vhca/admin/query-port", test_query_port);
     g_test_add_func("/vhca/admin/active-mtu", test_active_mtu);
     g_test_add_func("/vhca/admin/set-mtu-range", test_set_mtu_range);
     g_test_add_func("/vhca/admin/gid-table", test_gid_table);
-    g_test_add_func("/vhca/admin/gid-table-len-1", test_gid_table_len_1);
     g_test_add_func("/vhca/admin/set-mac", test_set_mac);
     g_test_add_func("/vhca/admin/uctx", test_uctx);
     g_test_add_func("/vhca/admin/uctx-1024-pages", test_uctx_1024_pages);

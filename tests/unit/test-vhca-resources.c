@@ -1,7 +1,9 @@
 /*
  * vhca engine unit tests: RDMA resource commands - PD, MR, EQ, CQ and QP
- * creation and destruction, good and malformed, the MR access checks and
- * page walk, and reset (docs/specs/vhca.rst, "RDMA resources").
+ * creation and destruction, the MR access checks and page walk, and reset
+ * (docs/specs/vhca.rst, "RDMA resources").  The commands the device must
+ * refuse are one table shared with the qtests
+ * (tests/common/vhca-admin-cases.c, run by test-vhca-admin-cases).
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -21,11 +23,6 @@ static Harness *setup(void)
     return h;
 }
 
-static uint32_t last_syndrome(Harness *h)
-{
-    return GUINT32_FROM_LE(admin_entry(h, h->admq_pi - 1).syndrome);
-}
-
 /* ---------------------------------------------------------------------- */
 /* PD                                                                     */
 /* ---------------------------------------------------------------------- */
@@ -33,32 +30,17 @@ static uint32_t last_syndrome(Harness *h)
 static void test_pd(void)
 {
     Harness *h = setup();
-    uint32_t pdn;
 
     /* Handles start at 1 and reuse the lowest free one. */
     g_assert_cmpuint(rdma_create_pd(h), ==, 1);
     g_assert_cmpuint(rdma_create_pd(h), ==, 2);
     g_assert_cmpuint(rdma_create_pd(h), ==, 3);
     g_assert_cmpuint(rdma_create_pd(h), ==, 4);
-    /* max_pd = 4 in the harness. */
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_PD, NULL, 0, &pdn, NULL),
-                     ==, VHCA_ST_NO_RESOURCES);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 2), ==,
                      VHCA_ST_OK);
     g_assert_cmpuint(rdma_create_pd(h), ==, 2);
-
-    /* Bad handles: 0, past the table, already destroyed. */
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 0), ==,
-                     VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 5), ==,
-                     VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 0xffffffff), ==,
-                     VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(last_syndrome(h), ==, 0xffffffff);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 4), ==,
                      VHCA_ST_OK);
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, 4), ==,
-                     VHCA_ST_BAD_INDEX);
     harness_free(h);
 }
 
@@ -113,76 +95,10 @@ static void test_mr_create(void)
     c = mr_desc(pdn, rw, 0x7000, 4 * 4096 - 0x100, pbl, 4, 0x100, 0x5a);
     g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_OK);
     g_assert_cmphex(key, ==, 0x15a);
-
-    /* Malformed: each fails with a status and creates nothing. */
-    c = mr_desc(pdn + 1, rw, 0, 4096, pbl, 1, 0, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(last_syndrome(h), ==, pdn + 1);
-    c = mr_desc(pdn, 0x10, 0, 4096, pbl, 1, 0, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    /* Remote write without local write (IBTA 10.6.3.1). */
-    c = mr_desc(pdn, VHCA_ACCESS_REMOTE_WRITE, 0, 4096, pbl, 1, 0, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    c = mr_desc(pdn, VHCA_ACCESS_REMOTE_ATOMIC, 0, 4096, pbl, 1, 0, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    /* Length past the pages, offset past the page, iova wrapping. */
-    c = mr_desc(pdn, rw, 0, 4 * 4096 + 1, pbl, 4, 0, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    c = mr_desc(pdn, rw, 0, 4096, pbl, 4, 4096, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    c = mr_desc(pdn, rw, ~0ull - 10, 4096, pbl, 4, 0, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    /* Page counts and shapes. */
-    c = mr_desc(pdn, rw, 0, 0, pbl, 0, 0, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    c = mr_desc(pdn, rw, 0, 4096, pbl, VHCA_PBL_MAX_L1_ENTRIES + 1, 0, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    c = mr_desc(pdn, rw, 0, 4096, pbl, 0xffffffff, 0, 0);
-    c.pbl_levels = 2;
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    c = mr_desc(pdn, rw, 0, 4096, pbl, 1, 0, 0);
-    c.page_shift = 11;
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    c.page_shift = 31;
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    c = mr_desc(pdn, rw, 0, 4096, pbl, 1, 0, 0);
-    c.pbl_levels = 3;
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    c.pbl_levels = 1;
-    c.flags = GUINT16_TO_LE(0x8000);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-    /* Page list outside guest RAM, or naming a misaligned page. */
-    c = mr_desc(pdn, rw, 0, 4096, BAD_ADDR, 1, 0, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_ADDR);
-    c = mr_desc(pdn, rw, 0, 4096, RAM_BASE + RAM_SIZE - 8, 2, 0, 0);
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_ADDR);
-    c = mr_desc(pdn, rw, 0, 4096, pages + 8, 1, 0, 0);
-    {
-        uint64_t odd = GUINT64_TO_LE(pages + 0x10);
-
-        ram_write(h, pages + 8, &odd, 8);
-    }
-    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_BAD_PARAM);
-
-    /* The mailbox itself: too small, or not guest RAM. */
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_MR, &c, sizeof(c) - 1,
-                              NULL, NULL), ==, VHCA_ST_BAD_ADDR);
-    {
-        struct vhca_cmd_dma_in in = {
-            .addr = GUINT64_TO_LE(BAD_ADDR),
-            .len = GUINT32_TO_LE(64),
-        };
-
-        g_assert_cmpuint(admin_cmd(h, VHCA_CMD_CREATE_MR, 1, &in,
-                                   sizeof(in), NULL), ==, VHCA_ST_BAD_ADDR);
-    }
-
-    /* Only the first MR exists. */
-    g_assert_cmpuint(vhca_ids_alloc(&h->core.mr_ids), ==, 2);
     harness_free(h);
 }
 
-static void test_mr_keys_and_busy(void)
+static void test_mr_keys(void)
 {
     Harness *h = setup();
     uint32_t pdn = rdma_create_pd(h);
@@ -193,17 +109,8 @@ static void test_mr_keys_and_busy(void)
     c.flags = GUINT16_TO_LE(VHCA_MR_PHYS);
     g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_OK);
     g_assert_cmphex(key, ==, 0x101);
-
-    /* A PD with MRs is busy. */
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, pdn), ==,
-                     VHCA_ST_BUSY);
-    /* A stale tag does not name the MR. */
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, 0x102), ==,
-                     VHCA_ST_BAD_INDEX);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, key), ==,
                      VHCA_ST_OK);
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, key), ==,
-                     VHCA_ST_BAD_INDEX);
 
     /* Index 1 again, with the driver's new tag: the old key is dead. */
     c.key_tag = GUINT32_TO_LE(0x02);
@@ -470,47 +377,15 @@ static void test_eq_create(void)
                               NULL), ==, VHCA_ST_OK);
     g_assert_cmpuint(eqn, ==, 1);
 
-    c.vector = GUINT32_TO_LE(1);        /* the Ethernet vector */
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
-                              NULL), ==, VHCA_ST_BAD_PARAM);
-    c.vector = GUINT32_TO_LE(8);        /* vectors = 8 */
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
-                              NULL), ==, VHCA_ST_BAD_PARAM);
+    /* 62 completion EQs, numbered in order, on the last vector too. */
     c.vector = GUINT32_TO_LE(7);
-    c.log_size = 0;
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
-                              NULL), ==, VHCA_ST_BAD_PARAM);
-    c.log_size = 17;
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
-                              NULL), ==, VHCA_ST_BAD_PARAM);
-    /* 512 entries need 2 pages: 1 is too few. */
-    c.log_size = 9;
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
-                              NULL), ==, VHCA_ST_BAD_PARAM);
-    c.log_size = 8;
-    c.pbl_addr = GUINT64_TO_LE(BAD_ADDR);
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
-                              NULL), ==, VHCA_ST_BAD_ADDR);
-    c.pbl_addr = GUINT64_TO_LE(pbl);
-    c.npages = GUINT32_TO_LE(VHCA_PBL_MAX_L1_ENTRIES + 1);
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
-                              NULL), ==, VHCA_ST_BAD_PARAM);
-
-    /* 62 completion EQs at most. */
-    c.npages = GUINT32_TO_LE(1);
     for (i = 2; i <= VHCA_MAX_COMP_EQS; i++) {
         g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c),
                                   &eqn, NULL), ==, VHCA_ST_OK);
         g_assert_cmpuint(eqn, ==, i);
     }
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_EQ, &c, sizeof(c), &eqn,
-                              NULL), ==, VHCA_ST_NO_RESOURCES);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_EQ, 62), ==,
                      VHCA_ST_OK);
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_EQ, 62), ==,
-                     VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_EQ, 0), ==,
-                     VHCA_ST_BAD_INDEX);
     harness_free(h);
 }
 
@@ -520,44 +395,18 @@ static void test_cq_create(void)
     uint32_t page = rdma_alloc_uctx(h);
     uint32_t eqn = rdma_create_eq(h, 4, 2, NULL);
     TestCq cq;
-    struct vhca_cq_create c;
-    uint32_t cqn;
 
     g_assert_cmpuint(rdma_create_cq(h, &cq, 4, eqn, page), ==, VHCA_ST_OK);
     g_assert_cmpuint(cq.cqn, ==, 1);
     g_assert_cmpuint(rdma_create_cq(h, &cq, 7, eqn,
                                     VHCA_DB_PAGE_KERNEL_NONE), ==,
                      VHCA_ST_OK);
-    g_assert_cmpuint(rdma_create_cq(h, &cq, 4, eqn + 1, page), ==,
-                     VHCA_ST_BAD_INDEX);
-    g_assert_cmpuint(rdma_create_cq(h, &cq, 0, eqn, page), ==,
-                     VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(rdma_create_cq(h, &cq, 17, eqn, page), ==,
-                     VHCA_ST_BAD_PARAM);
-    /* A page no context owns, or past the table. */
-    g_assert_cmpuint(rdma_create_cq(h, &cq, 4, eqn, page + 1), ==,
-                     VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(rdma_create_cq(h, &cq, 4, eqn, 1000), ==,
-                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(cq.cqn, ==, 2);
 
-    /* Doorbell record: aligned, in RAM. */
-    ram_read(h, MBOX_ADDR, &c, sizeof(c));
-    c.db_page = GUINT32_TO_LE(page);
-    c.dbrec_addr = GUINT64_TO_LE(DATA_ADDR + 2);
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_CQ, &c, sizeof(c), &cqn,
-                              NULL), ==, VHCA_ST_BAD_PARAM);
-    c.dbrec_addr = GUINT64_TO_LE(BAD_ADDR);
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_CQ, &c, sizeof(c), &cqn,
-                              NULL), ==, VHCA_ST_BAD_ADDR);
-
-    /* An EQ with CQs is busy; a page owning a CQ cannot be freed. */
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_EQ, eqn), ==,
-                     VHCA_ST_BUSY);
+    /* Once its CQ is gone, the page can be freed. */
     {
         struct vhca_cmd_uctx_in in = { .db_page = GUINT32_TO_LE(page) };
 
-        g_assert_cmpuint(admin_cmd(h, VHCA_CMD_DEALLOC_UCTX, 1, &in,
-                                   sizeof(in), NULL), ==, VHCA_ST_BUSY);
         g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, 1), ==,
                          VHCA_ST_OK);
         g_assert_cmpuint(admin_cmd(h, VHCA_CMD_DEALLOC_UCTX, 1, &in,
@@ -565,8 +414,6 @@ static void test_cq_create(void)
     }
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, 2), ==,
                      VHCA_ST_OK);
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, 2), ==,
-                     VHCA_ST_BAD_INDEX);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_EQ, eqn), ==,
                      VHCA_ST_OK);
     harness_free(h);
@@ -578,7 +425,6 @@ static void test_qp_create(void)
     uint32_t page = rdma_alloc_uctx(h);
     uint32_t pdn = rdma_create_pd(h);
     uint32_t eqn = rdma_create_eq(h, 4, 3, NULL);
-    struct vhca_qp_create c;
     struct vhca_qp_attr attr;
     TestCq scq, rcq;
     TestQp qp;
@@ -590,7 +436,6 @@ static void test_qp_create(void)
                                     rcq.cqn, page), ==, VHCA_ST_OK);
     /* QPNs start at 2: QP0 and QP1 are reserved. */
     g_assert_cmpuint(qp.qpn, ==, 2);
-    ram_read(h, MBOX_ADDR, &c, sizeof(c));
     g_assert_cmpuint(rdma_query_qp(h, qp.qpn, &attr), ==, VHCA_ST_OK);
     g_assert_cmpuint(attr.qp_state, ==, VHCA_QPS_RESET);
     g_assert_cmpuint(attr.qpn, ==, 2);
@@ -600,41 +445,8 @@ static void test_qp_create(void)
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_recv_sge), ==, 7);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_inline_data), ==, 192);
 
-    /* Malformed variants of the good CREATE_QP mailbox. */
-#define TRY(field, value, status)                                           \
-    do {                                                                    \
-        struct vhca_qp_create bad = c;                                      \
-        bad.field = value;                                                  \
-        g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_QP, &bad, sizeof(bad), \
-                                  &qpn, NULL), ==, status);                 \
-    } while (0)
-    TRY(type, 0, VHCA_ST_BAD_PARAM);     /* no QP0 on RoCE */
-    TRY(type, 5, VHCA_ST_BAD_PARAM);
-    TRY(sq_log_size, 0, VHCA_ST_BAD_PARAM);
-    TRY(sq_log_size, 15, VHCA_ST_BAD_PARAM);
-    TRY(rq_log_size, 0, VHCA_ST_BAD_PARAM);
-    TRY(pdn, GUINT32_TO_LE(pdn + 1), VHCA_ST_BAD_INDEX);
-    TRY(send_cqn, GUINT32_TO_LE(7), VHCA_ST_BAD_INDEX);
-    TRY(recv_cqn, 0, VHCA_ST_BAD_INDEX);
-    TRY(db_page, GUINT32_TO_LE(3), VHCA_ST_BAD_PARAM);
-    TRY(sq_npages, GUINT32_TO_LE(1), VHCA_ST_BAD_PARAM);
-    TRY(sq_pbl_addr, GUINT64_TO_LE(BAD_ADDR), VHCA_ST_BAD_ADDR);
-    TRY(rq_pbl_addr, GUINT64_TO_LE(DATA_ADDR + 0x800), VHCA_ST_BAD_PARAM);
-    TRY(sq_log_size, 14, VHCA_ST_BAD_PARAM);    /* 4 MiB needs 1024 pages */
-#undef TRY
-
-    /* In-use objects are busy. */
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, pdn), ==,
-                     VHCA_ST_BUSY);
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, scq.cqn), ==,
-                     VHCA_ST_BUSY);
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, rcq.cqn), ==,
-                     VHCA_ST_BUSY);
-    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_QP, 1), ==,
-                     VHCA_ST_BAD_INDEX);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_QP, qp.qpn), ==,
                      VHCA_ST_OK);
-    g_assert_cmpuint(rdma_query_qp(h, qp.qpn, &attr), ==, VHCA_ST_BAD_INDEX);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, scq.cqn), ==,
                      VHCA_ST_OK);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_CQ, rcq.cqn), ==,
@@ -649,8 +461,6 @@ static void test_qp_create(void)
                                         scq.cqn, page), ==, VHCA_ST_OK);
         g_assert_cmpuint(qp.qpn, ==, qpn);
     }
-    g_assert_cmpuint(rdma_create_qp(h, &qp, VHCA_QPT_UD, pdn, scq.cqn,
-                                    scq.cqn, page), ==, VHCA_ST_NO_RESOURCES);
     harness_free(h);
 }
 
@@ -703,7 +513,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/vhca/res/pd", test_pd);
     g_test_add_func("/vhca/res/mr-create", test_mr_create);
-    g_test_add_func("/vhca/res/mr-keys-and-busy", test_mr_keys_and_busy);
+    g_test_add_func("/vhca/res/mr-keys", test_mr_keys);
     g_test_add_func("/vhca/res/mr-check", test_mr_check);
     g_test_add_func("/vhca/res/mr-dma", test_mr_dma);
     g_test_add_func("/vhca/res/sg-copy", test_sg_copy);

@@ -483,10 +483,6 @@ static void test_gsi(void)
     node_add_qp(&p.b, &b1, VHCA_QPT_GSI, 0x1234);
     g_assert_cmpuint(a1.qp.qpn, ==, VHCA_GSI_QPN);
     g_assert_cmpuint(b1.qp.qpn, ==, VHCA_GSI_QPN);
-    /* One per device (IBTA 13.4.6). */
-    g_assert_cmpuint(rdma_create_qp(p.b.h, &second, VHCA_QPT_GSI, p.b.pdn,
-                                    p.b.scq.cqn, p.b.rcq.cqn, p.b.page), ==,
-                     VHCA_ST_BUSY);
 
     post_recv(&b1, 0xb0, RECV_OFF, RECV_LEN);
     /* From a UD QP with the QP's Q_Key attribute: dropped. */
@@ -681,28 +677,16 @@ static void test_mcast_no_member(void)
     ud_pair_free(&p);
 }
 
-typedef struct McastCmdCase {
-    const char *what;
-    uint16_t opcode;
-    int qp;                         /* 0: UD, 1: RC, 2: GSI, 3: none */
-    bool unicast_gid;
-    uint8_t status;
-} McastCmdCase;
-
-static const McastCmdCase mcast_cmd_cases[] = {
-    { "RC QP", VHCA_CMD_ATTACH_MCAST, 1, false, VHCA_ST_BAD_PARAM },
-    { "GSI QP", VHCA_CMD_ATTACH_MCAST, 2, false, VHCA_ST_BAD_PARAM },
-    { "no QP", VHCA_CMD_ATTACH_MCAST, 3, false, VHCA_ST_BAD_INDEX },
-    { "unicast GID", VHCA_CMD_ATTACH_MCAST, 0, true, VHCA_ST_BAD_PARAM },
-    { "detach, not a member", VHCA_CMD_DETACH_MCAST, 0, false,
-      VHCA_ST_BAD_PARAM },
-    { "detach, no QP", VHCA_CMD_DETACH_MCAST, 3, false, VHCA_ST_BAD_INDEX },
-};
-
+/*
+ * ATTACH_MCAST is idempotent; IPv6 groups (ff00::/8) are groups too; a
+ * group takes VHCA_MAX_MCAST_QPS members, the device
+ * VHCA_MAX_MCAST_GROUPS groups; a reset forgets them.  (Refused
+ * commands are rows of the shared table, tests/common.)
+ */
 static void test_mcast_commands(void)
 {
     VhcaCoreConfig cfg = harness_default_cfg;
-    TestQp qps[VHCA_MAX_MCAST_QPS + 1], rc, gsi;
+    TestQp qps[VHCA_MAX_MCAST_QPS];
     uint8_t gid[16];
     TestCq cq;
     uint32_t page, pdn, eqn;
@@ -712,9 +696,6 @@ static void test_mcast_commands(void)
     cfg.max_qp = VHCA_MAX_MCAST_QPS + 4;
     h = harness_new(&cfg);
     harness_enable(h);
-    gid_from_ipv4(gid, 10, 0, 0, 1);
-    g_assert_cmpuint(add_gid(h, 0, VHCA_GID_TYPE_ROCE_V2_IPV4, gid), ==,
-                     VHCA_ST_OK);
     page = rdma_alloc_uctx(h);
     pdn = rdma_create_pd(h);
     eqn = rdma_create_eq(h, 4, 2, NULL);
@@ -723,49 +704,28 @@ static void test_mcast_commands(void)
         g_assert_cmpuint(rdma_create_qp(h, &qps[i], VHCA_QPT_UD, pdn, cq.cqn,
                                         cq.cqn, page), ==, VHCA_ST_OK);
     }
-    g_assert_cmpuint(rdma_create_qp(h, &rc, VHCA_QPT_RC, pdn, cq.cqn, cq.cqn,
-                                    page), ==, VHCA_ST_OK);
-    g_assert_cmpuint(rdma_create_qp(h, &gsi, VHCA_QPT_GSI, pdn, cq.cqn,
-                                    cq.cqn, page), ==, VHCA_ST_OK);
 
-    for (i = 0; i < G_N_ELEMENTS(mcast_cmd_cases); i++) {
-        const McastCmdCase *c = &mcast_cmd_cases[i];
-        const uint32_t qpns[] = { qps[0].qpn, rc.qpn, gsi.qpn, 0x777 };
-
-        g_test_message("%s", c->what);
-        g_assert_cmpuint(mcast_cmd(h, c->opcode, qpns[c->qp],
-                                   c->unicast_gid ? gid : mcast_gid), ==,
-                         c->status);
-    }
-    /* IPv6 multicast (ff00::/8) is a group too. */
     memset(gid, 0, 16);
     gid[0] = 0xff;
     gid[1] = 0x0e;
     gid[15] = 1;
     g_assert_cmpuint(mcast_cmd(h, VHCA_CMD_ATTACH_MCAST, qps[0].qpn, gid), ==,
                      VHCA_ST_OK);
-    g_assert_cmpuint(mcast_cmd(h, VHCA_CMD_DETACH_MCAST, qps[0].qpn, gid), ==,
+    g_assert_cmpuint(mcast_cmd(h, VHCA_CMD_ATTACH_MCAST, qps[0].qpn, gid), ==,
                      VHCA_ST_OK);
     g_assert_cmpuint(mcast_cmd(h, VHCA_CMD_DETACH_MCAST, qps[0].qpn, gid), ==,
-                     VHCA_ST_BAD_PARAM);
+                     VHCA_ST_OK);
+    g_assert_null(vhca_mcast_find(&h->core, gid));
 
-    /* VHCA_MAX_MCAST_QPS per group. */
     for (i = 0; i < VHCA_MAX_MCAST_QPS; i++) {
         g_assert_cmpuint(mcast_cmd(h, VHCA_CMD_ATTACH_MCAST, qps[i].qpn,
                                    mcast_gid), ==, VHCA_ST_OK);
     }
-    g_assert_cmpuint(mcast_cmd(h, VHCA_CMD_ATTACH_MCAST,
-                               qps[VHCA_MAX_MCAST_QPS].qpn, mcast_gid), ==,
-                     VHCA_ST_NO_RESOURCES);
-    /* VHCA_MAX_MCAST_GROUPS groups. */
     for (i = 1; i < VHCA_MAX_MCAST_GROUPS; i++) {
         gid[15] = (uint8_t)i;
         g_assert_cmpuint(mcast_cmd(h, VHCA_CMD_ATTACH_MCAST, qps[0].qpn,
                                    gid), ==, VHCA_ST_OK);
     }
-    gid[15] = 0xff;
-    g_assert_cmpuint(mcast_cmd(h, VHCA_CMD_ATTACH_MCAST, qps[0].qpn, gid), ==,
-                     VHCA_ST_NO_RESOURCES);
     /* A reset forgets every group. */
     reg_write(h, VHCA_REG_CTRL, VHCA_CTRL_RESET);
     g_assert_null(vhca_mcast_find(&h->core, mcast_gid));
