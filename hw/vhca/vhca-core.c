@@ -38,6 +38,64 @@ const char *vhca_core_guest_error_name(VhcaGuestError kind)
     return guest_error_names[kind];
 }
 
+const char *vhca_core_qp_change_name(VhcaQpChange why)
+{
+    static const char *const names[VHCA_QP_CHANGE__MAX] = {
+        [VHCA_QP_CHANGE_COMMAND] = "command",
+        [VHCA_QP_CHANGE_ERROR] = "error",
+        [VHCA_QP_CHANGE_FATAL] = "fatal",
+    };
+
+    return (unsigned)why < VHCA_QP_CHANGE__MAX ? names[why] : "unknown";
+}
+
+const char *vhca_core_retry_name(VhcaRetryCause why)
+{
+    static const char *const names[VHCA_RETRY__MAX] = {
+        [VHCA_RETRY_TIMEOUT] = "timeout",
+        [VHCA_RETRY_SEQ_NAK] = "seq-nak",
+        [VHCA_RETRY_IMPLIED_NAK] = "implied-nak",
+    };
+
+    return (unsigned)why < VHCA_RETRY__MAX ? names[why] : "unknown";
+}
+
+const char *vhca_core_nak_kind_name(VhcaNakKind kind)
+{
+    return kind == VHCA_NAK_KIND_RNR ? "rnr-nak" : "nak";
+}
+
+/* IBTA 9.7.5.2.8, Table 44. */
+const char *vhca_core_nak_code_name(VhcaNakKind kind, uint8_t code)
+{
+    static const char *const names[] = {
+        "psn-seq-error", "invalid-request", "remote-access",
+        "remote-op", "invalid-rd-request",
+    };
+
+    if (kind == VHCA_NAK_KIND_RNR) {
+        return "rnr-timer";
+    }
+    return code < sizeof(names) / sizeof(names[0]) ? names[code]
+                                                    : "reserved";
+}
+
+const char *vhca_core_qp_type_name(uint8_t type)
+{
+    switch (type) {
+    case VHCA_QPT_GSI:
+        return "gsi";
+    case VHCA_QPT_RC:
+        return "rc";
+    case VHCA_QPT_UC:
+        return "uc";
+    case VHCA_QPT_UD:
+        return "ud";
+    default:
+        return "unknown";
+    }
+}
+
 static void VHCA_PRINTF(3, 0)
 vhca_guest_error_va(VhcaCore *core, VhcaGuestError kind, const char *fmt,
                     va_list ap)

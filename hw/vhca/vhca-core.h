@@ -75,6 +75,28 @@ typedef enum VhcaGuestError {
     VHCA_GUEST_ERR__MAX
 } VhcaGuestError;
 
+/* Why a QP changed state (the qp_state hook). */
+typedef enum VhcaQpChange {
+    VHCA_QP_CHANGE_COMMAND,     /* MODIFY_QP */
+    VHCA_QP_CHANGE_ERROR,       /* a WQE of the QP or a request to it failed */
+    VHCA_QP_CHANGE_FATAL,       /* its CQ went into error: QP_FATAL event */
+    VHCA_QP_CHANGE__MAX
+} VhcaQpChange;
+
+/* Why an RC requester goes back N (IBTA 9.7.5.1, 9.7.6.1). */
+typedef enum VhcaRetryCause {
+    VHCA_RETRY_TIMEOUT,         /* local ACK timeout */
+    VHCA_RETRY_SEQ_NAK,         /* NAK: PSN sequence error */
+    VHCA_RETRY_IMPLIED_NAK,     /* a response skipped READ/atomic responses */
+    VHCA_RETRY__MAX
+} VhcaRetryCause;
+
+/* The two kinds of negative AETH syndrome (IBTA 9.7.5.2.8, Table 44). */
+typedef enum VhcaNakKind {
+    VHCA_NAK_KIND_RNR,          /* code: the RNR timer (Table 45) */
+    VHCA_NAK_KIND_NAK,          /* code: the NAK code (0..4) */
+} VhcaNakKind;
+
 /* What vhca_core_receive() did with a frame (for tracing and tests). */
 typedef enum VhcaRxResult {
     VHCA_RX_DELIVERED,          /* written to the RX ring */
@@ -115,6 +137,35 @@ typedef struct VhcaCoreOps {
      */
     void (*rx_drop)(void *opaque, const char *reason, const char *detail,
                     uint32_t qpn);
+
+    /*
+     * Transport events, for tracing (docs/specs/vhca.rst, "Trace
+     * events"); each may be NULL.  QPN, PSN and CQN as the engine has
+     * them; @type is an enum vhca_qp_type, states enum vhca_qp_state.
+     */
+    void (*qp_state)(void *opaque, uint32_t qpn, uint8_t type, uint8_t from,
+                     uint8_t to, VhcaQpChange why);
+    /* The RC requester of @qpn sends again from @psn. */
+    void (*retransmit)(void *opaque, uint32_t qpn, uint32_t psn,
+                       VhcaRetryCause why);
+    /* An RC NAK our responder sent, or our requester received. */
+    void (*nak_sent)(void *opaque, uint32_t qpn, uint32_t psn,
+                     VhcaNakKind kind, uint8_t code);
+    void (*nak_rcvd)(void *opaque, uint32_t qpn, uint32_t psn,
+                     VhcaNakKind kind, uint8_t code);
+    /* An RNR NAK for @psn: the requester waits @timer_ns, then resends. */
+    void (*rnr_wait)(void *opaque, uint32_t qpn, uint32_t psn,
+                     uint64_t timer_ns);
+    /*
+     * The local ACK timer of @qpn expired with @psn the oldest PSN not
+     * acknowledged; @retries_left 0: the WQE fails with RETRY_EXC_ERR.
+     */
+    void (*ack_timeout)(void *opaque, uint32_t qpn, uint32_t psn,
+                        uint8_t retries_left);
+    /* A CQE with a status other than SUCCESS was written to @cqn. */
+    void (*cqe_error)(void *opaque, uint32_t cqn, uint32_t qpn,
+                      uint64_t wr_id, uint8_t opcode, uint8_t status,
+                      uint32_t vendor_err);
 
     /*
      * Transport services.  now_ns is a monotonic clock (QEMU's virtual
@@ -315,5 +366,15 @@ void vhca_core_timer_expired(VhcaCore *core);
 
 /* Short name of a guest error class, e.g. "admq". */
 const char *vhca_core_guest_error_name(VhcaGuestError kind);
+
+/* Names the trace events print for the hooks' enums. */
+const char *vhca_core_qp_change_name(VhcaQpChange why);
+const char *vhca_core_retry_name(VhcaRetryCause why);
+/* "rnr-nak" or "nak"; a NAK code's name ("psn-seq-error", ...). */
+const char *vhca_core_nak_kind_name(VhcaNakKind kind);
+const char *vhca_core_nak_code_name(VhcaNakKind kind, uint8_t code);
+const char *vhca_core_qp_type_name(uint8_t type);
+/* "RESET", "INIT", ... (enum vhca_qp_state). */
+const char *vhca_qp_state_name(uint8_t state);
 
 #endif /* HW_VHCA_CORE_H */

@@ -116,6 +116,11 @@ bool vhca_cq_post(VhcaCore *core, uint32_t cqn, const VhcaCompletion *wc)
         return false;
     }
     cq->pi++;
+    if (wc->status != VHCA_WC_SUCCESS) {
+        vhca_count(core, VHCA_CNT_COMPLETION_ERRORS, 1);
+        VHCA_HOOK(core, cqe_error, cqn, wc->qpn, wc->wr_id, wc->opcode,
+                  wc->status, wc->vendor_err);
+    }
 
     /*
      * IBTA 11.4.2.2: a solicited arm also fires for a completion in

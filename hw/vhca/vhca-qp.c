@@ -163,6 +163,10 @@ static void vhca_qp_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 
 void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
+    if (qp->state != VHCA_QPS_ERR) {
+        VHCA_HOOK(core, qp_state, qpn, qp->type, qp->state, VHCA_QPS_ERR,
+                  VHCA_QP_CHANGE_ERROR);
+    }
     qp->state = VHCA_QPS_ERR;
     vhca_rc_qp_reset(core, qpn, qp);
     vhca_qp_flush(core, qpn, qp);
@@ -170,6 +174,10 @@ void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 
 void vhca_qp_set_sq_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
+    if (qp->state != VHCA_QPS_SQE) {
+        VHCA_HOOK(core, qp_state, qpn, qp->type, qp->state, VHCA_QPS_SQE,
+                  VHCA_QP_CHANGE_ERROR);
+    }
     qp->state = VHCA_QPS_SQE;
     vhca_qp_flush_wq(core, qpn, &qp->sq, qp->send_cqn, true);
     /* Nothing in flight: SQE -> RTS starts again at the next WQE. */
@@ -185,6 +193,10 @@ void vhca_qp_fatal(VhcaCore *core, uint32_t qpn)
         return;
     }
     vhca_aeq_post(core, VHCA_EQE_QP_EVENT, VHCA_EVENT_QP_FATAL, qpn, 0);
+    VHCA_HOOK(core, qp_state, qpn, qp->type, qp->state, VHCA_QPS_ERR,
+              VHCA_QP_CHANGE_FATAL);
+    /* Already ERR: vhca_qp_set_error() does not report it again. */
+    qp->state = VHCA_QPS_ERR;
     vhca_qp_set_error(core, qpn, qp);
 }
 
@@ -656,6 +668,10 @@ static void vhca_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 {
     uint8_t prev = qp->state;
 
+    if (prev != next) {
+        VHCA_HOOK(core, qp_state, qpn, qp->type, prev, next,
+                  VHCA_QP_CHANGE_COMMAND);
+    }
     qp->state = next;
     switch (next) {
     case VHCA_QPS_RESET:

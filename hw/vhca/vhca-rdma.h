@@ -416,6 +416,5 @@ typedef enum VhcaQpModifyCheck {
 VhcaQpModifyCheck vhca_qp_modify_is_ok(uint8_t type, uint8_t cur,
                                        uint8_t next, uint32_t mask,
                                        uint32_t *bad);
-const char *vhca_qp_state_name(uint8_t state);
 
 #endif /* HW_VHCA_RDMA_H */

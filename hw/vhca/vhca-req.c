@@ -641,6 +641,9 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             m->status = status;
             continue;
         }
+        if (reliable && vhca_psn_before(psn, req->sent_psn)) {
+            vhca_count(core, VHCA_CNT_RETRANSMITTED_PKTS, 1);
+        }
         end = m->opcode == VHCA_WR_RDMA_READ ?
               vhca_psn_add(m->first_psn, m->npkts) : vhca_psn_add(psn, 1);
         if (vhca_psn_after(end, req->sent_psn)) {

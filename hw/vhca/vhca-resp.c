@@ -55,10 +55,38 @@ static void vhca_resp_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     vhca_xmit(core, qpn, &qp->path, pkt);
 }
 
+/* A NAK (or RNR NAK) goes out: its counter and trace event. */
+static void vhca_resp_nak_sent(VhcaCore *core, uint32_t qpn, uint32_t psn,
+                               uint8_t syndrome)
+{
+    static const uint8_t nak_counters[] = {
+        [VHCA_IB_NAK_PSN_SEQ_ERROR] = VHCA_CNT_SEQ_NAK_SENT,
+        [VHCA_IB_NAK_INVALID_REQUEST] = VHCA_CNT_INV_REQ_NAK_SENT,
+        [VHCA_IB_NAK_REMOTE_ACCESS] = VHCA_CNT_REM_ACCESS_NAK_SENT,
+        [VHCA_IB_NAK_REMOTE_OP] = VHCA_CNT_REM_OP_NAK_SENT,
+    };
+    uint8_t code = syndrome & VHCA_IB_AETH_VALUE_MASK;
+
+    switch (syndrome & VHCA_IB_AETH_KIND_MASK) {
+    case VHCA_IB_AETH_KIND_RNR_NAK:
+        vhca_count(core, VHCA_CNT_RNR_NAK_SENT, 1);
+        VHCA_HOOK(core, nak_sent, qpn, psn, VHCA_NAK_KIND_RNR, code);
+        break;
+    case VHCA_IB_AETH_KIND_NAK:
+        if (code < sizeof(nak_counters)) {
+            vhca_count(core, nak_counters[code], 1);
+        }
+        VHCA_HOOK(core, nak_sent, qpn, psn, VHCA_NAK_KIND_NAK, code);
+        break;
+    }
+}
+
 static void vhca_resp_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                           uint32_t psn, uint8_t syndrome)
 {
     VhcaWirePacket pkt;
+
+    vhca_resp_nak_sent(core, qpn, psn, syndrome);
 
     memset(&pkt, 0, sizeof(pkt));
     pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, ACKNOWLEDGE);
@@ -573,6 +601,7 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     uint32_t psn = pkt->tp.bth.psn;
     unsigned i;
 
+    vhca_count(core, VHCA_CNT_DUPLICATE_REQUEST, 1);
     if (op == VHCA_IB_OP_RDMA_READ_REQUEST ||
         op == VHCA_IB_OP_COMPARE_SWAP || op == VHCA_IB_OP_FETCH_ADD) {
         /* 9.7.5.1.3: answered from the responder resources, not redone. */
@@ -640,6 +669,7 @@ static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_rc_qp_event(core, qpn, VHCA_EVENT_COMM_EST);
     }
     if (diff > 0) {
+        vhca_count(core, VHCA_CNT_OUT_OF_SEQ_REQUEST, 1);
         /* 9.7.5.2.1 (class A): NAK once, drop until the PSN comes. */
         if (!resp->nak_sent) {
             resp->nak_sent = true;

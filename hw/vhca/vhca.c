@@ -198,6 +198,53 @@ static void vhca_rx_drop_cb(void *opaque, const char *reason,
     trace_vhca_roce_drop(reason, detail, qpn);
 }
 
+static void vhca_qp_state_cb(void *opaque, uint32_t qpn, uint8_t type,
+                             uint8_t from, uint8_t to, VhcaQpChange why)
+{
+    trace_vhca_qp_state(qpn, vhca_core_qp_type_name(type),
+                        vhca_qp_state_name(from), vhca_qp_state_name(to),
+                        vhca_core_qp_change_name(why));
+}
+
+static void vhca_retransmit_cb(void *opaque, uint32_t qpn, uint32_t psn,
+                               VhcaRetryCause why)
+{
+    trace_vhca_retransmit(qpn, psn, vhca_core_retry_name(why));
+}
+
+static void vhca_nak_sent_cb(void *opaque, uint32_t qpn, uint32_t psn,
+                             VhcaNakKind kind, uint8_t code)
+{
+    trace_vhca_nak_sent(qpn, psn, vhca_core_nak_kind_name(kind), code,
+                        vhca_core_nak_code_name(kind, code));
+}
+
+static void vhca_nak_rcvd_cb(void *opaque, uint32_t qpn, uint32_t psn,
+                             VhcaNakKind kind, uint8_t code)
+{
+    trace_vhca_nak_rcvd(qpn, psn, vhca_core_nak_kind_name(kind), code,
+                        vhca_core_nak_code_name(kind, code));
+}
+
+static void vhca_rnr_wait_cb(void *opaque, uint32_t qpn, uint32_t psn,
+                             uint64_t timer_ns)
+{
+    trace_vhca_rnr_wait(qpn, psn, timer_ns);
+}
+
+static void vhca_ack_timeout_cb(void *opaque, uint32_t qpn, uint32_t psn,
+                                uint8_t retries_left)
+{
+    trace_vhca_ack_timeout(qpn, psn, retries_left);
+}
+
+static void vhca_cqe_error_cb(void *opaque, uint32_t cqn, uint32_t qpn,
+                              uint64_t wr_id, uint8_t opcode, uint8_t status,
+                              uint32_t vendor_err)
+{
+    trace_vhca_cqe_error(cqn, qpn, wr_id, opcode, status, vendor_err);
+}
+
 static void vhca_guest_error_cb(void *opaque, VhcaGuestError kind,
                                 const char *msg)
 {
@@ -293,6 +340,13 @@ static const VhcaCoreOps vhca_core_ops = {
     .event_posted = vhca_event_posted_cb,
     .guest_error = vhca_guest_error_cb,
     .rx_drop = vhca_rx_drop_cb,
+    .qp_state = vhca_qp_state_cb,
+    .retransmit = vhca_retransmit_cb,
+    .nak_sent = vhca_nak_sent_cb,
+    .nak_rcvd = vhca_nak_rcvd_cb,
+    .rnr_wait = vhca_rnr_wait_cb,
+    .ack_timeout = vhca_ack_timeout_cb,
+    .cqe_error = vhca_cqe_error_cb,
     .now_ns = vhca_now_ns_cb,
     .timer_arm = vhca_timer_arm_cb,
     .timer_cancel = vhca_timer_cancel_cb,

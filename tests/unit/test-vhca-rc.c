@@ -188,7 +188,18 @@ static void test_send_recv(void)
     g_assert_cmpuint(p.b.h->tx_frames, ==, 1);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_PACKETS), ==, 6);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==, 0);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ROCE_TX_PACKETS), ==, 6);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_TX_PACKETS), ==, 1);
     g_assert_false(p.a.h->timer_armed);
+    /* RESET -> INIT -> RTR -> RTS, each by a command; nothing went wrong. */
+    g_assert_cmpuint(p.a.h->ev.qp_state.n, ==, 3);
+    g_assert_cmpuint(p.a.h->ev.qp_state.qpn, ==, p.a.qp.qpn);
+    g_assert_cmpuint(p.a.h->ev.qp_state.type, ==, VHCA_QPT_RC);
+    g_assert_cmpuint(p.a.h->ev.qp_state.from, ==, VHCA_QPS_RTR);
+    g_assert_cmpuint(p.a.h->ev.qp_state.to, ==, VHCA_QPS_RTS);
+    g_assert_cmpuint(p.a.h->ev.qp_state.why, ==, VHCA_QP_CHANGE_COMMAND);
+    g_assert_cmpuint(p.a.h->ev.retransmit.n + p.a.h->ev.nak_rcvd.n +
+                     p.b.h->ev.nak_sent.n + p.a.h->ev.cqe_error.n, ==, 0);
     pair_free(&p);
 }
 
@@ -389,6 +400,28 @@ static void test_loss_request(void)
     expect_same(&p.a, 0, &p.b, 0x10000, 5000);
     /* 5 packets, one lost; the NAK'd one and what followed it again. */
     g_assert_cmpuint(wa.count, ==, 5 + 4);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ROCE_TX_PACKETS), ==, 9);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 4);
+    /* Packets 3, 4 and 5 were ahead of the PSN b expected: one NAK. */
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_OUT_OF_SEQ_REQUEST), ==, 3);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_SEQ_NAK_SENT), ==, 1);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.n, ==, 1);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.qpn, ==, p.b.qp.qpn);
+    g_assert_cmphex(p.b.h->ev.nak_sent.psn, ==, default_opts.a_psn + 1);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.kind, ==, VHCA_NAK_KIND_NAK);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.code, ==, VHCA_IB_NAK_PSN_SEQ_ERROR);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_SEQ_NAK_RCVD), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.n, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.qpn, ==, p.a.qp.qpn);
+    g_assert_cmphex(p.a.h->ev.nak_rcvd.psn, ==, default_opts.a_psn + 1);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.kind, ==, VHCA_NAK_KIND_NAK);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.code, ==, VHCA_IB_NAK_PSN_SEQ_ERROR);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.n, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.qpn, ==, p.a.qp.qpn);
+    g_assert_cmphex(p.a.h->ev.retransmit.psn, ==, default_opts.a_psn + 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.why, ==, VHCA_RETRY_SEQ_NAK);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ACK_TIMEOUTS), ==, 0);
     pair_free(&p);
 }
 
@@ -413,6 +446,18 @@ static void test_loss_ack(void)
     expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
     expect_no_cqe(&p.b, &p.b.rcq);
     g_assert_cmpuint(wb.count, ==, 2);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DUPLICATE_REQUEST), ==, 1);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ACK_TIMEOUTS), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.ack_timeout.n, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.ack_timeout.qpn, ==, p.a.qp.qpn);
+    g_assert_cmphex(p.a.h->ev.ack_timeout.psn, ==, default_opts.a_psn);
+    g_assert_cmpuint(p.a.h->ev.ack_timeout.retries_left, ==,
+                     default_opts.retry_cnt);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.n, ==, 1);
+    g_assert_cmphex(p.a.h->ev.retransmit.psn, ==, default_opts.a_psn);
+    g_assert_cmpuint(p.a.h->ev.retransmit.why, ==, VHCA_RETRY_TIMEOUT);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 1);
     pair_free(&p);
 }
 
@@ -450,6 +495,39 @@ static void test_duplicates(void)
     g_assert_cmpuint(ld64(&p.b, 0x40), ==, 500);    /* 100 + 1, swapped */
     expect_same(&p.a, 0x1000, &p.b, 0x1000, 4000);
     expect_same(&p.a, 0x8000, &p.b, 0x10000, 3000);
+    /* Each of the 1 + 1 + 3 + 1 request packets came twice. */
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DUPLICATE_REQUEST), ==, 6);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 0);
+    pair_free(&p);
+}
+
+/*
+ * A lost READ response packet: the next one implies the loss (IBTA
+ * 9.7.5.1.2) and the READ is asked again from the missing PSN.
+ */
+static void test_implied_nak(void)
+{
+    Pair p;
+    Wire wb = { .drop_nth = 2 };
+
+    pair_init(&p, &default_opts);
+    wire_attach(&p.b, &wb);
+    fill(&p.b, 0x1000, 3000, 6);
+    post(&p.a, 0xa1, VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED, 0, 3000,
+         p.b.buf + 0x1000, p.b.key);
+    ring_sq(&p.a);
+    g_assert_cmpuint(settle(&p), ==, 0);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_RDMA_READ);
+    expect_same(&p.a, 0, &p.b, 0x1000, 3000);
+    g_assert_cmpuint(p.a.h->ev.retransmit.n, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.qpn, ==, p.a.qp.qpn);
+    g_assert_cmphex(p.a.h->ev.retransmit.psn, ==, default_opts.a_psn + 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.why, ==, VHCA_RETRY_IMPLIED_NAK);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 1);
+    /* The READ request went again, for the rest of the data. */
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 1);
+    /* b answers it as a duplicate from its responder resources. */
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DUPLICATE_REQUEST), ==, 1);
     pair_free(&p);
 }
 
@@ -495,6 +573,21 @@ static void test_rnr(void)
     g_assert_true(p.a.h->timer_armed);
     g_assert_cmpuint(p.a.h->timer_deadline - p.a.h->now_ns, ==, 10000);
     expect_no_cqe(&p.a, &p.a.scq);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_RNR_NAK_SENT), ==, 1);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.n, ==, 1);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.qpn, ==, p.b.qp.qpn);
+    g_assert_cmphex(p.b.h->ev.nak_sent.psn, ==, default_opts.a_psn);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.kind, ==, VHCA_NAK_KIND_RNR);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.code, ==, 1);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RNR_NAK_RCVD), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.kind, ==, VHCA_NAK_KIND_RNR);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.code, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.rnr_wait.n, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.rnr_wait.qpn, ==, p.a.qp.qpn);
+    g_assert_cmphex(p.a.h->ev.rnr_wait.psn, ==, default_opts.a_psn);
+    g_assert_cmpuint(p.a.h->ev.rnr_wait.timer_ns, ==, 10000);
+    /* Waiting out an RNR NAK is not a retry. */
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 0);
     /* The receiver posts a buffer; the retry after 10 us succeeds. */
     post_recv(&p.b, 0xb1, 0x10000, 0x8000);
     settle(&p);
@@ -525,6 +618,17 @@ static void test_rnr_exhausted(void)
     g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
     /* The responder did nothing wrong. */
     g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_RNR_NAK_SENT), ==, 3);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RNR_NAK_RCVD), ==, 3);
+    g_assert_cmpuint(p.a.h->ev.rnr_wait.n, ==, 2);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RNR_RETRY_EXCEEDED), ==, 1);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRY_EXCEEDED), ==, 0);
+    /* The WQE that failed and the one flushed behind it. */
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_COMPLETION_ERRORS), ==, 2);
+    g_assert_cmpuint(p.a.h->ev.qp_state.qpn, ==, p.a.qp.qpn);
+    g_assert_cmpuint(p.a.h->ev.qp_state.from, ==, VHCA_QPS_RTS);
+    g_assert_cmpuint(p.a.h->ev.qp_state.to, ==, VHCA_QPS_ERR);
+    g_assert_cmpuint(p.a.h->ev.qp_state.why, ==, VHCA_QP_CHANGE_ERROR);
     pair_free(&p);
 }
 
@@ -553,6 +657,17 @@ static void test_retry_exhausted(void)
     expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_WR_FLUSH_ERR, VHCA_WC_SEND);
     g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
     g_assert_false(p.a.h->timer_armed);
+    /* Three timeouts: two retries, then none left. */
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ACK_TIMEOUTS), ==, 3);
+    g_assert_cmpuint(p.a.h->ev.ack_timeout.n, ==, 3);
+    g_assert_cmphex(p.a.h->ev.ack_timeout.psn, ==, default_opts.a_psn);
+    g_assert_cmpuint(p.a.h->ev.ack_timeout.retries_left, ==, 0);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 2);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 2);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRY_EXCEEDED), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.cqe_error.n, ==, 2);
+    g_assert_cmphex(p.a.h->ev.cqe_error.wr_id, ==, 0xa2);
+    g_assert_cmpuint(p.a.h->ev.cqe_error.status, ==, VHCA_WC_WR_FLUSH_ERR);
     pair_free(&p);
 }
 
@@ -605,6 +720,16 @@ static void test_remote_access_errors(void)
         g_assert_true(qp_event_since(p.b.h, pi, VHCA_EVENT_QP_ACCESS_ERR,
                                      p.b.qp.qpn));
         g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+        g_assert_cmpuint(counter(p.b.h, VHCA_CNT_REM_ACCESS_NAK_SENT), ==,
+                         1);
+        g_assert_cmpuint(counter(p.a.h, VHCA_CNT_REM_ACCESS_NAK_RCVD), ==,
+                         1);
+        g_assert_cmpuint(p.a.h->ev.nak_rcvd.code, ==,
+                         VHCA_IB_NAK_REMOTE_ACCESS);
+        g_assert_cmphex(p.a.h->ev.nak_rcvd.psn, ==, default_opts.a_psn);
+        g_assert_cmpuint(p.b.h->ev.qp_state.qpn, ==, p.b.qp.qpn);
+        g_assert_cmpuint(p.b.h->ev.qp_state.to, ==, VHCA_QPS_ERR);
+        g_assert_cmpuint(p.b.h->ev.qp_state.why, ==, VHCA_QP_CHANGE_ERROR);
         pair_free(&p);
     }
 }
@@ -722,6 +847,14 @@ static void test_responder_receive_errors(void)
         (void)cqe;
         g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
         g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+        g_assert_cmpuint(counter(p.b.h, variant ?
+                                 VHCA_CNT_REM_OP_NAK_SENT :
+                                 VHCA_CNT_INV_REQ_NAK_SENT), ==, 1);
+        g_assert_cmpuint(counter(p.a.h, variant ?
+                                 VHCA_CNT_REM_OP_NAK_RCVD :
+                                 VHCA_CNT_INV_REQ_NAK_RCVD), ==, 1);
+        g_assert_cmpuint(p.b.h->ev.nak_sent.code, ==, variant ?
+                         VHCA_IB_NAK_REMOTE_OP : VHCA_IB_NAK_INVALID_REQUEST);
         pair_free(&p);
     }
 }
@@ -1304,6 +1437,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/rc/loss-ack", test_loss_ack);
     g_test_add_func("/vhca/rc/duplicates", test_duplicates);
     g_test_add_func("/vhca/rc/reorder", test_reorder);
+    g_test_add_func("/vhca/rc/implied-nak", test_implied_nak);
     g_test_add_func("/vhca/rc/rnr", test_rnr);
     g_test_add_func("/vhca/rc/rnr-exhausted", test_rnr_exhausted);
     g_test_add_func("/vhca/rc/retry-exhausted", test_retry_exhausted);

@@ -167,6 +167,95 @@ static void h_rx_drop(void *opaque, const char *reason, const char *detail,
     h->last_drop_qpn = qpn;
 }
 
+/* The typed trace hooks: count, and keep the last call's arguments. */
+
+static void h_qp_state(void *opaque, uint32_t qpn, uint8_t type,
+                       uint8_t from, uint8_t to, VhcaQpChange why)
+{
+    EvQpState *e = &((Harness *)opaque)->ev.qp_state;
+
+    g_assert_cmpuint(from, !=, to);
+    e->n++;
+    e->qpn = qpn;
+    e->type = type;
+    e->from = from;
+    e->to = to;
+    e->why = why;
+}
+
+static void h_retransmit(void *opaque, uint32_t qpn, uint32_t psn,
+                         VhcaRetryCause why)
+{
+    EvRetransmit *e = &((Harness *)opaque)->ev.retransmit;
+
+    e->n++;
+    e->qpn = qpn;
+    e->psn = psn;
+    e->why = why;
+}
+
+static void h_nak_sent(void *opaque, uint32_t qpn, uint32_t psn,
+                       VhcaNakKind kind, uint8_t code)
+{
+    EvNak *e = &((Harness *)opaque)->ev.nak_sent;
+
+    e->n++;
+    e->qpn = qpn;
+    e->psn = psn;
+    e->kind = kind;
+    e->code = code;
+}
+
+static void h_nak_rcvd(void *opaque, uint32_t qpn, uint32_t psn,
+                       VhcaNakKind kind, uint8_t code)
+{
+    EvNak *e = &((Harness *)opaque)->ev.nak_rcvd;
+
+    e->n++;
+    e->qpn = qpn;
+    e->psn = psn;
+    e->kind = kind;
+    e->code = code;
+}
+
+static void h_rnr_wait(void *opaque, uint32_t qpn, uint32_t psn,
+                       uint64_t timer_ns)
+{
+    EvRnrWait *e = &((Harness *)opaque)->ev.rnr_wait;
+
+    e->n++;
+    e->qpn = qpn;
+    e->psn = psn;
+    e->timer_ns = timer_ns;
+}
+
+static void h_ack_timeout(void *opaque, uint32_t qpn, uint32_t psn,
+                          uint8_t retries_left)
+{
+    EvAckTimeout *e = &((Harness *)opaque)->ev.ack_timeout;
+
+    e->n++;
+    e->qpn = qpn;
+    e->psn = psn;
+    e->retries_left = retries_left;
+}
+
+static void h_cqe_error(void *opaque, uint32_t cqn, uint32_t qpn,
+                        uint64_t wr_id, uint8_t opcode, uint8_t status,
+                        uint32_t vendor_err)
+{
+    EvCqeError *e = &((Harness *)opaque)->ev.cqe_error;
+
+    g_assert_cmpuint(status, !=, VHCA_WC_SUCCESS);
+    e->n++;
+    e->cqn = cqn;
+    e->qpn = qpn;
+    e->wr_id = wr_id;
+    e->opcode = opcode;
+    e->status = status;
+    e->vendor_err = vendor_err;
+}
+
 static const VhcaCoreOps harness_ops = {
     .dma_read = h_dma_read,
     .dma_write = h_dma_write,
@@ -176,6 +265,13 @@ static const VhcaCoreOps harness_ops = {
     .admin_cmd_done = h_admin_cmd_done,
     .guest_error = h_guest_error,
     .rx_drop = h_rx_drop,
+    .qp_state = h_qp_state,
+    .retransmit = h_retransmit,
+    .nak_sent = h_nak_sent,
+    .nak_rcvd = h_nak_rcvd,
+    .rnr_wait = h_rnr_wait,
+    .ack_timeout = h_ack_timeout,
+    .cqe_error = h_cqe_error,
     .now_ns = h_now_ns,
     .timer_arm = h_timer_arm,
     .timer_cancel = h_timer_cancel,

@@ -45,6 +45,60 @@ typedef struct CapturedFrame {
 
 typedef struct Harness Harness;
 
+/*
+ * What each typed trace hook of VhcaCoreOps saw: how often it was called
+ * and the last call's arguments (named as in vhca-core.h).
+ */
+typedef struct EvQpState {
+    unsigned n;
+    uint32_t qpn;
+    uint8_t type, from, to;
+    VhcaQpChange why;
+} EvQpState;
+
+typedef struct EvRetransmit {
+    unsigned n;
+    uint32_t qpn, psn;
+    VhcaRetryCause why;
+} EvRetransmit;
+
+typedef struct EvNak {
+    unsigned n;
+    uint32_t qpn, psn;
+    VhcaNakKind kind;
+    uint8_t code;
+} EvNak;
+
+typedef struct EvRnrWait {
+    unsigned n;
+    uint32_t qpn, psn;
+    uint64_t timer_ns;
+} EvRnrWait;
+
+typedef struct EvAckTimeout {
+    unsigned n;
+    uint32_t qpn, psn;
+    uint8_t retries_left;
+} EvAckTimeout;
+
+typedef struct EvCqeError {
+    unsigned n;
+    uint32_t cqn, qpn;
+    uint64_t wr_id;
+    uint8_t opcode, status;
+    uint32_t vendor_err;
+} EvCqeError;
+
+typedef struct HarnessEvents {
+    EvQpState qp_state;
+    EvRetransmit retransmit;
+    EvNak nak_sent;
+    EvNak nak_rcvd;
+    EvRnrWait rnr_wait;
+    EvAckTimeout ack_timeout;
+    EvCqeError cqe_error;
+} HarnessEvents;
+
 struct Harness {
     VhcaCore core;
     uint8_t *ram;
@@ -64,6 +118,7 @@ struct Harness {
     uint16_t last_opcode;
     uint8_t last_status;
     uint32_t last_token;
+    HarnessEvents ev;
 
     /* Fault injection: fail the Nth DMA write from now (1 = next). */
     unsigned fail_dma_write_after;
