@@ -94,7 +94,10 @@ static void vhca_comp_nak(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     VHCA_HOOK(core, nak_rcvd, qpn, psn, VHCA_NAK_KIND_NAK, code);
-    /* IBTA 9.9.2 Table "Requester error behavior": the error classes. */
+    /*
+     * IBTA 9.9.2 Table "Requester error behavior": the error classes.
+     * vendor_err says the peer's check failed: NAK | its code.
+     */
     switch (code) {
     case VHCA_IB_NAK_PSN_SEQ_ERROR:
         vhca_count(core, VHCA_CNT_SEQ_NAK_RCVD, 1);
@@ -102,20 +105,24 @@ static void vhca_comp_nak(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         break;
     case VHCA_IB_NAK_INVALID_REQUEST:
         vhca_count(core, VHCA_CNT_INV_REQ_NAK_RCVD, 1);
-        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR, code);
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR,
+                      VHCA_VENDOR_ERR_NAK | code);
         break;
     case VHCA_IB_NAK_REMOTE_ACCESS:
         vhca_count(core, VHCA_CNT_REM_ACCESS_NAK_RCVD, 1);
-        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_ACCESS_ERR, code);
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_ACCESS_ERR,
+                      VHCA_VENDOR_ERR_NAK | code);
         break;
     case VHCA_IB_NAK_REMOTE_OP:
         vhca_count(core, VHCA_CNT_REM_OP_NAK_RCVD, 1);
-        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_OP_ERR, code);
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_OP_ERR,
+                      VHCA_VENDOR_ERR_NAK | code);
         break;
     default:
         /* Invalid RD request and reserved codes: not for an RC QP. */
         vhca_count(core, VHCA_CNT_INV_REQ_NAK_RCVD, 1);
-        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR, code);
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR,
+                      VHCA_VENDOR_ERR_NAK | code);
         break;
     }
 }

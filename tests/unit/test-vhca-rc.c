@@ -681,6 +681,7 @@ static void test_remote_access_errors(void)
         uint32_t pi, rkey;
         uint64_t raddr;
         uint8_t op = VHCA_WR_RDMA_WRITE;
+        struct vhca_cqe cqe;
 
         pair_init(&p, &default_opts);
         raddr = p.b.buf;
@@ -710,9 +711,15 @@ static void test_remote_access_errors(void)
         post(&p.a, 0xa2, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 10, 0, 0);
         ring_sq(&p.a);
         settle(&p);
-        expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_REM_ACCESS_ERR,
-                   op == VHCA_WR_RDMA_READ ? VHCA_WC_RDMA_READ :
-                   VHCA_WC_RDMA_WRITE);
+        cqe = expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_REM_ACCESS_ERR,
+                         op == VHCA_WR_RDMA_READ ? VHCA_WC_RDMA_READ :
+                         VHCA_WC_RDMA_WRITE);
+        /* The peer's check failed: its NAK code is in vendor_err. */
+        g_assert_cmphex(GUINT32_FROM_LE(cqe.vendor_err), ==,
+                        VHCA_VENDOR_ERR_NAK | VHCA_IB_NAK_REMOTE_ACCESS);
+        g_assert_cmpuint(p.a.h->ev.cqe_error.n, ==, 2);
+        g_assert_cmpuint(p.a.h->ev.cqe_error.status, ==,
+                         VHCA_WC_WR_FLUSH_ERR);
         expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_WR_FLUSH_ERR,
                    VHCA_WC_SEND);
         g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
@@ -839,8 +846,14 @@ static void test_responder_receive_errors(void)
          * Too long: NAK invalid request, LOC_LEN_ERR on the receive side.
          * Not writable: NAK remote operational error, LOC_PROT_ERR.
          */
-        expect_cqe(&p.a, &p.a.scq, 0xa1, variant ? VHCA_WC_REM_OP_ERR :
-                   VHCA_WC_REM_INV_REQ_ERR, VHCA_WC_SEND);
+        cqe = expect_cqe(&p.a, &p.a.scq, 0xa1, variant ? VHCA_WC_REM_OP_ERR :
+                         VHCA_WC_REM_INV_REQ_ERR, VHCA_WC_SEND);
+        g_assert_cmphex(GUINT32_FROM_LE(cqe.vendor_err), ==,
+                        VHCA_VENDOR_ERR_NAK | (variant ?
+                        VHCA_IB_NAK_REMOTE_OP : VHCA_IB_NAK_INVALID_REQUEST));
+        g_assert_cmphex(p.a.h->ev.cqe_error.wr_id, ==, 0xa1);
+        g_assert_cmphex(p.a.h->ev.cqe_error.vendor_err, ==,
+                        GUINT32_FROM_LE(cqe.vendor_err));
         cqe = expect_cqe(&p.b, &p.b.rcq, 0xb1, variant ?
                          VHCA_WC_LOC_PROT_ERR : VHCA_WC_LOC_LEN_ERR,
                          VHCA_WC_RECV);
