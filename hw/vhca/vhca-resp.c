@@ -196,9 +196,12 @@ void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         .vendor_err = vendor_err,
     };
 
-    vhca_guest_error(core, VHCA_GUEST_ERR_QP,
-                     "QP %u: receive WQE %u completes with status %u, QP "
-                     "to ERR", qpn, qp->rq.ci, status);
+    /* Too short for what the peer sent: not the guest's mistake. */
+    if (status != VHCA_WC_LOC_LEN_ERR) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                         "QP %u: receive WQE %u completes with status %u, "
+                         "QP to ERR", qpn, qp->rq.ci, status);
+    }
     vhca_resp_complete_recv(core, qpn, qp, &wc);
     vhca_qp_set_error(core, qpn, qp);
 }
@@ -231,15 +234,20 @@ bool vhca_resp_complete_write_imm(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /*
  * Class C and D errors: NAK @code for @psn, complete the receive WQE in
  * use with @status, post @event when no completion reports the error,
- * and move the QP to ERR (IBTA 9.9.3.1.3, 9.9.3.1.4).
+ * and move the QP to ERR (IBTA 9.9.3.1.3, 9.9.3.1.4).  Class C is the
+ * peer's doing (traced: NAK, QP state, CQE), class D the guest's: its
+ * receive WQE could not be read or written.
  */
 static void vhca_resp_fatal(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                             uint32_t psn, uint8_t code, uint8_t status,
                             uint8_t event, uint32_t vendor_err)
 {
-    vhca_guest_error(core, VHCA_GUEST_ERR_QP,
-                     "QP %u responder: PSN 0x%x fails with NAK code %u "
-                     "(status %u), QP to ERR", qpn, psn, code, status);
+    if (code == VHCA_IB_NAK_REMOTE_OP) {
+        vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                         "QP %u: receive WQE %u completes with status %u, "
+                         "QP to ERR (NAK remote operational error for PSN "
+                         "0x%x)", qpn, qp->rq.ci, status, psn);
+    }
     vhca_resp_ack(core, qpn, qp, psn, vhca_aeth_nak(code));
     if (qp->resp.cur == VHCA_RESP_SEND) {
         VhcaCompletion wc = {

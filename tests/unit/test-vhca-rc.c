@@ -737,6 +737,9 @@ static void test_remote_access_errors(void)
         g_assert_cmpuint(p.b.h->ev.qp_state.qpn, ==, p.b.qp.qpn);
         g_assert_cmpuint(p.b.h->ev.qp_state.to, ==, VHCA_QPS_ERR);
         g_assert_cmpuint(p.b.h->ev.qp_state.why, ==, VHCA_QP_CHANGE_ERROR);
+        /* The peer's mistake, not either guest's: no guest error. */
+        g_assert_cmpuint(p.a.h->guest_errors[VHCA_GUEST_ERR_QP], ==, 0);
+        g_assert_cmpuint(p.b.h->guest_errors[VHCA_GUEST_ERR_QP], ==, 0);
         pair_free(&p);
     }
 }
@@ -868,6 +871,10 @@ static void test_responder_receive_errors(void)
                                  VHCA_CNT_INV_REQ_NAK_RCVD), ==, 1);
         g_assert_cmpuint(p.b.h->ev.nak_sent.code, ==, variant ?
                          VHCA_IB_NAK_REMOTE_OP : VHCA_IB_NAK_INVALID_REQUEST);
+        /* b's guest posted a buffer it may not write: its mistake. */
+        g_assert_cmpuint(p.b.h->guest_errors[VHCA_GUEST_ERR_QP], ==,
+                         variant ? 1 : 0);
+        g_assert_cmpuint(p.a.h->guest_errors[VHCA_GUEST_ERR_QP], ==, 0);
         pair_free(&p);
     }
 }
