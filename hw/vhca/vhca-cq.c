@@ -101,6 +101,8 @@ bool vhca_cq_post(VhcaCore *core, uint32_t cqn, const VhcaCompletion *wc)
         return false;
     }
     if (!vhca_cq_has_room(core, cq)) {
+        VHCA_HOOK(core, err_queue_overflow, VHCA_RING_CQ, cqn, cq->pi,
+                  cq->ci);
         vhca_cq_set_error(core, cqn, cq, "overflowed");
         return false;
     }
@@ -112,6 +114,7 @@ bool vhca_cq_post(VhcaCore *core, uint32_t cqn, const VhcaCompletion *wc)
     if (vhca_dma_write(core, addr, cqe, offsetof(struct vhca_cqe, owner)) ||
         vhca_dma_write(core, addr + offsetof(struct vhca_cqe, owner),
                        &owner, 1)) {
+        VHCA_HOOK(core, err_guest_ram, VHCA_RING_CQ, cqn, cq->pi, addr);
         vhca_cq_set_error(core, cqn, cq, "ring is not guest RAM");
         return false;
     }
@@ -142,6 +145,7 @@ void vhca_cq_doorbell(VhcaCore *core, uint32_t page, uint32_t cqn,
     uint32_t ci24 = value & VHCA_CQ_CI_MASK;
 
     if (!cq || cq->db_page != page) {
+        VHCA_HOOK(core, ub_doorbell, page, VHCA_DB_CQ, 8, cqn);
         vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
                          "CQ doorbell on page %u for CQ %u, which the page "
                          "does not own, ignoring", page, cqn);
@@ -149,6 +153,7 @@ void vhca_cq_doorbell(VhcaCore *core, uint32_t page, uint32_t cqn,
     }
     if (arm == VHCA_CQ_ARM_MASK || cq->error ||
         !vhca_cq_update_ci(cq, ci24)) {
+        VHCA_HOOK(core, ub_cq_doorbell, cqn, value, cq->ci, cq->pi);
         vhca_guest_error(core, VHCA_GUEST_ERR_CQ,
                          "CQ %u doorbell 0x%x: bad arm bits, CQ in error or "
                          "consumer index beyond 0x%x, ignoring", cqn, value,

@@ -198,6 +198,8 @@ void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 
     /* Too short for what the peer sent: not the guest's mistake. */
     if (status != VHCA_WC_LOC_LEN_ERR) {
+        VHCA_HOOK(core, err_wqe, qpn, VHCA_RING_RQ, qp->rq.ci, opcode,
+                  status, vendor_err);
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
                          "QP %u: receive WQE %u completes with status %u, "
                          "QP to ERR", qpn, qp->rq.ci, status);
@@ -243,6 +245,8 @@ static void vhca_resp_fatal(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                             uint8_t event, uint32_t vendor_err)
 {
     if (code == VHCA_IB_NAK_REMOTE_OP) {
+        VHCA_HOOK(core, err_wqe, qpn, VHCA_RING_RQ, qp->rq.ci, VHCA_WC_RECV,
+                  status, vendor_err);
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
                          "QP %u: receive WQE %u completes with status %u, "
                          "QP to ERR (NAK remote operational error for PSN "
