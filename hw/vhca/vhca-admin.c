@@ -381,6 +381,7 @@ static bool vhca_admq_execute_one(VhcaCore *core)
     if (vhca_dma_read(core, addr, entry, sizeof(entry))) {
         core->status |= VHCA_STATUS_ADMQ_ERROR;
         core->error = VHCA_ERR_ADMQ_DMA;
+        VHCA_HOOK(core, err_guest_ram, VHCA_RING_ADMQ, 0, slot, addr);
         vhca_guest_error(core, VHCA_GUEST_ERR_ADMQ,
                          "cannot read command slot %u at 0x%llx (not guest "
                          "RAM), admin queue stopped", slot,
@@ -410,6 +411,7 @@ static bool vhca_admq_execute_one(VhcaCore *core)
         vhca_dma_write(core, addr + offsetof(struct vhca_admin_cmd, done),
                        &done, 1);
     if (output_lost) {
+        VHCA_HOOK(core, err_guest_ram, VHCA_RING_ADMQ, 0, slot, addr);
         vhca_guest_error(core, VHCA_GUEST_ERR_ADMQ,
                          "cannot write the output of command slot %u at "
                          "0x%llx", slot, (unsigned long long)addr);
@@ -435,6 +437,7 @@ void vhca_admq_doorbell(VhcaCore *core, uint32_t pi)
     uint32_t pending = (pi - core->admq.ci) & VHCA_ADMQ_PI_MASK;
 
     if (!core->enabled) {
+        VHCA_HOOK(core, ub_ring_doorbell, VHCA_RING_ADMQ, 0, pi);
         vhca_guest_error(core, VHCA_GUEST_ERR_ADMQ,
                          "ADMQ_PI 0x%x written while the device is not "
                          "enabled, ignoring", pi);
@@ -442,6 +445,8 @@ void vhca_admq_doorbell(VhcaCore *core, uint32_t pi)
     }
     if (pending > entries) {
         core->status |= VHCA_STATUS_ADMQ_ERROR;
+        VHCA_HOOK(core, err_doorbell_index, VHCA_RING_ADMQ, 0, pi,
+                  core->admq.ci, core->admq.ci + entries);
         vhca_reg_refuse(core, VHCA_ERR_ADMQ_DOORBELL,
                         "ADMQ_PI 0x%x is %u commands ahead of ADMQ_CI 0x%x, "
                         "more than the %u the ring holds",

@@ -26,8 +26,10 @@ static bool vhca_completer_is_rd_atomic(const VhcaSendMeta *m)
  * local ACK timeout) from @psn, while the retry counter lasts.
  */
 static void vhca_completer_retry(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                                 uint32_t psn, bool timeout)
+                                 uint32_t psn, VhcaRetryCause why)
 {
+    bool timeout = why == VHCA_RETRY_TIMEOUT;
+
     /*
      * One retry per loss: the packets that follow a lost one each show
      * the gap again until the resent ones arrive.
@@ -38,10 +40,13 @@ static void vhca_completer_retry(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     qp->req.retrying = true;
     qp->req.retry_psn = psn;
     if (!qp->req.retry_left) {
+        vhca_count(core, VHCA_CNT_RETRY_EXCEEDED, 1);
         vhca_req_fail(core, qpn, qp, VHCA_WC_RETRY_EXC_ERR, 0);
         return;
     }
     qp->req.retry_left--;
+    vhca_count(core, VHCA_CNT_RETRIES, 1);
+    VHCA_HOOK(core, retransmit, qpn, psn, why);
     /*
      * After a timeout only the oldest unacknowledged packet goes again,
      * with AckReq, until an ACK shows progress - as TCP falls back to one
@@ -58,19 +63,23 @@ static void vhca_completer_rnr(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                uint32_t psn, uint8_t timer_code)
 {
     VhcaRequester *req = &qp->req;
+    uint64_t timer_ns = (uint64_t)vhca_ib_rnr_timer_us(timer_code) * 1000;
 
+    vhca_count(core, VHCA_CNT_RNR_NAK_RCVD, 1);
+    VHCA_HOOK(core, nak_rcvd, qpn, psn, VHCA_NAK_KIND_RNR, timer_code);
     /* rnr_retry 7 means retry for ever (IBTA 9.7.5.2.8, Table 41). */
     if (qp->attr.rnr_retry != 7) {
         if (!req->rnr_left) {
+            vhca_count(core, VHCA_CNT_RNR_RETRY_EXCEEDED, 1);
             vhca_req_fail(core, qpn, qp, VHCA_WC_RNR_RETRY_EXC_ERR, 0);
             return;
         }
         req->rnr_left--;
     }
+    VHCA_HOOK(core, rnr_wait, qpn, psn, timer_ns);
     vhca_req_rewind(qp, psn);
     req->rnr_wait = true;
-    qp->deadline = vhca_now(core) +
-                   (uint64_t)vhca_ib_rnr_timer_us(timer_code) * 1000;
+    qp->deadline = vhca_now(core) + timer_ns;
 }
 
 static void vhca_completer_nak(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
@@ -84,23 +93,36 @@ static void vhca_completer_nak(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_rx_drop(core, VHCA_DROP_BAD_RESPONSE, qpn);
         return;
     }
-    /* IBTA 9.9.2 Table "Requester error behavior": the error classes. */
+    VHCA_HOOK(core, nak_rcvd, qpn, psn, VHCA_NAK_KIND_NAK, code);
+    /*
+     * IBTA 9.9.2 Table "Requester error behavior": the error classes.
+     * vendor_err says the peer's check failed: NAK | its code.
+     */
     switch (code) {
     case VHCA_IB_NAK_PSN_SEQ_ERROR:
-        vhca_completer_retry(core, qpn, qp, psn, false);
+        vhca_count(core, VHCA_CNT_SEQ_NAK_RCVD, 1);
+        vhca_completer_retry(core, qpn, qp, psn, VHCA_RETRY_SEQ_NAK);
         break;
     case VHCA_IB_NAK_INVALID_REQUEST:
-        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR, code);
+        vhca_count(core, VHCA_CNT_INV_REQ_NAK_RCVD, 1);
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR,
+                      VHCA_VENDOR_ERR_NAK | code);
         break;
     case VHCA_IB_NAK_REMOTE_ACCESS:
-        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_ACCESS_ERR, code);
+        vhca_count(core, VHCA_CNT_REM_ACCESS_NAK_RCVD, 1);
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_ACCESS_ERR,
+                      VHCA_VENDOR_ERR_NAK | code);
         break;
     case VHCA_IB_NAK_REMOTE_OP:
-        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_OP_ERR, code);
+        vhca_count(core, VHCA_CNT_REM_OP_NAK_RCVD, 1);
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_OP_ERR,
+                      VHCA_VENDOR_ERR_NAK | code);
         break;
     default:
         /* Invalid RD request and reserved codes: not for an RC QP. */
-        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR, code);
+        vhca_count(core, VHCA_CNT_INV_REQ_NAK_RCVD, 1);
+        vhca_req_fail(core, qpn, qp, VHCA_WC_REM_INV_REQ_ERR,
+                      VHCA_VENDOR_ERR_NAK | code);
         break;
     }
 }
@@ -126,7 +148,8 @@ static void vhca_completer_read_response(VhcaCore *core, uint32_t qpn,
     if (psn != expect_psn) {
         if (vhca_psn_after(psn, expect_psn)) {
             /* A response packet was lost: ask again from it. */
-            vhca_completer_retry(core, qpn, qp, expect_psn, false);
+            vhca_completer_retry(core, qpn, qp, expect_psn,
+                                 VHCA_RETRY_IMPLIED_NAK);
         }
         return;
     }
@@ -212,7 +235,8 @@ static void vhca_completer_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             uint32_t resume = vhca_psn_add(m->first_psn, m->done_pkts);
 
             if (!vhca_psn_before(implied, resume)) {
-                vhca_completer_retry(core, qpn, qp, resume, false);
+                vhca_completer_retry(core, qpn, qp, resume,
+                                     VHCA_RETRY_IMPLIED_NAK);
                 return;
             }
             break;
@@ -304,6 +328,8 @@ void vhca_completer_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     }
     /* IBTA 9.7.6.1: Local ACK Timeout: resend from the oldest PSN. */
     if (req->una_psn != req->sent_psn && vhca_req_head(qp)) {
-        vhca_completer_retry(core, qpn, qp, req->una_psn, true);
+        vhca_count(core, VHCA_CNT_ACK_TIMEOUTS, 1);
+        VHCA_HOOK(core, ack_timeout, qpn, req->una_psn, req->retry_left);
+        vhca_completer_retry(core, qpn, qp, req->una_psn, VHCA_RETRY_TIMEOUT);
     }
 }

@@ -41,6 +41,80 @@ const char *vhca_core_guest_error_name(VhcaGuestError kind)
     return guest_error_names[kind];
 }
 
+const char *vhca_core_ring_name(VhcaRingId ring)
+{
+    static const char *const names[VHCA_RING__MAX] = {
+        [VHCA_RING_ADMQ] = "admq",
+        [VHCA_RING_AEQ] = "aeq",
+        [VHCA_RING_EQ] = "eq",
+        [VHCA_RING_TX] = "tx",
+        [VHCA_RING_RX] = "rx",
+        [VHCA_RING_CQ] = "cq",
+        [VHCA_RING_SQ] = "sq",
+        [VHCA_RING_RQ] = "rq",
+    };
+
+    return (unsigned)ring < VHCA_RING__MAX ? names[ring] : "unknown";
+}
+
+const char *vhca_core_qp_change_name(VhcaQpChange why)
+{
+    static const char *const names[VHCA_QP_CHANGE__MAX] = {
+        [VHCA_QP_CHANGE_COMMAND] = "command",
+        [VHCA_QP_CHANGE_ERROR] = "error",
+        [VHCA_QP_CHANGE_FATAL] = "fatal",
+    };
+
+    return (unsigned)why < VHCA_QP_CHANGE__MAX ? names[why] : "unknown";
+}
+
+const char *vhca_core_retry_name(VhcaRetryCause why)
+{
+    static const char *const names[VHCA_RETRY__MAX] = {
+        [VHCA_RETRY_TIMEOUT] = "timeout",
+        [VHCA_RETRY_SEQ_NAK] = "seq-nak",
+        [VHCA_RETRY_IMPLIED_NAK] = "implied-nak",
+    };
+
+    return (unsigned)why < VHCA_RETRY__MAX ? names[why] : "unknown";
+}
+
+const char *vhca_core_nak_kind_name(VhcaNakKind kind)
+{
+    return kind == VHCA_NAK_KIND_RNR ? "rnr-nak" : "nak";
+}
+
+/* IBTA 9.7.5.2.8, Table 44. */
+const char *vhca_core_nak_code_name(VhcaNakKind kind, uint8_t code)
+{
+    static const char *const names[] = {
+        "psn-seq-error", "invalid-request", "remote-access",
+        "remote-op", "invalid-rd-request",
+    };
+
+    if (kind == VHCA_NAK_KIND_RNR) {
+        return "rnr-timer";
+    }
+    return code < sizeof(names) / sizeof(names[0]) ? names[code]
+                                                    : "reserved";
+}
+
+const char *vhca_core_qp_type_name(uint8_t type)
+{
+    switch (type) {
+    case VHCA_QPT_GSI:
+        return "gsi";
+    case VHCA_QPT_RC:
+        return "rc";
+    case VHCA_QPT_UC:
+        return "uc";
+    case VHCA_QPT_UD:
+        return "ud";
+    default:
+        return "unknown";
+    }
+}
+
 static void VHCA_PRINTF(3, 0)
 vhca_guest_error_va(VhcaCore *core, VhcaGuestError kind, const char *fmt,
                     va_list ap)
@@ -219,6 +293,8 @@ static void vhca_ctrl_write(VhcaCore *core, uint32_t value)
     }
     if (!vhca_ring_config_ok(&core->admq, VHCA_ADMQ_ALIGN,
                              VHCA_ADMQ_MAX_LOG_SIZE)) {
+        VHCA_HOOK(core, err_ring_config, VHCA_RING_ADMQ,
+                  vhca_ring_base(&core->admq), core->admq.log_size);
         vhca_reg_refuse(core, VHCA_ERR_BAD_RING_CONFIG,
                         "CTRL.ENABLE refused: admin queue base 0x%llx "
                         "log_size %u (need non-zero, %u-byte aligned, 1..%u)",
@@ -229,6 +305,8 @@ static void vhca_ctrl_write(VhcaCore *core, uint32_t value)
     }
     if (!vhca_ring_config_ok(&core->aeq.ring, VHCA_AEQ_ALIGN,
                              VHCA_AEQ_MAX_LOG_SIZE)) {
+        VHCA_HOOK(core, err_ring_config, VHCA_RING_AEQ,
+                  vhca_ring_base(&core->aeq.ring), core->aeq.ring.log_size);
         vhca_reg_refuse(core, VHCA_ERR_BAD_RING_CONFIG,
                         "CTRL.ENABLE refused: async EQ base 0x%llx "
                         "log_size %u (need non-zero, %u-byte aligned, 1..%u)",
@@ -254,6 +332,11 @@ static void vhca_ring_reg_write(VhcaCore *core, VhcaRing *ring,
                                 uint64_t reg, uint32_t value)
 {
     if (running) {
+        VHCA_HOOK(core, err_ring_running,
+                  ring == &core->admq ? VHCA_RING_ADMQ :
+                  ring == &core->aeq.ring ? VHCA_RING_AEQ :
+                  ring == &core->tx ? VHCA_RING_TX : VHCA_RING_RX,
+                  (uint32_t)reg, value);
         vhca_reg_refuse(core, VHCA_ERR_BAD_RING_CONFIG,
                         "%s ring register +0x%llx written while running",
                         name, (unsigned long long)reg);
@@ -286,16 +369,18 @@ static bool vhca_counter_reg(uint64_t offset, unsigned *index, bool *hi)
     return true;
 }
 
-static bool vhca_reg_access_ok(VhcaCore *core, const char *dir,
-                               uint64_t offset, unsigned size)
+static bool vhca_reg_access_ok(VhcaCore *core, bool write, uint64_t offset,
+                               unsigned size, uint64_t value)
 {
     if (size == 4 && (offset & 3) == 0 && offset < VHCA_CTRL_BAR_SIZE) {
         return true;
     }
+    VHCA_HOOK(core, ub_reg_access, write, offset, size, value);
     vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                      "%s of %u bytes at 0x%llx: only aligned 32-bit "
                      "accesses are supported, ignoring",
-                     dir, size, (unsigned long long)offset);
+                     write ? "write" : "read", size,
+                     (unsigned long long)offset);
     return false;
 }
 
@@ -304,7 +389,7 @@ uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
     unsigned index;
     bool hi;
 
-    if (!vhca_reg_access_ok(core, "read", offset, size)) {
+    if (!vhca_reg_access_ok(core, false, offset, size, 0)) {
         return 0;
     }
 
@@ -370,6 +455,7 @@ uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
     case VHCA_REG_TX_PI:
     case VHCA_REG_RX_PI:
     case VHCA_REG_ETH_IRQ_ARM:
+        VHCA_HOOK(core, ub_reg_access, false, offset, size, 0);
         vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                          "read of write-only register 0x%llx, returning 0",
                          (unsigned long long)offset);
@@ -377,6 +463,7 @@ uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
     }
 
     if (vhca_reg_is_eq_db(offset, &index)) {
+        VHCA_HOOK(core, ub_reg_access, false, offset, size, 0);
         vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                          "read of write-only register EQ_DB(%u), "
                          "returning 0", index);
@@ -393,6 +480,7 @@ uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
         return (uint32_t)core->counters[index];
     }
 
+    VHCA_HOOK(core, ub_reg_access, false, offset, size, 0);
     vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                      "read of unassigned register 0x%llx, returning 0",
                      (unsigned long long)offset);
@@ -404,7 +492,7 @@ void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value64,
 {
     uint32_t value = (uint32_t)value64;
 
-    if (!vhca_reg_access_ok(core, "write", offset, size)) {
+    if (!vhca_reg_access_ok(core, true, offset, size, value64)) {
         return;
     }
 
@@ -474,6 +562,7 @@ void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value64,
     case VHCA_REG_AEQ_PI:
     case VHCA_REG_TX_CI:
     case VHCA_REG_RX_CI:
+        VHCA_HOOK(core, ub_reg_access, true, offset, size, value);
         vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                          "write 0x%x to read-only register 0x%llx, ignoring",
                          value, (unsigned long long)offset);
@@ -490,6 +579,7 @@ void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value64,
             return;
         }
         if (vhca_counter_reg(offset, &index, &hi)) {
+            VHCA_HOOK(core, ub_reg_access, true, offset, size, value);
             vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                              "write 0x%x to read-only counter %u, ignoring",
                              value, index);
@@ -497,6 +587,7 @@ void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value64,
         }
     }
 
+    VHCA_HOOK(core, ub_reg_access, true, offset, size, value);
     vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                      "write 0x%x to unassigned register 0x%llx, ignoring",
                      value, (unsigned long long)offset);
@@ -518,6 +609,7 @@ void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
 
     if (page >= core->cfg.num_db_pages) {
         /* BAR2 is rounded up to a power of two: the rest is padding. */
+        VHCA_HOOK(core, ub_doorbell, page, reg, size, object);
         vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
                          "write to offset 0x%llx, past the %u doorbell "
                          "pages, ignoring", (unsigned long long)offset,
@@ -526,6 +618,7 @@ void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
     }
     vhca_count(core, VHCA_CNT_DOORBELLS, 1);
     if (!(core->uctx_map[page / 64] & (1ull << (page % 64)))) {
+        VHCA_HOOK(core, ub_doorbell, page, reg, size, object);
         vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
                          "write to doorbell page %llu, which no user "
                          "context owns, ignoring",
@@ -534,6 +627,7 @@ void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
     }
     if (size != 8 || (reg != VHCA_DB_SQ && reg != VHCA_DB_RQ &&
                       reg != VHCA_DB_CQ)) {
+        VHCA_HOOK(core, ub_doorbell, page, reg, size, object);
         vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
                          "%u-byte write at offset 0x%x of doorbell page "
                          "%llu: doorbells are 64-bit writes at 0x0, 0x8 "

@@ -57,8 +57,9 @@
 #define VHCA_GID_LEN                    16
 
 /*
- * Classes of guest mistakes the engine reports.  The QEMU glue maps each
- * class to its own trace event and to LOG_GUEST_ERROR; the tests count them.
+ * Classes of guest mistakes the engine reports: the prefix of their
+ * LOG_GUEST_ERROR sentence; the tests count them.  The numbers of each go
+ * to a typed hook (ub_*, err_* in VhcaCoreOps) and its trace event.
  */
 typedef enum VhcaGuestError {
     VHCA_GUEST_ERR_REG_ACCESS,  /* bad size/alignment, RO/WO/unassigned */
@@ -74,6 +75,44 @@ typedef enum VhcaGuestError {
     VHCA_GUEST_ERR_QP,          /* QP doorbell or WQE fetch */
     VHCA_GUEST_ERR__MAX
 } VhcaGuestError;
+
+/*
+ * The rings and queues a guest error can be about, for the typed error
+ * hooks (vhca_core_ring_name() gives the name the trace prints).
+ */
+typedef enum VhcaRingId {
+    VHCA_RING_ADMQ,             /* admin queue */
+    VHCA_RING_AEQ,              /* async EQ (EQ 0) */
+    VHCA_RING_EQ,               /* a completion EQ */
+    VHCA_RING_TX,               /* Ethernet TX ring */
+    VHCA_RING_RX,               /* Ethernet RX ring */
+    VHCA_RING_CQ,
+    VHCA_RING_SQ,
+    VHCA_RING_RQ,
+    VHCA_RING__MAX
+} VhcaRingId;
+
+/* Why a QP changed state (the qp_state hook). */
+typedef enum VhcaQpChange {
+    VHCA_QP_CHANGE_COMMAND,     /* MODIFY_QP */
+    VHCA_QP_CHANGE_ERROR,       /* a WQE of the QP or a request to it failed */
+    VHCA_QP_CHANGE_FATAL,       /* its CQ went into error: QP_FATAL event */
+    VHCA_QP_CHANGE__MAX
+} VhcaQpChange;
+
+/* Why an RC requester goes back N (IBTA 9.7.5.1, 9.7.6.1). */
+typedef enum VhcaRetryCause {
+    VHCA_RETRY_TIMEOUT,         /* local ACK timeout */
+    VHCA_RETRY_SEQ_NAK,         /* NAK: PSN sequence error */
+    VHCA_RETRY_IMPLIED_NAK,     /* a response skipped READ/atomic responses */
+    VHCA_RETRY__MAX
+} VhcaRetryCause;
+
+/* The two kinds of negative AETH syndrome (IBTA 9.7.5.2.8, Table 44). */
+typedef enum VhcaNakKind {
+    VHCA_NAK_KIND_RNR,          /* code: the RNR timer (Table 45) */
+    VHCA_NAK_KIND_NAK,          /* code: the NAK code (0..4) */
+} VhcaNakKind;
 
 /* What vhca_core_receive() did with a frame (for tracing and tests). */
 typedef enum VhcaRxResult {
@@ -105,7 +144,11 @@ typedef struct VhcaCoreOps {
     /* An event was written to the async EQ at producer index @pi. */
     void (*event_posted)(void *opaque, uint8_t type, uint8_t subtype,
                          uint32_t pi);
-    /* The guest did something wrong; @msg is a complete sentence. */
+    /*
+     * The guest did something wrong; @msg is a complete sentence, for
+     * LOG_GUEST_ERROR.  Its typed ub_* or err_* hook came just before.
+     * Never for what a peer or the wire did: that is traced and counted.
+     */
     void (*guest_error)(void *opaque, VhcaGuestError kind, const char *msg);
     /*
      * A received RoCE frame was dropped (for tracing): @reason names why
@@ -115,6 +158,79 @@ typedef struct VhcaCoreOps {
      */
     void (*rx_drop)(void *opaque, const char *reason, const char *detail,
                     uint32_t qpn);
+
+    /*
+     * Transport events, for tracing (docs/specs/vhca.rst, "Trace
+     * events"); each may be NULL.  QPN, PSN and CQN as the engine has
+     * them; @type is an enum vhca_qp_type, states enum vhca_qp_state.
+     */
+    void (*qp_state)(void *opaque, uint32_t qpn, uint8_t type, uint8_t from,
+                     uint8_t to, VhcaQpChange why);
+    /* The RC requester of @qpn sends again from @psn. */
+    void (*retransmit)(void *opaque, uint32_t qpn, uint32_t psn,
+                       VhcaRetryCause why);
+    /* An RC NAK our responder sent, or our requester received. */
+    void (*nak_sent)(void *opaque, uint32_t qpn, uint32_t psn,
+                     VhcaNakKind kind, uint8_t code);
+    void (*nak_rcvd)(void *opaque, uint32_t qpn, uint32_t psn,
+                     VhcaNakKind kind, uint8_t code);
+    /* An RNR NAK for @psn: the requester waits @timer_ns, then resends. */
+    void (*rnr_wait)(void *opaque, uint32_t qpn, uint32_t psn,
+                     uint64_t timer_ns);
+    /*
+     * The local ACK timer of @qpn expired with @psn the oldest PSN not
+     * acknowledged; @retries_left 0: the WQE fails with RETRY_EXC_ERR.
+     */
+    void (*ack_timeout)(void *opaque, uint32_t qpn, uint32_t psn,
+                        uint8_t retries_left);
+    /* A CQE with a status other than SUCCESS was written to @cqn. */
+    void (*cqe_error)(void *opaque, uint32_t cqn, uint32_t qpn,
+                      uint64_t wr_id, uint8_t opcode, uint8_t status,
+                      uint32_t vendor_err);
+
+    /*
+     * The numbers of a guest error, one hook per kind, for its typed
+     * trace event; guest_error() follows with the sentence for the log.
+     * ub_*: the access is ignored; err_*: it is refused or fails.
+     */
+    /* A BAR0 access of a bad size, to a RO/WO or unassigned register. */
+    void (*ub_reg_access)(void *opaque, bool write, uint64_t offset,
+                          unsigned size, uint64_t value);
+    /* A BAR2 write past the pages, to a page or object not owned, ... */
+    void (*ub_doorbell)(void *opaque, uint64_t page, uint32_t offset,
+                        unsigned size, uint32_t object);
+    /* A doorbell of a ring that does not run (or exist) now. */
+    void (*ub_ring_doorbell)(void *opaque, VhcaRingId ring, uint32_t object,
+                             uint32_t value);
+    /* A CQ doorbell with bad arm bits, to a CQ in error or CI past PI. */
+    void (*ub_cq_doorbell)(void *opaque, uint32_t cqn, uint32_t value,
+                           uint32_t ci, uint32_t pi);
+    /* A doorbell index outside @low..@high: refused. */
+    void (*err_doorbell_index)(void *opaque, VhcaRingId ring,
+                               uint32_t object, uint32_t index, uint32_t low,
+                               uint32_t high);
+    /* A ring enable refused: base zero or unaligned, or size. */
+    void (*err_ring_config)(void *opaque, VhcaRingId ring, uint64_t base,
+                            uint32_t log_size);
+    /* A ring register (@reg: offset from BASE_LO) written while running. */
+    void (*err_ring_running)(void *opaque, VhcaRingId ring, uint32_t reg,
+                             uint32_t value);
+    /* Entry @index of a ring, or its buffer, at @addr is not guest RAM. */
+    void (*err_guest_ram)(void *opaque, VhcaRingId ring, uint32_t object,
+                          uint32_t index, uint64_t addr);
+    /* A frame of @len bytes for entry @index, outside @min..@max. */
+    void (*err_frame_len)(void *opaque, VhcaRingId ring, uint32_t index,
+                          uint32_t len, uint32_t min, uint32_t max);
+    /* An EQ or CQ is full: an event or completion is lost. */
+    void (*err_queue_overflow)(void *opaque, VhcaRingId ring, uint32_t object,
+                               uint32_t pi, uint32_t ci);
+    /* A WQE the guest wrote completes in error (or cannot be read). */
+    void (*err_wqe)(void *opaque, uint32_t qpn, VhcaRingId queue,
+                    uint32_t index, uint8_t opcode, uint8_t status,
+                    uint32_t vendor_err);
+    /* An admin command fails with @status and @syndrome. */
+    void (*err_admin_cmd)(void *opaque, uint16_t opcode, uint8_t status,
+                          uint32_t syndrome);
 
     /*
      * Transport services.  now_ns is a monotonic clock (QEMU's virtual
@@ -315,5 +431,16 @@ void vhca_core_timer_expired(VhcaCore *core);
 
 /* Short name of a guest error class, e.g. "admq". */
 const char *vhca_core_guest_error_name(VhcaGuestError kind);
+
+/* Names the trace events print for the hooks' enums. */
+const char *vhca_core_ring_name(VhcaRingId ring);
+const char *vhca_core_qp_change_name(VhcaQpChange why);
+const char *vhca_core_retry_name(VhcaRetryCause why);
+/* "rnr-nak" or "nak"; a NAK code's name ("psn-seq-error", ...). */
+const char *vhca_core_nak_kind_name(VhcaNakKind kind);
+const char *vhca_core_nak_code_name(VhcaNakKind kind, uint8_t code);
+const char *vhca_core_qp_type_name(uint8_t type);
+/* "RESET", "INIT", ... (enum vhca_qp_state). */
+const char *vhca_qp_state_name(uint8_t state);
 
 #endif /* HW_VHCA_CORE_H */

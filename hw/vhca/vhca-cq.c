@@ -101,6 +101,8 @@ bool vhca_cq_post(VhcaCore *core, uint32_t cqn, const VhcaCompletion *wc)
         return false;
     }
     if (!vhca_cq_has_room(core, cq)) {
+        VHCA_HOOK(core, err_queue_overflow, VHCA_RING_CQ, cqn, cq->pi,
+                  cq->ci);
         vhca_cq_set_error(core, cqn, cq, "overflowed");
         return false;
     }
@@ -112,10 +114,16 @@ bool vhca_cq_post(VhcaCore *core, uint32_t cqn, const VhcaCompletion *wc)
     if (vhca_dma_write(core, addr, cqe, offsetof(struct vhca_cqe, owner)) ||
         vhca_dma_write(core, addr + offsetof(struct vhca_cqe, owner),
                        &owner, 1)) {
+        VHCA_HOOK(core, err_guest_ram, VHCA_RING_CQ, cqn, cq->pi, addr);
         vhca_cq_set_error(core, cqn, cq, "ring is not guest RAM");
         return false;
     }
     cq->pi++;
+    if (wc->status != VHCA_WC_SUCCESS) {
+        vhca_count(core, VHCA_CNT_COMPLETION_ERRORS, 1);
+        VHCA_HOOK(core, cqe_error, cqn, wc->qpn, wc->wr_id, wc->opcode,
+                  wc->status, wc->vendor_err);
+    }
 
     /*
      * IBTA 11.4.2.2: a solicited arm also fires for a completion in
@@ -137,6 +145,7 @@ void vhca_cq_doorbell(VhcaCore *core, uint32_t page, uint32_t cqn,
     uint32_t ci24 = value & VHCA_CQ_CI_MASK;
 
     if (!cq || cq->db_page != page) {
+        VHCA_HOOK(core, ub_doorbell, page, VHCA_DB_CQ, 8, cqn);
         vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
                          "CQ doorbell on page %u for CQ %u, which the page "
                          "does not own, ignoring", page, cqn);
@@ -144,6 +153,7 @@ void vhca_cq_doorbell(VhcaCore *core, uint32_t page, uint32_t cqn,
     }
     if (arm == VHCA_CQ_ARM_MASK || cq->error ||
         !vhca_cq_update_ci(cq, ci24)) {
+        VHCA_HOOK(core, ub_cq_doorbell, cqn, value, cq->ci, cq->pi);
         vhca_guest_error(core, VHCA_GUEST_ERR_CQ,
                          "CQ %u doorbell 0x%x: bad arm bits, CQ in error or "
                          "consumer index beyond 0x%x, ignoring", cqn, value,

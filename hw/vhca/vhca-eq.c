@@ -75,10 +75,15 @@ bool vhca_eq_post(VhcaCore *core, VhcaEq *eq, VhcaGuestError kind,
     uint8_t eqe[sizeof(struct vhca_eqe)];
     uint8_t owner;
     uint64_t addr;
+    /* For the trace: EQ 0 is the async EQ, the others completion EQs. */
+    VhcaRingId ring = eq == &core->aeq ? VHCA_RING_AEQ : VHCA_RING_EQ;
+    uint32_t eqn = eq == &core->aeq ? 0 : (uint32_t)(eq - core->comp_eqs);
 
     if (vhca_eq_outstanding(eq) >= vhca_ring_entries(&eq->ring)) {
         eq->overflow = true;
         vhca_count(core, VHCA_CNT_EQ_OVERFLOWS, 1);
+        VHCA_HOOK(core, err_queue_overflow, ring, eqn, eq->ring.pi,
+                  eq->ring.ci);
         vhca_guest_error(core, kind,
                          "EQ full (PI 0x%x CI 0x%x), event type %u lost",
                          eq->ring.pi, eq->ring.ci, type);
@@ -98,6 +103,7 @@ bool vhca_eq_post(VhcaCore *core, VhcaEq *eq, VhcaGuestError kind,
     if (vhca_dma_write(core, addr, eqe, offsetof(struct vhca_eqe, owner)) ||
         vhca_dma_write(core, addr + offsetof(struct vhca_eqe, owner),
                        &owner, 1)) {
+        VHCA_HOOK(core, err_guest_ram, ring, eqn, eq->ring.pi, addr);
         vhca_guest_error(core, kind,
                          "cannot write event at 0x%llx (not guest RAM), "
                          "event type %u lost", (unsigned long long)addr,
@@ -134,12 +140,17 @@ void vhca_aeq_start(VhcaCore *core)
 void vhca_aeq_doorbell(VhcaCore *core, uint32_t value)
 {
     if (!core->enabled) {
+        VHCA_HOOK(core, ub_ring_doorbell, VHCA_RING_AEQ, 0, value);
         vhca_guest_error(core, VHCA_GUEST_ERR_AEQ,
                          "AEQ_DB 0x%x written while the device is not "
                          "enabled, ignoring", value);
         return;
     }
     if (!vhca_eq_doorbell(core, &core->aeq, value)) {
+        VHCA_HOOK(core, err_doorbell_index, VHCA_RING_AEQ, 0,
+                  value & VHCA_EQ_DB_CI_MASK,
+                  core->aeq.ring.ci & VHCA_EQ_DB_CI_MASK,
+                  core->aeq.ring.pi & VHCA_EQ_DB_CI_MASK);
         vhca_reg_refuse(core, VHCA_ERR_AEQ_DOORBELL,
                         "AEQ_DB consumer index 0x%x is beyond AEQ_PI 0x%x "
                         "(current CI 0x%x)", value & VHCA_EQ_DB_CI_MASK,
@@ -171,12 +182,17 @@ void vhca_comp_eq_doorbell(VhcaCore *core, uint32_t eqn, uint32_t value)
     VhcaEq *eq = vhca_comp_eq_lookup(core, eqn);
 
     if (!eq) {
+        VHCA_HOOK(core, ub_ring_doorbell, VHCA_RING_EQ, eqn, value);
         vhca_guest_error(core, VHCA_GUEST_ERR_EQ,
                          "EQ_DB(%u) = 0x%x: EQ %u does not exist, ignoring",
                          eqn, value, eqn);
         return;
     }
     if (!vhca_eq_doorbell(core, eq, value)) {
+        VHCA_HOOK(core, err_doorbell_index, VHCA_RING_EQ, eqn,
+                  value & VHCA_EQ_DB_CI_MASK,
+                  eq->ring.ci & VHCA_EQ_DB_CI_MASK,
+                  eq->ring.pi & VHCA_EQ_DB_CI_MASK);
         vhca_reg_refuse(core, VHCA_ERR_AEQ_DOORBELL,
                         "EQ_DB(%u) consumer index 0x%x is beyond the "
                         "producer index 0x%x (current CI 0x%x)", eqn,

@@ -63,6 +63,9 @@ static bool vhca_eth_ring_start(VhcaCore *core, VhcaRing *ring,
 {
     if (!vhca_ring_config_ok(ring, VHCA_ETH_RING_ALIGN,
                              VHCA_ETH_MAX_LOG_SIZE)) {
+        VHCA_HOOK(core, err_ring_config,
+                  ring == &core->tx ? VHCA_RING_TX : VHCA_RING_RX,
+                  vhca_ring_base(ring), ring->log_size);
         vhca_reg_refuse(core, VHCA_ERR_BAD_RING_CONFIG,
                         "%s enable refused: base 0x%llx log_size %u (need "
                         "non-zero, %u-byte aligned, 1..%u)", name,
@@ -110,13 +113,17 @@ static bool vhca_eth_doorbell_ok(VhcaCore *core, const VhcaRing *ring,
                                  VhcaGuestError kind, uint32_t pi)
 {
     uint32_t entries = vhca_ring_entries(ring);
+    VhcaRingId id = kind == VHCA_GUEST_ERR_TX ? VHCA_RING_TX : VHCA_RING_RX;
 
     if (!enabled) {
+        VHCA_HOOK(core, ub_ring_doorbell, id, 0, pi);
         vhca_guest_error(core, kind, "%s_PI 0x%x written while the ring is "
                          "disabled, ignoring", name, pi);
         return false;
     }
     if (pi - ring->ci > entries) {
+        VHCA_HOOK(core, err_doorbell_index, id, 0, pi, ring->ci,
+                  ring->ci + entries);
         vhca_reg_refuse(core, VHCA_ERR_ETH_DOORBELL,
                         "%s_PI 0x%x is beyond %s_CI 0x%x plus the %u ring "
                         "entries", name, pi, name, ring->ci, entries);
@@ -150,6 +157,8 @@ static bool vhca_eth_tx_one(VhcaCore *core)
 
     if (vhca_dma_read(core, desc_addr, desc, sizeof(desc))) {
         vhca_count(core, VHCA_CNT_TX_ERRORS, 1);
+        VHCA_HOOK(core, err_guest_ram, VHCA_RING_TX, 0, core->tx.ci,
+                  desc_addr);
         vhca_guest_error(core, VHCA_GUEST_ERR_TX,
                          "cannot read TX descriptor %u at 0x%llx (not guest "
                          "RAM), TX stopped", core->tx.ci,
@@ -162,6 +171,8 @@ static bool vhca_eth_tx_one(VhcaCore *core)
     if (len < VHCA_ETH_HLEN || len > vhca_max_frame(core)) {
         flags |= VHCA_ETH_DESC_ERROR;
         vhca_count(core, VHCA_CNT_TX_ERRORS, 1);
+        VHCA_HOOK(core, err_frame_len, VHCA_RING_TX, core->tx.ci, len,
+                  VHCA_ETH_HLEN, vhca_max_frame(core));
         vhca_guest_error(core, VHCA_GUEST_ERR_TX,
                          "TX descriptor %u: frame length %u outside %u..%u",
                          core->tx.ci, len, VHCA_ETH_HLEN,
@@ -169,6 +180,8 @@ static bool vhca_eth_tx_one(VhcaCore *core)
     } else if (vhca_dma_read(core, buf_addr, core->tx_frame, len)) {
         flags |= VHCA_ETH_DESC_ERROR;
         vhca_count(core, VHCA_CNT_TX_ERRORS, 1);
+        VHCA_HOOK(core, err_guest_ram, VHCA_RING_TX, 0, core->tx.ci,
+                  buf_addr);
         vhca_guest_error(core, VHCA_GUEST_ERR_TX,
                          "TX descriptor %u: cannot read %u bytes at 0x%llx "
                          "(not guest RAM)", core->tx.ci, len,
@@ -184,6 +197,8 @@ static bool vhca_eth_tx_one(VhcaCore *core)
 
     if (vhca_desc_write_flags(core, desc_addr, flags)) {
         vhca_count(core, VHCA_CNT_TX_ERRORS, 1);
+        VHCA_HOOK(core, err_guest_ram, VHCA_RING_TX, 0, core->tx.ci,
+                  desc_addr);
         vhca_guest_error(core, VHCA_GUEST_ERR_TX,
                          "cannot complete TX descriptor %u at 0x%llx, TX "
                          "stopped", core->tx.ci,
@@ -328,6 +343,8 @@ static VhcaRxResult vhca_eth_rx_to_ring(VhcaCore *core, const uint8_t *buf,
     }
     if (vhca_dma_read(core, desc_addr, desc, sizeof(desc))) {
         vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        VHCA_HOOK(core, err_guest_ram, VHCA_RING_RX, 0, core->rx.ci,
+                  desc_addr);
         vhca_guest_error(core, VHCA_GUEST_ERR_RX,
                          "cannot read RX descriptor %u at 0x%llx (not guest "
                          "RAM), frame dropped", core->rx.ci,
@@ -340,6 +357,8 @@ static VhcaRxResult vhca_eth_rx_to_ring(VhcaCore *core, const uint8_t *buf,
     if (len > buf_len) {
         /* The buffer stays posted: the next, smaller frame may fit. */
         vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        VHCA_HOOK(core, err_frame_len, VHCA_RING_RX, core->rx.ci,
+                  (uint32_t)len, 0, buf_len);
         vhca_guest_error(core, VHCA_GUEST_ERR_RX,
                          "frame of %zu bytes does not fit RX buffer %u of "
                          "%u bytes, dropped", len, core->rx.ci, buf_len);
@@ -352,6 +371,8 @@ static VhcaRxResult vhca_eth_rx_to_ring(VhcaCore *core, const uint8_t *buf,
          * the driver learns about the bad buffer and the ring keeps going.
          */
         vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        VHCA_HOOK(core, err_guest_ram, VHCA_RING_RX, 0, core->rx.ci,
+                  buf_addr);
         vhca_guest_error(core, VHCA_GUEST_ERR_RX,
                          "RX descriptor %u: cannot write %zu bytes at 0x%llx "
                          "(not guest RAM)", core->rx.ci, len,
@@ -368,6 +389,8 @@ static VhcaRxResult vhca_eth_rx_to_ring(VhcaCore *core, const uint8_t *buf,
         vhca_dma_write(core, desc_addr + VHCA_DESC_FLAGS_OFFSET,
                        len_flags + 2, 2)) {
         vhca_count(core, VHCA_CNT_RX_ERRORS, 1);
+        VHCA_HOOK(core, err_guest_ram, VHCA_RING_RX, 0, core->rx.ci,
+                  desc_addr);
         vhca_guest_error(core, VHCA_GUEST_ERR_RX,
                          "cannot complete RX descriptor %u at 0x%llx, frame "
                          "dropped", core->rx.ci,

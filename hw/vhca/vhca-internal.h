@@ -90,6 +90,14 @@ static inline void vhca_count(VhcaCore *core, enum vhca_counter counter,
     core->counters[counter] += n;
 }
 
+/*
+ * Call the optional VhcaCoreOps hook @hook with its arguments after the
+ * opaque pointer; an expression, so it also fits in a macro's comma list.
+ */
+#define VHCA_HOOK(core, hook, ...)                                          \
+    ((core)->ops->hook ? (core)->ops->hook((core)->opaque, __VA_ARGS__)     \
+                       : (void)0)
+
 void vhca_guest_error(VhcaCore *core, VhcaGuestError kind,
                       const char *fmt, ...) VHCA_PRINTF(3, 4);
 

@@ -138,6 +138,8 @@ static void vhca_qp_flush_wq(VhcaCore *core, uint32_t qpn, VhcaWq *wq,
             return;
         }
         if (vhca_wq_fetch(core, wq, wq->ci, hdr, sizeof(hdr))) {
+            VHCA_HOOK(core, err_wqe, qpn, is_sq ? VHCA_RING_SQ : VHCA_RING_RQ,
+                      wq->ci, wc.opcode, wc.status, VHCA_VENDOR_ERR_WQE_DMA);
             vhca_guest_error(core, VHCA_GUEST_ERR_QP,
                              "QP %u: cannot read %s WQE %u to flush it",
                              qpn, is_sq ? "send" : "receive", wq->ci);
@@ -163,6 +165,10 @@ static void vhca_qp_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 
 void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
+    if (qp->state != VHCA_QPS_ERR) {
+        VHCA_HOOK(core, qp_state, qpn, qp->type, qp->state, VHCA_QPS_ERR,
+                  VHCA_QP_CHANGE_ERROR);
+    }
     qp->state = VHCA_QPS_ERR;
     vhca_qp_transport_reset(core, qpn, qp);
     vhca_qp_flush(core, qpn, qp);
@@ -170,6 +176,10 @@ void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 
 void vhca_qp_set_sq_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
+    if (qp->state != VHCA_QPS_SQE) {
+        VHCA_HOOK(core, qp_state, qpn, qp->type, qp->state, VHCA_QPS_SQE,
+                  VHCA_QP_CHANGE_ERROR);
+    }
     qp->state = VHCA_QPS_SQE;
     vhca_qp_flush_wq(core, qpn, &qp->sq, qp->send_cqn, true);
     /* Nothing in flight: SQE -> RTS starts again at the next WQE. */
@@ -185,6 +195,10 @@ void vhca_qp_fatal(VhcaCore *core, uint32_t qpn)
         return;
     }
     vhca_aeq_post(core, VHCA_EQE_QP_EVENT, VHCA_EVENT_QP_FATAL, qpn, 0);
+    VHCA_HOOK(core, qp_state, qpn, qp->type, qp->state, VHCA_QPS_ERR,
+              VHCA_QP_CHANGE_FATAL);
+    /* Already ERR: vhca_qp_set_error() does not report it again. */
+    qp->state = VHCA_QPS_ERR;
     vhca_qp_set_error(core, qpn, qp);
 }
 
@@ -193,11 +207,15 @@ void vhca_qp_fatal(VhcaCore *core, uint32_t qpn)
 /* ---------------------------------------------------------------------- */
 
 static VhcaQp *vhca_qp_doorbell_target(VhcaCore *core, uint32_t page,
-                                       uint32_t qpn, const char *queue)
+                                       uint32_t qpn, VhcaRingId ring,
+                                       uint32_t pi)
 {
     VhcaQp *qp = vhca_qp_lookup(core, qpn);
+    const char *queue = ring == VHCA_RING_SQ ? "SQ" : "RQ";
 
     if (!qp || qp->db_page != page) {
+        VHCA_HOOK(core, ub_doorbell, page,
+                  ring == VHCA_RING_SQ ? VHCA_DB_SQ : VHCA_DB_RQ, 8, qpn);
         vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
                          "%s doorbell on page %u for QP %u, which the page "
                          "does not own, ignoring", queue, page, qpn);
@@ -205,6 +223,7 @@ static VhcaQp *vhca_qp_doorbell_target(VhcaCore *core, uint32_t page,
     }
     /* IBTA 10.8.2: nothing is posted to a QP in RESET. */
     if (qp->state == VHCA_QPS_RESET) {
+        VHCA_HOOK(core, ub_ring_doorbell, ring, qpn, pi);
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
                          "%s doorbell for QP %u in RESET, ignoring", queue,
                          qpn);
@@ -214,9 +233,13 @@ static VhcaQp *vhca_qp_doorbell_target(VhcaCore *core, uint32_t page,
 }
 
 static bool vhca_wq_doorbell(VhcaCore *core, uint32_t qpn, VhcaWq *wq,
-                             uint32_t pi, const char *queue)
+                             uint32_t pi, VhcaRingId ring)
 {
+    const char *queue = ring == VHCA_RING_SQ ? "SQ" : "RQ";
+
     if (pi - wq->ci > (1u << wq->log_size)) {
+        VHCA_HOOK(core, err_doorbell_index, ring, qpn, pi, wq->ci,
+                  wq->ci + (1u << wq->log_size));
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
                          "QP %u %s producer index 0x%x is more than the "
                          "ring ahead of 0x%x, ignoring", qpn, queue, pi,
@@ -230,9 +253,9 @@ static bool vhca_wq_doorbell(VhcaCore *core, uint32_t qpn, VhcaWq *wq,
 void vhca_qp_sq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
                          uint32_t pi)
 {
-    VhcaQp *qp = vhca_qp_doorbell_target(core, page, qpn, "SQ");
+    VhcaQp *qp = vhca_qp_doorbell_target(core, page, qpn, VHCA_RING_SQ, pi);
 
-    if (!qp || !vhca_wq_doorbell(core, qpn, &qp->sq, pi, "SQ")) {
+    if (!qp || !vhca_wq_doorbell(core, qpn, &qp->sq, pi, VHCA_RING_SQ)) {
         return;
     }
     /*
@@ -251,9 +274,9 @@ void vhca_qp_sq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
 void vhca_qp_rq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
                          uint32_t pi)
 {
-    VhcaQp *qp = vhca_qp_doorbell_target(core, page, qpn, "RQ");
+    VhcaQp *qp = vhca_qp_doorbell_target(core, page, qpn, VHCA_RING_RQ, pi);
 
-    if (!qp || !vhca_wq_doorbell(core, qpn, &qp->rq, pi, "RQ")) {
+    if (!qp || !vhca_wq_doorbell(core, qpn, &qp->rq, pi, VHCA_RING_RQ)) {
         return;
     }
     if (qp->state == VHCA_QPS_ERR) {
@@ -656,6 +679,10 @@ static void vhca_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 {
     uint8_t prev = qp->state;
 
+    if (prev != next) {
+        VHCA_HOOK(core, qp_state, qpn, qp->type, prev, next,
+                  VHCA_QP_CHANGE_COMMAND);
+    }
     qp->state = next;
     switch (next) {
     case VHCA_QPS_RESET:

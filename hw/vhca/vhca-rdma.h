@@ -239,7 +239,9 @@ typedef struct VhcaCmdCtx {
  * command's name, so the glue can trace it and log a guest error.
  */
 #define VHCA_CMD_FAIL(core, ctx, status, fmt, ...)                          \
-    (vhca_guest_error((core), VHCA_GUEST_ERR_ADMIN_CMD, "%s: " fmt,         \
+    (VHCA_HOOK((core), err_admin_cmd, (ctx)->opcode, (status),              \
+               (ctx)->syndrome),                                            \
+     vhca_guest_error((core), VHCA_GUEST_ERR_ADMIN_CMD, "%s: " fmt,         \
                       vhca_admin_opcode_name((ctx)->opcode),           \
                       ## __VA_ARGS__),                                      \
      (status))
@@ -444,6 +446,5 @@ typedef enum VhcaQpModifyCheck {
 VhcaQpModifyCheck vhca_qp_modify_is_ok(uint8_t type, uint8_t cur,
                                        uint8_t next, uint32_t mask,
                                        uint32_t *bad);
-const char *vhca_qp_state_name(uint8_t state);
 
 #endif /* HW_VHCA_RDMA_H */

@@ -369,7 +369,7 @@ void vhca_req_restart_timer(VhcaCore *core, VhcaQp *qp)
 /* ---------------------------------------------------------------------- */
 
 /* Fetch the WQE at req.fetched into the window; false if it must wait. */
-static bool vhca_req_fetch(VhcaCore *core, VhcaQp *qp)
+static bool vhca_req_fetch(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
     VhcaRequester *req = &qp->req;
     uint8_t raw[VHCA_SEND_WQE_SIZE];
@@ -388,8 +388,6 @@ static bool vhca_req_fetch(VhcaCore *core, VhcaQp *qp)
 
     memset(&m, 0, sizeof(m));
     if (vhca_wq_fetch(core, &qp->sq, req->fetched, raw, sizeof(raw))) {
-        vhca_guest_error(core, VHCA_GUEST_ERR_QP,
-                         "QP: cannot read send WQE %u", req->fetched);
         m.opcode = 0xff;
         m.status = VHCA_WC_LOC_QP_OP_ERR;
         m.vendor_err = VHCA_VENDOR_ERR_WQE_DMA;
@@ -412,9 +410,13 @@ static bool vhca_req_fetch(VhcaCore *core, VhcaQp *qp)
         m.npkts = vhca_wr_is_atomic(m.opcode) || vhca_qp_is_ud(qp) ? 1 :
                   vhca_wire_packet_count(m.len, qp->attr.path_mtu);
     } else {
+        VHCA_HOOK(core, err_wqe, qpn, VHCA_RING_SQ, req->fetched,
+                  vhca_send_wc_opcode(m.opcode), m.status, m.vendor_err);
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
-                         "send WQE %u (opcode %u) completes with status %u",
-                         req->fetched, m.opcode, m.status);
+                         "QP %u: send WQE %u (opcode %u)%s completes with "
+                         "status %u", qpn, req->fetched, m.opcode,
+                         m.vendor_err ? " cannot be read: it" : "",
+                         m.status);
     }
     m.first_psn = req->next_psn;
     req->next_psn = vhca_psn_add(req->next_psn, m.npkts);
@@ -601,7 +603,7 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             break;
         }
         if (req->cur == req->fetched) {
-            if (!vhca_req_fetch(core, qp)) {
+            if (!vhca_req_fetch(core, qpn, qp)) {
                 break;
             }
             continue;
@@ -626,6 +628,9 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             /* Completes with @status once it is the head. */
             m->status = status;
             continue;
+        }
+        if (reliable && vhca_psn_before(psn, req->sent_psn)) {
+            vhca_count(core, VHCA_CNT_RETRANSMITTED_PKTS, 1);
         }
         end = m->opcode == VHCA_WR_RDMA_READ ?
               vhca_psn_add(m->first_psn, m->npkts) : vhca_psn_add(psn, 1);

@@ -55,10 +55,38 @@ static void vhca_resp_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     vhca_xmit(core, qpn, &qp->path, pkt);
 }
 
+/* A NAK (or RNR NAK) goes out: its counter and trace event. */
+static void vhca_resp_nak_sent(VhcaCore *core, uint32_t qpn, uint32_t psn,
+                               uint8_t syndrome)
+{
+    static const uint8_t nak_counters[] = {
+        [VHCA_IB_NAK_PSN_SEQ_ERROR] = VHCA_CNT_SEQ_NAK_SENT,
+        [VHCA_IB_NAK_INVALID_REQUEST] = VHCA_CNT_INV_REQ_NAK_SENT,
+        [VHCA_IB_NAK_REMOTE_ACCESS] = VHCA_CNT_REM_ACCESS_NAK_SENT,
+        [VHCA_IB_NAK_REMOTE_OP] = VHCA_CNT_REM_OP_NAK_SENT,
+    };
+    uint8_t code = syndrome & VHCA_IB_AETH_VALUE_MASK;
+
+    switch (syndrome & VHCA_IB_AETH_KIND_MASK) {
+    case VHCA_IB_AETH_KIND_RNR_NAK:
+        vhca_count(core, VHCA_CNT_RNR_NAK_SENT, 1);
+        VHCA_HOOK(core, nak_sent, qpn, psn, VHCA_NAK_KIND_RNR, code);
+        break;
+    case VHCA_IB_AETH_KIND_NAK:
+        if (code < sizeof(nak_counters)) {
+            vhca_count(core, nak_counters[code], 1);
+        }
+        VHCA_HOOK(core, nak_sent, qpn, psn, VHCA_NAK_KIND_NAK, code);
+        break;
+    }
+}
+
 static void vhca_resp_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                           uint32_t psn, uint8_t syndrome)
 {
     VhcaWirePacket pkt;
+
+    vhca_resp_nak_sent(core, qpn, psn, syndrome);
 
     memset(&pkt, 0, sizeof(pkt));
     pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, ACKNOWLEDGE);
@@ -149,9 +177,14 @@ void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         .vendor_err = vendor_err,
     };
 
-    vhca_guest_error(core, VHCA_GUEST_ERR_QP,
-                     "QP %u: receive WQE %u completes with status %u, QP "
-                     "to ERR", qpn, qp->rq.ci, status);
+    /* Too short for what the peer sent: not the guest's mistake. */
+    if (status != VHCA_WC_LOC_LEN_ERR) {
+        VHCA_HOOK(core, err_wqe, qpn, VHCA_RING_RQ, qp->rq.ci, opcode,
+                  status, vendor_err);
+        vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                         "QP %u: receive WQE %u completes with status %u, "
+                         "QP to ERR", qpn, qp->rq.ci, status);
+    }
     vhca_resp_complete_recv(core, qpn, qp, &wc);
     vhca_qp_set_error(core, qpn, qp);
 }
@@ -184,15 +217,22 @@ bool vhca_resp_complete_write_imm(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /*
  * Class C and D errors: NAK @code for @psn, complete the receive WQE in
  * use with @status, post @event when no completion reports the error,
- * and move the QP to ERR (IBTA 9.9.3.1.3, 9.9.3.1.4).
+ * and move the QP to ERR (IBTA 9.9.3.1.3, 9.9.3.1.4).  Class C is the
+ * peer's doing (traced: NAK, QP state, CQE), class D the guest's: its
+ * receive WQE could not be read or written.
  */
 static void vhca_resp_fatal(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                             uint32_t psn, uint8_t code, uint8_t status,
                             uint8_t event, uint32_t vendor_err)
 {
-    vhca_guest_error(core, VHCA_GUEST_ERR_QP,
-                     "QP %u responder: PSN 0x%x fails with NAK code %u "
-                     "(status %u), QP to ERR", qpn, psn, code, status);
+    if (code == VHCA_IB_NAK_REMOTE_OP) {
+        VHCA_HOOK(core, err_wqe, qpn, VHCA_RING_RQ, qp->rq.ci, VHCA_WC_RECV,
+                  status, vendor_err);
+        vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                         "QP %u: receive WQE %u completes with status %u, "
+                         "QP to ERR (NAK remote operational error for PSN "
+                         "0x%x)", qpn, qp->rq.ci, status, psn);
+    }
     vhca_resp_ack(core, qpn, qp, psn, vhca_aeth_nak(code));
     if (qp->resp.cur == VHCA_RESP_SEND) {
         VhcaCompletion wc = {
@@ -557,6 +597,7 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     uint32_t psn = pkt->tp.bth.psn;
     unsigned i;
 
+    vhca_count(core, VHCA_CNT_DUPLICATE_REQUEST, 1);
     if (op == VHCA_IB_OP_RDMA_READ_REQUEST ||
         op == VHCA_IB_OP_COMPARE_SWAP || op == VHCA_IB_OP_FETCH_ADD) {
         /* 9.7.5.1.3: answered from the responder resources, not redone. */
@@ -624,6 +665,7 @@ static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_qp_event(core, qpn, VHCA_EVENT_COMM_EST);
     }
     if (diff > 0) {
+        vhca_count(core, VHCA_CNT_OUT_OF_SEQ_REQUEST, 1);
         /* 9.7.5.2.1 (class A): NAK once, drop until the PSN comes. */
         if (!resp->nak_sent) {
             resp->nak_sent = true;

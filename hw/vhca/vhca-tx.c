@@ -65,6 +65,7 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
         /* IPv4 and IPv6 GIDs mixed in the AV: the packet cannot exist. */
         return;
     }
+    vhca_count(core, VHCA_CNT_ROCE_TX_PACKETS, 1);
     /*
      * A packet to one of our own GIDs goes to our receive path, queued
      * like a received frame, and not to the wire: a NIC loops back

@@ -63,16 +63,6 @@ struct VhcaState {
     VhcaCore core;
 };
 
-/*
- * Report a guest error to its trace event and to LOG_GUEST_ERROR, like
- * NVME_GUEST_ERR in hw/nvme/ctrl.c.
- */
-#define VHCA_GUEST_ERR(trace, msg)                                          \
-    do {                                                                    \
-        (trace_##trace)(msg);                                               \
-        qemu_log_mask(LOG_GUEST_ERROR, "%s: %s\n", #trace, (msg));          \
-    } while (0)
-
 /* ---------------------------------------------------------------------- */
 /* Engine callbacks                                                       */
 /* ---------------------------------------------------------------------- */
@@ -198,47 +188,144 @@ static void vhca_rx_drop_cb(void *opaque, const char *reason,
     trace_vhca_roce_drop(reason, detail, qpn);
 }
 
+static void vhca_qp_state_cb(void *opaque, uint32_t qpn, uint8_t type,
+                             uint8_t from, uint8_t to, VhcaQpChange why)
+{
+    trace_vhca_qp_state(qpn, vhca_core_qp_type_name(type),
+                        vhca_qp_state_name(from), vhca_qp_state_name(to),
+                        vhca_core_qp_change_name(why));
+}
+
+static void vhca_retransmit_cb(void *opaque, uint32_t qpn, uint32_t psn,
+                               VhcaRetryCause why)
+{
+    trace_vhca_retransmit(qpn, psn, vhca_core_retry_name(why));
+}
+
+static void vhca_nak_sent_cb(void *opaque, uint32_t qpn, uint32_t psn,
+                             VhcaNakKind kind, uint8_t code)
+{
+    trace_vhca_nak_sent(qpn, psn, vhca_core_nak_kind_name(kind), code,
+                        vhca_core_nak_code_name(kind, code));
+}
+
+static void vhca_nak_rcvd_cb(void *opaque, uint32_t qpn, uint32_t psn,
+                             VhcaNakKind kind, uint8_t code)
+{
+    trace_vhca_nak_rcvd(qpn, psn, vhca_core_nak_kind_name(kind), code,
+                        vhca_core_nak_code_name(kind, code));
+}
+
+static void vhca_rnr_wait_cb(void *opaque, uint32_t qpn, uint32_t psn,
+                             uint64_t timer_ns)
+{
+    trace_vhca_rnr_wait(qpn, psn, timer_ns);
+}
+
+static void vhca_ack_timeout_cb(void *opaque, uint32_t qpn, uint32_t psn,
+                                uint8_t retries_left)
+{
+    trace_vhca_ack_timeout(qpn, psn, retries_left);
+}
+
+static void vhca_cqe_error_cb(void *opaque, uint32_t cqn, uint32_t qpn,
+                              uint64_t wr_id, uint8_t opcode, uint8_t status,
+                              uint32_t vendor_err)
+{
+    trace_vhca_cqe_error(cqn, qpn, wr_id, opcode, status, vendor_err);
+}
+
+/*
+ * A guest error: the engine has called its typed hook (the trace event
+ * with the numbers) and now gives the sentence for LOG_GUEST_ERROR, as
+ * NVME_GUEST_ERR in hw/nvme/ctrl.c pairs a trace event with a message.
+ */
 static void vhca_guest_error_cb(void *opaque, VhcaGuestError kind,
                                 const char *msg)
 {
-    switch (kind) {
-    case VHCA_GUEST_ERR_REG_ACCESS:
-        VHCA_GUEST_ERR(vhca_ub_reg_access, msg);
-        break;
-    case VHCA_GUEST_ERR_REG_REFUSED:
-        VHCA_GUEST_ERR(vhca_err_reg_refused, msg);
-        break;
-    case VHCA_GUEST_ERR_ADMQ:
-        VHCA_GUEST_ERR(vhca_err_admq, msg);
-        break;
-    case VHCA_GUEST_ERR_ADMIN_CMD:
-        VHCA_GUEST_ERR(vhca_err_admin_cmd, msg);
-        break;
-    case VHCA_GUEST_ERR_AEQ:
-        VHCA_GUEST_ERR(vhca_err_aeq, msg);
-        break;
-    case VHCA_GUEST_ERR_TX:
-        VHCA_GUEST_ERR(vhca_err_tx, msg);
-        break;
-    case VHCA_GUEST_ERR_RX:
-        VHCA_GUEST_ERR(vhca_err_rx, msg);
-        break;
-    case VHCA_GUEST_ERR_DOORBELL:
-        VHCA_GUEST_ERR(vhca_ub_doorbell, msg);
-        break;
-    case VHCA_GUEST_ERR_EQ:
-        VHCA_GUEST_ERR(vhca_err_eq, msg);
-        break;
-    case VHCA_GUEST_ERR_CQ:
-        VHCA_GUEST_ERR(vhca_err_cq, msg);
-        break;
-    case VHCA_GUEST_ERR_QP:
-        VHCA_GUEST_ERR(vhca_err_qp, msg);
-        break;
-    default:
-        VHCA_GUEST_ERR(vhca_err_other, msg);
-        break;
-    }
+    qemu_log_mask(LOG_GUEST_ERROR, "vhca: %s: %s\n",
+                  vhca_core_guest_error_name(kind), msg);
+}
+
+static void vhca_ub_reg_access_cb(void *opaque, bool write, uint64_t offset,
+                                  unsigned size, uint64_t value)
+{
+    trace_vhca_ub_reg_access(write, offset, size, value);
+}
+
+static void vhca_ub_doorbell_cb(void *opaque, uint64_t page, uint32_t offset,
+                                unsigned size, uint32_t object)
+{
+    trace_vhca_ub_doorbell(page, offset, size, object);
+}
+
+static void vhca_ub_ring_doorbell_cb(void *opaque, VhcaRingId ring,
+                                     uint32_t object, uint32_t value)
+{
+    trace_vhca_ub_ring_doorbell(vhca_core_ring_name(ring), object, value);
+}
+
+static void vhca_ub_cq_doorbell_cb(void *opaque, uint32_t cqn,
+                                   uint32_t value, uint32_t ci, uint32_t pi)
+{
+    trace_vhca_ub_cq_doorbell(cqn, value, ci, pi);
+}
+
+static void vhca_err_doorbell_index_cb(void *opaque, VhcaRingId ring,
+                                       uint32_t object, uint32_t index,
+                                       uint32_t low, uint32_t high)
+{
+    trace_vhca_err_doorbell_index(vhca_core_ring_name(ring), object, index,
+                                  low, high);
+}
+
+static void vhca_err_ring_config_cb(void *opaque, VhcaRingId ring,
+                                    uint64_t base, uint32_t log_size)
+{
+    trace_vhca_err_ring_config(vhca_core_ring_name(ring), base, log_size);
+}
+
+static void vhca_err_ring_running_cb(void *opaque, VhcaRingId ring,
+                                     uint32_t reg, uint32_t value)
+{
+    trace_vhca_err_ring_running(vhca_core_ring_name(ring), reg, value);
+}
+
+static void vhca_err_guest_ram_cb(void *opaque, VhcaRingId ring,
+                                  uint32_t object, uint32_t index,
+                                  uint64_t addr)
+{
+    trace_vhca_err_guest_ram(vhca_core_ring_name(ring), object, index, addr);
+}
+
+static void vhca_err_frame_len_cb(void *opaque, VhcaRingId ring,
+                                  uint32_t index, uint32_t len, uint32_t min,
+                                  uint32_t max)
+{
+    trace_vhca_err_frame_len(vhca_core_ring_name(ring), index, len, min,
+                             max);
+}
+
+static void vhca_err_queue_overflow_cb(void *opaque, VhcaRingId ring,
+                                       uint32_t object, uint32_t pi,
+                                       uint32_t ci)
+{
+    trace_vhca_err_queue_overflow(vhca_core_ring_name(ring), object, pi, ci);
+}
+
+static void vhca_err_wqe_cb(void *opaque, uint32_t qpn, VhcaRingId queue,
+                            uint32_t index, uint8_t opcode, uint8_t status,
+                            uint32_t vendor_err)
+{
+    trace_vhca_err_wqe(qpn, vhca_core_ring_name(queue), index, opcode, status,
+                       vendor_err);
+}
+
+static void vhca_err_admin_cmd_cb(void *opaque, uint16_t opcode,
+                                  uint8_t status, uint32_t syndrome)
+{
+    trace_vhca_err_admin_cmd(opcode, vhca_admin_opcode_name(opcode), status,
+                             syndrome);
 }
 
 static uint64_t vhca_now_ns_cb(void *opaque)
@@ -293,6 +380,25 @@ static const VhcaCoreOps vhca_core_ops = {
     .event_posted = vhca_event_posted_cb,
     .guest_error = vhca_guest_error_cb,
     .rx_drop = vhca_rx_drop_cb,
+    .qp_state = vhca_qp_state_cb,
+    .retransmit = vhca_retransmit_cb,
+    .nak_sent = vhca_nak_sent_cb,
+    .nak_rcvd = vhca_nak_rcvd_cb,
+    .rnr_wait = vhca_rnr_wait_cb,
+    .ack_timeout = vhca_ack_timeout_cb,
+    .cqe_error = vhca_cqe_error_cb,
+    .ub_reg_access = vhca_ub_reg_access_cb,
+    .ub_doorbell = vhca_ub_doorbell_cb,
+    .ub_ring_doorbell = vhca_ub_ring_doorbell_cb,
+    .ub_cq_doorbell = vhca_ub_cq_doorbell_cb,
+    .err_doorbell_index = vhca_err_doorbell_index_cb,
+    .err_ring_config = vhca_err_ring_config_cb,
+    .err_ring_running = vhca_err_ring_running_cb,
+    .err_guest_ram = vhca_err_guest_ram_cb,
+    .err_frame_len = vhca_err_frame_len_cb,
+    .err_queue_overflow = vhca_err_queue_overflow_cb,
+    .err_wqe = vhca_err_wqe_cb,
+    .err_admin_cmd = vhca_err_admin_cmd_cb,
     .now_ns = vhca_now_ns_cb,
     .timer_arm = vhca_timer_arm_cb,
     .timer_cancel = vhca_timer_cancel_cb,

@@ -180,6 +180,19 @@ static void test_overflow_errors_cq_and_qps(void)
     g_assert_cmpuint(aeq_entry(f.h, pi + 2).type, ==, VHCA_EQE_CMD_DONE);
     g_assert_cmpuint(qp_state(f.h, b.qpn), ==, VHCA_QPS_ERR);
     g_assert_cmpuint(qp_state(f.h, a.qpn), ==, VHCA_QPS_ERR);
+    /* Traced: B's change is the last, fatal; two error CQEs written. */
+    g_assert_cmpuint(f.h->ev.qp_state.qpn, ==, b.qpn);
+    g_assert_cmpuint(f.h->ev.qp_state.type, ==, VHCA_QPT_UD);
+    g_assert_cmpuint(f.h->ev.qp_state.from, ==, VHCA_QPS_RTS);
+    g_assert_cmpuint(f.h->ev.qp_state.to, ==, VHCA_QPS_ERR);
+    g_assert_cmpuint(f.h->ev.qp_state.why, ==, VHCA_QP_CHANGE_FATAL);
+    g_assert_cmpuint(counter(f.h, VHCA_CNT_COMPLETION_ERRORS), ==, 2);
+    g_assert_cmpuint(f.h->ev.cqe_error.n, ==, 2);
+    g_assert_cmpuint(f.h->ev.cqe_error.cqn, ==, small.cqn);
+    g_assert_cmpuint(f.h->ev.cqe_error.qpn, ==, a.qpn);
+    g_assert_cmphex(f.h->ev.cqe_error.wr_id, ==, 0xa1);
+    g_assert_cmpuint(f.h->ev.cqe_error.opcode, ==, VHCA_WC_SEND);
+    g_assert_cmpuint(f.h->ev.cqe_error.status, ==, VHCA_WC_WR_FLUSH_ERR);
     /* B's receive had nowhere to go; nothing reached the other CQ. */
     g_assert_false(cq_poll(f.h, &other, &(struct vhca_cqe){ 0 }));
     /* A CQ in error takes no more CQEs and ignores its doorbell. */

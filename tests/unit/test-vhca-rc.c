@@ -14,84 +14,6 @@
 #include "vhca-internal.h"
 #include "vhca-wire.h"
 
-typedef struct ConnOpts {
-    uint8_t mtu;
-    uint32_t a_psn, b_psn;          /* each side's first send PSN */
-    uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
-    uint8_t max_rd;
-    uint32_t access;                /* QP access flags of both sides */
-} ConnOpts;
-
-typedef struct Pair {
-    Node a, b;
-} Pair;
-
-static const ConnOpts default_opts = {
-    .mtu = VHCA_IB_MTU_1024,
-    .a_psn = 0x100,
-    .b_psn = 0x200000,
-    .timeout = 14,                  /* 67 ms */
-    .retry_cnt = 7,
-    .rnr_retry = 7,
-    .min_rnr_timer = 1,             /* 10 us */
-    .max_rd = 16,
-    .access = VHCA_ACCESS_REMOTE_WRITE | VHCA_ACCESS_REMOTE_READ |
-              VHCA_ACCESS_REMOTE_ATOMIC,
-};
-
-/* Bring @qpn of @x to RTS towards @y_qpn at @y's GID and MAC. */
-static void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
-                       const uint8_t *dmac, uint32_t dest_qpn,
-                       const ConnOpts *o, uint32_t sq_psn, uint32_t rq_psn)
-{
-    struct vhca_qp_attr a;
-
-    memset(&a, 0, sizeof(a));
-    a.qpn = qpn;
-    a.port = 1;
-    a.qp_access_flags = o->access;
-    qp_modify_ok(h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
-                 VHCA_QP_ACCESS_FLAGS);
-    a.sgid_index = 0;
-    a.hop_limit = 64;
-    memcpy(a.dgid, dgid, 16);
-    memcpy(a.dmac, dmac, 6);
-    a.path_mtu = o->mtu;
-    a.dest_qp_num = dest_qpn;
-    a.rq_psn = rq_psn;
-    a.max_dest_rd_atomic = 16;
-    a.min_rnr_timer = o->min_rnr_timer;
-    qp_modify_ok(h, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
-                 VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
-                 VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER);
-    a.timeout = o->timeout;
-    a.retry_cnt = o->retry_cnt;
-    a.rnr_retry = o->rnr_retry;
-    a.sq_psn = sq_psn;
-    a.max_rd_atomic = o->max_rd;
-    qp_modify_ok(h, &a, VHCA_QPS_RTS, VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |
-                 VHCA_QP_RNR_RETRY | VHCA_QP_SQ_PSN |
-                 VHCA_QP_MAX_QP_RD_ATOMIC);
-}
-
-static void pair_init(Pair *p, const ConnOpts *o)
-{
-    node_init(&p->a, 1, VHCA_QPT_RC);
-    node_init(&p->b, 2, VHCA_QPT_RC);
-    p->a.h->peer = p->b.h;
-    p->b.h->peer = p->a.h;
-    qp_connect(p->a.h, p->a.qp.qpn, p->b.gid, p->b.h->core.cfg.mac,
-               p->b.qp.qpn, o, o->a_psn, o->b_psn);
-    qp_connect(p->b.h, p->b.qp.qpn, p->a.gid, p->a.h->core.cfg.mac,
-               p->a.qp.qpn, o, o->b_psn, o->a_psn);
-}
-
-static void pair_free(Pair *p)
-{
-    harness_free(p->a.h);
-    harness_free(p->b.h);
-}
-
 static uint64_t settle(Pair *p)
 {
     return harness_pair_settle(p->a.h, p->b.h, SETTLE_NS);
@@ -188,7 +110,18 @@ static void test_send_recv(void)
     g_assert_cmpuint(p.b.h->tx_frames, ==, 1);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_PACKETS), ==, 6);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==, 0);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ROCE_TX_PACKETS), ==, 6);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_TX_PACKETS), ==, 1);
     g_assert_false(p.a.h->timer_armed);
+    /* RESET -> INIT -> RTR -> RTS, each by a command; nothing went wrong. */
+    g_assert_cmpuint(p.a.h->ev.qp_state.n, ==, 3);
+    g_assert_cmpuint(p.a.h->ev.qp_state.qpn, ==, p.a.qp.qpn);
+    g_assert_cmpuint(p.a.h->ev.qp_state.type, ==, VHCA_QPT_RC);
+    g_assert_cmpuint(p.a.h->ev.qp_state.from, ==, VHCA_QPS_RTR);
+    g_assert_cmpuint(p.a.h->ev.qp_state.to, ==, VHCA_QPS_RTS);
+    g_assert_cmpuint(p.a.h->ev.qp_state.why, ==, VHCA_QP_CHANGE_COMMAND);
+    g_assert_cmpuint(p.a.h->ev.retransmit.n + p.a.h->ev.nak_rcvd.n +
+                     p.b.h->ev.nak_sent.n + p.a.h->ev.cqe_error.n, ==, 0);
     pair_free(&p);
 }
 
@@ -389,6 +322,28 @@ static void test_loss_request(void)
     expect_same(&p.a, 0, &p.b, 0x10000, 5000);
     /* 5 packets, one lost; the NAK'd one and what followed it again. */
     g_assert_cmpuint(wa.count, ==, 5 + 4);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ROCE_TX_PACKETS), ==, 9);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 4);
+    /* Packets 3, 4 and 5 were ahead of the PSN b expected: one NAK. */
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_OUT_OF_SEQ_REQUEST), ==, 3);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_SEQ_NAK_SENT), ==, 1);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.n, ==, 1);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.qpn, ==, p.b.qp.qpn);
+    g_assert_cmphex(p.b.h->ev.nak_sent.psn, ==, default_opts.a_psn + 1);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.kind, ==, VHCA_NAK_KIND_NAK);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.code, ==, VHCA_IB_NAK_PSN_SEQ_ERROR);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_SEQ_NAK_RCVD), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.n, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.qpn, ==, p.a.qp.qpn);
+    g_assert_cmphex(p.a.h->ev.nak_rcvd.psn, ==, default_opts.a_psn + 1);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.kind, ==, VHCA_NAK_KIND_NAK);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.code, ==, VHCA_IB_NAK_PSN_SEQ_ERROR);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.n, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.qpn, ==, p.a.qp.qpn);
+    g_assert_cmphex(p.a.h->ev.retransmit.psn, ==, default_opts.a_psn + 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.why, ==, VHCA_RETRY_SEQ_NAK);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ACK_TIMEOUTS), ==, 0);
     pair_free(&p);
 }
 
@@ -413,6 +368,18 @@ static void test_loss_ack(void)
     expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
     expect_no_cqe(&p.b, &p.b.rcq);
     g_assert_cmpuint(wb.count, ==, 2);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DUPLICATE_REQUEST), ==, 1);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ACK_TIMEOUTS), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.ack_timeout.n, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.ack_timeout.qpn, ==, p.a.qp.qpn);
+    g_assert_cmphex(p.a.h->ev.ack_timeout.psn, ==, default_opts.a_psn);
+    g_assert_cmpuint(p.a.h->ev.ack_timeout.retries_left, ==,
+                     default_opts.retry_cnt);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.n, ==, 1);
+    g_assert_cmphex(p.a.h->ev.retransmit.psn, ==, default_opts.a_psn);
+    g_assert_cmpuint(p.a.h->ev.retransmit.why, ==, VHCA_RETRY_TIMEOUT);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 1);
     pair_free(&p);
 }
 
@@ -450,6 +417,39 @@ static void test_duplicates(void)
     g_assert_cmpuint(ld64(&p.b, 0x40), ==, 500);    /* 100 + 1, swapped */
     expect_same(&p.a, 0x1000, &p.b, 0x1000, 4000);
     expect_same(&p.a, 0x8000, &p.b, 0x10000, 3000);
+    /* Each of the 1 + 1 + 3 + 1 request packets came twice. */
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DUPLICATE_REQUEST), ==, 6);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 0);
+    pair_free(&p);
+}
+
+/*
+ * A lost READ response packet: the next one implies the loss (IBTA
+ * 9.7.5.1.2) and the READ is asked again from the missing PSN.
+ */
+static void test_implied_nak(void)
+{
+    Pair p;
+    Wire wb = { .drop_nth = 2 };
+
+    pair_init(&p, &default_opts);
+    wire_attach(&p.b, &wb);
+    fill(&p.b, 0x1000, 3000, 6);
+    post(&p.a, 0xa1, VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED, 0, 3000,
+         p.b.buf + 0x1000, p.b.key);
+    ring_sq(&p.a);
+    g_assert_cmpuint(settle(&p), ==, 0);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_RDMA_READ);
+    expect_same(&p.a, 0, &p.b, 0x1000, 3000);
+    g_assert_cmpuint(p.a.h->ev.retransmit.n, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.qpn, ==, p.a.qp.qpn);
+    g_assert_cmphex(p.a.h->ev.retransmit.psn, ==, default_opts.a_psn + 1);
+    g_assert_cmpuint(p.a.h->ev.retransmit.why, ==, VHCA_RETRY_IMPLIED_NAK);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 1);
+    /* The READ request went again, for the rest of the data. */
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 1);
+    /* b answers it as a duplicate from its responder resources. */
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DUPLICATE_REQUEST), ==, 1);
     pair_free(&p);
 }
 
@@ -495,6 +495,21 @@ static void test_rnr(void)
     g_assert_true(p.a.h->timer_armed);
     g_assert_cmpuint(p.a.h->timer_deadline - p.a.h->now_ns, ==, 10000);
     expect_no_cqe(&p.a, &p.a.scq);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_RNR_NAK_SENT), ==, 1);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.n, ==, 1);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.qpn, ==, p.b.qp.qpn);
+    g_assert_cmphex(p.b.h->ev.nak_sent.psn, ==, default_opts.a_psn);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.kind, ==, VHCA_NAK_KIND_RNR);
+    g_assert_cmpuint(p.b.h->ev.nak_sent.code, ==, 1);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RNR_NAK_RCVD), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.kind, ==, VHCA_NAK_KIND_RNR);
+    g_assert_cmpuint(p.a.h->ev.nak_rcvd.code, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.rnr_wait.n, ==, 1);
+    g_assert_cmpuint(p.a.h->ev.rnr_wait.qpn, ==, p.a.qp.qpn);
+    g_assert_cmphex(p.a.h->ev.rnr_wait.psn, ==, default_opts.a_psn);
+    g_assert_cmpuint(p.a.h->ev.rnr_wait.timer_ns, ==, 10000);
+    /* Waiting out an RNR NAK is not a retry. */
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 0);
     /* The receiver posts a buffer; the retry after 10 us succeeds. */
     post_recv(&p.b, 0xb1, 0x10000, 0x8000);
     settle(&p);
@@ -525,6 +540,17 @@ static void test_rnr_exhausted(void)
     g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
     /* The responder did nothing wrong. */
     g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_RNR_NAK_SENT), ==, 3);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RNR_NAK_RCVD), ==, 3);
+    g_assert_cmpuint(p.a.h->ev.rnr_wait.n, ==, 2);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RNR_RETRY_EXCEEDED), ==, 1);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRY_EXCEEDED), ==, 0);
+    /* The WQE that failed and the one flushed behind it. */
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_COMPLETION_ERRORS), ==, 2);
+    g_assert_cmpuint(p.a.h->ev.qp_state.qpn, ==, p.a.qp.qpn);
+    g_assert_cmpuint(p.a.h->ev.qp_state.from, ==, VHCA_QPS_RTS);
+    g_assert_cmpuint(p.a.h->ev.qp_state.to, ==, VHCA_QPS_ERR);
+    g_assert_cmpuint(p.a.h->ev.qp_state.why, ==, VHCA_QP_CHANGE_ERROR);
     pair_free(&p);
 }
 
@@ -553,6 +579,17 @@ static void test_retry_exhausted(void)
     expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_WR_FLUSH_ERR, VHCA_WC_SEND);
     g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
     g_assert_false(p.a.h->timer_armed);
+    /* Three timeouts: two retries, then none left. */
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ACK_TIMEOUTS), ==, 3);
+    g_assert_cmpuint(p.a.h->ev.ack_timeout.n, ==, 3);
+    g_assert_cmphex(p.a.h->ev.ack_timeout.psn, ==, default_opts.a_psn);
+    g_assert_cmpuint(p.a.h->ev.ack_timeout.retries_left, ==, 0);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 2);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 2);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRY_EXCEEDED), ==, 1);
+    g_assert_cmpuint(p.a.h->ev.cqe_error.n, ==, 2);
+    g_assert_cmphex(p.a.h->ev.cqe_error.wr_id, ==, 0xa2);
+    g_assert_cmpuint(p.a.h->ev.cqe_error.status, ==, VHCA_WC_WR_FLUSH_ERR);
     pair_free(&p);
 }
 
@@ -566,6 +603,7 @@ static void test_remote_access_errors(void)
         uint32_t pi, rkey;
         uint64_t raddr;
         uint8_t op = VHCA_WR_RDMA_WRITE;
+        struct vhca_cqe cqe;
 
         pair_init(&p, &default_opts);
         raddr = p.b.buf;
@@ -595,9 +633,15 @@ static void test_remote_access_errors(void)
         post(&p.a, 0xa2, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 10, 0, 0);
         ring_sq(&p.a);
         settle(&p);
-        expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_REM_ACCESS_ERR,
-                   op == VHCA_WR_RDMA_READ ? VHCA_WC_RDMA_READ :
-                   VHCA_WC_RDMA_WRITE);
+        cqe = expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_REM_ACCESS_ERR,
+                         op == VHCA_WR_RDMA_READ ? VHCA_WC_RDMA_READ :
+                         VHCA_WC_RDMA_WRITE);
+        /* The peer's check failed: its NAK code is in vendor_err. */
+        g_assert_cmphex(GUINT32_FROM_LE(cqe.vendor_err), ==,
+                        VHCA_VENDOR_ERR_NAK | VHCA_IB_NAK_REMOTE_ACCESS);
+        g_assert_cmpuint(p.a.h->ev.cqe_error.n, ==, 2);
+        g_assert_cmpuint(p.a.h->ev.cqe_error.status, ==,
+                         VHCA_WC_WR_FLUSH_ERR);
         expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_WR_FLUSH_ERR,
                    VHCA_WC_SEND);
         g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
@@ -605,6 +649,19 @@ static void test_remote_access_errors(void)
         g_assert_true(qp_event_since(p.b.h, pi, VHCA_EVENT_QP_ACCESS_ERR,
                                      p.b.qp.qpn));
         g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+        g_assert_cmpuint(counter(p.b.h, VHCA_CNT_REM_ACCESS_NAK_SENT), ==,
+                         1);
+        g_assert_cmpuint(counter(p.a.h, VHCA_CNT_REM_ACCESS_NAK_RCVD), ==,
+                         1);
+        g_assert_cmpuint(p.a.h->ev.nak_rcvd.code, ==,
+                         VHCA_IB_NAK_REMOTE_ACCESS);
+        g_assert_cmphex(p.a.h->ev.nak_rcvd.psn, ==, default_opts.a_psn);
+        g_assert_cmpuint(p.b.h->ev.qp_state.qpn, ==, p.b.qp.qpn);
+        g_assert_cmpuint(p.b.h->ev.qp_state.to, ==, VHCA_QPS_ERR);
+        g_assert_cmpuint(p.b.h->ev.qp_state.why, ==, VHCA_QP_CHANGE_ERROR);
+        /* The peer's mistake, not either guest's: no guest error. */
+        g_assert_cmpuint(p.a.h->guest_errors[VHCA_GUEST_ERR_QP], ==, 0);
+        g_assert_cmpuint(p.b.h->guest_errors[VHCA_GUEST_ERR_QP], ==, 0);
         pair_free(&p);
     }
 }
@@ -714,14 +771,32 @@ static void test_responder_receive_errors(void)
          * Too long: NAK invalid request, LOC_LEN_ERR on the receive side.
          * Not writable: NAK remote operational error, LOC_PROT_ERR.
          */
-        expect_cqe(&p.a, &p.a.scq, 0xa1, variant ? VHCA_WC_REM_OP_ERR :
-                   VHCA_WC_REM_INV_REQ_ERR, VHCA_WC_SEND);
+        cqe = expect_cqe(&p.a, &p.a.scq, 0xa1, variant ? VHCA_WC_REM_OP_ERR :
+                         VHCA_WC_REM_INV_REQ_ERR, VHCA_WC_SEND);
+        g_assert_cmphex(GUINT32_FROM_LE(cqe.vendor_err), ==,
+                        VHCA_VENDOR_ERR_NAK | (variant ?
+                        VHCA_IB_NAK_REMOTE_OP : VHCA_IB_NAK_INVALID_REQUEST));
+        g_assert_cmphex(p.a.h->ev.cqe_error.wr_id, ==, 0xa1);
+        g_assert_cmphex(p.a.h->ev.cqe_error.vendor_err, ==,
+                        GUINT32_FROM_LE(cqe.vendor_err));
         cqe = expect_cqe(&p.b, &p.b.rcq, 0xb1, variant ?
                          VHCA_WC_LOC_PROT_ERR : VHCA_WC_LOC_LEN_ERR,
                          VHCA_WC_RECV);
         (void)cqe;
         g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
         g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+        g_assert_cmpuint(counter(p.b.h, variant ?
+                                 VHCA_CNT_REM_OP_NAK_SENT :
+                                 VHCA_CNT_INV_REQ_NAK_SENT), ==, 1);
+        g_assert_cmpuint(counter(p.a.h, variant ?
+                                 VHCA_CNT_REM_OP_NAK_RCVD :
+                                 VHCA_CNT_INV_REQ_NAK_RCVD), ==, 1);
+        g_assert_cmpuint(p.b.h->ev.nak_sent.code, ==, variant ?
+                         VHCA_IB_NAK_REMOTE_OP : VHCA_IB_NAK_INVALID_REQUEST);
+        /* b's guest posted a buffer it may not write: its mistake. */
+        g_assert_cmpuint(p.b.h->guest_errors[VHCA_GUEST_ERR_QP], ==,
+                         variant ? 1 : 0);
+        g_assert_cmpuint(p.a.h->guest_errors[VHCA_GUEST_ERR_QP], ==, 0);
         pair_free(&p);
     }
 }
@@ -1304,6 +1379,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/rc/loss-ack", test_loss_ack);
     g_test_add_func("/vhca/rc/duplicates", test_duplicates);
     g_test_add_func("/vhca/rc/reorder", test_reorder);
+    g_test_add_func("/vhca/rc/implied-nak", test_implied_nak);
     g_test_add_func("/vhca/rc/rnr", test_rnr);
     g_test_add_func("/vhca/rc/rnr-exhausted", test_rnr_exhausted);
     g_test_add_func("/vhca/rc/retry-exhausted", test_retry_exhausted);

@@ -322,6 +322,9 @@ static void test_recv_too_long(void)
     expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_LOC_LEN_ERR, VHCA_WC_RECV);
     expect_cqe(&p.b, &p.b.rcq, 0xb2, VHCA_WC_WR_FLUSH_ERR, VHCA_WC_RECV);
     g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+    /* What the peer sent did not fit: traced, not a guest error. */
+    g_assert_cmpuint(p.b.h->guest_errors[VHCA_GUEST_ERR_QP], ==, 0);
+    g_assert_cmpuint(p.b.h->ev.qp_state.why, ==, VHCA_QP_CHANGE_ERROR);
     uc_pair_free(&p);
 }
 

@@ -120,6 +120,7 @@ static void h_guest_error(void *opaque, VhcaGuestError kind, const char *msg)
     g_assert_nonnull(msg);
     g_assert_cmpuint(strlen(msg), >, 0);
     h->guest_errors[kind]++;
+    h->guest_error_calls++;
     g_strlcpy(h->last_error, msg, sizeof(h->last_error));
     if (g_test_verbose()) {
         g_test_message("guest error [%s]: %s",
@@ -167,6 +168,262 @@ static void h_rx_drop(void *opaque, const char *reason, const char *detail,
     h->last_drop_qpn = qpn;
 }
 
+/* The typed trace hooks: count, and keep the last call's arguments. */
+
+static void h_qp_state(void *opaque, uint32_t qpn, uint8_t type,
+                       uint8_t from, uint8_t to, VhcaQpChange why)
+{
+    EvQpState *e = &((Harness *)opaque)->ev.qp_state;
+
+    g_assert_cmpuint(from, !=, to);
+    e->n++;
+    e->qpn = qpn;
+    e->type = type;
+    e->from = from;
+    e->to = to;
+    e->why = why;
+}
+
+static void h_retransmit(void *opaque, uint32_t qpn, uint32_t psn,
+                         VhcaRetryCause why)
+{
+    EvRetransmit *e = &((Harness *)opaque)->ev.retransmit;
+
+    e->n++;
+    e->qpn = qpn;
+    e->psn = psn;
+    e->why = why;
+}
+
+static void h_nak_sent(void *opaque, uint32_t qpn, uint32_t psn,
+                       VhcaNakKind kind, uint8_t code)
+{
+    EvNak *e = &((Harness *)opaque)->ev.nak_sent;
+
+    e->n++;
+    e->qpn = qpn;
+    e->psn = psn;
+    e->kind = kind;
+    e->code = code;
+}
+
+static void h_nak_rcvd(void *opaque, uint32_t qpn, uint32_t psn,
+                       VhcaNakKind kind, uint8_t code)
+{
+    EvNak *e = &((Harness *)opaque)->ev.nak_rcvd;
+
+    e->n++;
+    e->qpn = qpn;
+    e->psn = psn;
+    e->kind = kind;
+    e->code = code;
+}
+
+static void h_rnr_wait(void *opaque, uint32_t qpn, uint32_t psn,
+                       uint64_t timer_ns)
+{
+    EvRnrWait *e = &((Harness *)opaque)->ev.rnr_wait;
+
+    e->n++;
+    e->qpn = qpn;
+    e->psn = psn;
+    e->timer_ns = timer_ns;
+}
+
+static void h_ack_timeout(void *opaque, uint32_t qpn, uint32_t psn,
+                          uint8_t retries_left)
+{
+    EvAckTimeout *e = &((Harness *)opaque)->ev.ack_timeout;
+
+    e->n++;
+    e->qpn = qpn;
+    e->psn = psn;
+    e->retries_left = retries_left;
+}
+
+static void h_cqe_error(void *opaque, uint32_t cqn, uint32_t qpn,
+                        uint64_t wr_id, uint8_t opcode, uint8_t status,
+                        uint32_t vendor_err)
+{
+    EvCqeError *e = &((Harness *)opaque)->ev.cqe_error;
+
+    g_assert_cmpuint(status, !=, VHCA_WC_SUCCESS);
+    e->n++;
+    e->cqn = cqn;
+    e->qpn = qpn;
+    e->wr_id = wr_id;
+    e->opcode = opcode;
+    e->status = status;
+    e->vendor_err = vendor_err;
+}
+
+static void h_ub_reg_access(void *opaque, bool write, uint64_t offset,
+                            unsigned size, uint64_t value)
+{
+    EvUbRegAccess *e = &((Harness *)opaque)->ev.ub_reg_access;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    e->n++;
+    e->write = write;
+    e->offset = offset;
+    e->size = size;
+    e->value = value;
+}
+
+static void h_ub_doorbell(void *opaque, uint64_t page, uint32_t offset,
+                          unsigned size, uint32_t object)
+{
+    EvUbDoorbell *e = &((Harness *)opaque)->ev.ub_doorbell;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    e->n++;
+    e->page = page;
+    e->offset = offset;
+    e->size = size;
+    e->object = object;
+}
+
+static void h_ub_ring_doorbell(void *opaque, VhcaRingId ring,
+                               uint32_t object, uint32_t value)
+{
+    EvUbRingDoorbell *e = &((Harness *)opaque)->ev.ub_ring_doorbell;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    g_assert_cmpuint(ring, <, VHCA_RING__MAX);
+    e->n++;
+    e->ring = ring;
+    e->object = object;
+    e->value = value;
+}
+
+static void h_ub_cq_doorbell(void *opaque, uint32_t cqn, uint32_t value,
+                             uint32_t ci, uint32_t pi)
+{
+    EvUbCqDoorbell *e = &((Harness *)opaque)->ev.ub_cq_doorbell;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    e->n++;
+    e->cqn = cqn;
+    e->value = value;
+    e->ci = ci;
+    e->pi = pi;
+}
+
+static void h_err_doorbell_index(void *opaque, VhcaRingId ring,
+                                 uint32_t object, uint32_t index,
+                                 uint32_t low, uint32_t high)
+{
+    EvErrDoorbellIndex *e = &((Harness *)opaque)->ev.err_doorbell_index;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    g_assert_cmpuint(ring, <, VHCA_RING__MAX);
+    e->n++;
+    e->ring = ring;
+    e->object = object;
+    e->index = index;
+    e->low = low;
+    e->high = high;
+}
+
+static void h_err_ring_config(void *opaque, VhcaRingId ring, uint64_t base,
+                              uint32_t log_size)
+{
+    EvErrRingConfig *e = &((Harness *)opaque)->ev.err_ring_config;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    g_assert_cmpuint(ring, <, VHCA_RING__MAX);
+    e->n++;
+    e->ring = ring;
+    e->base = base;
+    e->log_size = log_size;
+}
+
+static void h_err_ring_running(void *opaque, VhcaRingId ring, uint32_t reg,
+                               uint32_t value)
+{
+    EvErrRingRunning *e = &((Harness *)opaque)->ev.err_ring_running;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    g_assert_cmpuint(ring, <, VHCA_RING__MAX);
+    e->n++;
+    e->ring = ring;
+    e->reg = reg;
+    e->value = value;
+}
+
+static void h_err_guest_ram(void *opaque, VhcaRingId ring, uint32_t object,
+                            uint32_t index, uint64_t addr)
+{
+    EvErrGuestRam *e = &((Harness *)opaque)->ev.err_guest_ram;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    g_assert_cmpuint(ring, <, VHCA_RING__MAX);
+    e->n++;
+    e->ring = ring;
+    e->object = object;
+    e->index = index;
+    e->addr = addr;
+}
+
+static void h_err_frame_len(void *opaque, VhcaRingId ring, uint32_t index,
+                            uint32_t len, uint32_t min, uint32_t max)
+{
+    EvErrFrameLen *e = &((Harness *)opaque)->ev.err_frame_len;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    g_assert_true(len < min || len > max);
+    e->n++;
+    e->ring = ring;
+    e->index = index;
+    e->len = len;
+    e->min = min;
+    e->max = max;
+}
+
+static void h_err_queue_overflow(void *opaque, VhcaRingId ring,
+                                 uint32_t object, uint32_t pi, uint32_t ci)
+{
+    EvErrQueueOverflow *e = &((Harness *)opaque)->ev.err_queue_overflow;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    g_assert_cmpuint(ring, <, VHCA_RING__MAX);
+    e->n++;
+    e->ring = ring;
+    e->object = object;
+    e->pi = pi;
+    e->ci = ci;
+}
+
+static void h_err_wqe(void *opaque, uint32_t qpn, VhcaRingId queue,
+                      uint32_t index, uint8_t opcode, uint8_t status,
+                      uint32_t vendor_err)
+{
+    EvErrWqe *e = &((Harness *)opaque)->ev.err_wqe;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    g_assert_true(queue == VHCA_RING_SQ || queue == VHCA_RING_RQ);
+    e->n++;
+    e->qpn = qpn;
+    e->queue = queue;
+    e->index = index;
+    e->opcode = opcode;
+    e->status = status;
+    e->vendor_err = vendor_err;
+}
+
+static void h_err_admin_cmd(void *opaque, uint16_t opcode, uint8_t status,
+                            uint32_t syndrome)
+{
+    EvErrAdminCmd *e = &((Harness *)opaque)->ev.err_admin_cmd;
+
+    ((Harness *)opaque)->typed_error_calls++;
+    g_assert_cmpuint(status, !=, VHCA_ST_OK);
+    e->n++;
+    e->opcode = opcode;
+    e->status = status;
+    e->syndrome = syndrome;
+}
+
 static const VhcaCoreOps harness_ops = {
     .dma_read = h_dma_read,
     .dma_write = h_dma_write,
@@ -176,6 +433,25 @@ static const VhcaCoreOps harness_ops = {
     .admin_cmd_done = h_admin_cmd_done,
     .guest_error = h_guest_error,
     .rx_drop = h_rx_drop,
+    .qp_state = h_qp_state,
+    .retransmit = h_retransmit,
+    .nak_sent = h_nak_sent,
+    .nak_rcvd = h_nak_rcvd,
+    .rnr_wait = h_rnr_wait,
+    .ack_timeout = h_ack_timeout,
+    .cqe_error = h_cqe_error,
+    .ub_reg_access = h_ub_reg_access,
+    .ub_doorbell = h_ub_doorbell,
+    .ub_ring_doorbell = h_ub_ring_doorbell,
+    .ub_cq_doorbell = h_ub_cq_doorbell,
+    .err_doorbell_index = h_err_doorbell_index,
+    .err_ring_config = h_err_ring_config,
+    .err_ring_running = h_err_ring_running,
+    .err_guest_ram = h_err_guest_ram,
+    .err_frame_len = h_err_frame_len,
+    .err_queue_overflow = h_err_queue_overflow,
+    .err_wqe = h_err_wqe,
+    .err_admin_cmd = h_err_admin_cmd,
     .now_ns = h_now_ns,
     .timer_arm = h_timer_arm,
     .timer_cancel = h_timer_cancel,
@@ -253,6 +529,8 @@ Harness *harness_new(const VhcaCoreConfig *cfg)
 
 void harness_free(Harness *h)
 {
+    /* Each guest error was reported with its numbers and its sentence. */
+    g_assert_cmpuint(h->typed_error_calls, ==, h->guest_error_calls);
     vhca_core_cleanup(&h->core);
     g_free(h->ram);
     g_free(h);

@@ -45,6 +45,154 @@ typedef struct CapturedFrame {
 
 typedef struct Harness Harness;
 
+/*
+ * What each typed trace hook of VhcaCoreOps saw: how often it was called
+ * and the last call's arguments (named as in vhca-core.h).
+ */
+typedef struct EvQpState {
+    unsigned n;
+    uint32_t qpn;
+    uint8_t type, from, to;
+    VhcaQpChange why;
+} EvQpState;
+
+typedef struct EvRetransmit {
+    unsigned n;
+    uint32_t qpn, psn;
+    VhcaRetryCause why;
+} EvRetransmit;
+
+typedef struct EvNak {
+    unsigned n;
+    uint32_t qpn, psn;
+    VhcaNakKind kind;
+    uint8_t code;
+} EvNak;
+
+typedef struct EvRnrWait {
+    unsigned n;
+    uint32_t qpn, psn;
+    uint64_t timer_ns;
+} EvRnrWait;
+
+typedef struct EvAckTimeout {
+    unsigned n;
+    uint32_t qpn, psn;
+    uint8_t retries_left;
+} EvAckTimeout;
+
+typedef struct EvCqeError {
+    unsigned n;
+    uint32_t cqn, qpn;
+    uint64_t wr_id;
+    uint8_t opcode, status;
+    uint32_t vendor_err;
+} EvCqeError;
+
+typedef struct EvUbRegAccess {
+    unsigned n;
+    bool write;
+    uint64_t offset;
+    unsigned size;
+    uint64_t value;
+} EvUbRegAccess;
+
+typedef struct EvUbDoorbell {
+    unsigned n;
+    uint64_t page;
+    uint32_t offset;
+    unsigned size;
+    uint32_t object;
+} EvUbDoorbell;
+
+typedef struct EvUbRingDoorbell {
+    unsigned n;
+    VhcaRingId ring;
+    uint32_t object, value;
+} EvUbRingDoorbell;
+
+typedef struct EvUbCqDoorbell {
+    unsigned n;
+    uint32_t cqn, value, ci, pi;
+} EvUbCqDoorbell;
+
+typedef struct EvErrDoorbellIndex {
+    unsigned n;
+    VhcaRingId ring;
+    uint32_t object, index, low, high;
+} EvErrDoorbellIndex;
+
+typedef struct EvErrRingConfig {
+    unsigned n;
+    VhcaRingId ring;
+    uint64_t base;
+    uint32_t log_size;
+} EvErrRingConfig;
+
+typedef struct EvErrRingRunning {
+    unsigned n;
+    VhcaRingId ring;
+    uint32_t reg, value;
+} EvErrRingRunning;
+
+typedef struct EvErrGuestRam {
+    unsigned n;
+    VhcaRingId ring;
+    uint32_t object, index;
+    uint64_t addr;
+} EvErrGuestRam;
+
+typedef struct EvErrFrameLen {
+    unsigned n;
+    VhcaRingId ring;
+    uint32_t index, len, min, max;
+} EvErrFrameLen;
+
+typedef struct EvErrQueueOverflow {
+    unsigned n;
+    VhcaRingId ring;
+    uint32_t object, pi, ci;
+} EvErrQueueOverflow;
+
+typedef struct EvErrWqe {
+    unsigned n;
+    uint32_t qpn;
+    VhcaRingId queue;
+    uint32_t index;
+    uint8_t opcode, status;
+    uint32_t vendor_err;
+} EvErrWqe;
+
+typedef struct EvErrAdminCmd {
+    unsigned n;
+    uint16_t opcode;
+    uint8_t status;
+    uint32_t syndrome;
+} EvErrAdminCmd;
+
+typedef struct HarnessEvents {
+    EvQpState qp_state;
+    EvRetransmit retransmit;
+    EvNak nak_sent;
+    EvNak nak_rcvd;
+    EvRnrWait rnr_wait;
+    EvAckTimeout ack_timeout;
+    EvCqeError cqe_error;
+    /* Guest errors: each comes with one guest_error() sentence. */
+    EvUbRegAccess ub_reg_access;
+    EvUbDoorbell ub_doorbell;
+    EvUbRingDoorbell ub_ring_doorbell;
+    EvUbCqDoorbell ub_cq_doorbell;
+    EvErrDoorbellIndex err_doorbell_index;
+    EvErrRingConfig err_ring_config;
+    EvErrRingRunning err_ring_running;
+    EvErrGuestRam err_guest_ram;
+    EvErrFrameLen err_frame_len;
+    EvErrQueueOverflow err_queue_overflow;
+    EvErrWqe err_wqe;
+    EvErrAdminCmd err_admin_cmd;
+} HarnessEvents;
+
 struct Harness {
     VhcaCore core;
     uint8_t *ram;
@@ -64,6 +212,13 @@ struct Harness {
     uint16_t last_opcode;
     uint8_t last_status;
     uint32_t last_token;
+    HarnessEvents ev;
+    /*
+     * Every guest error has a typed hook (ev.ub_*, ev.err_*) and a
+     * sentence (guest_error): harness_free() checks they pair up.
+     */
+    unsigned guest_error_calls;
+    unsigned typed_error_calls;
 
     /* Fault injection: fail the Nth DMA write from now (1 = next). */
     unsigned fail_dma_write_after;

@@ -53,6 +53,75 @@ void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
 }
 
 /* ---------------------------------------------------------------------- */
+/* Two connected RC nodes                                                 */
+/* ---------------------------------------------------------------------- */
+
+const ConnOpts default_opts = {
+    .mtu = VHCA_IB_MTU_1024,
+    .a_psn = 0x100,
+    .b_psn = 0x200000,
+    .timeout = 14,                  /* 67 ms */
+    .retry_cnt = 7,
+    .rnr_retry = 7,
+    .min_rnr_timer = 1,             /* 10 us */
+    .max_rd = 16,
+    .access = VHCA_ACCESS_REMOTE_WRITE | VHCA_ACCESS_REMOTE_READ |
+              VHCA_ACCESS_REMOTE_ATOMIC,
+};
+
+void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
+                const uint8_t *dmac, uint32_t dest_qpn, const ConnOpts *o,
+                uint32_t sq_psn, uint32_t rq_psn)
+{
+    struct vhca_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.qpn = qpn;
+    a.port = 1;
+    a.qp_access_flags = o->access;
+    qp_modify_ok(h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
+                 VHCA_QP_ACCESS_FLAGS);
+    a.sgid_index = 0;
+    a.hop_limit = 64;
+    memcpy(a.dgid, dgid, 16);
+    memcpy(a.dmac, dmac, 6);
+    a.path_mtu = o->mtu;
+    a.dest_qp_num = dest_qpn;
+    a.rq_psn = rq_psn;
+    a.max_dest_rd_atomic = 16;
+    a.min_rnr_timer = o->min_rnr_timer;
+    qp_modify_ok(h, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
+                 VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
+                 VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER);
+    a.timeout = o->timeout;
+    a.retry_cnt = o->retry_cnt;
+    a.rnr_retry = o->rnr_retry;
+    a.sq_psn = sq_psn;
+    a.max_rd_atomic = o->max_rd;
+    qp_modify_ok(h, &a, VHCA_QPS_RTS, VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |
+                 VHCA_QP_RNR_RETRY | VHCA_QP_SQ_PSN |
+                 VHCA_QP_MAX_QP_RD_ATOMIC);
+}
+
+void pair_init(Pair *p, const ConnOpts *o)
+{
+    node_init(&p->a, 1, VHCA_QPT_RC);
+    node_init(&p->b, 2, VHCA_QPT_RC);
+    p->a.h->peer = p->b.h;
+    p->b.h->peer = p->a.h;
+    qp_connect(p->a.h, p->a.qp.qpn, p->b.gid, p->b.h->core.cfg.mac,
+               p->b.qp.qpn, o, o->a_psn, o->b_psn);
+    qp_connect(p->b.h, p->b.qp.qpn, p->a.gid, p->a.h->core.cfg.mac,
+               p->a.qp.qpn, o, o->b_psn, o->a_psn);
+}
+
+void pair_free(Pair *p)
+{
+    harness_free(p->a.h);
+    harness_free(p->b.h);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Work requests and completions                                          */
 /* ---------------------------------------------------------------------- */
 

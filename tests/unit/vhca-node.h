@@ -1,9 +1,9 @@
 /*
  * Unit test helpers shared by the transport tests (test-vhca-rc.c,
- * test-vhca-ud.c, test-vhca-uc.c): a "node" is one engine with a PD, a
- * completion EQ, a send and a receive CQ, one QP and a data buffer
- * covered by one MR; helpers post WQEs, poll CQEs and inject faults on
- * the wire between two nodes.
+ * test-vhca-ud.c, test-vhca-uc.c, test-vhca-obs.c): a "node" is one
+ * engine with a PD, a completion EQ, a send and a receive CQ, one QP and
+ * a data buffer covered by one MR; helpers connect two RC nodes, post
+ * WQEs, poll CQEs and inject faults on the wire between two nodes.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -57,6 +57,29 @@ void expect_same(Node *x, uint32_t xoff, Node *y, uint32_t yoff,
 uint32_t aeq_drain(Harness *h);
 /* Was QP event @event for @qpn posted at or after @from? */
 bool qp_event_since(Harness *h, uint32_t from, uint8_t event, uint32_t qpn);
+
+/* Two RC nodes connected to each other (node 1 and node 2). */
+typedef struct ConnOpts {
+    uint8_t mtu;
+    uint32_t a_psn, b_psn;          /* each side's first send PSN */
+    uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+    uint8_t max_rd;
+    uint32_t access;                /* QP access flags of both sides */
+} ConnOpts;
+
+typedef struct Pair {
+    Node a, b;
+} Pair;
+
+/* MTU 1024, timeout 67 ms, retries 7, RNR timer 10 us, all access. */
+extern const ConnOpts default_opts;
+
+/* Bring RC QP @qpn of @h to RTS towards @dest_qpn at @dgid, @dmac. */
+void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
+                const uint8_t *dmac, uint32_t dest_qpn, const ConnOpts *o,
+                uint32_t sq_psn, uint32_t rq_psn);
+void pair_init(Pair *p, const ConnOpts *o);
+void pair_free(Pair *p);
 
 /* Wire fault injection between two nodes (see wire_hook). */
 typedef struct Wire {
