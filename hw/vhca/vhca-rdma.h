@@ -189,6 +189,17 @@ typedef struct VhcaRcResp {
 enum { VHCA_RESP_NONE, VHCA_RESP_SEND, VHCA_RESP_WRITE };
 enum { VHCA_RES_FREE, VHCA_RES_READ, VHCA_RES_ATOMIC };
 
+/*
+ * Why the device, not the driver, moved a QP to ERR or SQE: the first
+ * failure since the QP last entered RESET or RTS, for people looking at
+ * the device from the host.
+ */
+typedef struct VhcaQpError {
+    uint8_t status;                 /* VHCA_WC_* of the failed WR */
+    uint32_t vendor_err;
+    bool fatal;                     /* QP_FATAL: a CQ of it overflowed */
+} VhcaQpError;
+
 struct VhcaQp {
     uint8_t type;                   /* enum vhca_qp_type */
     uint8_t state;                  /* enum vhca_qp_state */
@@ -214,6 +225,7 @@ struct VhcaQp {
     VhcaFrameQueue rxq_req;         /* requests, for the responder */
     VhcaFrameQueue rxq_resp;        /* responses, for the completer */
     uint64_t deadline;              /* retransmit or RNR timer */
+    VhcaQpError err;
 };
 
 /* What vhca_mr_check() found (IBTA 10.6.3). */
@@ -380,6 +392,8 @@ void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
  * Error").
  */
 void vhca_qp_set_sq_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+/* A WR of @qp failed with @status: remember it as why the QP fails. */
+void vhca_qp_note_error(VhcaQp *qp, uint8_t status, uint32_t vendor_err);
 /* SQD: post SQ_DRAINED if asked for and nothing is in flight. */
 void vhca_req_sqd_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* The completion opcode of a send WQE opcode. */
