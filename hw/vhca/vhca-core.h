@@ -316,4 +316,14 @@ void vhca_core_timer_expired(VhcaCore *core);
 /* Short name of a guest error class, e.g. "admq". */
 const char *vhca_core_guest_error_name(VhcaGuestError kind);
 
+/*
+ * Describe the device's state for people (x-query-vhca and "info vhca",
+ * docs/user-guide.rst): port, GIDs, non-zero counters, then every QP, CQ,
+ * EQ, MR, PD and multicast group, one line each.  Calls @line once per
+ * line, without the newline.  Only reads the state, so it may run at any
+ * time between two engine calls.
+ */
+typedef void VhcaDumpLine(void *opaque, const char *line);
+void vhca_core_dump(const VhcaCore *core, VhcaDumpLine *line, void *opaque);
+
 #endif /* HW_VHCA_CORE_H */

@@ -192,7 +192,7 @@ enum { VHCA_RES_FREE, VHCA_RES_READ, VHCA_RES_ATOMIC };
 /*
  * Why the device, not the driver, moved a QP to ERR or SQE: the first
  * failure since the QP last entered RESET or RTS, for people looking at
- * the device from the host.
+ * the device from the host (vhca_core_dump()).
  */
 typedef struct VhcaQpError {
     uint8_t status;                 /* VHCA_WC_* of the failed WR */
@@ -268,6 +268,8 @@ uint32_t vhca_ids_alloc_from(VhcaIds *ids, uint32_t from);
 bool vhca_ids_claim(VhcaIds *ids, uint32_t id);
 void vhca_ids_free(VhcaIds *ids, uint32_t id);
 bool vhca_ids_used(const VhcaIds *ids, uint32_t id);
+/* Lowest handle in use that is >= @from; 0 if there is none. */
+uint32_t vhca_ids_next(const VhcaIds *ids, uint32_t from);
 
 uint8_t vhca_cmd_mailbox_read(VhcaCore *core, VhcaCmdCtx *ctx, void *buf,
                               size_t len);
