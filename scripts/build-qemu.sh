@@ -25,9 +25,12 @@ configure_opts=(
 	--enable-pixman --enable-trace-backends=log
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
 )
-# Bump when the way the tree is patched changes.
-patch_version=1
-key="$(hash_inputs "$(basename "$tarball")" "${configure_opts[*]}" "$patch_version")"
+# Bump when the way the tree is patched changes.  The patches to QEMU
+# itself (qemu-patches/, applied once to a fresh tree) are keyed too.
+patch_version=2
+qemu_patches="$VHCA_ROOT/qemu-patches"
+key="$(hash_inputs "$(basename "$tarball")" "${configure_opts[*]}" "$patch_version" \
+	"$qemu_patches")"
 qemu_src="$VHCA_CACHE/qemu-$key/src"
 qemu_build="$VHCA_CACHE/qemu-$key/build"
 
@@ -38,6 +41,18 @@ if [ ! -f "$qemu_src/.vhca-unpacked" ]; then
 	tar -xf "$tarball" -C "$qemu_src" --strip-components=1
 	touch "$qemu_src/.vhca-unpacked"
 fi
+# Patches to QEMU's own files (the monitor commands), each applied once: a
+# marker per patch, since patch --forward alone may apply a hunk twice.
+for p in "$qemu_patches"/*.patch; do
+	marker="$qemu_src/.vhca-patch-$(basename "$p" .patch)"
+	[ -f "$marker" ] && continue
+	log "applying $(basename "$p")"
+	patch -d "$qemu_src" -p1 --forward --quiet < "$p" || {
+		rm -f "$qemu_src/.vhca-unpacked"  # unpack afresh next time
+		die "$(basename "$p") does not apply to $(basename "$tarball")"
+	}
+	touch "$marker"
+done
 # Hook vhca in; each step is idempotent so the tree can gain hooks later.
 # append_once FILE LINE: add LINE at the end of FILE unless it is there.
 append_once() { grep -qxF "$2" "$1" || echo "$2" >> "$1"; }

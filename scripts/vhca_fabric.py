@@ -13,6 +13,7 @@ Used as a library by the tests and as a command:
     vhca_fabric.py exec  GUEST COMMAND...                   # GUEST: 1..N
     vhca_fabric.py gid   [--ipv6] GUEST    # index of its RoCE v2 GID
     vhca_fabric.py pair  [--port P] [--rdma-cm] SERVER CLIENT SERVER_CMD CLIENT_CMD
+    vhca_fabric.py info  GUEST           # the vhca's QPs, CQs, MRs, counters
     vhca_fabric.py stop
 
 Addresses: guest i has MAC 52:54:00:56:48:<i>, 192.0.2.<i>/24 and
@@ -201,7 +202,8 @@ class Guest:
             "-serial", "chardev:agent",
             "-qmp", "unix:%s,server=on,wait=off" % self.qmp_sock,
             "-netdev", netdev,
-            "-device", self.nic_device() + ",netdev=fabric,mac=" + self.mac,
+            "-device", self.nic_device() + ",id=nic,netdev=fabric,mac="
+            + self.mac,
         ]
         if pcap:
             args += ["-object",
@@ -658,6 +660,9 @@ def main():
     p.add_argument("client", type=int)
     p.add_argument("server_command", help="a shell line")
     p.add_argument("client_command", help="a shell line")
+    p = sub.add_parser("info", help="show the state of a guest's vhca "
+                       "(QMP x-query-vhca, HMP 'info vhca')")
+    p.add_argument("guest", type=int)
     sub.add_parser("stop", help="stop every guest started by 'start'")
     args = parser.parse_args()
 
@@ -679,10 +684,15 @@ def main():
                 print("guest%d: %s %s %s %s (console %s)"
                       % (g.index, g.rdma_dev, g.mac, g.ipv4, g.ipv6,
                          g.console))
-        elif args.cmd == "exec":
-            if not args.command:
+        elif args.cmd in ("exec", "info"):
+            if args.cmd == "exec" and not args.command:
                 raise FabricError("exec: no command given")
             guest = attached_guest(Fabric.attach(args.run_dir), args.guest)
+            if args.cmd == "info":
+                # Only reads the device: the guest keeps running.
+                info = guest.qmp("x-query-vhca")
+                sys.stdout.write(info["human-readable-text"])
+                return 0
             status, out = guest.exec(" ".join(args.command), args.timeout)
             sys.stdout.write(out)
             return status

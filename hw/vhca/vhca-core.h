@@ -443,4 +443,14 @@ const char *vhca_core_qp_type_name(uint8_t type);
 /* "RESET", "INIT", ... (enum vhca_qp_state). */
 const char *vhca_qp_state_name(uint8_t state);
 
+/*
+ * Describe the device's state for people (x-query-vhca and "info vhca",
+ * docs/user-guide.rst): port, GIDs, non-zero counters, then every QP, CQ,
+ * EQ, MR, PD and multicast group, one line each.  Calls @line once per
+ * line, without the newline.  Only reads the state, so it may run at any
+ * time between two engine calls.
+ */
+typedef void VhcaDumpLine(void *opaque, const char *line);
+void vhca_core_dump(const VhcaCore *core, VhcaDumpLine *line, void *opaque);
+
 #endif /* HW_VHCA_CORE_H */

@@ -163,6 +163,20 @@ static void vhca_qp_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     vhca_qp_flush_wq(core, qpn, &qp->rq, qp->recv_cqn, false);
 }
 
+static bool vhca_qp_error_known(const VhcaQp *qp)
+{
+    return qp->err.status != VHCA_WC_SUCCESS || qp->err.fatal;
+}
+
+void vhca_qp_note_error(VhcaQp *qp, uint8_t status, uint32_t vendor_err)
+{
+    /* The first failure is the cause; flushes and later ones follow it. */
+    if (!vhca_qp_error_known(qp)) {
+        qp->err.status = status;
+        qp->err.vendor_err = vendor_err;
+    }
+}
+
 void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
     if (qp->state != VHCA_QPS_ERR) {
@@ -193,6 +207,9 @@ void vhca_qp_fatal(VhcaCore *core, uint32_t qpn)
 
     if (!qp || qp->state == VHCA_QPS_ERR) {
         return;
+    }
+    if (!vhca_qp_error_known(qp)) {
+        qp->err.fatal = true;
     }
     vhca_aeq_post(core, VHCA_EQE_QP_EVENT, VHCA_EVENT_QP_FATAL, qpn, 0);
     VHCA_HOOK(core, qp_state, qpn, qp->type, qp->state, VHCA_QPS_ERR,
@@ -684,6 +701,10 @@ static void vhca_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                   VHCA_QP_CHANGE_COMMAND);
     }
     qp->state = next;
+    if (next == VHCA_QPS_RESET || next == VHCA_QPS_RTS) {
+        /* Out of ERR or SQE: the old failure no longer applies. */
+        memset(&qp->err, 0, sizeof(qp->err));
+    }
     switch (next) {
     case VHCA_QPS_RESET:
         /* Both rings empty; the provider restarts its indices at 0. */

@@ -189,6 +189,17 @@ typedef struct VhcaResponder {
 enum { VHCA_RESP_NONE, VHCA_RESP_SEND, VHCA_RESP_WRITE };
 enum { VHCA_RES_FREE, VHCA_RES_READ, VHCA_RES_ATOMIC };
 
+/*
+ * Why the device, not the driver, moved a QP to ERR or SQE: the first
+ * failure since the QP last entered RESET or RTS, for people looking at
+ * the device from the host (vhca_core_dump()).
+ */
+typedef struct VhcaQpError {
+    uint8_t status;                 /* VHCA_WC_* of the failed WR */
+    uint32_t vendor_err;
+    bool fatal;                     /* QP_FATAL: a CQ of it overflowed */
+} VhcaQpError;
+
 struct VhcaQp {
     uint8_t type;                   /* enum vhca_qp_type */
     uint8_t state;                  /* enum vhca_qp_state */
@@ -214,6 +225,7 @@ struct VhcaQp {
     VhcaFrameQueue rxq_req;         /* requests, for the responder */
     VhcaFrameQueue rxq_resp;        /* responses, for the completer */
     uint64_t deadline;              /* retransmit or RNR timer */
+    VhcaQpError err;
 };
 
 /* What vhca_mr_check() found (IBTA 10.6.3). */
@@ -258,6 +270,8 @@ uint32_t vhca_ids_alloc_from(VhcaIds *ids, uint32_t from);
 bool vhca_ids_claim(VhcaIds *ids, uint32_t id);
 void vhca_ids_free(VhcaIds *ids, uint32_t id);
 bool vhca_ids_used(const VhcaIds *ids, uint32_t id);
+/* Lowest handle in use that is >= @from; 0 if there is none. */
+uint32_t vhca_ids_next(const VhcaIds *ids, uint32_t from);
 
 uint8_t vhca_cmd_mailbox_read(VhcaCore *core, VhcaCmdCtx *ctx, void *buf,
                               size_t len);
@@ -410,6 +424,8 @@ void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
  * Error").
  */
 void vhca_qp_set_sq_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+/* A WR of @qp failed with @status: remember it as why the QP fails. */
+void vhca_qp_note_error(VhcaQp *qp, uint8_t status, uint32_t vendor_err);
 /* SQD: post SQ_DRAINED if asked for and nothing is in flight. */
 void vhca_req_sqd_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* The completion opcode of a send WQE opcode. */

@@ -299,6 +299,7 @@ void vhca_req_fail(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 {
     VhcaSendMeta *m = vhca_req_head(qp);
 
+    vhca_qp_note_error(qp, status, vendor_err);
     if (m) {
         /* Errors complete whether signaled or not (IBTA 10.8.6). */
         VhcaCompletion wc = {

@@ -43,6 +43,30 @@ bool vhca_ids_used(const VhcaIds *ids, uint32_t id)
            (ids->map[id / 64] & (1ull << (id % 64)));
 }
 
+uint32_t vhca_ids_next(const VhcaIds *ids, uint32_t from)
+{
+    uint32_t word;
+
+    if (from < ids->first) {
+        from = ids->first;
+    }
+    for (word = from / 64; from <= ids->last && word <= ids->last / 64;
+         word++) {
+        uint64_t bits = ids->map[word];
+        uint32_t id;
+
+        if (word == from / 64) {
+            bits &= ~0ull << (from % 64);
+        }
+        if (!bits) {
+            continue;
+        }
+        id = word * 64 + (uint32_t)__builtin_ctzll(bits);
+        return id <= ids->last ? id : 0;
+    }
+    return 0;
+}
+
 uint32_t vhca_ids_alloc_from(VhcaIds *ids, uint32_t from)
 {
     uint32_t word;

@@ -185,6 +185,7 @@ void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                          "QP %u: receive WQE %u completes with status %u, "
                          "QP to ERR", qpn, qp->rq.ci, status);
     }
+    vhca_qp_note_error(qp, status, vendor_err);
     vhca_resp_complete_recv(core, qpn, qp, &wc);
     vhca_qp_set_error(core, qpn, qp);
 }
@@ -233,6 +234,7 @@ static void vhca_resp_fatal(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                          "QP to ERR (NAK remote operational error for PSN "
                          "0x%x)", qpn, qp->rq.ci, status, psn);
     }
+    vhca_qp_note_error(qp, status, vendor_err);
     vhca_resp_ack(core, qpn, qp, psn, vhca_aeth_nak(code));
     if (qp->resp.cur == VHCA_RESP_SEND) {
         VhcaCompletion wc = {

@@ -28,40 +28,12 @@
 #include "system/dma.h"
 
 #include "vhca_hw.h"
-#include "vhca-core.h"
+#include "vhca.h"
 #include "trace.h"
-
-#define TYPE_VHCA "vhca"
-OBJECT_DECLARE_SIMPLE_TYPE(VhcaState, VHCA)
 
 /* Capability offsets in config space; MSI-X goes wherever it fits. */
 #define VHCA_PCIE_CAP_OFFSET    0x80
 
-struct VhcaState {
-    PCIDevice parent_obj;
-
-    MemoryRegion ctrl_bar;
-    MemoryRegion doorbell_bar;
-
-    NICState *nic;
-    NICConf conf;
-
-    uint32_t gid_tbl_len;
-    uint32_t db_pages;
-    uint32_t vectors;
-    uint32_t max_qp;
-    uint32_t max_cq;
-    uint32_t max_mr;
-    uint32_t max_pd;
-
-    Error *migration_blocker;
-
-    /* The engine's deferred work and its one timer (RC transport). */
-    QEMUBH *work_bh;
-    QEMUTimer *timer;
-
-    VhcaCore core;
-};
 
 /* ---------------------------------------------------------------------- */
 /* Engine callbacks                                                       */
