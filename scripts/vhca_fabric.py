@@ -225,7 +225,7 @@ class Guest:
         return self.run(
             "for dev in /sys/class/net/*; do "
             "drv=$(readlink $dev/device/driver); "
-            "[ \"${drv##*/}\" = %s ] && echo ${dev##*/}; done"
+            "[ \"${drv##*/}\" = %s ] && echo ${dev##*/}; done; true"
             % self.netdev_driver()).strip()
 
     def set_up_rxe(self, timeout=60):
