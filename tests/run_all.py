@@ -4,8 +4,9 @@
 Suites, in order (each counts its individual test cases):
   unit    the engine without QEMU (tests/unit, GTest/TAP through meson)
   qtest   device conformance through libqtest (tests/qtest, in QEMU's build)
-  lint    checkpatch on the guest driver, the docs parse, and each table of
-          docs/specs/vhca.rst agrees with include/vhca_hw.h
+  lint    checkpatch on the guest driver, the docs parse, each table of
+          docs/specs/vhca.rst agrees with include/vhca_hw.h, and every
+          test docs/compliance.rst names exists
   guest   two guests with a vhca each (tests/guest)
 
     tests/run_all.py [--suite unit,qtest,lint,guest]
@@ -147,6 +148,21 @@ def run_lint(results):
                         "pass" if m.group(1) == "ok" else "fail", m.group(3))
     if not tables or (proc.returncode != 0) != bool(failed):
         results.add("lint", "spec contract checker (exit %d)"
+                    % proc.returncode, "fail", proc.stdout[-3000:])
+
+    # docs/compliance.rst names only tests that exist ("ok compliance
+    # test references", or "FAIL ..." followed by what is missing).
+    checker = os.path.join(ROOT, "tests/lint/check_compliance.py")
+    proc = subprocess.run([sys.executable, checker, "--results"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    checks = re.findall(r"^(ok|FAIL) (compliance [^\n]+)\n((?:    .*\n)*)",
+                        proc.stdout, flags=re.M)
+    for mark, name, detail in checks:
+        results.add("lint", name, "pass" if mark == "ok" else "fail", detail)
+    if not checks or (proc.returncode != 0) != any(c[0] == "FAIL"
+                                                   for c in checks):
+        results.add("lint", "compliance checker (exit %d)"
                     % proc.returncode, "fail", proc.stdout[-3000:])
 
 
