@@ -695,7 +695,7 @@ struct vhca_qp_create {
 	vhca_u8 rsvd[20];
 };
 
-/* QP1 (GSI) and its well-known Q_Key (IBTA 13.4.6.1, C13-...). */
+/* QP1 (GSI) and its well-known Q_Key (IBTA 13.4.6.1). */
 #define VHCA_GSI_QPN			1
 #define VHCA_GSI_QKEY			0x80010000u
 /* A send WR's Q_Key with this bit set means "the QP's" (IBTA 10.2.5). */
@@ -812,7 +812,7 @@ enum vhca_wqe_opcode {			/* the values of enum ibv_wr_opcode */
 #define VHCA_MAX_RECV_SGE		7
 
 /*
- * UD address vector (IBTA 10.2.1, annex A17.4 for RoCEv2): where one
+ * UD address vector (IBTA 10.2.1, annex A17.4.2 for RoCEv2): where one
  * datagram goes.  The driver and the provider copy it from their address
  * handle into every UD send WQE; the device keeps no AH table.
  */

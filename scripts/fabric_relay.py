@@ -51,7 +51,7 @@ import sys
 import time
 
 HOST = "127.0.0.1"
-ROCE_V2_UDP_PORT = 4791           # IBTA Annex A17.2.1
+ROCE_V2_UDP_PORT = 4791           # IBTA Annex A17.3.2.2
 HOLD_SECONDS = 0.02               # a held frame's longest wait
 POLL_SECONDS = 0.2                # how often the loop looks at its flags
 MAX_DATAGRAM = 65535

@@ -101,7 +101,7 @@ def guest_mac(i):
 
 
 def ipv4_gid(addr):
-    """The RoCE v2 GID of an IPv4 address, ::ffff:a.b.c.d (IBTA A17.8), as
+    """The RoCE v2 GID of an IPv4 address, ::ffff:a.b.c.d (IBTA A17.4.1.1), as
     ibv_devinfo prints it."""
     return "::ffff:" + addr
 

@@ -2,7 +2,7 @@
 /*
  * Address handles (docs/specs/vhca.rst, "Queue pairs"): the device keeps no
  * AH table, so an AH is the RoCEv2 address vector (IBTA 10.2.1, annex
- * A17.4) that vhca_wr.c copies into every UD send WQE.  Creating one
+ * A17.4.2) that vhca_wr.c copies into every UD send WQE.  Creating one
  * issues no command and never sleeps: the CM creates AHs under a spinlock
  * (rdma_create_ah() without RDMA_CREATE_AH_SLEEPABLE).
  *
@@ -26,7 +26,7 @@ static int vhcad_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
 	const struct ib_global_route *grh;
 	u16 sport = 0;
 
-	/* RoCE has no LIDs: every packet carries the GRH (annex A17.4.1). */
+	/* RoCE has no LIDs: every packet carries the GRH (annex A17.4.2). */
 	if (ah_attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH))
 		return -EINVAL;

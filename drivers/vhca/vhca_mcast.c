@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Multicast (IBTA 10.5.2, annex A17.4.3 for RoCEv2): a UD QP joins a group
+ * Multicast (IBTA 10.5.2, annex A17.5.6 for RoCEv2): a UD QP joins a group
  * named by its multicast GID with ATTACH_MCAST and leaves it with
  * DETACH_MCAST; the device delivers a copy of each datagram sent to the
  * group to every attached QP.  RoCE has no multicast LIDs: @lid is ignored,

@@ -51,7 +51,7 @@ static u8 vhcad_wq_log_size(u32 max_wr)
 }
 
 /*
- * The QP types the device has.  RoCE has no QP0 (annex A17.3.1); QP1 is
+ * The QP types the device has.  RoCE has no QP0 (annex A17.6); QP1 is
  * the kernel MAD layer's alone (user space reaches it through umad).
  */
 static bool vhcad_qp_type_supported(enum ib_qp_type type, bool user)

@@ -53,7 +53,7 @@ static uint8_t vhca_cmd_nop(VhcaCore *core, VhcaCmdCtx *ctx)
     return VHCA_ST_OK;
 }
 
-/* Modified EUI-64 from a MAC, IBTA Vol 1 A17.3.2 (and RFC 4291 A). */
+/* Modified EUI-64 from a MAC (RFC 4291 appendix A), as rxe's node GUID. */
 static uint64_t vhca_mac_to_guid(const uint8_t *mac)
 {
     return ((uint64_t)(mac[0] ^ 0x02) << 56) | ((uint64_t)mac[1] << 48) |
@@ -211,7 +211,7 @@ static uint8_t vhca_cmd_add_gid(VhcaCore *core, VhcaCmdCtx *ctx)
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
                              "unknown GID type %u", type);
     }
-    /* An IPv4 RoCEv2 GID is the IPv4-mapped IPv6 address (IBTA A17.8). */
+    /* An IPv4 RoCEv2 GID is the IPv4-mapped IPv6 address (A17.4.1.1). */
     if (type == VHCA_GID_TYPE_ROCE_V2_IPV4 && !vhca_gid_is_v4_mapped(gid)) {
         ctx->syndrome = type;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,

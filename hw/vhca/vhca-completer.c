@@ -22,8 +22,8 @@ static bool vhca_completer_is_rd_atomic(const VhcaSendMeta *m)
 }
 
 /*
- * A retry (IBTA 9.7.5.1.5 and C9-... : NAK sequence error, implied NAK,
- * local ACK timeout) from @psn, while the retry counter lasts.
+ * A retry (NAK sequence error, IBTA 9.7.5.1.5; implied NAK, 9.7.5.1.2;
+ * local ACK timeout, 9.7.6.1) from @psn, while the retry counter lasts.
  */
 static void vhca_completer_retry(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                  uint32_t psn, VhcaRetryCause why)

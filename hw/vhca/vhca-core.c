@@ -669,7 +669,7 @@ bool vhca_gid_is_ours(const VhcaCore *core,
 
 /*
  * A RoCEv2 packet is ours when its destination address is one of our
- * GIDs (an IPv4 address as the GID ::ffff:a.b.c.d, IBTA A17.8) or a
+ * GIDs (an IPv4 address as the GID ::ffff:a.b.c.d, IBTA A17.4.1.1) or a
  * multicast group one of our UD QPs joined (ATTACH_MCAST).
  */
 static bool vhca_demux_is_ours(const VhcaCore *core,

@@ -1,5 +1,5 @@
 /*
- * vhca engine: the RoCEv2 Invariant CRC (IBTA Vol 1 7.8.1 and A17.4.1).
+ * vhca engine: the RoCEv2 Invariant CRC (IBTA Vol 1 7.8.1 and A17.3.3).
  *
  * The ICRC covers the fields no router or switch may change.  RoCEv2
  * keeps the InfiniBand rule by computing it over a pseudo packet: 8 bytes

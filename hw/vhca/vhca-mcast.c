@@ -4,7 +4,7 @@
  * (docs/specs/vhca.rst, "Multicast"; IBTA 10.5.2, 11.3.1).
  *
  * On RoCE there is no subnet manager to join: a group is its GID (an IPv6
- * multicast address, or an IPv4 one as ::ffff:224.x.y.z, annex A17.8),
+ * multicast address, or an IPv4 one as ::ffff:224.x.y.z, annex A17.4.1.1),
  * and the guest's IGMP/MLD membership and the MAC filter are the
  * Ethernet side's business.  The device only needs to know which of its
  * UD QPs take the datagrams sent to a group.
@@ -98,7 +98,7 @@ static uint8_t vhca_mcast_check(VhcaCore *core, VhcaCmdCtx *ctx,
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
                              "QP %u does not exist", *qpn);
     }
-    /* IBTA 10.5.2.1 (C10-...): only UD QPs join; QP1 never does. */
+    /* IBTA 10.5.2.1: only UD QPs join; QP1 never does. */
     if (qp->type != VHCA_QPT_UD) {
         ctx->syndrome = qp->type;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,

@@ -288,7 +288,7 @@ static bool vhca_mr_in_bounds(const VhcaMr *mr, uint64_t addr, uint64_t len)
 }
 
 /*
- * IBTA 10.6.3.x and 9.7.5.1.x: key, PD, bounds, rights, in order.  @mr is
+ * IBTA 10.6.3 and 9.7.5.2 (R_Key): key, PD, bounds, rights, in order.  @mr is
  * what the key names, NULL if nothing.
  */
 static VhcaMrStatus vhca_mr_check_access(const VhcaMr *mr, uint32_t pdn,

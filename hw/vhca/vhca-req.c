@@ -60,7 +60,7 @@ static bool vhca_req_signaled(const VhcaQp *qp, const VhcaSendMeta *m)
 /* WQE checks (IBTA 10.8.3, 11.6.2: local errors complete the WQE)        */
 /* ---------------------------------------------------------------------- */
 
-/* Which send opcodes each service has (IBTA 9.4, Table 39 / 10.7.x). */
+/* Which send opcodes each service has (IBTA 9.4, Table 39; 11.4.1.1). */
 static bool vhca_req_opcode_ok(const VhcaQp *qp, uint8_t op)
 {
     switch (op) {
@@ -116,7 +116,7 @@ static uint8_t vhca_req_parse_ud(VhcaCore *core, VhcaQp *qp,
     return VHCA_WC_SUCCESS;
 }
 
-/* IBTA 10.2.1 / C10-...: a datagram is at most one path MTU long. */
+/* IBTA 10.2.1, C10-93.1.1: a datagram is at most the port's MTU long. */
 static uint8_t vhca_req_check_ud_len(VhcaCore *core, const VhcaSendMeta *m)
 {
     return m->len > vhca_ib_mtu_bytes(vhca_port_active_mtu(core)) ?

@@ -337,7 +337,7 @@ static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             return;
         }
     }
-    /* A message longer than the receive buffer (C9-... , 9.9.3.1.3). */
+    /* A message longer than the receive buffer (IBTA 9.9.3.1.3). */
     if ((uint64_t)resp->cur_len + pkt->payload_len > resp->rwqe_cap) {
         vhca_resp_fatal(core, qpn, qp, psn, VHCA_IB_NAK_INVALID_REQUEST,
                         VHCA_WC_LOC_LEN_ERR, 0, 0);
@@ -374,7 +374,7 @@ VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
         if (reth->dma_len > VHCA_MAX_MSG_SIZE) {
             return VHCA_WRITE_INVALID;
         }
-        /* IBTA C9-...: R_Key and VA are not checked for zero length. */
+        /* IBTA C9-88: R_Key and VA are not checked for zero length. */
         if (reth->dma_len &&
             vhca_mr_check(core, reth->rkey, qp->pdn, reth->va,
                           reth->dma_len, VHCA_ACCESS_REMOTE_WRITE) !=
@@ -386,7 +386,7 @@ VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
         resp->write_len = reth->dma_len;
         resp->cur_len = 0;
     }
-    /* IBTA 9.7.5.2.? : the packets must add up to the DMA length. */
+    /* IBTA 9.7.5.2: the packets must add up to the RETH DMA length. */
     if ((uint64_t)resp->cur_len + plen > resp->write_len ||
         (last && resp->cur_len + plen != resp->write_len)) {
         return VHCA_WRITE_INVALID;
@@ -474,7 +474,7 @@ static void vhca_resp_do_read(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     VhcaRdRes *res;
     uint32_t npkts;
 
-    /* Not enabled on this QP, or no responder resources (C9-...). */
+    /* Not enabled on this QP, or no responder resources (9.7.5.2). */
     if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_READ) ||
         !qp->attr.max_dest_rd_atomic || reth->dma_len > VHCA_MAX_MSG_SIZE) {
         vhca_resp_invalid(core, qpn, qp, psn);
@@ -495,7 +495,7 @@ static void vhca_resp_do_read(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     res->rkey = reth->rkey;
     res->len = reth->dma_len;
     vhca_resp_read_start(qp, reth->va, reth->rkey, reth->dma_len, psn);
-    /* IBTA 9.7.4.1.x: a READ request takes one PSN per response packet. */
+    /* IBTA 9.4.4: a READ request takes one PSN per response packet. */
     qp->resp.epsn = vhca_psn_add(psn, npkts);
     qp->resp.msn++;
 }
@@ -591,7 +591,7 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 /* Packet checks                                                          */
 /* ---------------------------------------------------------------------- */
 
-/* IBTA 9.7.5.2.2 and C9-105..: a request the responder already executed. */
+/* IBTA 9.7.5.2.2: a request the responder already executed. */
 static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                 const VhcaWirePacket *pkt, uint8_t op)
 {
@@ -623,7 +623,7 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 
                 /*
                  * The READ from @psn, read again: the retried request may
-                 * ask for less than the rest (C9-..., as rxe honours).
+                 * ask for less than the rest (9.4.4, as rxe honours).
                  */
                 if (pkt->tp.reth.va == res->va + off &&
                     pkt->tp.reth.dma_len < len) {
@@ -690,7 +690,7 @@ static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_resp_invalid(core, qpn, qp, psn);
         return;
     }
-    /* 9.7.5.2.4 (C9-...): FIRST and MIDDLE carry exactly one MTU. */
+    /* IBTA 9.7.5.2.4: FIRST and MIDDLE carry exactly one MTU. */
     if ((!last && pkt->payload_len != mtu) ||
         (last && !first && pkt->payload_len == 0) ||
         pkt->payload_len > mtu) {

@@ -82,7 +82,7 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
 /* vhca-req.c */
 bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                   unsigned *budget);
-/* Go back N: send again from @psn (IBTA 9.7.5.1.x). */
+/* Go back N: send again from @psn (IBTA 9.7.5.1.5, 9.7.6.1). */
 void vhca_req_rewind(VhcaQp *qp, uint32_t psn);
 VhcaSendMeta *vhca_req_head(VhcaQp *qp);
 /* The head WQE completed successfully; a CQE if it is signaled. */
@@ -156,7 +156,7 @@ VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
                                      const VhcaWirePacket *pkt, bool first,
                                      bool last);
 
-/* vhca-uc.c: the UC responder (IBTA 9.8.x, rxe's UC rules). */
+/* vhca-uc.c: the UC responder (IBTA 9.8.3, 9.9.4, rxe's UC rules). */
 void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                     const VhcaWirePacket *pkt);
 

@@ -1,12 +1,12 @@
 /*
  * vhca engine: the UD responder, for UD QPs and the GSI QP (IBTA Vol 1
- * 9.6, 10.2.5, 11.4.1.1; annex A17.4.5 for RoCEv2's GRH area).
+ * 9.6, 10.2.5, 11.4.1.1; annex A17.4.5.2 for RoCEv2's GRH area).
  *
  * A datagram is one packet.  Its PSN is not checked (9.7.1: UD has no
  * sequence), and nothing is ever sent back.  Frames the QP must not take
  * are dropped silently and counted:
  *  - Q_Key different from the QP's (for QP1 from 0x80010000): QKEY_DROPS
- *    (10.2.5, C10-...: "silently drop");
+ *    (10.2.5: dropped silently);
  *  - no receive WQE posted: NO_RWQE_DROPS (UD has no RNR NAK, 9.7.5.2.8
  *    is RC only).
  * A datagram the receive WQE cannot hold (the 40-byte GRH area and the

@@ -283,7 +283,7 @@ typedef struct VhcaWireTransport {
 
 /*
  * Ethernet, IP and UDP.  Addresses are GIDs (network byte order): an
- * IPv4-mapped GID (::ffff:a.b.c.d, A17.8) is IPv4, anything else IPv6.
+ * IPv4-mapped GID (::ffff:a.b.c.d, A17.4.1.1) is IPv4, anything else IPv6.
  */
 typedef struct VhcaWireNet {
     uint8_t dmac[VHCA_ETH_ALEN];
@@ -321,7 +321,7 @@ typedef struct VhcaWirePacket {
 bool vhca_wire_gid_is_ipv4(const uint8_t gid[VHCA_GID_LEN]);
 
 /*
- * UDP source port of a flow (annex A17 asks for entropy per flow):
+ * UDP source port of a flow (annex A17.3.2.1: one port per flow):
  * the convention of Linux's RoCE drivers, rxe included
  * (rdma_get_udp_sport()): the 20-bit IPv6 flow label, or when it is 0 a
  * symmetric hash of the two QPNs, folded into 0xc000..0xffff.
@@ -376,7 +376,7 @@ const char *vhca_wire_error_name(VhcaWireError err);
  * datagram (Ethernet padding) are ignored.  Each stage clears @pkt when
  * it fails.
  *
- * vhca_wire_parse_net() recognises RoCEv2 (A17.2): Ethernet with at most
+ * vhca_wire_parse_net() recognises RoCEv2 (A17.3): Ethernet with at most
  * one 802.1Q tag, a whole IPv4 datagram or an IPv6 packet without
  * extension headers, UDP to port 4791.  It fills @pkt->net (addresses as
  * GIDs), ipv6 and the layer offsets; the receive demux decides from
@@ -397,7 +397,7 @@ VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
                               VhcaWirePacket *pkt);
 
 /*
- * ICRC (IBTA 7.8.1, A17.4.1): CRC-32 over 8 bytes of ones standing for the
+ * ICRC (IBTA 7.8.1, A17.3.3): CRC-32 over 8 bytes of ones standing for the
  * LRH, then from the IP header to the end of the payload and pad with the
  * variant fields set to ones: IPv4 TOS, TTL and header checksum, IPv6
  * traffic class, flow label and hop limit, the UDP checksum, and BTH

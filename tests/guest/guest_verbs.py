@@ -27,7 +27,7 @@ def vhca_context():
 
 def ipv4_gid_index(ctx):
     """The GID table index of the interface's IPv4 address, ::ffff:a.b.c.d
-    (IBTA A17.8; every GID of a vhca is a RoCE v2 GID)."""
+    (IBTA A17.4.1.1; every GID of a vhca is a RoCE v2 GID)."""
     for idx in range(ctx.query_port(PORT).gid_tbl_len):
         if str(ctx.query_gid(PORT, idx)).startswith(
                 "0000:0000:0000:0000:0000:ffff:"):

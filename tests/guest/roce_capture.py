@@ -2,7 +2,7 @@
 
 tshark (Wireshark 4.0) dissects the InfiniBand headers but does not verify
 the Invariant CRC, so the guest tests do it here, independently of the
-device's C code: IBTA Vol 1 7.8.1 and annex A17.4.1, CRC-32 over eight
+device's C code: IBTA Vol 1 7.8.1 and annex A17.3.3, CRC-32 over eight
 bytes of ones standing for the LRH, then the IP header, UDP header, BTH and
 everything up to the ICRC, with the fields a router may change set to
 ones (IPv4 TOS, TTL, checksum; IPv6 traffic class, flow label, hop limit;

@@ -95,7 +95,7 @@ static uint16_t ip_checksum(const uint8_t *p, size_t len)
 }
 
 /*
- * ICRC (IBTA Vol 1 7.8.1, A17.4.1): CRC-32 over eight 0xff bytes for the
+ * ICRC (IBTA Vol 1 7.8.1, A17.3.3): CRC-32 over eight 0xff bytes for the
  * LRH, then IP header, UDP header, BTH, extension headers, payload and pad,
  * with the variant fields (IPv4 TOS, TTL, header checksum; UDP checksum;
  * BTH byte 4) replaced by ones.  RoCE NICs and rxe store it little-endian.
@@ -166,7 +166,7 @@ const char *vhca_roce_parse(const uint8_t *f, size_t len, VhcaRocePkt *p)
     if (udp_len < UDP_HLEN + BTH_LEN + ICRC_LEN) {
         return "UDP datagram too short for BTH and ICRC";
     }
-    /* A17.4.1: the UDP checksum is 0 or correct; the tests demand 0. */
+    /* A17.3.2.4: the UDP checksum is 0 or correct; the tests demand 0. */
     if (lduw_be_p(udp + 6) != 0) {
         return "UDP checksum is not 0";
     }

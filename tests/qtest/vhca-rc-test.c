@@ -136,7 +136,7 @@ static void fabric_up(Fabric *f, unsigned eth_mtu)
 
 /*
  * Every frame either function put on the wire is a valid RoCEv2 frame
- * from its MAC and IP to the other's (IBTA A17.4: the IP addresses are
+ * from its MAC and IP to the other's (IBTA A17.4.1.1: the IP addresses are
  * the GIDs of the address vector), to a QP that exists.
  */
 static void check_captured_frames(Fabric *f)
