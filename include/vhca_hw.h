@@ -179,6 +179,7 @@ enum vhca_counter {
 	VHCA_CNT_ROCE_RX_DROPPED,		/* sum of the drop_* counters */
 	VHCA_CNT_UD_TX_PACKETS,		/* incl. QP1 */
 	VHCA_CNT_UD_RX_PACKETS,
+	VHCA_CNT_UD_TX_TOO_LONG,		/* over the MTU: not sent (C10-93.1.1) */
 	VHCA_CNT_DUPLICATE_REQUEST,		/* 9.9.1.1 */
 	VHCA_CNT_OUT_OF_SEQ_REQUEST,		/* 9.9.1.1 */
 	VHCA_CNT_SEQ_NAK_SENT,
@@ -240,6 +241,7 @@ static inline const char *vhca_counter_name(unsigned int counter)
 		[VHCA_CNT_ROCE_RX_DROPPED]	= "rcvd_dropped",
 		[VHCA_CNT_UD_TX_PACKETS]	= "ud_sent_pkts",
 		[VHCA_CNT_UD_RX_PACKETS]	= "ud_rcvd_pkts",
+		[VHCA_CNT_UD_TX_TOO_LONG]	= "ud_tx_too_long",
 		[VHCA_CNT_DUPLICATE_REQUEST]	= "duplicate_request",
 		[VHCA_CNT_OUT_OF_SEQ_REQUEST]	= "out_of_seq_request",
 		[VHCA_CNT_SEQ_NAK_SENT]		= "send_seq_err",

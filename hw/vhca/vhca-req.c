@@ -116,13 +116,6 @@ static uint8_t vhca_req_parse_ud(VhcaCore *core, VhcaQp *qp,
     return VHCA_WC_SUCCESS;
 }
 
-/* IBTA 10.2.1, C10-93.1.1: a datagram is at most the port's MTU long. */
-static uint8_t vhca_req_check_ud_len(VhcaCore *core, const VhcaSendMeta *m)
-{
-    return m->len > vhca_ib_mtu_bytes(vhca_port_active_mtu(core)) ?
-           VHCA_WC_LOC_LEN_ERR : VHCA_WC_SUCCESS;
-}
-
 static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
                               VhcaSendMeta *m)
 {
@@ -163,8 +156,7 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
         }
         m->num_sge = 0;
         m->len = inline_len;
-        return vhca_qp_is_ud(qp) ? vhca_req_check_ud_len(core, m)
-                                 : VHCA_WC_SUCCESS;
+        return VHCA_WC_SUCCESS;
     }
 
     if (m->num_sge > VHCA_MAX_SEND_SGE) {
@@ -188,9 +180,6 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
         return VHCA_WC_LOC_LEN_ERR;
     }
     m->len = (uint32_t)total;
-    if (vhca_qp_is_ud(qp)) {
-        return vhca_req_check_ud_len(core, m);
-    }
     if (vhca_wr_is_atomic(m->opcode)) {
         /* IBTA 9.4.5: one naturally aligned 64-bit word. */
         if (m->len != 8) {
@@ -454,6 +443,15 @@ static uint8_t vhca_req_send_datagram(VhcaCore *core, uint32_t qpn,
 {
     uint8_t status;
 
+    /*
+     * IBTA 10.2.1, C10-93.1.1: a datagram longer than the port's MTU is
+     * not sent, and that is no error: the WQE completes successfully, as
+     * with rxe.  UD_TX_TOO_LONG counts it, so it does not go unseen.
+     */
+    if (m->len > vhca_ib_mtu_bytes(vhca_port_active_mtu(core))) {
+        vhca_count(core, VHCA_CNT_UD_TX_TOO_LONG, 1);
+        return VHCA_WC_SUCCESS;
+    }
     status = vhca_req_sg_copy(core, qp, index, m, core->roce_payload, 0,
                               m->len, false);
     if (status != VHCA_WC_SUCCESS) {

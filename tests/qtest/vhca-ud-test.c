@@ -285,13 +285,17 @@ static void test_ud_errors(void)
     next_cqe(&r, &a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
     vhca_wait_counter(r.d, VHCA_CNT_DROP_QKEY, 1, "Q_Key drop");
     cq_empty(&r, &b.rcq);
-    /* Longer than the path MTU (1024 at MTU 1500): LOC_LEN_ERR, SQE. */
+    /*
+     * Longer than the active MTU (1024 at MTU 1500): not sent and no
+     * error (IBTA 10.2.1, C10-93.1.1); the QP stays in RTS.
+     */
     post_send(&r, &a, 0xa2, VHCA_WR_SEND, 0, 1025, gid4, 0, b.qp.qpn, QKEY);
-    next_cqe(&r, &a.scq, 0xa2, VHCA_WC_LOC_LEN_ERR, 0);
-    g_assert_cmpuint(query_state(&r, a.qp.qpn), ==, VHCA_QPS_SQE);
-    /* SQE -> RTS, then a bad source GID index: LOC_QP_OP_ERR. */
+    next_cqe(&r, &a.scq, 0xa2, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+    vhca_wait_counter(r.d, VHCA_CNT_UD_TX_TOO_LONG, 1, "UD too long");
+    g_assert_cmpuint(query_state(&r, a.qp.qpn), ==, VHCA_QPS_RTS);
+    cq_empty(&r, &b.rcq);
+    /* A bad source GID index: LOC_QP_OP_ERR, SQE; then back to RTS. */
     memset(&at, 0, sizeof(at));
-    modify_ok(&r, a.qp.qpn, VHCA_QPS_RTS, 0, &at);
     post_send(&r, &a, 0xa3, VHCA_WR_SEND, 0, 8, gid4, 9, b.qp.qpn, QKEY);
     next_cqe(&r, &a.scq, 0xa3, VHCA_WC_LOC_QP_OP_ERR, 0);
     modify_ok(&r, a.qp.qpn, VHCA_QPS_RTS, 0, &at);

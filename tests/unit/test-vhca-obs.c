@@ -501,7 +501,8 @@ static void s_rc_remote_op(World *w)
  * A UD QP on node a sends one datagram to itself (loopback) with @qkey;
  * @recv: a receive WQE is posted.
  */
-static void ud_loopback(World *w, uint32_t qkey, bool recv)
+static void ud_loopback_len(World *w, uint32_t qkey, bool recv,
+                            uint32_t len)
 {
     Node *n = &w->p.a;
     struct vhca_send_wqe s;
@@ -524,7 +525,7 @@ static void ud_loopback(World *w, uint32_t qkey, bool recv)
         ring_doorbell(n->h, n->page, VHCA_DB_RQ, u.qpn, u.rq_pi);
     }
     wqe_init(&s, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&s, n->buf, 100, n->key);
+    wqe_sge(&s, n->buf, len, n->key);
     s.dest_qpn = GUINT32_TO_LE(u.qpn);
     s.qkey = GUINT32_TO_LE(qkey);
     memcpy(s.av.dgid, n->gid, 16);
@@ -535,6 +536,17 @@ static void ud_loopback(World *w, uint32_t qkey, bool recv)
     world_mark(w);
     ring_doorbell(n->h, n->page, VHCA_DB_SQ, u.qpn, u.sq_pi);
     harness_run(n->h);
+}
+
+static void ud_loopback(World *w, uint32_t qkey, bool recv)
+{
+    ud_loopback_len(w, qkey, recv, 100);
+}
+
+/* Longer than the active MTU (1024): completed, not sent (C10-93.1.1). */
+static void s_ud_too_long(World *w)
+{
+    ud_loopback_len(w, QKEY, true, 2000);
 }
 
 static void s_ud_loopback(World *w)
@@ -803,6 +815,7 @@ static const CounterCase counter_cases[] = {
     C(ROCE_RX_DROPPED, drop_pkey, 'b', true),
     C(UD_TX_PACKETS, ud_loopback, 'a', true),
     C(UD_RX_PACKETS, ud_loopback, 'a', true),
+    C(UD_TX_TOO_LONG, ud_too_long, 'a', true),
     C(DUPLICATE_REQUEST, rc_lost_ack, 'b', true),
     C(OUT_OF_SEQ_REQUEST, rc_lost_request, 'b', true),
     C(SEQ_NAK_SENT, rc_lost_request, 'b', true),
