@@ -50,6 +50,7 @@ static const struct verbs_context_ops vhca_context_ops = {
 	.query_port = vhca_query_port,
 	.query_qp = vhca_query_qp,
 	.reg_mr = vhca_reg_mr,
+	.rereg_mr = vhca_rereg_mr,
 	.req_notify_cq = vhca_arm_cq,
 };
 

@@ -107,6 +107,21 @@ struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * The kernel driver registers the region anew and the MR gets new keys,
+ * which ibv_cmd_rereg_mr() stores in @vmr (drivers/vhca/vhca_mr.c).
+ */
+int vhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
 int vhca_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;

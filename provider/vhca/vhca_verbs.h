@@ -19,6 +19,8 @@ struct ibv_pd *vhca_alloc_pd(struct ibv_context *ibctx);
 int vhca_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
+int vhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
 int vhca_dereg_mr(struct verbs_mr *vmr);
 struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
