@@ -459,7 +459,6 @@ struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx,
 					 attr->send_ops_flags);
 		if (ret)
 			goto err_free_qp;
-		qp->vqp.comp_mask |= VERBS_QP_EX;
 	}
 
 	ret = vhca_wq_alloc(&qp->sq, vhca_log_size(attr->cap.max_send_wr),
@@ -488,6 +487,10 @@ struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx,
 			  strerror(ret));
 		goto err_free_rq;
 	}
+
+	/* Set after the command, which clears it: ibv_qp_to_qp_ex() works. */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		qp->vqp.comp_mask |= VERBS_QP_EX;
 
 	/* ibv_cmd_create_qp_ex2() returned the caps the kernel granted. */
 	qp->max_send_sge = attr->cap.max_send_sge;
