@@ -94,12 +94,14 @@ struct vhca_qp {
 	/*
 	 * The extended post API (ibv_wr_start .. ibv_wr_complete), with the
 	 * send queue's lock held: the WQE the last ibv_wr_*() builder wrote,
-	 * the producer index at ibv_wr_start(), and the first error, which
+	 * the producer index at ibv_wr_start(), whether a UD WQE still waits for
+ * ibv_wr_set_ud_addr(), and the first error, which
 	 * ibv_wr_complete() returns after dropping the whole batch.
 	 */
 	struct vhca_send_wqe *ex_wqe;
 	uint32_t ex_start_pi;
 	int ex_err;
+	bool ex_need_dest;		/* UD: ex_wqe has no destination yet */
 };
 
 /* A UD address handle: the address vector its send WQEs carry. */

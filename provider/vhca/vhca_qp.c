@@ -317,7 +317,15 @@ static void vhca_wr_start(struct ibv_qp_ex *ibqp)
 	pthread_spin_lock(&qp->sq.lock);
 	qp->ex_start_pi = qp->sq.pi;
 	qp->ex_wqe = NULL;
+	qp->ex_need_dest = false;
 	qp->ex_err = 0;
+}
+
+/* A UD WQE goes nowhere without ibv_wr_set_ud_addr() (IBTA 10.2.1). */
+static void vhca_wr_check_dest(struct vhca_qp *qp)
+{
+	if (qp->ex_need_dest && !qp->ex_err)
+		qp->ex_err = EINVAL;
 }
 
 static int vhca_wr_complete(struct ibv_qp_ex *ibqp)
@@ -325,8 +333,10 @@ static int vhca_wr_complete(struct ibv_qp_ex *ibqp)
 	struct vhca_context *ctx = to_vhca_ctx(ibqp->qp_base.context);
 	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
 	struct vhca_wq *sq = &qp->sq;
-	int err = qp->ex_err;
+	int err;
 
+	vhca_wr_check_dest(qp);
+	err = qp->ex_err;
 	if (!err && !vhca_qp_can_send(&ibqp->qp_base))
 		err = EINVAL;
 	if (err) {
@@ -364,6 +374,7 @@ static void vhca_wr_build(struct ibv_qp_ex *ibqp, struct ibv_send_wr *wr)
 	uint32_t slot;
 	int err;
 
+	vhca_wr_check_dest(qp);
 	qp->ex_wqe = NULL;
 	if (qp->ex_err)
 		return;
@@ -382,6 +393,7 @@ static void vhca_wr_build(struct ibv_qp_ex *ibqp, struct ibv_send_wr *wr)
 	sq->wr_ids[slot] = ibqp->wr_id;
 	sq->pi++;
 	qp->ex_wqe = wqe;
+	qp->ex_need_dest = qp->vqp.qp.qp_type == IBV_QPT_UD;
 }
 
 /* A setter without a builder before it is the caller's error. */
@@ -488,9 +500,10 @@ static void vhca_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
 	struct vhca_send_wqe *wqe = vhca_wr_cur(qp);
 
-	if (wqe)
-		qp->ex_err = vhca_wqe_set_ud_dest(wqe, ah, remote_qpn,
-						  remote_qkey);
+	if (!wqe)
+		return;
+	qp->ex_err = vhca_wqe_set_ud_dest(wqe, ah, remote_qpn, remote_qkey);
+	qp->ex_need_dest = false;
 }
 
 static void vhca_wr_set_sge_list(struct ibv_qp_ex *ibqp, size_t num_sge,
