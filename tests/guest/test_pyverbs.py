@@ -28,7 +28,7 @@ import vhca_fabric  # noqa: E402
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
 MODULES = ["test_rdmacm", "test_addr", "test_qp", "test_cq",
            "test_cq_events", "test_pd", "test_atomic", "test_cqex",
-           "test_qpex", "test_mr"]
+           "test_qpex"]
 GUEST_DIR = "/tmp/rdma-core-tests"
 
 fabric = vhca_fabric.ModuleFabric("pyverbs", count=1)
