@@ -29,9 +29,14 @@ class VhcaReregTest(RDMATestCase):
         self.server = None
         self.client = None
 
+    def create_players(self, resource, **kwargs):
+        super().create_players(resource, **kwargs)
+        # Queried in RTS: a QP in ERR reports no transport state.
+        self.rts_attrs = [side.qp.query(0x1ffffff)[0]
+                          for side in (self.server, self.client)]
+
     def restate_qps(self):
-        for side in (self.server, self.client):
-            attr, _ = side.qp.query(0x1ffffff)
+        for side, attr in zip((self.server, self.client), self.rts_attrs):
             side.qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
             side.qp.to_rts(attr)
 
@@ -94,6 +99,10 @@ class VhcaReregTest(RDMATestCase):
                              length=self.server.msg_size,
                              access=e.IBV_ACCESS_LOCAL_WRITE)
         self.assertEqual(self.server.mr.buf, buf)
+        with self.assertRaisesRegex(PyverbsRDMAError, 'Remote operation error'):
+            # The receive the last traffic() left posted has the old lkey.
+            u.traffic(**self.traffic_args)
+        self.restate_qps()
         u.traffic(**self.traffic_args)
         # The MR no longer owns a buffer of its own: free ours after it.
         self.server.mr.close()
