@@ -65,6 +65,7 @@ static const struct ib_device_ops vhcad_ib_res_ops = {
 	.query_ah = vhcad_query_ah,
 	.query_qp = vhcad_query_qp,
 	.reg_user_mr = vhcad_reg_user_mr,
+	.rereg_user_mr = vhcad_rereg_user_mr,
 	.req_notify_cq = vhcad_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vhca_ah, ibah),

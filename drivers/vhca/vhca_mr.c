@@ -142,6 +142,10 @@ struct ib_mr *vhcad_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = vhcad_mr_create(dev, mr, &create);
 	if (err)
 		goto err_free_pbl;
+	/* The RDMA core sets these on registration, not on rereg. */
+	mr->ibmr.iova = virt_addr;
+	mr->ibmr.length = length;
+	mr->access = access;
 	return &mr->ibmr;
 
 err_free_pbl:
@@ -151,6 +155,35 @@ err_release:
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
+}
+
+/*
+ * The device has no command that changes an MR: a reregistered MR is a
+ * new one, with its pages pinned anew and keys of its own (the verb's
+ * Reregister Memory Region returns the L_Key and R_Key, which may
+ * change).  The RDMA core gives the verbs object the new MR, destroys the
+ * old one after it, and returns the new keys (ib_uverbs_rereg_mr()), as
+ * for efa and rxe.  What @flags does not change comes from the old
+ * registration.
+ */
+struct ib_mr *vhcad_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 virt_addr, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vhca_mr *mr = to_vhca_mr(ibmr);
+
+	if (!mr->umem)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = mr->umem->length;
+		virt_addr = ibmr->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (!(flags & IB_MR_REREG_PD))
+		ibpd = ibmr->pd;
+	return vhcad_reg_user_mr(ibpd, start, length, virt_addr, access, udata);
 }
 
 int vhcad_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

@@ -29,6 +29,7 @@ struct vhca_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;	/* user MRs */
 	struct vhca_pbl pbl;	/* user MRs: the device reads it on access */
+	int access;		/* user MRs: IB_ACCESS_* as registered */
 };
 
 struct vhca_cq {
@@ -131,6 +132,9 @@ struct ib_mr *vhcad_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *vhcad_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 virt_addr, int access,
 				struct ib_udata *udata);
+struct ib_mr *vhcad_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 virt_addr, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
 int vhcad_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 /* vhca_cq.c */

@@ -21,8 +21,8 @@
 static void vhca_free_context(struct ibv_context *ibctx);
 
 /*
- * Verbs the device does not do (SRQs, memory windows, extended CQs and
- * QPs) are left unset: libibverbs then answers them with EOPNOTSUPP.
+ * Verbs the device does not do (SRQs, memory windows, CQ resizing) are
+ * left unset: libibverbs then answers them with EOPNOTSUPP.
  * Without RDMA resources on the device the kernel driver refuses the
  * resource verbs with EOPNOTSUPP itself.  Multicast attach and detach are
  * the kernel's business alone: the provider keeps no state for them.
@@ -32,7 +32,9 @@ static const struct verbs_context_ops vhca_context_ops = {
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
+	.create_cq_ex = vhca_create_cq_ex,
 	.create_qp = vhca_create_qp,
+	.create_qp_ex = vhca_create_qp_ex,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dereg_mr = vhca_dereg_mr,
 	.destroy_ah = vhca_destroy_ah,
@@ -48,6 +50,7 @@ static const struct verbs_context_ops vhca_context_ops = {
 	.query_port = vhca_query_port,
 	.query_qp = vhca_query_qp,
 	.reg_mr = vhca_reg_mr,
+	.rereg_mr = vhca_rereg_mr,
 	.req_notify_cq = vhca_arm_cq,
 };
 

@@ -54,7 +54,7 @@ struct vhca_context {
 };
 
 struct vhca_cq {
-	struct ibv_cq ibv_cq;
+	struct verbs_cq vcq;		/* ibv_cq, or ibv_cq_ex for create_cq_ex */
 	pthread_spinlock_t lock;	/* ci and the consumer side of the ring */
 	void *buf;			/* the ring, then the doorbell record */
 	size_t buf_size;
@@ -63,6 +63,13 @@ struct vhca_cq {
 	uint32_t cqn;
 	uint8_t log_size;
 	uint32_t ci;			/* free running */
+	/*
+	 * The extended poll API (ibv_start_poll .. ibv_end_poll): the current
+	 * completion, decoded by the same code as poll_cq's, and ci when the
+	 * poll started.  Valid with the lock held, between the two calls.
+	 */
+	struct ibv_wc ex_wc;
+	uint32_t ex_start_ci;
 };
 
 /* A send or receive queue. */
@@ -84,6 +91,17 @@ struct vhca_qp {
 	uint32_t max_recv_sge;
 	uint32_t max_inline_data;
 	bool sq_sig_all;
+	/*
+	 * The extended post API (ibv_wr_start .. ibv_wr_complete), with the
+	 * send queue's lock held: the WQE the last ibv_wr_*() builder wrote,
+	 * the producer index at ibv_wr_start(), whether a UD WQE still waits for
+ * ibv_wr_set_ud_addr(), and the first error, which
+	 * ibv_wr_complete() returns after dropping the whole batch.
+	 */
+	struct vhca_send_wqe *ex_wqe;
+	uint32_t ex_start_pi;
+	int ex_err;
+	bool ex_need_dest;		/* UD: ex_wqe has no destination yet */
 };
 
 /* A UD address handle: the address vector its send WQEs carry. */
@@ -99,12 +117,22 @@ static inline struct vhca_context *to_vhca_ctx(struct ibv_context *ibctx)
 
 static inline struct vhca_cq *to_vhca_cq(struct ibv_cq *ibcq)
 {
-	return container_of(ibcq, struct vhca_cq, ibv_cq);
+	return container_of(ibcq, struct vhca_cq, vcq.cq);
+}
+
+static inline struct vhca_cq *to_vhca_cq_ex(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct vhca_cq, vcq.cq_ex);
 }
 
 static inline struct vhca_qp *to_vhca_qp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct vhca_qp, vqp.qp);
+}
+
+static inline struct vhca_qp *to_vhca_qp_ex(struct ibv_qp_ex *ibqp)
+{
+	return container_of(ibqp, struct vhca_qp, vqp.qp_ex);
 }
 
 static inline struct vhca_ah *to_vhca_ah(struct ibv_ah *ibah)

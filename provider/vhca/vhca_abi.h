@@ -12,9 +12,9 @@
 
 DECLARE_DRV_CMD(vhca_cmd_alloc_ucontext, IB_USER_VERBS_CMD_GET_CONTEXT,
 		empty, vhca_alloc_ucontext_resp);
-DECLARE_DRV_CMD(vhca_cmd_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+DECLARE_DRV_CMD(vhca_cmd_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		vhca_create_cq_cmd, vhca_create_cq_resp);
-DECLARE_DRV_CMD(vhca_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+DECLARE_DRV_CMD(vhca_cmd_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		vhca_create_qp_cmd, vhca_create_qp_resp);
 DECLARE_DRV_CMD(vhca_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, vhca_create_ah_resp);

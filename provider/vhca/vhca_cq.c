@@ -63,7 +63,7 @@ static enum ibv_wc_opcode vhca_wc_opcode(uint8_t opcode)
 static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 			   struct ibv_wc *wc)
 {
-	struct vhca_context *ctx = to_vhca_ctx(cq->ibv_cq.context);
+	struct vhca_context *ctx = to_vhca_ctx(cq->vcq.cq.context);
 	uint32_t qpn = le32toh(cqe->qpn);
 	bool is_recv = cqe->opcode & VHCA_WC_RECV;
 	uint32_t index, mask;
@@ -124,33 +124,184 @@ static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	return true;
 }
 
+/*
+ * The next completion that reports something, into @wc; false when the
+ * ring holds no more.  Every entry passed is consumed (ci moves on); the
+ * caller tells the device with vhca_cq_update_dbrec().  CQ lock held.
+ */
+static bool vhca_cq_poll_one(struct vhca_cq *cq, struct ibv_wc *wc)
+{
+	struct vhca_cqe *entry;
+	struct vhca_cqe cqe;
+
+	while ((entry = vhca_cq_peek(cq, cq->ci))) {
+		/* Read the entry only after its owner byte. */
+		udma_from_device_barrier();
+		cqe = *entry;
+		cq->ci++;
+		if (vhca_cqe_to_wc(cq, &cqe, wc))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Release: the entries are read before the device learns it may write over
+ * them.  CQ lock held.
+ */
+static void vhca_cq_update_dbrec(struct vhca_cq *cq, uint32_t start)
+{
+	if (cq->ci != start)
+		atomic_store_explicit((_Atomic(uint32_t) *)cq->dbrec,
+				      htole32(cq->ci), memory_order_release);
+}
+
 int vhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct vhca_cq *cq = to_vhca_cq(ibcq);
-	struct vhca_cqe *entry;
-	struct vhca_cqe cqe;
 	uint32_t start;
 	int n = 0;
 
 	pthread_spin_lock(&cq->lock);
 	start = cq->ci;
-	while (n < num_entries && (entry = vhca_cq_peek(cq, cq->ci))) {
-		/* Read the entry only after its owner byte. */
-		udma_from_device_barrier();
-		cqe = *entry;
-		cq->ci++;
-		if (vhca_cqe_to_wc(cq, &cqe, &wc[n]))
-			n++;
-	}
-	/*
-	 * Release: the entries are read before the device learns it may
-	 * write over them.
-	 */
-	if (cq->ci != start)
-		atomic_store_explicit((_Atomic(uint32_t) *)cq->dbrec,
-				      htole32(cq->ci), memory_order_release);
+	while (n < num_entries && vhca_cq_poll_one(cq, &wc[n]))
+		n++;
+	vhca_cq_update_dbrec(cq, start);
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+/*
+ * The extended poll API (man ibv_create_cq_ex): start_poll takes the CQ's
+ * lock and presents the first completion, next_poll the following ones,
+ * end_poll hands the consumed entries back to the device and unlocks.  The
+ * lock stays held when next_poll finds nothing: the caller still calls
+ * end_poll.  Each completion is decoded once, by vhca_cqe_to_wc(), and
+ * the read_* callbacks return its fields.
+ */
+static void vhca_cq_ex_present(struct vhca_cq *cq)
+{
+	cq->vcq.cq_ex.wr_id = cq->ex_wc.wr_id;
+	cq->vcq.cq_ex.status = cq->ex_wc.status;
+}
+
+static int vhca_start_poll(struct ibv_cq_ex *ibcq,
+			   struct ibv_poll_cq_attr *attr)
+{
+	struct vhca_cq *cq = to_vhca_cq_ex(ibcq);
+
+	if (attr->comp_mask)
+		return EINVAL;
+
+	pthread_spin_lock(&cq->lock);
+	cq->ex_start_ci = cq->ci;
+	if (!vhca_cq_poll_one(cq, &cq->ex_wc)) {
+		/* Entries that reported nothing are still consumed. */
+		vhca_cq_update_dbrec(cq, cq->ex_start_ci);
+		pthread_spin_unlock(&cq->lock);
+		return ENOENT;
+	}
+	vhca_cq_ex_present(cq);
+	return 0;
+}
+
+static int vhca_next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct vhca_cq *cq = to_vhca_cq_ex(ibcq);
+
+	if (!vhca_cq_poll_one(cq, &cq->ex_wc))
+		return ENOENT;
+	vhca_cq_ex_present(cq);
+	return 0;
+}
+
+static void vhca_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct vhca_cq *cq = to_vhca_cq_ex(ibcq);
+
+	vhca_cq_update_dbrec(cq, cq->ex_start_ci);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode vhca_wc_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return to_vhca_cq_ex(ibcq)->ex_wc.opcode;
+}
+
+static uint32_t vhca_wc_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return to_vhca_cq_ex(ibcq)->ex_wc.vendor_err;
+}
+
+static unsigned int vhca_wc_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return to_vhca_cq_ex(ibcq)->ex_wc.wc_flags;
+}
+
+static uint32_t vhca_wc_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return to_vhca_cq_ex(ibcq)->ex_wc.byte_len;
+}
+
+/*
+ * The immediate in network byte order, or for IBV_WC_WITH_INV the
+ * invalidated R_Key (ibv_wc keeps both in one union, as the CQE does).
+ */
+static __be32 vhca_wc_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return to_vhca_cq_ex(ibcq)->ex_wc.imm_data;
+}
+
+static uint32_t vhca_wc_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return to_vhca_cq_ex(ibcq)->ex_wc.qp_num;
+}
+
+static uint32_t vhca_wc_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return to_vhca_cq_ex(ibcq)->ex_wc.src_qp;
+}
+
+static uint32_t vhca_wc_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return to_vhca_cq_ex(ibcq)->ex_wc.slid;
+}
+
+static uint8_t vhca_wc_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return to_vhca_cq_ex(ibcq)->ex_wc.sl;
+}
+
+static uint8_t vhca_wc_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return to_vhca_cq_ex(ibcq)->ex_wc.dlid_path_bits;
+}
+
+/* The callbacks of an extended CQ, for the fields @wc_flags asks for. */
+void vhca_cq_ex_set_ops(struct vhca_cq *cq, uint64_t wc_flags)
+{
+	struct ibv_cq_ex *ex = &cq->vcq.cq_ex;
+
+	ex->start_poll = vhca_start_poll;
+	ex->next_poll = vhca_next_poll;
+	ex->end_poll = vhca_end_poll;
+	ex->read_opcode = vhca_wc_read_opcode;
+	ex->read_vendor_err = vhca_wc_read_vendor_err;
+	ex->read_wc_flags = vhca_wc_read_wc_flags;
+	if (wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		ex->read_byte_len = vhca_wc_read_byte_len;
+	if (wc_flags & IBV_WC_EX_WITH_IMM)
+		ex->read_imm_data = vhca_wc_read_imm_data;
+	if (wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		ex->read_qp_num = vhca_wc_read_qp_num;
+	if (wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		ex->read_src_qp = vhca_wc_read_src_qp;
+	if (wc_flags & IBV_WC_EX_WITH_SLID)
+		ex->read_slid = vhca_wc_read_slid;
+	if (wc_flags & IBV_WC_EX_WITH_SL)
+		ex->read_sl = vhca_wc_read_sl;
+	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		ex->read_dlid_path_bits = vhca_wc_read_dlid_path_bits;
 }
 
 int vhca_arm_cq(struct ibv_cq *ibcq, int solicited_only)

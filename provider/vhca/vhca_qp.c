@@ -20,6 +20,13 @@
 #include "vhca.h"
 #include "vhca_verbs.h"
 
+/*
+ * The send WQE builder, in three parts that post_send applies to each
+ * ibv_send_wr and the ibv_wr_*() API (below) applies one call at a time:
+ * the header (operation, remote address, flags), the UD destination, and
+ * the data (SGEs or inline bytes).
+ */
+
 static void vhca_set_sge(struct vhca_sge *dst, const struct ibv_sge *src)
 {
 	dst->addr = htole64(src->addr);
@@ -27,24 +34,32 @@ static void vhca_set_sge(struct vhca_sge *dst, const struct ibv_sge *src)
 	dst->lkey = htole32(src->lkey);
 }
 
-/* Inline data: the bytes the SGEs point at, copied into the WQE. */
-static int vhca_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
-			   const struct ibv_send_wr *wr)
+/* Inline data: @len bytes at @addr, appended to the WQE's. */
+static int vhca_wqe_add_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			       const void *addr, size_t len)
 {
-	uint32_t len = 0;
-	int i;
+	uint32_t used = le32toh(wqe->inline_len);
 
-	for (i = 0; i < wr->num_sge; i++) {
-		const struct ibv_sge *sge = &wr->sg_list[i];
-
-		if (sge->length > qp->max_inline_data - len)
-			return EINVAL;
-		memcpy(wqe->inline_data + len, (void *)(uintptr_t)sge->addr,
-		       sge->length);
-		len += sge->length;
-	}
+	if (len > qp->max_inline_data - used)
+		return EINVAL;
+	memcpy(wqe->inline_data + used, addr, len);
 	wqe->flags |= VHCA_WQE_INLINE;
-	wqe->inline_len = htole32(len);
+	wqe->inline_len = htole32(used + len);
+	return 0;
+}
+
+static int vhca_wqe_set_sges(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			     const struct ibv_sge *sg_list, size_t num_sge)
+{
+	size_t i;
+
+	if (num_sge > qp->max_send_sge)
+		return EINVAL;
+	wqe->flags &= ~VHCA_WQE_INLINE;
+	wqe->inline_len = 0;
+	wqe->num_sge = num_sge;
+	for (i = 0; i < num_sge; i++)
+		vhca_set_sge(&wqe->sge[i], &sg_list[i]);
 	return 0;
 }
 
@@ -77,27 +92,26 @@ static bool vhca_opcode_valid(enum ibv_qp_type qp_type,
  * the QP number, and the Q_Key as the caller gave it; the device applies
  * the "use the QP's Q_Key" rule of IBTA 10.2.5 (VHCA_QKEY_CONTROLLED).
  */
-static int vhca_set_ud_dest(struct vhca_send_wqe *wqe,
-			    const struct ibv_send_wr *wr)
+static int vhca_wqe_set_ud_dest(struct vhca_send_wqe *wqe, struct ibv_ah *ah,
+				uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	if (!wr->wr.ud.ah || wr->wr.ud.remote_qpn > VHCA_MCAST_QPN)
+	if (!ah || remote_qpn > VHCA_MCAST_QPN)
 		return EINVAL;
-	wqe->dest_qpn = htole32(wr->wr.ud.remote_qpn);
-	wqe->qkey = htole32(wr->wr.ud.remote_qkey);
-	wqe->av = to_vhca_ah(wr->wr.ud.ah)->av;
+	wqe->dest_qpn = htole32(remote_qpn);
+	wqe->qkey = htole32(remote_qkey);
+	wqe->av = to_vhca_ah(ah)->av;
 	return 0;
 }
 
-static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+/*
+ * The header of the WQE for @wr, the WQE at @index of the queue: all but
+ * the UD destination and the data.  Only wr's opcode, send_flags, imm_data
+ * or invalidate_rkey and its rdma or atomic part are read.
+ */
+static int vhca_wqe_set_header(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 			       const struct ibv_send_wr *wr, uint32_t index)
 {
-	enum ibv_qp_type qp_type = qp->vqp.qp.qp_type;
-	int err;
-	int i;
-
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
-		return EINVAL;
-	if (!vhca_opcode_valid(qp_type, wr->opcode))
+	if (!vhca_opcode_valid(qp->vqp.qp.qp_type, wr->opcode))
 		return EINVAL;
 
 	memset(wqe, 0, offsetof(struct vhca_send_wqe, sge));
@@ -134,32 +148,63 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	/* enum ibv_wr_opcode and enum vhca_wqe_opcode share their values. */
 	wqe->opcode = wr->opcode;
 
-	if (qp_type == IBV_QPT_UD) {
-		err = vhca_set_ud_dest(wqe, wr);
-		if (err)
-			return err;
-	}
-
 	if (wr->send_flags & IBV_SEND_SIGNALED || qp->sq_sig_all)
 		wqe->flags |= VHCA_WQE_SIGNALED;
 	if (wr->send_flags & IBV_SEND_FENCE)
 		wqe->flags |= VHCA_WQE_FENCE;
 	if (wr->send_flags & IBV_SEND_SOLICITED)
 		wqe->flags |= VHCA_WQE_SOLICITED;
+	return 0;
+}
 
-	if (wr->send_flags & IBV_SEND_INLINE) {
-		/* Only sends and RDMA writes carry data of their own. */
-		if (wr->opcode == IBV_WR_RDMA_READ ||
-		    wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
-			return EINVAL;
-		return vhca_set_inline(qp, wqe, wr);
+/* Only sends and RDMA writes carry data of their own inline. */
+static bool vhca_opcode_has_inline(uint8_t opcode)
+{
+	return opcode != IBV_WR_RDMA_READ &&
+	       opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+	       opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			       const struct ibv_send_wr *wr, uint32_t index)
+{
+	int err;
+	int i;
+
+	if (wr->num_sge < 0)
+		return EINVAL;
+	err = vhca_wqe_set_header(qp, wqe, wr, index);
+	if (err)
+		return err;
+
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
+		err = vhca_wqe_set_ud_dest(wqe, wr->wr.ud.ah,
+					   wr->wr.ud.remote_qpn,
+					   wr->wr.ud.remote_qkey);
+		if (err)
+			return err;
 	}
 
-	wqe->num_sge = wr->num_sge;
-	for (i = 0; i < wr->num_sge; i++)
-		vhca_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+	if (!(wr->send_flags & IBV_SEND_INLINE))
+		return vhca_wqe_set_sges(qp, wqe, wr->sg_list, wr->num_sge);
+
+	if (!vhca_opcode_has_inline(wqe->opcode))
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		err = vhca_wqe_add_inline(qp, wqe,
+					  (void *)(uintptr_t)wr->sg_list[i].addr,
+					  wr->sg_list[i].length);
+		if (err)
+			return err;
+	}
 	return 0;
+}
+
+/* IBTA 10.8.2: no send requests before RTS. */
+static bool vhca_qp_can_send(struct ibv_qp *ibqp)
+{
+	return ibqp->state != IBV_QPS_RESET && ibqp->state != IBV_QPS_INIT &&
+	       ibqp->state != IBV_QPS_RTR;
 }
 
 int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -173,9 +218,7 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t start, slot;
 	int err = 0;
 
-	/* IBTA 10.8.2: no send requests before RTS. */
-	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
-	    ibqp->state == IBV_QPS_RTR) {
+	if (!vhca_qp_can_send(ibqp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -256,4 +299,320 @@ int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	if (err)
 		*bad_wr = wr;
 	return err;
+}
+
+/*
+ * The extended post API (man ibv_wr_post): ibv_wr_start() takes the send
+ * queue's lock, each builder (ibv_wr_send(), ibv_wr_rdma_write(), ...)
+ * writes the header of the next WQE with vhca_wqe_set_header(), the
+ * setters that follow fill its UD destination and data, and
+ * ibv_wr_complete() rings the doorbell once for the batch.  The first
+ * error drops the whole batch: ibv_wr_complete() returns it and the
+ * device never sees the WQEs, as after ibv_wr_abort().
+ */
+static void vhca_wr_start(struct ibv_qp_ex *ibqp)
+{
+	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
+
+	pthread_spin_lock(&qp->sq.lock);
+	qp->ex_start_pi = qp->sq.pi;
+	qp->ex_wqe = NULL;
+	qp->ex_need_dest = false;
+	qp->ex_err = 0;
+}
+
+/* A UD WQE goes nowhere without ibv_wr_set_ud_addr() (IBTA 10.2.1). */
+static void vhca_wr_check_dest(struct vhca_qp *qp)
+{
+	if (qp->ex_need_dest && !qp->ex_err)
+		qp->ex_err = EINVAL;
+}
+
+static int vhca_wr_complete(struct ibv_qp_ex *ibqp)
+{
+	struct vhca_context *ctx = to_vhca_ctx(ibqp->qp_base.context);
+	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
+	struct vhca_wq *sq = &qp->sq;
+	int err;
+
+	vhca_wr_check_dest(qp);
+	err = qp->ex_err;
+	if (!err && !vhca_qp_can_send(&ibqp->qp_base))
+		err = EINVAL;
+	if (err) {
+		sq->pi = qp->ex_start_pi;
+	} else if (sq->pi != qp->ex_start_pi) {
+		/* The WQEs reach memory before the device hears of them. */
+		udma_to_device_barrier();
+		vhca_ring_doorbell(ctx, VHCA_DB_SQ, ibqp->qp_base.qp_num,
+				   sq->pi);
+	}
+	qp->ex_wqe = NULL;
+	pthread_spin_unlock(&sq->lock);
+	return err;
+}
+
+static void vhca_wr_abort(struct ibv_qp_ex *ibqp)
+{
+	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
+
+	qp->sq.pi = qp->ex_start_pi;
+	qp->ex_wqe = NULL;
+	pthread_spin_unlock(&qp->sq.lock);
+}
+
+/*
+ * A builder: the next WQE, for @wr (opcode and operation fields) with the
+ * wr_id and flags of the ibv_qp_ex.
+ */
+static void vhca_wr_build(struct ibv_qp_ex *ibqp, struct ibv_send_wr *wr)
+{
+	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
+	struct vhca_wq *sq = &qp->sq;
+	uint32_t entries = 1u << sq->log_size;
+	struct vhca_send_wqe *wqe;
+	uint32_t slot;
+	int err;
+
+	vhca_wr_check_dest(qp);
+	qp->ex_wqe = NULL;
+	if (qp->ex_err)
+		return;
+	if (sq->pi - sq->ci >= entries) {
+		qp->ex_err = ENOMEM;
+		return;
+	}
+	slot = sq->pi & (entries - 1);
+	wqe = (struct vhca_send_wqe *)sq->ring + slot;
+	wr->send_flags = ibqp->wr_flags;
+	err = vhca_wqe_set_header(qp, wqe, wr, sq->pi);
+	if (err) {
+		qp->ex_err = err;
+		return;
+	}
+	sq->wr_ids[slot] = ibqp->wr_id;
+	sq->pi++;
+	qp->ex_wqe = wqe;
+	qp->ex_need_dest = qp->vqp.qp.qp_type == IBV_QPT_UD;
+}
+
+/* A setter without a builder before it is the caller's error. */
+static struct vhca_send_wqe *vhca_wr_cur(struct vhca_qp *qp)
+{
+	if (!qp->ex_wqe && !qp->ex_err)
+		qp->ex_err = EINVAL;
+	return qp->ex_err ? NULL : qp->ex_wqe;
+}
+
+static void vhca_wr_send(struct ibv_qp_ex *ibqp)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND };
+
+	vhca_wr_build(ibqp, &wr);
+}
+
+static void vhca_wr_send_imm(struct ibv_qp_ex *ibqp, __be32 imm_data)
+{
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_SEND_WITH_IMM,
+		.imm_data = imm_data,
+	};
+
+	vhca_wr_build(ibqp, &wr);
+}
+
+static void vhca_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_SEND_WITH_INV,
+		.invalidate_rkey = invalidate_rkey,
+	};
+
+	vhca_wr_build(ibqp, &wr);
+}
+
+static void vhca_wr_rdma(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode opcode,
+			 uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+{
+	struct ibv_send_wr wr = {
+		.opcode = opcode,
+		.imm_data = imm_data,
+		.wr.rdma = { .remote_addr = remote_addr, .rkey = rkey },
+	};
+
+	vhca_wr_build(ibqp, &wr);
+}
+
+static void vhca_wr_rdma_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			       uint64_t remote_addr)
+{
+	vhca_wr_rdma(ibqp, IBV_WR_RDMA_WRITE, rkey, remote_addr, 0);
+}
+
+static void vhca_wr_rdma_write_imm(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				   uint64_t remote_addr, __be32 imm_data)
+{
+	vhca_wr_rdma(ibqp, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, remote_addr,
+		     imm_data);
+}
+
+static void vhca_wr_rdma_read(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			      uint64_t remote_addr)
+{
+	vhca_wr_rdma(ibqp, IBV_WR_RDMA_READ, rkey, remote_addr, 0);
+}
+
+static void vhca_wr_atomic(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode opcode,
+			   uint32_t rkey, uint64_t remote_addr,
+			   uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_send_wr wr = {
+		.opcode = opcode,
+		.wr.atomic = {
+			.remote_addr = remote_addr,
+			.compare_add = compare_add,
+			.swap = swap,
+			.rkey = rkey,
+		},
+	};
+
+	vhca_wr_build(ibqp, &wr);
+}
+
+static void vhca_wr_atomic_cmp_swp(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				   uint64_t remote_addr, uint64_t compare,
+				   uint64_t swap)
+{
+	vhca_wr_atomic(ibqp, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, remote_addr,
+		       compare, swap);
+}
+
+static void vhca_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				     uint64_t remote_addr, uint64_t add)
+{
+	vhca_wr_atomic(ibqp, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, remote_addr,
+		       add, 0);
+}
+
+static void vhca_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
+				uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
+	struct vhca_send_wqe *wqe = vhca_wr_cur(qp);
+
+	if (!wqe)
+		return;
+	qp->ex_err = vhca_wqe_set_ud_dest(wqe, ah, remote_qpn, remote_qkey);
+	qp->ex_need_dest = false;
+}
+
+static void vhca_wr_set_sge_list(struct ibv_qp_ex *ibqp, size_t num_sge,
+				 const struct ibv_sge *sg_list)
+{
+	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
+	struct vhca_send_wqe *wqe = vhca_wr_cur(qp);
+
+	if (wqe)
+		qp->ex_err = vhca_wqe_set_sges(qp, wqe, sg_list, num_sge);
+}
+
+static void vhca_wr_set_sge(struct ibv_qp_ex *ibqp, uint32_t lkey,
+			    uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	vhca_wr_set_sge_list(ibqp, 1, &sge);
+}
+
+/* The bytes are copied now: the caller may reuse its buffers at once. */
+static void vhca_wr_set_inline_data_list(struct ibv_qp_ex *ibqp,
+					 size_t num_buf,
+					 const struct ibv_data_buf *buf_list)
+{
+	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
+	struct vhca_send_wqe *wqe = vhca_wr_cur(qp);
+	size_t i;
+
+	if (!wqe)
+		return;
+	if (!vhca_opcode_has_inline(wqe->opcode)) {
+		qp->ex_err = EINVAL;
+		return;
+	}
+	wqe->num_sge = 0;
+	wqe->inline_len = 0;
+	for (i = 0; i < num_buf && !qp->ex_err; i++)
+		qp->ex_err = vhca_wqe_add_inline(qp, wqe, buf_list[i].addr,
+						 buf_list[i].length);
+}
+
+static void vhca_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
+				    size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	vhca_wr_set_inline_data_list(ibqp, 1, &buf);
+}
+
+/*
+ * The operations each transport has (vhca_opcode_valid()); the others are
+ * refused at QP creation.
+ */
+#define VHCA_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define VHCA_UC_SEND_OPS						\
+	(VHCA_UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE |			\
+	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+#define VHCA_RC_SEND_OPS						\
+	(VHCA_UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ |			\
+	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |				\
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
+
+int vhca_qp_ex_set_ops(struct vhca_qp *qp, enum ibv_qp_type qp_type,
+		       uint64_t send_ops_flags)
+{
+	struct ibv_qp_ex *ex = &qp->vqp.qp_ex;
+	uint64_t supported;
+
+	switch (qp_type) {
+	case IBV_QPT_RC:
+		supported = VHCA_RC_SEND_OPS;
+		break;
+	case IBV_QPT_UC:
+		supported = VHCA_UC_SEND_OPS;
+		break;
+	case IBV_QPT_UD:
+		supported = VHCA_UD_SEND_OPS;
+		break;
+	default:
+		return EOPNOTSUPP;
+	}
+	if (send_ops_flags & ~supported)
+		return EOPNOTSUPP;
+
+	if (send_ops_flags & IBV_QP_EX_WITH_SEND)
+		ex->wr_send = vhca_wr_send;
+	if (send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_IMM)
+		ex->wr_send_imm = vhca_wr_send_imm;
+	if (send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_INV)
+		ex->wr_send_inv = vhca_wr_send_inv;
+	if (send_ops_flags & IBV_QP_EX_WITH_RDMA_WRITE)
+		ex->wr_rdma_write = vhca_wr_rdma_write;
+	if (send_ops_flags & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+		ex->wr_rdma_write_imm = vhca_wr_rdma_write_imm;
+	if (send_ops_flags & IBV_QP_EX_WITH_RDMA_READ)
+		ex->wr_rdma_read = vhca_wr_rdma_read;
+	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
+		ex->wr_atomic_cmp_swp = vhca_wr_atomic_cmp_swp;
+	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		ex->wr_atomic_fetch_add = vhca_wr_atomic_fetch_add;
+	ex->wr_set_sge = vhca_wr_set_sge;
+	ex->wr_set_sge_list = vhca_wr_set_sge_list;
+	ex->wr_set_inline_data = vhca_wr_set_inline_data;
+	ex->wr_set_inline_data_list = vhca_wr_set_inline_data_list;
+	if (qp_type == IBV_QPT_UD)
+		ex->wr_set_ud_addr = vhca_wr_set_ud_addr;
+	ex->wr_start = vhca_wr_start;
+	ex->wr_complete = vhca_wr_complete;
+	ex->wr_abort = vhca_wr_abort;
+	return 0;
 }

@@ -107,6 +107,21 @@ struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * The kernel driver registers the region anew and the MR gets new keys,
+ * which ibv_cmd_rereg_mr() stores in @vmr (drivers/vhca/vhca_mr.c).
+ */
+int vhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
 int vhca_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;
@@ -141,19 +156,46 @@ static uint8_t vhca_log_size(uint32_t n)
 	return n <= 2 ? 1 : ilog32(n - 1);
 }
 
-struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
-			      struct ibv_comp_channel *channel,
-			      int comp_vector)
+/*
+ * What a CQE carries (struct vhca_cqe): the SLID, SL and DLID path bits
+ * are 0 on RoCE, as rxe reports them.  The device does not time its
+ * completions, so IBV_WC_EX_WITH_COMPLETION_TIMESTAMP and the others are
+ * refused.
+ */
+#define VHCA_SUP_WC_FLAGS						\
+	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |			\
+	 IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |			\
+	 IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |			\
+	 IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+/*
+ * A single-threaded CQ is a hint the provider may ignore: its lock costs
+ * little uncontended.  libibverbs does not pass it to the kernel.
+ */
+#define VHCA_SUP_CQ_CREATE_FLAGS	IBV_CREATE_CQ_ATTR_SINGLE_THREADED
+
+static struct vhca_cq *
+vhca_create_cq_common(struct ibv_context *ibctx,
+		      const struct ibv_cq_init_attr_ex *attr)
 {
 	struct vhca_context *ctx = to_vhca_ctx(ibctx);
-	struct vhca_cmd_create_cq_resp resp = {};
-	struct vhca_cmd_create_cq cmd = {};
+	struct vhca_cmd_create_cq_ex_resp resp = {};
+	struct vhca_cmd_create_cq_ex cmd = {};
 	size_t ring_size;
 	struct vhca_cq *cq;
 	int ret;
 
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     attr->flags & ~(uint32_t)VHCA_SUP_CQ_CREATE_FLAGS) ||
+	    attr->wc_flags & ~(uint64_t)VHCA_SUP_WC_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
 	/* One entry stays free: the ring holds cqe + 1 entries or more. */
-	if (cqe < 1 || (uint32_t)cqe > ctx->max_cqe) {
+	if (attr->cqe < 1 || attr->cqe > ctx->max_cqe) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -162,7 +204,7 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
 	if (!cq)
 		return NULL;
 
-	cq->log_size = vhca_log_size((uint32_t)cqe + 1);
+	cq->log_size = vhca_log_size(attr->cqe + 1);
 	if (cq->log_size > VHCA_CQ_MAX_LOG_SIZE) {
 		errno = EINVAL;
 		goto err_free_cq;
@@ -182,17 +224,17 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
 	cmd.buf_addr = (uintptr_t)cq->ring;
 	cmd.dbrec_addr = (uintptr_t)cq->dbrec;
 	cmd.log_size = cq->log_size;
-	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
-				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
-				sizeof(resp));
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
+				   0);
 	if (ret) {
-		verbs_err(&ctx->ibv_ctx, "create CQ of %d entries failed: %s\n",
-			  cqe, strerror(ret));
+		verbs_err(&ctx->ibv_ctx, "create CQ of %u entries failed: %s\n",
+			  attr->cqe, strerror(ret));
 		errno = ret;
 		goto err_destroy_lock;
 	}
 	cq->cqn = resp.cqn;
-	return &cq->ibv_cq;
+	return cq;
 
 err_destroy_lock:
 	pthread_spin_destroy(&cq->lock);
@@ -201,6 +243,37 @@ err_free_buf:
 err_free_cq:
 	free(cq);
 	return NULL;
+}
+
+struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = cqe,
+		.channel = channel,
+		.comp_vector = comp_vector,
+	};
+	struct vhca_cq *cq;
+
+	if (cqe < 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = vhca_create_cq_common(ibctx, &attr);
+	return cq ? &cq->vcq.cq : NULL;
+}
+
+struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct vhca_cq *cq;
+
+	cq = vhca_create_cq_common(ibctx, attr);
+	if (!cq)
+		return NULL;
+	vhca_cq_ex_set_ops(cq, attr->wc_flags);
+	return &cq->vcq.cq_ex;
 }
 
 int vhca_destroy_cq(struct ibv_cq *ibcq)
@@ -330,7 +403,7 @@ static void vhca_wq_free(struct vhca_wq *wq)
  * so UD QPs have the same SGE and inline limits as RC and UC.
  */
 static int vhca_check_qp_attr(struct vhca_context *ctx,
-			      const struct ibv_qp_init_attr *attr)
+			      const struct ibv_qp_init_attr_ex *attr)
 {
 	const struct ibv_qp_cap *cap = &attr->cap;
 
@@ -342,6 +415,15 @@ static int vhca_check_qp_attr(struct vhca_context *ctx,
 	default:
 		return EOPNOTSUPP;
 	}
+	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
+					  IBV_QP_INIT_ATTR_CREATE_FLAGS |
+					  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		return EOPNOTSUPP;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS &&
+	    attr->create_flags)
+		return EOPNOTSUPP;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
 	if (attr->srq)
 		return EOPNOTSUPP;
 	if (cap->max_send_wr > ctx->max_qp_wr ||
@@ -353,12 +435,12 @@ static int vhca_check_qp_attr(struct vhca_context *ctx,
 	return 0;
 }
 
-struct ibv_qp *vhca_create_qp(struct ibv_pd *pd,
-			      struct ibv_qp_init_attr *attr)
+struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr)
 {
-	struct vhca_context *ctx = to_vhca_ctx(pd->context);
-	struct vhca_cmd_create_qp_resp resp = {};
-	struct vhca_cmd_create_qp cmd = {};
+	struct vhca_context *ctx = to_vhca_ctx(ibctx);
+	struct vhca_cmd_create_qp_ex_resp resp = {};
+	struct vhca_cmd_create_qp_ex cmd = {};
 	struct vhca_qp *qp;
 	int ret;
 
@@ -371,6 +453,13 @@ struct ibv_qp *vhca_create_qp(struct ibv_pd *pd,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
+
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ret = vhca_qp_ex_set_ops(qp, attr->qp_type,
+					 attr->send_ops_flags);
+		if (ret)
+			goto err_free_qp;
+	}
 
 	ret = vhca_wq_alloc(&qp->sq, vhca_log_size(attr->cap.max_send_wr),
 			    VHCA_SEND_WQE_SIZE);
@@ -390,15 +479,20 @@ struct ibv_qp *vhca_create_qp(struct ibv_pd *pd,
 	cmd.rq_buf_addr = (uintptr_t)qp->rq.ring;
 	cmd.sq_log_size = qp->sq.log_size;
 	cmd.rq_log_size = qp->rq.log_size;
-	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
-				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	ret = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp,
+				    sizeof(resp));
 	if (ret) {
 		verbs_err(&ctx->ibv_ctx, "create QP failed: %s\n",
 			  strerror(ret));
 		goto err_free_rq;
 	}
 
-	/* ibv_cmd_create_qp() returned the caps the kernel granted. */
+	/* Set after the command, which clears it: ibv_qp_to_qp_ex() works. */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+
+	/* ibv_cmd_create_qp_ex2() returned the caps the kernel granted. */
 	qp->max_send_sge = attr->cap.max_send_sge;
 	qp->max_recv_sge = attr->cap.max_recv_sge;
 	qp->max_inline_data = attr->cap.max_inline_data;
@@ -424,6 +518,28 @@ err_free_qp:
 	free(qp);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_qp *vhca_create_qp(struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp;
+
+	qp = vhca_create_qp_ex(pd->context, &attr_ex);
+	if (qp)
+		attr->cap = attr_ex.cap;
+	return qp;
 }
 
 /* Back in RESET, both rings are empty and count from 0, as the device's. */

@@ -19,13 +19,19 @@ struct ibv_pd *vhca_alloc_pd(struct ibv_context *ibctx);
 int vhca_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
+int vhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
 int vhca_dereg_mr(struct verbs_mr *vmr);
 struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);
+struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr);
 int vhca_destroy_cq(struct ibv_cq *ibcq);
 struct ibv_qp *vhca_create_qp(struct ibv_pd *pd,
 			      struct ibv_qp_init_attr *attr);
+struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr);
 int vhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask);
 int vhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -40,11 +46,14 @@ int vhca_destroy_ah(struct ibv_ah *ibah);
 int vhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int vhca_arm_cq(struct ibv_cq *ibcq, int solicited_only);
 void vhca_cq_clean(struct vhca_cq *cq, uint32_t qpn);
+void vhca_cq_ex_set_ops(struct vhca_cq *cq, uint64_t wc_flags);
 
 /* vhca_qp.c: the posting side of the data path */
 int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+int vhca_qp_ex_set_ops(struct vhca_qp *qp, enum ibv_qp_type qp_type,
+		       uint64_t send_ops_flags);
 
 #endif /* __VHCA_VERBS_H__ */
