@@ -346,6 +346,8 @@ typedef struct VhcaCore {
     VhcaEq comp_eqs[VHCA_MAX_COMP_EQS + 1];
     VhcaCq *cqs;
     VhcaQp *qps;
+    /* CREATE_MRs so far, never reset: the generation of the newest MR. */
+    uint64_t mr_gen;
     /* A CQ went into error: its QPs still have to be moved to ERR. */
     bool cq_error_pending;
     VhcaMcastGroup mcast[VHCA_MAX_MCAST_GROUPS];

@@ -1207,12 +1207,52 @@ static void nak_log_hook(Harness *h, const uint8_t *buf, size_t len)
     harness_deliver(h->peer, buf, len);
 }
 
+/* What takes the place of an MR destroyed under a message. */
+typedef enum MrReplacement {
+    MR_GONE,                        /* nothing */
+    MR_OTHER_PD,                    /* same key, another PD */
+    MR_NO_ACCESS,                   /* same key and PD, right missing */
+    MR_SAME,                        /* same key, PD and rights */
+} MrReplacement;
+
+/*
+ * Destroy MR @key of @n and, unless @how is MR_GONE, create another at
+ * the same index with the same tag (the device reuses the lowest free
+ * index; the harness always uses tag 0x5a): the same key, a new MR.
+ */
+static void mr_replace(Node *n, uint32_t key, uint64_t iova, uint32_t len,
+                       MrReplacement how, uint32_t missing)
+{
+    uint32_t pdn = n->pdn;
+
+    g_assert_cmpuint(rdma_destroy(n->h, VHCA_CMD_DESTROY_MR, key), ==,
+                     VHCA_ST_OK);
+    switch (how) {
+    case MR_GONE:
+        return;
+    case MR_OTHER_PD:
+        pdn = rdma_create_pd(n->h);
+        break;
+    case MR_NO_ACCESS:
+    case MR_SAME:
+        break;
+    }
+    g_assert_cmphex(rdma_create_phys_mr(n->h, pdn, iova, len,
+                                        how == MR_NO_ACCESS ?
+                                        ACCESS_ALL & ~missing : ACCESS_ALL),
+                    ==, key);
+}
+
 /*
  * An RDMA WRITE whose target MR is destroyed after its first packets
- * landed: the next packet is NAKed remote access error (IBTA 10.6.7.2,
- * 9.7.5.2.4), and nothing past the bytes already written changes.
+ * landed, and perhaps replaced by another MR under the same key: the
+ * next packet is NAKed remote access error (IBTA 10.6.7.2, 9.7.5.2.4),
+ * and nothing past the bytes already written changes.  The rest of the
+ * message belongs to the MR its FIRST packet was checked against; a new
+ * MR under the same key - in another PD, without REMOTE_WRITE, or even
+ * one that would take a new WRITE - never receives it.
  */
-static void test_mr_destroyed_under_write(void)
+static void mr_replaced_under_write(MrReplacement how)
 {
     enum { LEN = 16384, MTU = 1024, LANDED = 4 };
     Pair p;
@@ -1251,8 +1291,8 @@ static void test_mr_destroyed_under_write(void)
     g_assert_cmpuint(log.naks, ==, 0);
     g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
 
-    g_assert_cmpuint(rdma_destroy(p.b.h, VHCA_CMD_DESTROY_MR, rkey), ==,
-                     VHCA_ST_OK);
+    mr_replace(&p.b, rkey, p.b.buf + 0x10000, LEN, how,
+               VHCA_ACCESS_REMOTE_WRITE);
     for (i = LANDED; i < q->count; i++) {
         queue_deliver(p.b.h, q, i);
     }
@@ -1272,6 +1312,7 @@ static void test_mr_destroyed_under_write(void)
     g_assert_true(qp_event_since(p.b.h, pi, VHCA_EVENT_QP_ACCESS_ERR,
                                  p.b.qp.qpn));
     g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_REM_ACCESS_NAK_SENT), ==, 1);
     /* What landed stays; the rest of the region was never written. */
     g_assert_cmpmem(ram_ptr(p.b.h, p.b.buf + 0x10000, LANDED * MTU),
                     LANDED * MTU, ram_ptr(p.a.h, p.a.buf, LANDED * MTU),
@@ -1282,6 +1323,91 @@ static void test_mr_destroyed_under_write(void)
     g_free(before);
     g_free(q);
     pair_free(&p);
+}
+
+static void test_mr_destroyed_under_write(void)
+{
+    mr_replaced_under_write(MR_GONE);
+}
+
+static void test_mr_replaced_under_write_other_pd(void)
+{
+    mr_replaced_under_write(MR_OTHER_PD);
+}
+
+static void test_mr_replaced_under_write_no_access(void)
+{
+    mr_replaced_under_write(MR_NO_ACCESS);
+}
+
+static void test_mr_replaced_under_write_same(void)
+{
+    mr_replaced_under_write(MR_SAME);
+}
+
+/*
+ * The same for a READ answered over many packets: the responses come
+ * from the MR the request was checked against, so once it is destroyed
+ * (and perhaps replaced under the same key) the stream stops with a NAK
+ * remote access error (IBTA 9.7.5.2.4, 10.6.7.2) and the READ completes
+ * in error at the requester.
+ */
+static void mr_replaced_under_read(MrReplacement how)
+{
+    enum { LEN = 128 * 1024 };
+    Pair p;
+    NakLog log = { 0 };
+    uint32_t rkey, sent;
+
+    pair_init(&p, &default_opts);
+    rkey = rdma_create_phys_mr(p.b.h, p.b.pdn, p.b.buf + 0x10000, LEN,
+                               ACCESS_ALL);
+    fill(&p.b, 0x10000, LEN, 4);
+    post(&p.a, 0xa1, VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED, 0, LEN,
+         p.b.buf + 0x10000, rkey);
+    ring_sq(&p.a);
+    harness_run(p.a.h);
+    /*
+     * One deferred pass of b: the READ's 128 response packets take more
+     * than one QP's budget, so the stream is half sent.
+     */
+    p.b.h->tx_hook = nak_log_hook;
+    p.b.h->tx_hook_opaque = &log;
+    g_assert_true(p.b.h->work_scheduled);
+    p.b.h->work_scheduled = false;
+    vhca_core_run_deferred(&p.b.h->core);
+    sent = p.b.h->tx_frames;
+    g_assert_cmpuint(sent, >, 0);
+    g_assert_true(p.b.h->core.qps[p.b.qp.qpn].resp.read_active);
+
+    mr_replace(&p.b, rkey, p.b.buf + 0x10000, LEN, how,
+               VHCA_ACCESS_REMOTE_READ);
+    settle(&p);
+
+    g_assert_cmpuint(log.naks, ==, 1);
+    g_assert_cmphex(log.syndrome, ==,
+                    VHCA_IB_AETH_KIND_NAK | VHCA_IB_NAK_REMOTE_ACCESS);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_REM_ACCESS_ERR,
+               VHCA_WC_RDMA_READ);
+    expect_no_cqe(&p.a, &p.a.scq);
+    g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_REM_ACCESS_NAK_SENT), ==, 1);
+    pair_free(&p);
+}
+
+static void test_mr_replaced_under_read_other_pd(void)
+{
+    mr_replaced_under_read(MR_OTHER_PD);
+}
+
+static void test_mr_replaced_under_read_no_access(void)
+{
+    mr_replaced_under_read(MR_NO_ACCESS);
+}
+
+static void test_mr_replaced_under_read_same(void)
+{
+    mr_replaced_under_read(MR_SAME);
 }
 
 /*
@@ -1400,6 +1526,18 @@ int main(int argc, char **argv)
                     test_rd_atomic_limit_and_fence);
     g_test_add_func("/vhca/rc/mr-destroyed-under-write",
                     test_mr_destroyed_under_write);
+    g_test_add_func("/vhca/rc/mr-replaced-under-write/other-pd",
+                    test_mr_replaced_under_write_other_pd);
+    g_test_add_func("/vhca/rc/mr-replaced-under-write/no-remote-write",
+                    test_mr_replaced_under_write_no_access);
+    g_test_add_func("/vhca/rc/mr-replaced-under-write/same-pd-and-rights",
+                    test_mr_replaced_under_write_same);
+    g_test_add_func("/vhca/rc/mr-replaced-under-read/other-pd",
+                    test_mr_replaced_under_read_other_pd);
+    g_test_add_func("/vhca/rc/mr-replaced-under-read/no-remote-read",
+                    test_mr_replaced_under_read_no_access);
+    g_test_add_func("/vhca/rc/mr-replaced-under-read/same-pd-and-rights",
+                    test_mr_replaced_under_read_same);
     g_test_add_func("/vhca/rc/mr-destroyed-under-send",
                     test_mr_destroyed_under_send);
     return g_test_run();
