@@ -358,6 +358,7 @@ typedef struct VhcaCore {
     bool sched_requested;           /* ops->schedule() is outstanding */
     uint64_t sched_timer;           /* deadline armed, UINT64_MAX: none */
     uint32_t rx_queued;             /* received frames waiting on QPs */
+    uint32_t rx_queued_bytes;       /* and their sizes */
     uint16_t roce_ip_id;            /* IPv4 identification of RoCE frames */
     /* Bounce buffers for one RoCE packet's payload and frame. */
     uint8_t roce_payload[4096];

@@ -74,9 +74,18 @@ typedef struct VhcaWq {
 #define VHCA_REQ_MAX_UNACKED    256
 /* AckReq at least every this many packets of a long message. */
 #define VHCA_REQ_ACKREQ_EVERY   32
-/* Received frames waiting for their QP, per QP and per device. */
+/*
+ * Received frames waiting for their QP, per QP and per device, in frames
+ * and in bytes (each entry's size: its parsed headers and the IP datagram
+ * up to the end of the RoCE packet, at most about 4.4 KiB as frames with
+ * more payload than the MTU allow are dropped first).  Whichever bound is
+ * reached first drops the frame: at most VHCA_RXQ_MAX_DEV_BYTES plus one
+ * entry of QEMU heap per device, whatever a peer sends.
+ */
 #define VHCA_RXQ_MAX_QP         256
 #define VHCA_RXQ_MAX_DEV        2048
+#define VHCA_RXQ_MAX_QP_BYTES   (1u << 20)
+#define VHCA_RXQ_MAX_DEV_BYTES  (8u << 20)
 #define VHCA_NO_DEADLINE        UINT64_MAX
 
 /* A received RoCE frame, parsed, waiting for its QP. */
@@ -86,6 +95,7 @@ typedef struct VhcaFrameQueue {
     VhcaRxFrame *head;
     VhcaRxFrame *tail;
     uint32_t count;
+    uint32_t bytes;                 /* sum of the entries' sizes */
 } VhcaFrameQueue;
 
 /*
