@@ -128,6 +128,7 @@ enum vhca_drop_reason {
 	VHCA_DROP_STALE_RESPONSE,		/* RC: nothing outstanding */
 	VHCA_DROP_BAD_RESPONSE,		/* RC: unexpected response */
 	VHCA_DROP_DUP_TOO_OLD,			/* older than our resources */
+	VHCA_DROP_OVERSIZE,			/* payload over the MTU */
 	VHCA_DROP_MAX
 };
 
@@ -149,6 +150,7 @@ static inline const char *vhca_drop_reason_name(unsigned int reason)
 		[VHCA_DROP_STALE_RESPONSE]	= "stale-response",
 		[VHCA_DROP_BAD_RESPONSE]	= "bad-response",
 		[VHCA_DROP_DUP_TOO_OLD]		= "duplicate-too-old",
+		[VHCA_DROP_OVERSIZE]		= "oversize",
 	};
 
 	return reason < VHCA_DROP_MAX ? names[reason] : "unknown";
@@ -215,6 +217,7 @@ enum vhca_counter {
 	VHCA_CNT_DROP_STALE_RESPONSE,
 	VHCA_CNT_DROP_BAD_RESPONSE,
 	VHCA_CNT_DROP_DUP_TOO_OLD,
+	VHCA_CNT_DROP_OVERSIZE,
 	VHCA_CNT_MAX
 };
 
@@ -276,6 +279,7 @@ static inline const char *vhca_counter_name(unsigned int counter)
 		[VHCA_CNT_DROP_STALE_RESPONSE]	= "drop_stale_response",
 		[VHCA_CNT_DROP_BAD_RESPONSE]	= "drop_bad_response",
 		[VHCA_CNT_DROP_DUP_TOO_OLD]	= "drop_duplicate_too_old",
+		[VHCA_CNT_DROP_OVERSIZE]	= "drop_oversize",
 	};
 
 	return counter < VHCA_CNT_MAX ? names[counter] : "unknown";

@@ -159,7 +159,7 @@ static int vhcad_rdma_init(struct vhca_dev *dev)
 
 	xa_init_flags(&dev->cqs, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
-	atomic_set(&dev->mr_key_tag, 0);
+	atomic_set(&dev->mr_key_tag, get_random_u8());
 
 	err = vhcad_cmd_alloc_uctx(dev, &dev->kernel_db_page);
 	if (err)

@@ -6,6 +6,7 @@
  * are the same key, index << 8 | tag.
  */
 
+#include <linux/random.h>
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>
 
@@ -21,13 +22,22 @@ static_assert(IB_ACCESS_REMOTE_READ == VHCA_ACCESS_REMOTE_READ);
 static_assert(IB_ACCESS_REMOTE_ATOMIC == VHCA_ACCESS_REMOTE_ATOMIC);
 
 /*
- * The device keys an MR by index and 8-bit tag; it reuses indices, so each
- * new MR takes the next tag and a key held from an earlier MR at the same
- * index stops matching (IBTA 10.6.3).
+ * The device keys an MR by index and 8-bit tag, and gives a new MR the
+ * lowest free index, so an index comes back as soon as its MR is
+ * destroyed.  A key held from the earlier MR at that index must not name
+ * the new one (IBTA 10.6.3).  A plain counter repeats a tag after exactly
+ * 256 registrations, a pattern a remote peer holding a stale R_Key can
+ * count on; a random tag alone repeats the previous one 1 time in 256.
+ * So each tag is the previous one plus a random step of 1..255: the next
+ * MR never gets the tag just used, and no one outside can predict which
+ * registration brings a tag back.  The device also pins each message to
+ * the MR its first packet was checked against, whatever the tag.
  */
 static u32 vhcad_next_key_tag(struct vhca_dev *dev)
 {
-	return (u32)atomic_inc_return(&dev->mr_key_tag) & 0xff;
+	u32 step = 1 + get_random_u32_below(255);
+
+	return (u32)atomic_add_return(step, &dev->mr_key_tag) & 0xff;
 }
 
 /* Access flags the device enforces; the optional ones may be ignored. */

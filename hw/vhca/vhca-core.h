@@ -346,6 +346,8 @@ typedef struct VhcaCore {
     VhcaEq comp_eqs[VHCA_MAX_COMP_EQS + 1];
     VhcaCq *cqs;
     VhcaQp *qps;
+    /* CREATE_MRs so far, never reset: the generation of the newest MR. */
+    uint64_t mr_gen;
     /* A CQ went into error: its QPs still have to be moved to ERR. */
     bool cq_error_pending;
     VhcaMcastGroup mcast[VHCA_MAX_MCAST_GROUPS];
@@ -356,6 +358,7 @@ typedef struct VhcaCore {
     bool sched_requested;           /* ops->schedule() is outstanding */
     uint64_t sched_timer;           /* deadline armed, UINT64_MAX: none */
     uint32_t rx_queued;             /* received frames waiting on QPs */
+    uint32_t rx_queued_bytes;       /* and their sizes */
     uint16_t roce_ip_id;            /* IPv4 identification of RoCE frames */
     /* Bounce buffers for one RoCE packet's payload and frame. */
     uint8_t roce_payload[4096];

@@ -231,6 +231,7 @@ uint8_t vhca_cmd_create_mr(VhcaCore *core, VhcaCmdCtx *ctx)
     }
 
     memset(&mr, 0, sizeof(mr));
+    mr.gen = ++core->mr_gen;
     mr.key_tag = (uint8_t)c.key_tag;
     mr.flags = c.flags;
     mr.pdn = c.pdn;
@@ -315,10 +316,16 @@ static VhcaMrStatus vhca_mr_check_access(const VhcaMr *mr, uint32_t pdn,
 }
 
 VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
-                           uint64_t addr, uint64_t len, uint32_t access)
+                           uint64_t addr, uint64_t len, uint32_t access,
+                           uint64_t *gen)
 {
-    return vhca_mr_check_access(vhca_mr_by_key(core, key), pdn, addr, len,
-                                access);
+    const VhcaMr *mr = vhca_mr_by_key(core, key);
+    VhcaMrStatus status = vhca_mr_check_access(mr, pdn, addr, len, access);
+
+    if (status == VHCA_MR_OK && gen) {
+        *gen = mr->gen;
+    }
+    return status;
 }
 
 const char *vhca_mr_status_name(VhcaMrStatus status)
@@ -404,6 +411,24 @@ static int vhca_mr_dma(VhcaCore *core, const VhcaMr *mr, uint64_t addr,
     return 0;
 }
 
+/*
+ * Check [@addr, @addr + @len) of key @key in generation @gen, then move
+ * it: the only path from the engine to an MR's memory.
+ */
+static bool vhca_mr_copy_range(VhcaCore *core, VhcaSgDir dir, uint32_t key,
+                               uint64_t gen, uint64_t addr, uint8_t *buf,
+                               uint32_t len, uint32_t pdn, uint32_t access)
+{
+    const VhcaMr *mr = vhca_mr_by_key(core, key);
+
+    /* Another MR behind the same key is no MR of this message. */
+    if (mr && gen != VHCA_MR_GEN_ANY && mr->gen != gen) {
+        mr = NULL;
+    }
+    return vhca_mr_check_access(mr, pdn, addr, len, access) == VHCA_MR_OK &&
+           !vhca_mr_dma(core, mr, addr, buf, len, dir);
+}
+
 uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
                      const struct vhca_sge *sgl, unsigned nsge,
                      uint64_t offset, void *buf, uint32_t len, uint32_t pdn,
@@ -414,7 +439,6 @@ uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
 
     for (i = 0; i < nsge && len; i++) {
         const struct vhca_sge *sge = &sgl[i];
-        const VhcaMr *mr;
         uint32_t chunk;
 
         if (offset >= sge->length) {
@@ -425,12 +449,11 @@ uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
                                            : len;
         /*
          * Checked at every use: the MR may have gone, or its key been
-         * given to another MR, since the WQE or the RETH was checked.
+         * given to another MR, since the WQE was checked.
          */
-        mr = vhca_mr_by_key(core, sge->lkey);
-        if (vhca_mr_check_access(mr, pdn, sge->addr + offset, chunk,
-                                 access) != VHCA_MR_OK ||
-            vhca_mr_dma(core, mr, sge->addr + offset, p, chunk, dir)) {
+        if (!vhca_mr_copy_range(core, dir, sge->lkey, VHCA_MR_GEN_ANY,
+                                sge->addr + offset, p, chunk, pdn,
+                                access)) {
             return VHCA_WC_LOC_PROT_ERR;
         }
         p += chunk;
@@ -439,4 +462,16 @@ uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
     }
     /* The list holds less than @offset + @len bytes. */
     return len ? VHCA_WC_LOC_LEN_ERR : VHCA_WC_SUCCESS;
+}
+
+uint8_t vhca_sg_copy_one(VhcaCore *core, VhcaSgDir dir, uint32_t key,
+                         uint64_t gen, uint64_t addr, void *buf,
+                         uint32_t len, uint32_t pdn, uint32_t access)
+{
+    if (!len) {
+        return VHCA_WC_SUCCESS;
+    }
+    return vhca_mr_copy_range(core, dir, key, gen, addr, buf, len, pdn,
+                              access) ? VHCA_WC_SUCCESS
+                                      : VHCA_WC_LOC_PROT_ERR;
 }

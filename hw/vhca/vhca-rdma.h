@@ -22,6 +22,12 @@ struct VhcaPd {
 };
 
 struct VhcaMr {
+    /*
+     * core->mr_gen after the CREATE_MR that made it: unlike the key,
+     * which comes back when an index and a tag are reused, it names this
+     * MR and no later one.
+     */
+    uint64_t gen;
     uint8_t key_tag;
     uint16_t flags;                 /* VHCA_MR_* */
     uint32_t pdn;
@@ -68,9 +74,18 @@ typedef struct VhcaWq {
 #define VHCA_REQ_MAX_UNACKED    256
 /* AckReq at least every this many packets of a long message. */
 #define VHCA_REQ_ACKREQ_EVERY   32
-/* Received frames waiting for their QP, per QP and per device. */
+/*
+ * Received frames waiting for their QP, per QP and per device, in frames
+ * and in bytes (each entry's size: its parsed headers and the IP datagram
+ * up to the end of the RoCE packet, at most about 4.4 KiB as frames with
+ * more payload than the MTU allow are dropped first).  Whichever bound is
+ * reached first drops the frame: at most VHCA_RXQ_MAX_DEV_BYTES plus one
+ * entry of QEMU heap per device, whatever a peer sends.
+ */
 #define VHCA_RXQ_MAX_QP         256
 #define VHCA_RXQ_MAX_DEV        2048
+#define VHCA_RXQ_MAX_QP_BYTES   (1u << 20)
+#define VHCA_RXQ_MAX_DEV_BYTES  (8u << 20)
 #define VHCA_NO_DEADLINE        UINT64_MAX
 
 /* A received RoCE frame, parsed, waiting for its QP. */
@@ -80,6 +95,7 @@ typedef struct VhcaFrameQueue {
     VhcaRxFrame *head;
     VhcaRxFrame *tail;
     uint32_t count;
+    uint32_t bytes;                 /* sum of the entries' sizes */
 } VhcaFrameQueue;
 
 /*
@@ -150,6 +166,7 @@ typedef struct VhcaRdRes {
     uint32_t last_psn;
     uint64_t va;
     uint32_t rkey;
+    uint64_t gen;                   /* the MR @rkey named (vhca_mr_check) */
     uint32_t len;
     uint64_t orig;                  /* atomic: original remote data */
 } VhcaRdRes;
@@ -165,6 +182,7 @@ typedef struct VhcaResponder {
     /* RDMA WRITE in progress */
     uint64_t write_va;
     uint32_t write_rkey;
+    uint64_t write_gen;             /* the MR the FIRST packet checked */
     uint32_t write_len;
     /* SEND in progress: the receive WQE it fills (rq.ci) */
     uint64_t rwqe_wr_id;
@@ -178,6 +196,7 @@ typedef struct VhcaResponder {
     bool read_active;
     uint64_t read_va;
     uint32_t read_rkey;
+    uint64_t read_gen;              /* the MR the READ request checked */
     uint32_t read_len;
     uint32_t read_psn;              /* PSN of the stream's first packet */
     uint32_t read_idx;              /* next packet of the stream */
@@ -333,9 +352,21 @@ void vhca_mcast_reset(VhcaCore *core);
 /* vhca-admin.c: the port's active MTU (enum vhca_ib_mtu, 0 if none). */
 uint8_t vhca_port_active_mtu(const VhcaCore *core);
 
-/* vhca-mr.c: what the transport calls for every memory access. */
+/*
+ * An MR generation that pins nothing: whichever MR the key names when the
+ * data moves.  Every real generation is above it.
+ */
+#define VHCA_MR_GEN_ANY     0
+
+/*
+ * vhca-mr.c: what the transport calls for every memory access.  Checks
+ * @key, PD @pdn, the bounds and @access (IBTA 10.6.3); if @gen is not
+ * NULL and the check passes, stores the generation of the MR checked, for
+ * the data movements of the same message to pin (vhca_sg_copy_one()).
+ */
 VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
-                           uint64_t addr, uint64_t len, uint32_t access);
+                           uint64_t addr, uint64_t len, uint32_t access,
+                           uint64_t *gen);
 const char *vhca_mr_status_name(VhcaMrStatus status);
 
 /* Which way vhca_sg_copy() moves the data. */
@@ -349,6 +380,8 @@ typedef enum VhcaSgDir {
  * regions, for every user: a send WQE's data (gather), a receive WQE's
  * buffer, a READ response's or an atomic's local buffer (scatter), and
  * RDMA WRITE, READ and atomics through an R_Key (vhca_sg_copy_one()).
+ * Nothing else in the engine reaches an MR's memory, so no caller can
+ * skip a check.
  *
  * Copies @len bytes between @buf and bytes [@offset, @offset + @len) of
  * the buffer that the @nsge entries of @sgl describe (host byte order;
@@ -364,16 +397,18 @@ uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
                      uint64_t offset, void *buf, uint32_t len, uint32_t pdn,
                      uint32_t access);
 
-/* vhca_sg_copy() of the one range [@addr, @addr + @len) of key @key. */
-static inline uint8_t vhca_sg_copy_one(VhcaCore *core, VhcaSgDir dir,
-                                       uint32_t key, uint64_t addr,
-                                       void *buf, uint32_t len,
-                                       uint32_t pdn, uint32_t access)
-{
-    const struct vhca_sge sge = { .addr = addr, .length = len, .lkey = key };
-
-    return vhca_sg_copy(core, dir, &sge, 1, 0, buf, len, pdn, access);
-}
+/*
+ * vhca_sg_copy() of the one range [@addr, @addr + @len) of key @key, in
+ * the MR of generation @gen only (VHCA_MR_GEN_ANY: the MR the key names
+ * now).  The packets after the first of a multi-packet RDMA WRITE, and
+ * the response packets of a READ, pass the generation their request
+ * checked: if the MR was destroyed and its index and tag reused since,
+ * the key names another MR and the data does not move (as rxe holds a
+ * reference to the MR for the message; IBTA 10.6.7.2).
+ */
+uint8_t vhca_sg_copy_one(VhcaCore *core, VhcaSgDir dir, uint32_t key,
+                         uint64_t gen, uint64_t addr, void *buf,
+                         uint32_t len, uint32_t pdn, uint32_t access);
 
 /* vhca-eq.c: the producer shared by EQ 0 and the completion EQs. */
 bool vhca_eq_post(VhcaCore *core, VhcaEq *eq, VhcaGuestError kind,

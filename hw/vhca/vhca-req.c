@@ -171,8 +171,8 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
         uint32_t lkey = vhca_ld_le32(sge + 12);
 
         total += len;
-        if (len && vhca_mr_check(core, lkey, qp->pdn, addr, len, access) !=
-            VHCA_MR_OK) {
+        if (len && vhca_mr_check(core, lkey, qp->pdn, addr, len, access,
+                                 NULL) != VHCA_MR_OK) {
             return VHCA_WC_LOC_PROT_ERR;
         }
     }

@@ -374,11 +374,15 @@ VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
         if (reth->dma_len > VHCA_MAX_MSG_SIZE) {
             return VHCA_WRITE_INVALID;
         }
-        /* IBTA C9-88: R_Key and VA are not checked for zero length. */
+        /*
+         * IBTA C9-88: R_Key and VA are not checked for zero length.  The
+         * rest of the message goes to the MR checked here or nowhere.
+         */
+        resp->write_gen = VHCA_MR_GEN_ANY;
         if (reth->dma_len &&
             vhca_mr_check(core, reth->rkey, qp->pdn, reth->va,
-                          reth->dma_len, VHCA_ACCESS_REMOTE_WRITE) !=
-            VHCA_MR_OK) {
+                          reth->dma_len, VHCA_ACCESS_REMOTE_WRITE,
+                          &resp->write_gen) != VHCA_MR_OK) {
             return VHCA_WRITE_ACCESS;
         }
         resp->write_va = reth->va;
@@ -421,12 +425,15 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     resp->cur = VHCA_RESP_WRITE;
-    if (plen && vhca_sg_copy_one(core, VHCA_SG_SCATTER, resp->write_rkey,
-                                 resp->write_va + resp->cur_len,
-                                 (uint8_t *)pkt->payload, plen, qp->pdn,
-                                 VHCA_ACCESS_REMOTE_WRITE) !=
-        VHCA_WC_SUCCESS) {
-        /* The MR went away under the WRITE (IBTA 10.6.7.2). */
+    /*
+     * Every packet is checked again, pinned to the MR the FIRST packet
+     * checked: the MR went away under the WRITE, perhaps replaced by
+     * another under the same key (IBTA 10.6.7.2, 9.7.5.2.4).
+     */
+    if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, resp->write_rkey,
+                         resp->write_gen, resp->write_va + resp->cur_len,
+                         (uint8_t *)pkt->payload, plen, qp->pdn,
+                         VHCA_ACCESS_REMOTE_WRITE) != VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
     }
@@ -454,13 +461,14 @@ static VhcaRdRes *vhca_resp_res_alloc(VhcaQp *qp)
 }
 
 static void vhca_resp_read_start(VhcaQp *qp, uint64_t va, uint32_t rkey,
-                                 uint32_t len, uint32_t psn)
+                                 uint64_t gen, uint32_t len, uint32_t psn)
 {
     VhcaResponder *resp = &qp->resp;
 
     resp->read_active = true;
     resp->read_va = va;
     resp->read_rkey = rkey;
+    resp->read_gen = gen;
     resp->read_len = len;
     resp->read_psn = psn;
     resp->read_idx = 0;
@@ -471,6 +479,7 @@ static void vhca_resp_do_read(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 {
     const VhcaWireReth *reth = &pkt->tp.reth;
     uint32_t psn = pkt->tp.bth.psn;
+    uint64_t gen = VHCA_MR_GEN_ANY;
     VhcaRdRes *res;
     uint32_t npkts;
 
@@ -482,7 +491,7 @@ static void vhca_resp_do_read(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     if (reth->dma_len &&
         vhca_mr_check(core, reth->rkey, qp->pdn, reth->va, reth->dma_len,
-                      VHCA_ACCESS_REMOTE_READ) != VHCA_MR_OK) {
+                      VHCA_ACCESS_REMOTE_READ, &gen) != VHCA_MR_OK) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
     }
@@ -493,8 +502,9 @@ static void vhca_resp_do_read(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     res->last_psn = vhca_psn_add(psn, npkts - 1);
     res->va = reth->va;
     res->rkey = reth->rkey;
+    res->gen = gen;
     res->len = reth->dma_len;
-    vhca_resp_read_start(qp, reth->va, reth->rkey, reth->dma_len, psn);
+    vhca_resp_read_start(qp, reth->va, reth->rkey, gen, reth->dma_len, psn);
     /* IBTA 9.4.4: a READ request takes one PSN per response packet. */
     qp->resp.epsn = vhca_psn_add(psn, npkts);
     qp->resp.msn++;
@@ -515,8 +525,9 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_resp_invalid(core, qpn, qp, psn);
         return;
     }
-    if (vhca_sg_copy_one(core, VHCA_SG_GATHER, at->rkey, at->va, raw, 8,
-                         qp->pdn, VHCA_ACCESS_REMOTE_ATOMIC) !=
+    if (vhca_sg_copy_one(core, VHCA_SG_GATHER, at->rkey, VHCA_MR_GEN_ANY,
+                         at->va, raw, 8, qp->pdn,
+                         VHCA_ACCESS_REMOTE_ATOMIC) !=
         VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -533,8 +544,9 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         result = orig + at->swap_add;
     }
     vhca_st_le64(raw, result);
-    if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, at->rkey, at->va, raw, 8,
-                         qp->pdn, VHCA_ACCESS_REMOTE_ATOMIC) !=
+    if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, at->rkey, VHCA_MR_GEN_ANY,
+                         at->va, raw, 8, qp->pdn,
+                         VHCA_ACCESS_REMOTE_ATOMIC) !=
         VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -563,12 +575,14 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
         return;
     }
     psn = vhca_psn_add(resp->read_psn, resp->read_idx);
-    /* The MR may go away under a long READ (IBTA 10.6.7.2). */
-    if (seg.len &&
-        vhca_sg_copy_one(core, VHCA_SG_GATHER, resp->read_rkey,
-                         resp->read_va + seg.offset, core->roce_payload,
-                         seg.len, qp->pdn, VHCA_ACCESS_REMOTE_READ) !=
-        VHCA_WC_SUCCESS) {
+    /*
+     * The MR may go away under a long READ, and another take its key
+     * (IBTA 10.6.7.2): each packet reads the MR the request checked.
+     */
+    if (vhca_sg_copy_one(core, VHCA_SG_GATHER, resp->read_rkey,
+                         resp->read_gen, resp->read_va + seg.offset,
+                         core->roce_payload, seg.len, qp->pdn,
+                         VHCA_ACCESS_REMOTE_READ) != VHCA_WC_SUCCESS) {
         resp->read_active = false;
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -629,7 +643,8 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                     pkt->tp.reth.dma_len < len) {
                     len = pkt->tp.reth.dma_len;
                 }
-                vhca_resp_read_start(qp, res->va + off, res->rkey, len, psn);
+                vhca_resp_read_start(qp, res->va + off, res->rkey, res->gen,
+                                     len, psn);
             }
             return;
         }

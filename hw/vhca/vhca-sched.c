@@ -234,7 +234,8 @@ void vhca_core_timer_expired(VhcaCore *core)
 /* Receive queues                                                         */
 /* ---------------------------------------------------------------------- */
 
-static void vhca_frameq_push(VhcaFrameQueue *q, VhcaRxFrame *f)
+static void vhca_frameq_push(VhcaCore *core, VhcaFrameQueue *q,
+                             VhcaRxFrame *f)
 {
     f->next = NULL;
     if (q->tail) {
@@ -244,6 +245,9 @@ static void vhca_frameq_push(VhcaFrameQueue *q, VhcaRxFrame *f)
     }
     q->tail = f;
     q->count++;
+    q->bytes += f->size;
+    core->rx_queued++;
+    core->rx_queued_bytes += f->size;
 }
 
 VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q)
@@ -258,7 +262,9 @@ VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q)
         q->tail = NULL;
     }
     q->count--;
+    q->bytes -= f->size;
     core->rx_queued--;
+    core->rx_queued_bytes -= f->size;
     return f;
 }
 
@@ -299,29 +305,70 @@ static bool vhca_qp_takes(const VhcaQp *qp, uint8_t opcode)
     }
 }
 
-/* Queue a copy of @frame (parsed into @pkt) on @q and mark the QP. */
-static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, VhcaFrameQueue *q,
-                            const uint8_t *frame, size_t len,
-                            const VhcaWirePacket *pkt)
+/*
+ * The largest payload a packet for @qp may carry: its path MTU, or the
+ * port's active MTU if that is larger (a UD QP has no path MTU).  Up to
+ * it, a packet goes to the QP, whose transport judges the length against
+ * the path MTU (an RC responder NAKs it, IBTA 9.7.5.2.4); beyond it no
+ * sender this port talks to may go, and a frame that does is dropped
+ * before it costs the device memory.
+ */
+static uint32_t vhca_rx_max_payload(const VhcaCore *core, const VhcaQp *qp)
 {
+    uint32_t path = vhca_qp_mtu(qp);
+    uint32_t port = vhca_ib_mtu_bytes(vhca_port_active_mtu(core));
+
+    return path > port ? path : port;
+}
+
+/*
+ * Queue a copy of @frame (parsed into @pkt) on @q of QP @qpn and mark the
+ * QP.  Only the IP datagram up to the end of the RoCE packet is kept:
+ * nothing of a frame's Ethernet header is needed any more, and bytes
+ * past the UDP length (or the IP length) are not the packet's.
+ */
+static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
+                            VhcaFrameQueue *q, const uint8_t *frame,
+                            size_t len, const VhcaWirePacket *pkt)
+{
+    uint32_t start = pkt->l3_offset;
+    uint64_t end = (uint64_t)pkt->payload_offset + pkt->payload_len +
+                   pkt->tp.bth.pad + VHCA_IB_ICRC_LEN;
+    uint32_t size;
     VhcaRxFrame *f;
 
-    if (q->count >= VHCA_RXQ_MAX_QP ||
-        core->rx_queued >= VHCA_RXQ_MAX_DEV) {
+    if (pkt->payload_len > vhca_rx_max_payload(core, qp)) {
+        vhca_rx_drop(core, VHCA_DROP_OVERSIZE, qpn);
+        return;
+    }
+    /* The parser vouches for this; a frame that breaks it is dropped. */
+    if (end > len || start > pkt->payload_offset) {
+        vhca_rx_drop(core, VHCA_DROP_MALFORMED, qpn);
+        return;
+    }
+    size = (uint32_t)(sizeof(*f) + end - start);
+    if (q->count >= VHCA_RXQ_MAX_QP || core->rx_queued >= VHCA_RXQ_MAX_DEV ||
+        q->bytes + size > VHCA_RXQ_MAX_QP_BYTES ||
+        core->rx_queued_bytes + size > VHCA_RXQ_MAX_DEV_BYTES) {
         /* A real HCA's receive buffer is full too: the sender retries. */
         vhca_rx_drop(core, VHCA_DROP_QUEUE_FULL, qpn);
         return;
     }
-    f = malloc(sizeof(*f) + len);
+    f = malloc(size);
     if (!f) {
         vhca_rx_drop(core, VHCA_DROP_NO_MEMORY, qpn);
         return;
     }
-    memcpy(f->data, frame, len);
+    f->size = size;
+    memcpy(f->data, frame + start, end - start);
     f->pkt = *pkt;
-    f->pkt.payload = f->data + pkt->payload_offset;
-    vhca_frameq_push(q, f);
-    core->rx_queued++;
+    f->pkt.l3_offset -= start;
+    f->pkt.l4_offset -= start;
+    f->pkt.l4_len = (uint32_t)(end - pkt->l4_offset);
+    f->pkt.bth_offset -= start;
+    f->pkt.payload_offset -= start;
+    f->pkt.payload = f->data + f->pkt.payload_offset;
+    vhca_frameq_push(core, q, f);
     vhca_sched_kick(core, qpn);
 }
 
@@ -358,7 +405,7 @@ static void vhca_rx_mcast(VhcaCore *core, const uint8_t *frame, size_t len,
             vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpns[i]);
             continue;
         }
-        vhca_rx_enqueue(core, qpns[i], &qp->rxq_req, frame, len, pkt);
+        vhca_rx_enqueue(core, qpns[i], qp, &qp->rxq_req, frame, len, pkt);
     }
 }
 
@@ -411,7 +458,7 @@ void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
         }
         q = &qp->rxq_resp;
     }
-    vhca_rx_enqueue(core, qpn, q, frame, len, pkt);
+    vhca_rx_enqueue(core, qpn, qp, q, frame, len, pkt);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -487,6 +534,7 @@ void vhca_sched_cleanup(VhcaCore *core)
         vhca_qp_transport_free(core, &core->qps[qpn]);
     }
     core->rx_queued = 0;
+    core->rx_queued_bytes = 0;
     if (core->sched_pending.map) {
         vhca_ids_clear(&core->sched_pending);
     }

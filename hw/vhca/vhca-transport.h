@@ -26,8 +26,9 @@
 
 struct VhcaRxFrame {
     VhcaRxFrame *next;
+    uint32_t size;                  /* what it counts in its queue's bytes */
     VhcaWirePacket pkt;             /* payload points into data */
-    uint8_t data[];
+    uint8_t data[];                 /* the IP datagram: l3_offset is 0 */
 };
 
 /* vhca-sched.c */

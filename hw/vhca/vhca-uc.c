@@ -100,12 +100,11 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     resp->cur = VHCA_RESP_WRITE;
-    if (plen && vhca_sg_copy_one(core, VHCA_SG_SCATTER, resp->write_rkey,
-                                 resp->write_va + resp->cur_len,
-                                 (uint8_t *)pkt->payload, plen, qp->pdn,
-                                 VHCA_ACCESS_REMOTE_WRITE) !=
-        VHCA_WC_SUCCESS) {
-        /* The MR went away under the WRITE (IBTA 10.6.7.2). */
+    /* The MR the FIRST packet checked, or nothing (IBTA 10.6.7.2). */
+    if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, resp->write_rkey,
+                         resp->write_gen, resp->write_va + resp->cur_len,
+                         (uint8_t *)pkt->payload, plen, qp->pdn,
+                         VHCA_ACCESS_REMOTE_WRITE) != VHCA_WC_SUCCESS) {
         vhca_uc_drop_msg(core, qpn, qp);
         return;
     }

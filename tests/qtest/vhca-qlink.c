@@ -260,6 +260,64 @@ const char *vhca_roce_parse(const uint8_t *f, size_t len, VhcaRocePkt *p)
     return NULL;
 }
 
+/* ---- building frames --------------------------------------------------- */
+
+void vhca_roce_reseal(uint8_t *f, size_t len)
+{
+    uint8_t *ip = f + ETH_HLEN;
+    size_t udp_len;
+
+    g_assert_cmpuint(len, >=, ETH_HLEN + IPV4_HLEN + UDP_HLEN);
+    stw_be_p(ip + 10, 0);
+    stw_be_p(ip + 10, ip_checksum(ip, IPV4_HLEN));
+    udp_len = lduw_be_p(ip + IPV4_HLEN + 4);
+    if (udp_len >= UDP_HLEN + BTH_LEN + ICRC_LEN &&
+        ETH_HLEN + IPV4_HLEN + udp_len <= len) {
+        size_t covered = IPV4_HLEN + udp_len - ICRC_LEN;
+
+        stl_le_p(ip + covered, roce_icrc(ip, covered));
+    }
+}
+
+size_t vhca_roce_build(uint8_t *f, size_t cap, const VhcaRoceOut *o)
+{
+    uint8_t pad = -o->payload_len & 3;
+    size_t udp_len = UDP_HLEN + BTH_LEN + o->ext_len + o->payload_len +
+                     pad + ICRC_LEN;
+    size_t len = ETH_HLEN + IPV4_HLEN + udp_len;
+    uint8_t *ip = f + ETH_HLEN, *udp = ip + IPV4_HLEN, *bth = udp + UDP_HLEN;
+    uint8_t *p = bth + BTH_LEN;
+
+    g_assert_cmpuint(len, <=, cap);
+    g_assert_cmpuint(o->ext_len, <=, sizeof(o->ext));
+    memset(f, 0, len);
+    memcpy(f, o->dmac, 6);
+    memcpy(f + 6, o->smac, 6);
+    stw_be_p(f + 12, ETHERTYPE_IPV4);
+    ip[0] = 0x45;
+    stw_be_p(ip + 2, IPV4_HLEN + udp_len);
+    stw_be_p(ip + 6, 0x4000);               /* DF */
+    ip[8] = 64;
+    ip[9] = 17;
+    memcpy(ip + 12, o->sip, 4);
+    memcpy(ip + 16, o->dip, 4);
+    stw_be_p(udp, 0xc000);
+    stw_be_p(udp + 2, VHCA_ROCE_V2_UDP_PORT);
+    stw_be_p(udp + 4, udp_len);
+    bth[0] = o->opcode;
+    bth[1] = pad << 4;
+    stw_be_p(bth + 2, 0xffff);
+    stl_be_p(bth + 4, o->dest_qpn & 0xffffff);
+    stl_be_p(bth + 8, (o->ack_req ? 0x80000000u : 0) | (o->psn & 0xffffff));
+    memcpy(p, o->ext, o->ext_len);
+    p += o->ext_len;
+    if (o->payload_len) {
+        memcpy(p, o->payload, o->payload_len);
+    }
+    vhca_roce_reseal(f, len);
+    return len;
+}
+
 /* ---- the link ---------------------------------------------------------- */
 
 /* Largest frame a vhca sends (9000 MTU + header + tag) with room to spare. */

@@ -92,6 +92,38 @@ typedef struct VhcaRocePkt {
  */
 const char *vhca_roce_parse(const uint8_t *frame, size_t len,
                             VhcaRocePkt *pkt);
+/*
+ * A RoCEv2 packet over IPv4 for vhca_roce_build() (host byte order): the
+ * extension headers are given as the bytes that follow the BTH, so a test
+ * can write any of them, or too few.
+ */
+typedef struct VhcaRoceOut {
+    uint8_t dmac[6], smac[6];
+    uint8_t sip[4], dip[4];
+    uint8_t opcode;
+    uint32_t dest_qpn;
+    uint32_t psn;
+    bool ack_req;
+    uint8_t ext[32];
+    size_t ext_len;
+    const uint8_t *payload;
+    uint32_t payload_len;
+} VhcaRoceOut;
+
+/*
+ * Build @o as a complete frame (Ethernet, IPv4 with DF and checksum, UDP
+ * to 4791 with checksum 0, BTH with P_Key 0xffff, the extension bytes,
+ * payload, zero pad, ICRC) into @buf; returns its length, which must fit
+ * @cap.
+ */
+size_t vhca_roce_build(uint8_t *buf, size_t cap, const VhcaRoceOut *o);
+/*
+ * After a test changed fields of a frame vhca_roce_build() made: write
+ * the IPv4 header checksum again, and the ICRC where the UDP length puts
+ * it, if that is inside the @len bytes of the frame.
+ */
+void vhca_roce_reseal(uint8_t *frame, size_t len);
+
 /* Name of an RC opcode, for messages. */
 const char *vhca_rc_opcode_name(uint8_t opcode);
 

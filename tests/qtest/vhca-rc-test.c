@@ -2450,6 +2450,277 @@ static void test_parser_knows_rxe(void)
     g_assert_true(p.ack_req);
 }
 
+/* ---- hostile frames from the network ----------------------------------- */
+
+/*
+ * Malformed and unexpected frames injected into function 1 from the
+ * network, one kind per case: each is dropped and counted where the spec
+ * says (the Ethernet path for what is not RoCEv2, a DROP_* reason or a
+ * NAK counter for what is), the QP it names ends in the state IBTA
+ * prescribes (QUERY_QP), and QEMU goes on: a SEND on another connection
+ * completes after every case.
+ */
+typedef enum Hostile {
+    H_ETH_TRUNC,            /* shorter than an Ethernet header */
+    H_IP_TRUNC,             /* ends inside the IPv4 header */
+    H_UDP_TRUNC,            /* the IP datagram ends inside UDP */
+    H_IP_LEN_LONG,          /* IP total length past the frame's end */
+    H_BTH_TRUNC,            /* UDP to 4791 without room for BTH + ICRC */
+    H_RETH_TRUNC,           /* WRITE ONLY with half a RETH */
+    H_IP_LEN_SHORT,         /* IP total length short of the UDP length */
+    H_UDP_LEN_SHORT,        /* UDP length short: the ICRC is not there */
+    H_BAD_ICRC,
+    H_UNKNOWN_OPCODE,       /* RC opcode 0x1f: reserved */
+    H_UD_OPCODE,            /* a UD SEND to an RC QP */
+    H_OVERSIZE,             /* payload over path and port MTU */
+    H_PSN_AHEAD,            /* far ahead of the expected PSN */
+    H_PSN_BEHIND,           /* far behind: a duplicate */
+    H_READ_RESP_UNASKED,    /* a READ response nobody asked for */
+    H_ACK_UNSENT,           /* an ACK for a PSN never sent */
+    H_WRITE_BAD_RKEY,       /* WRITE ONLY with an R_Key of no MR */
+    H_MAX
+} Hostile;
+
+typedef struct HostileCase {
+    const char *name;
+    enum vhca_counter counter;  /* moves by exactly one */
+    bool roce;                  /* taken as RoCEv2 (ROCE_RX_PACKETS) */
+    uint8_t state;              /* of the QP the frame names, afterwards */
+} HostileCase;
+
+static const HostileCase hostile_cases[H_MAX] = {
+    [H_ETH_TRUNC] = { "eth-truncated", VHCA_CNT_RX_ERRORS, false,
+                      VHCA_QPS_RTS },
+    /* Not RoCEv2: the Ethernet ring's, which has no buffer posted. */
+    [H_IP_TRUNC] = { "ip-truncated", VHCA_CNT_RX_NO_BUFFER, false,
+                     VHCA_QPS_RTS },
+    [H_UDP_TRUNC] = { "udp-truncated", VHCA_CNT_RX_NO_BUFFER, false,
+                      VHCA_QPS_RTS },
+    [H_IP_LEN_LONG] = { "ip-length-long", VHCA_CNT_RX_NO_BUFFER, false,
+                        VHCA_QPS_RTS },
+    [H_BTH_TRUNC] = { "bth-truncated", VHCA_CNT_DROP_MALFORMED, true,
+                      VHCA_QPS_RTS },
+    [H_RETH_TRUNC] = { "reth-truncated", VHCA_CNT_DROP_MALFORMED, true,
+                       VHCA_QPS_RTS },
+    [H_IP_LEN_SHORT] = { "ip-length-short", VHCA_CNT_DROP_MALFORMED, true,
+                         VHCA_QPS_RTS },
+    [H_UDP_LEN_SHORT] = { "udp-length-short", VHCA_CNT_DROP_BAD_ICRC, true,
+                          VHCA_QPS_RTS },
+    [H_BAD_ICRC] = { "bad-icrc", VHCA_CNT_DROP_BAD_ICRC, true,
+                     VHCA_QPS_RTS },
+    [H_UNKNOWN_OPCODE] = { "unknown-opcode", VHCA_CNT_DROP_MALFORMED, true,
+                           VHCA_QPS_RTS },
+    /* IBTA 9.6.1: a service the QP does not run. */
+    [H_UD_OPCODE] = { "ud-opcode-to-rc", VHCA_CNT_DROP_NO_QP, true,
+                      VHCA_QPS_RTS },
+    [H_OVERSIZE] = { "oversize", VHCA_CNT_DROP_OVERSIZE, true,
+                     VHCA_QPS_RTS },
+    /* 9.7.5.2.1: class A, one sequence error NAK, no state change. */
+    [H_PSN_AHEAD] = { "psn-far-ahead", VHCA_CNT_SEQ_NAK_SENT, true,
+                      VHCA_QPS_RTS },
+    /* 9.7.5.2.2: a duplicate, acknowledged again. */
+    [H_PSN_BEHIND] = { "psn-far-behind", VHCA_CNT_DUPLICATE_REQUEST, true,
+                       VHCA_QPS_RTS },
+    /* 9.7.6.1.x: responses to nothing outstanding are dropped. */
+    [H_READ_RESP_UNASKED] = { "read-response-unasked",
+                              VHCA_CNT_DROP_STALE_RESPONSE, true,
+                              VHCA_QPS_RTS },
+    [H_ACK_UNSENT] = { "ack-for-psn-never-sent",
+                       VHCA_CNT_DROP_STALE_RESPONSE, true, VHCA_QPS_RTS },
+    /* 9.7.5.2.4, 9.9.3.1.3: class C, NAK remote access error, ERR. */
+    [H_WRITE_BAD_RKEY] = { "write-bad-rkey", VHCA_CNT_REM_ACCESS_NAK_SENT,
+                           true, VHCA_QPS_ERR },
+};
+
+/* The frame of case @k to function 1's QP @qpn, from function 0. */
+static size_t hostile_frame(Hostile k, uint32_t qpn, uint8_t *f, size_t cap)
+{
+    static uint8_t payload[2048];
+    VhcaRoceOut o;
+    uint8_t *ip = f + VHCA_ETH_HLEN, *udp = ip + 20;
+    size_t len;
+
+    memset(&o, 0, sizeof(o));
+    memcpy(o.dmac, fn_mac[1], 6);
+    memcpy(o.smac, fn_mac[0], 6);
+    memcpy(o.sip, fn_ip[0], 4);
+    memcpy(o.dip, fn_ip[1], 4);
+    o.opcode = VHCA_RC_SEND_ONLY;
+    o.dest_qpn = qpn;
+    o.psn = initial_psn[0];         /* what the responder expects */
+    o.ack_req = true;
+    memset(payload, 0xa5, sizeof(payload));
+    o.payload = payload;
+    o.payload_len = 64;
+
+    switch (k) {
+    case H_RETH_TRUNC:
+        o.opcode = VHCA_RC_WRITE_ONLY;
+        o.ext_len = 8;              /* of 16 */
+        o.payload_len = 0;
+        break;
+    case H_UNKNOWN_OPCODE:
+        o.opcode = 0x1f;
+        break;
+    case H_UD_OPCODE:
+        o.opcode = 0x64;            /* UD SEND ONLY, with a DETH */
+        stl_be_p(o.ext, 0x11111111);
+        stl_be_p(o.ext + 4, 1);
+        o.ext_len = 8;
+        break;
+    case H_OVERSIZE:
+        o.payload_len = 2048;       /* path and port MTU: 1024 */
+        break;
+    case H_PSN_AHEAD:
+        o.psn = psn_add(initial_psn[0], 1000);
+        break;
+    case H_PSN_BEHIND:
+        o.psn = psn_add(initial_psn[0], 0x1000000 - 1000);
+        break;
+    case H_READ_RESP_UNASKED:
+        o.opcode = VHCA_RC_READ_RESPONSE_ONLY;
+        o.psn = initial_psn[1];     /* function 1's requester's PSNs */
+        o.ack_req = false;
+        o.ext_len = 4;              /* AETH: ACK, MSN 1 */
+        stl_be_p(o.ext, 1);
+        break;
+    case H_ACK_UNSENT:
+        o.opcode = VHCA_RC_ACKNOWLEDGE;
+        o.psn = psn_add(initial_psn[1], 100);
+        o.ack_req = false;
+        o.ext_len = 4;
+        stl_be_p(o.ext, 1);
+        o.payload_len = 0;
+        break;
+    case H_WRITE_BAD_RKEY:
+        o.opcode = VHCA_RC_WRITE_ONLY;
+        stq_be_p(o.ext, 0x100000);  /* VA */
+        stl_be_p(o.ext + 8, 0x00dead5a);    /* R_Key of no MR */
+        stl_be_p(o.ext + 12, o.payload_len);
+        o.ext_len = 16;
+        break;
+    default:
+        break;
+    }
+    len = vhca_roce_build(f, cap, &o);
+
+    switch (k) {
+    case H_ETH_TRUNC:
+        return 10;
+    case H_IP_TRUNC:
+        return VHCA_ETH_HLEN + 10;
+    case H_UDP_TRUNC:
+        stw_be_p(ip + 2, 20 + 4);
+        vhca_roce_reseal(f, len);
+        return VHCA_ETH_HLEN + 20 + 4;
+    case H_IP_LEN_LONG:
+        stw_be_p(ip + 2, lduw_be_p(ip + 2) + 64);
+        vhca_roce_reseal(f, len);
+        return len;
+    case H_BTH_TRUNC:
+        stw_be_p(ip + 2, 20 + 8 + 8);
+        stw_be_p(udp + 4, 8 + 8);
+        vhca_roce_reseal(f, len);
+        return VHCA_ETH_HLEN + 20 + 8 + 8;
+    case H_IP_LEN_SHORT:
+        stw_be_p(ip + 2, lduw_be_p(ip + 2) - 8);
+        vhca_roce_reseal(f, len);
+        return len;
+    case H_UDP_LEN_SHORT:
+        /* Not resealed: the ICRC stays where the packet really ends. */
+        stw_be_p(udp + 4, lduw_be_p(udp + 4) - 8);
+        return len;
+    case H_BAD_ICRC:
+        f[len - 1] ^= 0x01;
+        return len;
+    default:
+        return len;
+    }
+}
+
+static void hostile_bystander_send(Fabric *f, Conn *cn, unsigned round,
+                                   uint64_t sbuf, uint32_t skey,
+                                   uint64_t rbuf, uint32_t rkey)
+{
+    enum { LEN = 300 };
+    struct vhca_send_wqe w;
+    struct vhca_cqe c;
+
+    buf_fill(&f->side[0], sbuf, LEN, round);
+    rq_post(&f->side[1], &cn->qp[1], RECV_ID(round), rbuf, LEN, rkey);
+    wqe_init(&w, SEND_ID(round), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, sbuf, LEN, skey);
+    sq_post(&f->side[0], &cn->qp[0], &w);
+    expect_cqe(f, &f->side[1], &f->side[1].rcq, VHCA_WC_SUCCESS,
+               VHCA_WC_RECV, RECV_ID(round), cn->qp[1].qpn, &c);
+    g_assert_cmpuint(c.byte_len, ==, LEN);
+    expect_cqe(f, &f->side[0], &f->side[0].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_SEND, SEND_ID(round), cn->qp[0].qpn, NULL);
+    buf_check(&f->side[1], rbuf, LEN, round);
+}
+
+static void test_hostile_frames(void)
+{
+    Fabric f;
+    Conn by;
+    uint64_t sbuf, rbuf;
+    uint32_t skey, rkey;
+    g_autofree uint8_t *frame = g_malloc(VHCA_ETH_MAX_FRAME);
+
+    fabric_up(&f, 0);
+    /* Function 1 takes Ethernet frames, with no buffer to put them in. */
+    vhca_eth_setup(f.side[1].d, 3, 3, 2048,
+                   VHCA_ETH_CTRL_TX_ENABLE | VHCA_ETH_CTRL_RX_ENABLE);
+    conn_make(&by, &f.side[0], &f.side[1], &conf_default);
+    sbuf = buf_alloc(&f.side[0], 4096);
+    skey = mr_phys(&f.side[0], sbuf, 4096, 0);
+    rbuf = buf_alloc(&f.side[1], 4096);
+    rkey = mr_phys(&f.side[1], rbuf, 4096, VHCA_ACCESS_LOCAL_WRITE);
+
+    for (unsigned k = 0; k < H_MAX; k++) {
+        const HostileCase *hc = &hostile_cases[k];
+        VhcaTestDev *d = f.side[1].d;
+        uint64_t before[VHCA_CNT_MAX];
+        uint64_t dropped, roce;
+        Conn v;
+        size_t len;
+
+        g_test_message("case %s", hc->name);
+        /* A fresh connection for each case: its QP is the target. */
+        conn_make(&v, &f.side[0], &f.side[1], &conf_default);
+        settle(&f);
+        for (unsigned c = 0; c < VHCA_CNT_MAX; c++) {
+            before[c] = vhca_counter(d, c);
+        }
+        len = hostile_frame(k, v.qp[1].qpn, frame, VHCA_ETH_MAX_FRAME);
+        vhca_wire_send(d, frame, len);
+        VHCA_LINK_WAIT_UNTIL(&f.link,
+                             vhca_counter(d, hc->counter) > before[hc->counter],
+                             STEP_NS, hc->name);
+        settle(&f);
+
+        g_assert_cmpuint(vhca_counter(d, hc->counter) - before[hc->counter],
+                         ==, 1);
+        roce = vhca_counter(d, VHCA_CNT_ROCE_RX_PACKETS) -
+               before[VHCA_CNT_ROCE_RX_PACKETS];
+        dropped = vhca_counter(d, VHCA_CNT_ROCE_RX_DROPPED) -
+                  before[VHCA_CNT_ROCE_RX_DROPPED];
+        g_assert_cmpuint(roce, ==, hc->roce);
+        /* A DROP_* reason counts in the sum too; the rest drop nothing. */
+        g_assert_cmpuint(dropped, ==,
+                         hc->counter >= VHCA_CNT_DROP(0) ? 1 : 0);
+        g_assert_cmpuint(qp_state(&f.side[1], &v.qp[1]), ==, hc->state);
+        /* The frame completed nothing on function 1. */
+        expect_cq_empty(&f, &f.side[1], &f.side[1].rcq);
+        expect_cq_empty(&f, &f.side[1], &f.side[1].scq);
+
+        hostile_bystander_send(&f, &by, k + 1, sbuf, skey, rbuf, rkey);
+        g_assert_cmpuint(qp_state(&f.side[1], &by.qp[1]), ==, VHCA_QPS_RTS);
+        frames_reset(&f);
+    }
+    fabric_down(&f);
+}
+
 int main(int argc, char **argv)
 {
     static const uint8_t mtus[] = {
@@ -2527,5 +2798,6 @@ int main(int argc, char **argv)
     vhca_add_test("/vhca/rc/solicited-event", test_solicited_event);
     vhca_add_test("/vhca/rc/loopback", test_loopback);
     vhca_add_test("/vhca/rc/wire-format", test_wire_format);
+    vhca_add_test("/vhca/rc/hostile-frames", test_hostile_frames);
     return g_test_run();
 }

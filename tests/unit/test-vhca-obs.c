@@ -671,6 +671,20 @@ static void s_drop_queue_full(World *w)
     }
 }
 
+/* A SEND ONLY with more payload than b's path and port MTU (1024). */
+static void s_drop_oversize(World *w)
+{
+    static uint8_t payload[4096];
+    VhcaWirePacket pkt;
+
+    world_init(w, &default_opts);
+    world_mark(w);
+    pkt = rc_send_only(w->p.b.qp.qpn, default_opts.a_psn);
+    pkt.payload = payload;
+    pkt.payload_len = sizeof(payload);
+    a_to_b(w, &pkt);
+}
+
 static void s_drop_no_memory(World *w)
 {
 #ifdef VHCA_WRAP_MALLOC
@@ -850,6 +864,7 @@ static const CounterCase counter_cases[] = {
     C(DROP_STALE_RESPONSE, drop_stale_response, 'a', true),
     C(DROP_BAD_RESPONSE, drop_bad_response, 'a', true),
     C(DROP_DUP_TOO_OLD, drop_dup_too_old, 'b', true),
+    C(DROP_OVERSIZE, drop_oversize, 'b', true),
 };
 
 #undef C

@@ -12,6 +12,7 @@
 
 #include "vhca-node.h"
 #include "vhca-internal.h"
+#include "vhca-transport.h"
 #include "vhca-wire.h"
 
 static uint64_t settle(Pair *p)
@@ -1208,11 +1209,269 @@ static void nak_log_hook(Harness *h, const uint8_t *buf, size_t len)
 }
 
 /*
- * An RDMA WRITE whose target MR is destroyed after its first packets
- * landed: the next packet is NAKed remote access error (IBTA 10.6.7.2,
- * 9.7.5.2.4), and nothing past the bytes already written changes.
+ * A frame for @qpn of b from a: @opcode at @psn with @plen bytes of
+ * payload, and @trailer bytes after the IP datagram (as a backend may
+ * deliver).  Returns the frame length.
  */
-static void test_mr_destroyed_under_write(void)
+static size_t peer_frame(Pair *p, uint8_t opcode, uint32_t qpn,
+                         uint32_t psn, uint32_t plen, size_t trailer,
+                         uint8_t *frame, size_t size)
+{
+    static uint8_t payload[8192];
+    VhcaWirePacket pkt;
+    size_t len;
+
+    memset(&pkt, 0, sizeof(pkt));
+    memcpy(pkt.net.dmac, p->b.h->core.cfg.mac, 6);
+    memcpy(pkt.net.smac, p->a.h->core.cfg.mac, 6);
+    memcpy(pkt.net.sgid, p->a.gid, 16);
+    memcpy(pkt.net.dgid, p->b.gid, 16);
+    pkt.net.hop_limit = 64;
+    pkt.tp.bth.opcode = opcode;
+    pkt.tp.bth.pkey = 0xffff;
+    pkt.tp.bth.dest_qpn = qpn;
+    pkt.tp.bth.psn = psn;
+    g_assert_cmpuint(plen, <=, sizeof(payload));
+    memset(payload, 0x6b, plen);
+    pkt.payload = payload;
+    pkt.payload_len = plen;
+    len = vhca_wire_build(&pkt, frame, size);
+    g_assert_cmpuint(len, >, 0);
+    g_assert_cmpuint(len + trailer, <=, size);
+    memset(frame + len, 0xee, trailer);
+    return len + trailer;
+}
+
+static size_t peer_send_frame(Pair *p, uint32_t qpn, uint32_t psn,
+                              uint32_t plen, size_t trailer, uint8_t *frame,
+                              size_t size)
+{
+    return peer_frame(p, VHCA_IB_OPCODE(RC, SEND_ONLY), qpn, psn, plen,
+                      trailer, frame, size);
+}
+
+/*
+ * A payload over both the path MTU and the port's MTU is dropped before
+ * it is queued (DROP_OVERSIZE), whatever the QP; one over the path MTU
+ * only reaches the responder, which NAKs it as an invalid request (IBTA
+ * 9.7.5.2.4).
+ */
+static void test_rx_oversize(void)
+{
+    ConnOpts o = default_opts;
+    Pair p;
+    g_autofree uint8_t *frame = g_malloc(16384);
+    uint32_t port_mtu;
+    size_t len;
+    NakLog log = { 0 };
+
+    o.mtu = VHCA_IB_MTU_256;
+    pair_init(&p, &o);
+    port_mtu = vhca_ib_mtu_bytes(vhca_port_active_mtu(&p.b.h->core));
+    g_assert_cmpuint(port_mtu, ==, 1024);
+    p.b.h->tx_hook = nak_log_hook;
+    p.b.h->tx_hook_opaque = &log;
+
+    len = peer_send_frame(&p, p.b.qp.qpn, o.a_psn, port_mtu + 4, 0, frame,
+                          16384);
+    harness_deliver(p.b.h, frame, len);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_OVERSIZE), ==, 1);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==, 1);
+    g_assert_cmpstr(p.b.h->last_drop_reason, ==, "oversize");
+    g_assert_cmpuint(p.b.h->core.rx_queued, ==, 0);
+    g_assert_cmpuint(p.b.h->core.rx_queued_bytes, ==, 0);
+    harness_run(p.b.h);
+    g_assert_cmpuint(log.naks, ==, 0);
+    g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
+
+    /* Over the path MTU (256), within the port's (1024). */
+    post_recv(&p.b, 0xb1, 0, 4096);
+    len = peer_send_frame(&p, p.b.qp.qpn, o.a_psn, 512, 0, frame, 16384);
+    harness_deliver(p.b.h, frame, len);
+    g_assert_cmpuint(p.b.h->core.rx_queued, ==, 1);
+    harness_run(p.b.h);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_OVERSIZE), ==, 1);
+    g_assert_cmpuint(log.naks, ==, 1);
+    g_assert_cmphex(log.syndrome, ==,
+                    VHCA_IB_AETH_KIND_NAK | VHCA_IB_NAK_INVALID_REQUEST);
+    g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+    pair_free(&p);
+}
+
+/*
+ * Only the IP datagram is queued: bytes a backend delivers after it
+ * (here 12 KiB) cost nothing, and the packet is delivered intact.
+ */
+static void test_rx_copies_datagram(void)
+{
+    enum { PLEN = 1000, TRAILER = 12000 };
+    Pair p;
+    g_autofree uint8_t *frame = g_malloc(16384);
+    size_t len, datagram;
+
+    pair_init(&p, &default_opts);
+    post_recv(&p.b, 0xb1, 0, 4096);
+    len = peer_send_frame(&p, p.b.qp.qpn, default_opts.a_psn, PLEN,
+                          TRAILER, frame, 16384);
+    datagram = len - TRAILER - VHCA_ETH_HLEN;
+    harness_deliver(p.b.h, frame, len);
+    g_assert_cmpuint(p.b.h->core.rx_queued, ==, 1);
+    g_assert_cmpuint(p.b.h->core.rx_queued_bytes, ==,
+                     sizeof(VhcaRxFrame) + datagram);
+    g_assert_cmpuint(p.b.h->core.qps[p.b.qp.qpn].rxq_req.bytes, ==,
+                     sizeof(VhcaRxFrame) + datagram);
+    harness_run(p.b.h);
+    g_assert_cmpuint(p.b.h->core.rx_queued_bytes, ==, 0);
+    g_assert_cmpuint(expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS,
+                                VHCA_WC_RECV).byte_len, ==, PLEN);
+    g_assert_cmpmem(ram_ptr(p.b.h, p.b.buf, PLEN), PLEN, frame +
+                    VHCA_ETH_HLEN + 20 + 8 + VHCA_IB_BTH_LEN, PLEN);
+    pair_free(&p);
+}
+
+/* An RC QP of b in RTR/RTS towards a's QP (frames only: never run). */
+static uint32_t extra_qp(Pair *p, const ConnOpts *o)
+{
+    TestQp qp;
+
+    g_assert_cmpuint(rdma_create_qp(p->b.h, &qp, VHCA_QPT_RC, p->b.pdn,
+                                    p->b.scq.cqn, p->b.rcq.cqn, p->b.page),
+                     ==, VHCA_ST_OK);
+    qp_connect(p->b.h, qp.qpn, p->a.gid, p->a.h->core.cfg.mac, p->a.qp.qpn,
+               o, o->b_psn, o->a_psn);
+    return qp.qpn;
+}
+
+/*
+ * The receive queues are bounded in bytes, per QP and per device: with a
+ * 4096-byte MTU the byte bounds bind before the frame bounds.  The
+ * frames are delivered without running the deferred work, as a flood
+ * between two passes would be: requests and responses (each QP has a
+ * queue of each) to several QPs.
+ */
+static void test_rx_queue_byte_bounds(void)
+{
+    enum { PLEN = 4096, NQPS = 6 };
+    static const uint8_t opcodes[] = {
+        VHCA_IB_OPCODE(RC, SEND_ONLY),
+        VHCA_IB_OPCODE(RC, RDMA_READ_RESPONSE_ONLY),
+    };
+    ConnOpts o = default_opts;
+    Pair p;
+    g_autofree uint8_t *frame = g_malloc(16384);
+    VhcaCore *core;
+    VhcaFrameQueue *q;
+    uint32_t qpns[NQPS], size, max_size = 0, per_qp, queued = 0;
+    uint32_t delivered = 0;
+    size_t len;
+    unsigned i, j, k;
+
+    o.mtu = VHCA_IB_MTU_4096;
+    pair_init(&p, &o);
+    core = &p.b.h->core;
+    qpns[0] = p.b.qp.qpn;
+    for (i = 1; i < NQPS; i++) {
+        qpns[i] = extra_qp(&p, &o);
+    }
+    len = peer_send_frame(&p, qpns[0], o.a_psn, PLEN, 0, frame, 16384);
+    size = sizeof(VhcaRxFrame) + len - VHCA_ETH_HLEN;
+    per_qp = VHCA_RXQ_MAX_QP_BYTES / size;
+    g_assert_cmpuint(per_qp, <, VHCA_RXQ_MAX_QP);
+
+    /* One QP: the per-QP byte bound. */
+    for (i = 0; i < VHCA_RXQ_MAX_QP; i++) {
+        harness_deliver(p.b.h, frame, len);
+    }
+    delivered += VHCA_RXQ_MAX_QP;
+    q = &core->qps[qpns[0]].rxq_req;
+    g_assert_cmpuint(q->count, ==, per_qp);
+    g_assert_cmpuint(q->bytes, ==, per_qp * size);
+    g_assert_cmpuint(q->bytes, <=, VHCA_RXQ_MAX_QP_BYTES);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_QUEUE_FULL), ==,
+                     VHCA_RXQ_MAX_QP - per_qp);
+
+    /* Many QPs: the device's byte bound, before its frame bound. */
+    for (j = 0; j < NQPS; j++) {
+        for (k = 0; k < G_N_ELEMENTS(opcodes); k++) {
+            if (j == 0 && k == 0) {
+                continue;
+            }
+            len = peer_frame(&p, opcodes[k], qpns[j], o.a_psn, PLEN, 0,
+                             frame, 16384);
+            size = sizeof(VhcaRxFrame) + len - VHCA_ETH_HLEN;
+            max_size = MAX(max_size, size);
+            for (i = 0; i < VHCA_RXQ_MAX_QP; i++) {
+                harness_deliver(p.b.h, frame, len);
+            }
+            delivered += VHCA_RXQ_MAX_QP;
+        }
+    }
+    for (j = 0; j < NQPS; j++) {
+        queued += core->qps[qpns[j]].rxq_req.count +
+                  core->qps[qpns[j]].rxq_resp.count;
+        g_assert_cmpuint(core->qps[qpns[j]].rxq_req.bytes, <=,
+                         VHCA_RXQ_MAX_QP_BYTES);
+        g_assert_cmpuint(core->qps[qpns[j]].rxq_resp.bytes, <=,
+                         VHCA_RXQ_MAX_QP_BYTES);
+    }
+    g_assert_cmpuint(core->rx_queued, ==, queued);
+    g_assert_cmpuint(queued, <, VHCA_RXQ_MAX_DEV);
+    g_assert_cmpuint(core->rx_queued_bytes, <=, VHCA_RXQ_MAX_DEV_BYTES);
+    g_assert_cmpuint(core->rx_queued_bytes + max_size, >,
+                     VHCA_RXQ_MAX_DEV_BYTES);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_QUEUE_FULL), ==,
+                     delivered - queued);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==,
+                     delivered - queued);
+    pair_free(&p);
+}
+
+/* What takes the place of an MR destroyed under a message. */
+typedef enum MrReplacement {
+    MR_GONE,                        /* nothing */
+    MR_OTHER_PD,                    /* same key, another PD */
+    MR_NO_ACCESS,                   /* same key and PD, right missing */
+    MR_SAME,                        /* same key, PD and rights */
+} MrReplacement;
+
+/*
+ * Destroy MR @key of @n and, unless @how is MR_GONE, create another at
+ * the same index with the same tag (the device reuses the lowest free
+ * index; the harness always uses tag 0x5a): the same key, a new MR.
+ */
+static void mr_replace(Node *n, uint32_t key, uint64_t iova, uint32_t len,
+                       MrReplacement how, uint32_t missing)
+{
+    uint32_t pdn = n->pdn;
+
+    g_assert_cmpuint(rdma_destroy(n->h, VHCA_CMD_DESTROY_MR, key), ==,
+                     VHCA_ST_OK);
+    switch (how) {
+    case MR_GONE:
+        return;
+    case MR_OTHER_PD:
+        pdn = rdma_create_pd(n->h);
+        break;
+    case MR_NO_ACCESS:
+    case MR_SAME:
+        break;
+    }
+    g_assert_cmphex(rdma_create_phys_mr(n->h, pdn, iova, len,
+                                        how == MR_NO_ACCESS ?
+                                        ACCESS_ALL & ~missing : ACCESS_ALL),
+                    ==, key);
+}
+
+/*
+ * An RDMA WRITE whose target MR is destroyed after its first packets
+ * landed, and perhaps replaced by another MR under the same key: the
+ * next packet is NAKed remote access error (IBTA 10.6.7.2, 9.7.5.2.4),
+ * and nothing past the bytes already written changes.  The rest of the
+ * message belongs to the MR its FIRST packet was checked against; a new
+ * MR under the same key - in another PD, without REMOTE_WRITE, or even
+ * one that would take a new WRITE - never receives it.
+ */
+static void mr_replaced_under_write(MrReplacement how)
 {
     enum { LEN = 16384, MTU = 1024, LANDED = 4 };
     Pair p;
@@ -1251,8 +1510,8 @@ static void test_mr_destroyed_under_write(void)
     g_assert_cmpuint(log.naks, ==, 0);
     g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
 
-    g_assert_cmpuint(rdma_destroy(p.b.h, VHCA_CMD_DESTROY_MR, rkey), ==,
-                     VHCA_ST_OK);
+    mr_replace(&p.b, rkey, p.b.buf + 0x10000, LEN, how,
+               VHCA_ACCESS_REMOTE_WRITE);
     for (i = LANDED; i < q->count; i++) {
         queue_deliver(p.b.h, q, i);
     }
@@ -1272,6 +1531,7 @@ static void test_mr_destroyed_under_write(void)
     g_assert_true(qp_event_since(p.b.h, pi, VHCA_EVENT_QP_ACCESS_ERR,
                                  p.b.qp.qpn));
     g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_REM_ACCESS_NAK_SENT), ==, 1);
     /* What landed stays; the rest of the region was never written. */
     g_assert_cmpmem(ram_ptr(p.b.h, p.b.buf + 0x10000, LANDED * MTU),
                     LANDED * MTU, ram_ptr(p.a.h, p.a.buf, LANDED * MTU),
@@ -1282,6 +1542,91 @@ static void test_mr_destroyed_under_write(void)
     g_free(before);
     g_free(q);
     pair_free(&p);
+}
+
+static void test_mr_destroyed_under_write(void)
+{
+    mr_replaced_under_write(MR_GONE);
+}
+
+static void test_mr_replaced_under_write_other_pd(void)
+{
+    mr_replaced_under_write(MR_OTHER_PD);
+}
+
+static void test_mr_replaced_under_write_no_access(void)
+{
+    mr_replaced_under_write(MR_NO_ACCESS);
+}
+
+static void test_mr_replaced_under_write_same(void)
+{
+    mr_replaced_under_write(MR_SAME);
+}
+
+/*
+ * The same for a READ answered over many packets: the responses come
+ * from the MR the request was checked against, so once it is destroyed
+ * (and perhaps replaced under the same key) the stream stops with a NAK
+ * remote access error (IBTA 9.7.5.2.4, 10.6.7.2) and the READ completes
+ * in error at the requester.
+ */
+static void mr_replaced_under_read(MrReplacement how)
+{
+    enum { LEN = 128 * 1024 };
+    Pair p;
+    NakLog log = { 0 };
+    uint32_t rkey, sent;
+
+    pair_init(&p, &default_opts);
+    rkey = rdma_create_phys_mr(p.b.h, p.b.pdn, p.b.buf + 0x10000, LEN,
+                               ACCESS_ALL);
+    fill(&p.b, 0x10000, LEN, 4);
+    post(&p.a, 0xa1, VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED, 0, LEN,
+         p.b.buf + 0x10000, rkey);
+    ring_sq(&p.a);
+    harness_run(p.a.h);
+    /*
+     * One deferred pass of b: the READ's 128 response packets take more
+     * than one QP's budget, so the stream is half sent.
+     */
+    p.b.h->tx_hook = nak_log_hook;
+    p.b.h->tx_hook_opaque = &log;
+    g_assert_true(p.b.h->work_scheduled);
+    p.b.h->work_scheduled = false;
+    vhca_core_run_deferred(&p.b.h->core);
+    sent = p.b.h->tx_frames;
+    g_assert_cmpuint(sent, >, 0);
+    g_assert_true(p.b.h->core.qps[p.b.qp.qpn].resp.read_active);
+
+    mr_replace(&p.b, rkey, p.b.buf + 0x10000, LEN, how,
+               VHCA_ACCESS_REMOTE_READ);
+    settle(&p);
+
+    g_assert_cmpuint(log.naks, ==, 1);
+    g_assert_cmphex(log.syndrome, ==,
+                    VHCA_IB_AETH_KIND_NAK | VHCA_IB_NAK_REMOTE_ACCESS);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_REM_ACCESS_ERR,
+               VHCA_WC_RDMA_READ);
+    expect_no_cqe(&p.a, &p.a.scq);
+    g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_REM_ACCESS_NAK_SENT), ==, 1);
+    pair_free(&p);
+}
+
+static void test_mr_replaced_under_read_other_pd(void)
+{
+    mr_replaced_under_read(MR_OTHER_PD);
+}
+
+static void test_mr_replaced_under_read_no_access(void)
+{
+    mr_replaced_under_read(MR_NO_ACCESS);
+}
+
+static void test_mr_replaced_under_read_same(void)
+{
+    mr_replaced_under_read(MR_SAME);
 }
 
 /*
@@ -1395,11 +1740,27 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/rc/random-loss-5pct", test_loss_5);
     g_test_add_func("/vhca/rc/loopback", test_loopback);
     g_test_add_func("/vhca/rc/rx-drops", test_rx_drops);
+    g_test_add_func("/vhca/rc/rx-oversize", test_rx_oversize);
+    g_test_add_func("/vhca/rc/rx-copies-datagram", test_rx_copies_datagram);
+    g_test_add_func("/vhca/rc/rx-queue-byte-bounds",
+                    test_rx_queue_byte_bounds);
     g_test_add_func("/vhca/rc/events", test_events);
     g_test_add_func("/vhca/rc/rd-atomic-limit-fence",
                     test_rd_atomic_limit_and_fence);
     g_test_add_func("/vhca/rc/mr-destroyed-under-write",
                     test_mr_destroyed_under_write);
+    g_test_add_func("/vhca/rc/mr-replaced-under-write/other-pd",
+                    test_mr_replaced_under_write_other_pd);
+    g_test_add_func("/vhca/rc/mr-replaced-under-write/no-remote-write",
+                    test_mr_replaced_under_write_no_access);
+    g_test_add_func("/vhca/rc/mr-replaced-under-write/same-pd-and-rights",
+                    test_mr_replaced_under_write_same);
+    g_test_add_func("/vhca/rc/mr-replaced-under-read/other-pd",
+                    test_mr_replaced_under_read_other_pd);
+    g_test_add_func("/vhca/rc/mr-replaced-under-read/no-remote-read",
+                    test_mr_replaced_under_read_no_access);
+    g_test_add_func("/vhca/rc/mr-replaced-under-read/same-pd-and-rights",
+                    test_mr_replaced_under_read_same);
     g_test_add_func("/vhca/rc/mr-destroyed-under-send",
                     test_mr_destroyed_under_send);
     return g_test_run();

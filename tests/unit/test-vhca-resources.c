@@ -116,10 +116,64 @@ static void test_mr_keys(void)
     c.key_tag = GUINT32_TO_LE(0x02);
     g_assert_cmpuint(create_mr(h, &c, &key2), ==, VHCA_ST_OK);
     g_assert_cmphex(key2, ==, 0x102);
-    g_assert_cmpuint(vhca_mr_check(&h->core, key, pdn, 0x100000, 8, 0), ==,
+    g_assert_cmpuint(vhca_mr_check(&h->core, key, pdn, 0x100000, 8, 0, NULL), ==,
                      VHCA_MR_BAD_KEY);
-    g_assert_cmpuint(vhca_mr_check(&h->core, key2, pdn, 0x100000, 8, 0), ==,
+    g_assert_cmpuint(vhca_mr_check(&h->core, key2, pdn, 0x100000, 8, 0,
+                                   NULL), ==,
                      VHCA_MR_OK);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, key2), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, pdn), ==,
+                     VHCA_ST_OK);
+    harness_free(h);
+}
+
+/*
+ * A key that comes back (same index, same tag) names a new generation:
+ * a copy pinned to the old MR's generation does not reach the new one.
+ */
+static void test_mr_generation(void)
+{
+    Harness *h = setup();
+    uint32_t pdn = rdma_create_pd(h);
+    uint64_t page = rdma_alloc(h, 1);
+    struct vhca_mr_create c = mr_desc(pdn, VHCA_ACCESS_LOCAL_WRITE, page,
+                                      0x1000, 0, 0, 0, 0x33);
+    uint64_t gen1 = VHCA_MR_GEN_ANY, gen2 = VHCA_MR_GEN_ANY;
+    uint32_t key, key2;
+    uint8_t buf[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+    c.flags = GUINT16_TO_LE(VHCA_MR_PHYS);
+    g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_OK);
+    g_assert_cmpuint(vhca_mr_check(&h->core, key, pdn, page, 8, 0,
+                                   &gen1), ==, VHCA_MR_OK);
+    g_assert_cmpuint(gen1, !=, VHCA_MR_GEN_ANY);
+    g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_SCATTER, key, gen1,
+                                      page, buf, 8, pdn,
+                                      VHCA_ACCESS_LOCAL_WRITE), ==,
+                     VHCA_WC_SUCCESS);
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, key), ==,
+                     VHCA_ST_OK);
+    /* The same tag again: the same key, another MR. */
+    g_assert_cmpuint(create_mr(h, &c, &key2), ==, VHCA_ST_OK);
+    g_assert_cmphex(key2, ==, key);
+    g_assert_cmpuint(vhca_mr_check(&h->core, key2, pdn, page, 8, 0,
+                                   &gen2), ==, VHCA_MR_OK);
+    g_assert_cmpuint(gen2, >, gen1);
+    memset(ram_ptr(h, page, 8), 0, 8);
+    g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_SCATTER, key, gen1,
+                                      page, buf, 8, pdn,
+                                      VHCA_ACCESS_LOCAL_WRITE), ==,
+                     VHCA_WC_LOC_PROT_ERR);
+    g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_GATHER, key, gen1,
+                                      page, buf, 8, pdn, 0), ==,
+                     VHCA_WC_LOC_PROT_ERR);
+    g_assert_cmpuint(*(uint8_t *)ram_ptr(h, page, 8), ==, 0);
+    g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_SCATTER, key, gen2,
+                                      page, buf, 8, pdn,
+                                      VHCA_ACCESS_LOCAL_WRITE), ==,
+                     VHCA_WC_SUCCESS);
+    g_assert_cmpmem(ram_ptr(h, page, 8), 8, buf, 8);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, key2), ==,
                      VHCA_ST_OK);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_PD, pdn), ==,
@@ -179,17 +233,19 @@ static void test_mr_check(void)
         g_assert_cmpstr(vhca_mr_status_name(
                             vhca_mr_check(&h->core, cases[i].key,
                                           cases[i].pdn, cases[i].addr,
-                                          cases[i].len, cases[i].access)),
+                                          cases[i].len, cases[i].access,
+                                          NULL)),
                         ==, vhca_mr_status_name(cases[i].expect));
     }
 
     /* A destroyed MR fails every later access (IBTA 10.6.7.2). */
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, rw), ==,
                      VHCA_ST_OK);
-    g_assert_cmpuint(vhca_mr_check(&h->core, rw, pd1, iova, 8, 0), ==,
+    g_assert_cmpuint(vhca_mr_check(&h->core, rw, pd1, iova, 8, 0, NULL), ==,
                      VHCA_MR_BAD_KEY);
-    g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_GATHER, rw, iova, &c,
-                                      8, pd1, 0), ==, VHCA_WC_LOC_PROT_ERR);
+    g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_GATHER, rw,
+                                      VHCA_MR_GEN_ANY, iova, &c, 8, pd1, 0),
+                     ==, VHCA_WC_LOC_PROT_ERR);
     harness_free(h);
 }
 
@@ -197,15 +253,15 @@ static void test_mr_check(void)
 static uint8_t scatter(Harness *h, uint32_t key, uint32_t pdn, uint64_t addr,
                        uint8_t *buf, uint32_t len)
 {
-    return vhca_sg_copy_one(&h->core, VHCA_SG_SCATTER, key, addr, buf, len,
-                            pdn, VHCA_ACCESS_LOCAL_WRITE);
+    return vhca_sg_copy_one(&h->core, VHCA_SG_SCATTER, key, VHCA_MR_GEN_ANY,
+                            addr, buf, len, pdn, VHCA_ACCESS_LOCAL_WRITE);
 }
 
 static uint8_t gather(Harness *h, uint32_t key, uint32_t pdn, uint64_t addr,
                       uint8_t *buf, uint32_t len)
 {
-    return vhca_sg_copy_one(&h->core, VHCA_SG_GATHER, key, addr, buf, len,
-                            pdn, 0);
+    return vhca_sg_copy_one(&h->core, VHCA_SG_GATHER, key, VHCA_MR_GEN_ANY,
+                            addr, buf, len, pdn, 0);
 }
 
 /* The page walk: reversed pages, an offset, level 1 and level 2. */
@@ -514,6 +570,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/res/pd", test_pd);
     g_test_add_func("/vhca/res/mr-create", test_mr_create);
     g_test_add_func("/vhca/res/mr-keys", test_mr_keys);
+    g_test_add_func("/vhca/res/mr-generation", test_mr_generation);
     g_test_add_func("/vhca/res/mr-check", test_mr_check);
     g_test_add_func("/vhca/res/mr-dma", test_mr_dma);
     g_test_add_func("/vhca/res/sg-copy", test_sg_copy);

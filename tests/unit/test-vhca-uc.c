@@ -285,6 +285,75 @@ static void test_write_errors_silent(void)
     uc_pair_free(&p);
 }
 
+/* Keeps every frame A sends, for the test to hand over one at a time. */
+static void keep_hook(Harness *h, const uint8_t *buf, size_t len)
+{
+    g_ptr_array_add(h->tx_hook_opaque, g_bytes_new(buf, len));
+}
+
+/*
+ * A UC RDMA WRITE whose target MR is destroyed after its first packets
+ * and re-created under the same key, PD and rights: the rest of the
+ * message belongs to the MR its FIRST packet was checked against, so it
+ * is dropped whole (IBTA 9.8.3, 10.6.7.2), silently, and the new MR
+ * keeps its bytes.
+ */
+static void test_mr_replaced_under_write(void)
+{
+    enum { LEN = 8 * MTU, LANDED = 3 };
+    g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)g_bytes_unref);
+    g_autofree uint8_t *before = NULL;
+    uint64_t target;
+    uint32_t rkey;
+    UcPair p;
+    unsigned i;
+
+    uc_pair_init(&p);
+    target = p.b.buf + WRITE_OFF;
+    rkey = rdma_create_phys_mr(p.b.h, p.b.pdn, target, LEN, ACCESS_ALL);
+    fill(&p.a, 0, LEN, 3);
+    fill(&p.b, WRITE_OFF, LEN, 8);
+    before = g_memdup2(ram_ptr(p.b.h, target, LEN), LEN);
+    p.a.h->tx_hook = keep_hook;
+    p.a.h->tx_hook_opaque = frames;
+    post(&p.a, 1, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, 0, LEN, target,
+         rkey);
+    ring_sq(&p.a);
+    harness_run(p.a.h);
+    g_assert_cmpuint(frames->len, ==, LEN / MTU);
+
+    for (i = 0; i < LANDED; i++) {
+        GBytes *f = g_ptr_array_index(frames, i);
+
+        harness_deliver(p.b.h, g_bytes_get_data(f, NULL),
+                        g_bytes_get_size(f));
+    }
+    harness_run(p.b.h);
+    expect_same(&p.a, 0, &p.b, WRITE_OFF, LANDED * MTU);
+
+    g_assert_cmpuint(rdma_destroy(p.b.h, VHCA_CMD_DESTROY_MR, rkey), ==,
+                     VHCA_ST_OK);
+    g_assert_cmphex(rdma_create_phys_mr(p.b.h, p.b.pdn, target, LEN,
+                                        ACCESS_ALL), ==, rkey);
+    for (i = LANDED; i < frames->len; i++) {
+        GBytes *f = g_ptr_array_index(frames, i);
+
+        harness_deliver(p.b.h, g_bytes_get_data(f, NULL),
+                        g_bytes_get_size(f));
+    }
+    harness_run(p.b.h);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_UC_MSGS_DROPPED), ==, 1);
+    g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_RTS);
+    g_assert_cmpuint(p.b.h->tx_frames, ==, 0);
+    expect_no_cqe(&p.b, &p.b.rcq);
+    g_assert_cmpmem(ram_ptr(p.b.h, target + LANDED * MTU, LEN - LANDED * MTU),
+                    LEN - LANDED * MTU, before + LANDED * MTU,
+                    LEN - LANDED * MTU);
+    p.a.h->tx_hook = NULL;
+    uc_pair_free(&p);
+}
+
 static void test_no_rwqe(void)
 {
     UcPair p;
@@ -371,6 +440,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/uc/wire-format", test_wire_format);
     g_test_add_func("/vhca/uc/psn-gap", test_psn_gap);
     g_test_add_func("/vhca/uc/write-errors-silent", test_write_errors_silent);
+    g_test_add_func("/vhca/uc/mr-replaced-under-write",
+                    test_mr_replaced_under_write);
     g_test_add_func("/vhca/uc/no-rwqe", test_no_rwqe);
     g_test_add_func("/vhca/uc/recv-too-long", test_recv_too_long);
     g_test_add_func("/vhca/uc/bad-opcodes", test_bad_opcodes);
