@@ -188,7 +188,7 @@ struct vhca_eth {
 struct vhca_dev {
 	struct ib_device ibdev;	/* first: allocated by ib_alloc_device() */
 	struct pci_dev *pdev;
-	void __iomem *regs;	/* BAR0 */
+	void __iomem *regs;	/* BAR0, mapped by the PCI binding */
 	phys_addr_t db_bar_start;	/* BAR2: one doorbell page per uctx */
 	u32 num_db_pages;
 	u32 caps;		/* VHCA_CAP_* */

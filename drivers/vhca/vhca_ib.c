@@ -31,6 +31,7 @@ static const struct ib_device_ops vhcad_ib_dev_ops = {
 	.alloc_ucontext = vhcad_alloc_ucontext,
 	.dealloc_ucontext = vhcad_dealloc_ucontext,
 	.del_gid = vhcad_del_gid,
+	.disassociate_ucontext = vhcad_disassociate_ucontext,
 	.get_dev_fw_str = vhcad_get_dev_fw_str,
 	.get_hw_stats = vhcad_get_hw_stats,
 	.get_link_layer = vhcad_get_link_layer,

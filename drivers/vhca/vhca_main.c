@@ -55,12 +55,20 @@ static void vhcad_reset(struct vhca_dev *dev)
 	vhcad_reg_read(dev, VHCA_REG_STATUS);
 }
 
-/* Map BAR0 and check that this is a device the driver knows. */
-static int vhcad_pci_init(struct vhca_dev *dev)
+/*
+ * What lasts as long as the driver is bound to the function: its PCI
+ * resources (device-managed) and the device instance on top of them.  A
+ * PCI reset replaces the instance (vhcad_reset_prepare/vhcad_reset_done).
+ */
+struct vhca_pci {
+	void __iomem *regs;	/* BAR0 */
+	struct vhca_dev *dev;	/* NULL after a reset the device failed */
+};
+
+/* Enable the function and map BAR0, once per binding. */
+static int vhcad_pci_init(struct pci_dev *pdev, struct vhca_pci *fn)
 {
-	struct pci_dev *pdev = dev->pdev;
 	struct device *d = &pdev->dev;
-	u32 magic, version;
 	int err;
 
 	err = pcim_enable_device(pdev);
@@ -82,11 +90,28 @@ static int vhcad_pci_init(struct vhca_dev *dev)
 		return -ENODEV;
 	}
 
-	dev->regs = pcim_iomap(pdev, VHCA_BAR_CTRL, VHCA_CTRL_BAR_SIZE);
-	if (!dev->regs) {
+	fn->regs = pcim_iomap(pdev, VHCA_BAR_CTRL, VHCA_CTRL_BAR_SIZE);
+	if (!fn->regs) {
 		dev_err(d, "cannot map BAR0\n");
 		return -ENOMEM;
 	}
+
+	err = dma_set_mask_and_coherent(d, DMA_BIT_MASK(64));
+	if (err) {
+		dev_err(d, "no usable 64-bit DMA: %d\n", err);
+		return err;
+	}
+
+	pci_set_master(pdev);
+	return 0;
+}
+
+/* Check that this is a device the driver knows. */
+static int vhcad_check_device(struct vhca_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	struct device *d = &pdev->dev;
+	u32 magic, version;
 
 	magic = vhcad_reg_read(dev, VHCA_REG_MAGIC);
 	if (magic != VHCA_MAGIC) {
@@ -117,14 +142,6 @@ static int vhcad_pci_init(struct vhca_dev *dev)
 		return -ENODEV;
 	}
 	dev->db_bar_start = pci_resource_start(pdev, VHCA_BAR_DOORBELL);
-
-	err = dma_set_mask_and_coherent(d, DMA_BIT_MASK(64));
-	if (err) {
-		dev_err(d, "no usable 64-bit DMA: %d\n", err);
-		return err;
-	}
-
-	pci_set_master(pdev);
 	return 0;
 }
 
@@ -254,7 +271,11 @@ static int vhcad_query_attributes(struct vhca_dev *dev)
 					dev->perm_addr);
 }
 
-static int vhcad_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/*
+ * Bring the device up and register its net_device and ib_device: at probe
+ * and again after a PCI reset.
+ */
+static int vhcad_dev_start(struct pci_dev *pdev, struct vhca_pci *fn)
 {
 	struct vhca_dev *dev;
 	int err;
@@ -264,12 +285,11 @@ static int vhcad_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 
 	dev->pdev = pdev;
-	pci_set_drvdata(pdev, dev);
+	dev->regs = fn->regs;
 	spin_lock_init(&dev->counter_lock);
 	vhcad_link_init(dev);
 
-	/* The PCI resources are device-managed: released on any failure. */
-	err = vhcad_pci_init(dev);
+	err = vhcad_check_device(dev);
 	if (err)
 		goto err_dealloc;
 
@@ -293,6 +313,7 @@ static int vhcad_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_info(&pdev->dev, "device has no RoCE engine: Ethernet only\n");
 	}
 
+	fn->dev = dev;
 	return 0;
 
 err_netdev_destroy:
@@ -305,9 +326,18 @@ err_dealloc:
 	return err;
 }
 
-static void vhcad_remove(struct pci_dev *pdev)
+/*
+ * Unregister the ib_device and net_device and stop the device; no DMA
+ * once this returns.  User contexts still open are disassociated by the
+ * RDMA core: their processes get IB_EVENT_DEVICE_FATAL.
+ */
+static void vhcad_dev_stop(struct vhca_pci *fn)
 {
-	struct vhca_dev *dev = pci_get_drvdata(pdev);
+	struct vhca_dev *dev = fn->dev;
+
+	if (!dev)
+		return;
+	fn->dev = NULL;
 
 	if (dev->caps & VHCA_CAP_ROCE)
 		vhcad_ib_unregister(dev);
@@ -317,11 +347,67 @@ static void vhcad_remove(struct pci_dev *pdev)
 	ib_dealloc_device(&dev->ibdev);
 }
 
+static int vhcad_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct vhca_pci *fn;
+	int err;
+
+	fn = devm_kzalloc(&pdev->dev, sizeof(*fn), GFP_KERNEL);
+	if (!fn)
+		return -ENOMEM;
+	pci_set_drvdata(pdev, fn);
+
+	/* The PCI resources are device-managed: released on any failure. */
+	err = vhcad_pci_init(pdev, fn);
+	if (err)
+		return err;
+
+	return vhcad_dev_start(pdev, fn);
+}
+
+static void vhcad_remove(struct pci_dev *pdev)
+{
+	vhcad_dev_stop(pci_get_drvdata(pdev));
+}
+
+/*
+ * A function reset (FLR or another method, through sysfs "reset" or
+ * VFIO) returns the device to its power-on state and loses every queue
+ * and resource.  Take the device down first, as a remove would, while it
+ * still answers the admin commands that destroy the resources; bring it
+ * up afresh once the PCI core has restored the config space.  The
+ * ib_device and net_device are new ones: users reopen the device and
+ * configure the interface again, as after a rebind.
+ */
+static void vhcad_reset_prepare(struct pci_dev *pdev)
+{
+	dev_info(&pdev->dev, "function reset: taking the device down\n");
+	vhcad_dev_stop(pci_get_drvdata(pdev));
+}
+
+static void vhcad_reset_done(struct pci_dev *pdev)
+{
+	struct vhca_pci *fn = pci_get_drvdata(pdev);
+	int err;
+
+	err = vhcad_dev_start(pdev, fn);
+	if (err)
+		dev_err(&pdev->dev,
+			"device did not come back after the function reset: %d; rebind the driver\n",
+			err);
+}
+
+static const struct pci_error_handlers vhcad_err_handlers = {
+	.reset_prepare = vhcad_reset_prepare,
+	.reset_done = vhcad_reset_done,
+};
+
 static struct pci_driver vhcad_pci_driver = {
 	.name = DRV_MODULE_NAME,
 	.id_table = vhcad_pci_table,
 	.probe = vhcad_probe,
 	.remove = vhcad_remove,
+	.err_handler = &vhcad_err_handlers,
 };
 
 module_pci_driver(vhcad_pci_driver);

@@ -99,6 +99,22 @@ void vhcad_dealloc_ucontext(struct ib_ucontext *ibucontext)
 	vhcad_cmd_dealloc_uctx(to_vhca_dev(ibucontext->device), uctx->db_page);
 }
 
+/*
+ * The device is going away (rmmod, unbind, PCI reset) while the process
+ * still holds the context.  Before this the RDMA core has zapped every
+ * mapping made with rdma_user_mmap_io() (the doorbell page: later
+ * accesses land in a zero page, not in BAR2), and after it the core
+ * destroys the context's QPs, CQs and MRs, unpinning their user rings,
+ * and reports IB_EVENT_DEVICE_FATAL to the process.  The user rings are
+ * the process's own memory: nothing else of the device is mapped, so
+ * there is nothing left to revoke here (as with mlx5).  Having this
+ * callback is what lets the core unregister the device without waiting
+ * for the process to close its context.
+ */
+void vhcad_disassociate_ucontext(struct ib_ucontext *ibucontext)
+{
+}
+
 int vhcad_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma_entry;

@@ -120,6 +120,7 @@ void vhcad_get_dev_fw_str(struct ib_device *ibdev, char *str);
 int vhcad_alloc_ucontext(struct ib_ucontext *ibucontext,
 			 struct ib_udata *udata);
 void vhcad_dealloc_ucontext(struct ib_ucontext *ibucontext);
+void vhcad_disassociate_ucontext(struct ib_ucontext *ibucontext);
 int vhcad_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma);
 void vhcad_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
 

@@ -859,7 +859,10 @@ static void cmd_inline(Cmd *c, uint16_t opcode, const void *in, size_t len)
     memset(c, 0, sizeof(*c));
     c->opcode = opcode;
     g_assert_cmpuint(len, <=, sizeof(c->in));
-    memcpy(c->in, in, len);
+    if (len) {
+        /* Commands with no input pass NULL: memcpy's argument is nonnull. */
+        memcpy(c->in, in, len);
+    }
     c->in_len = len;
 }
 
