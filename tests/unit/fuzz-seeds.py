@@ -16,7 +16,7 @@ import struct
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz-corpus")
 
 OP_FRAME, OP_SEND, OP_RECV, OP_TRAFFIC, OP_ADMIN, OP_WIRE, OP_TIME, \
-    OP_MISC = 0, 2, 3, 4, 5, 6, 7, 8
+    OP_ETH, OP_MISC = 0, 2, 3, 4, 5, 6, 7, 8, 9
 RC, UC, UD = 0, 1, 2
 # Indexes into send_opcodes[] of fuzz-vhca.c.
 WR_WRITE, WR_WRITE_IMM, WR_SEND, WR_SEND_IMM, WR_READ, WR_CAS, WR_FAA, \
@@ -175,6 +175,12 @@ SEEDS = {
     traffic(1, RC, WR_SEND, 10) + time(30),
     "admin-raw": admin(0, 4, u8(0x18) + u8(16) + bytes(range(16))) +
     admin(1, 5, u8(0x16) + bytes(32) + u32(7)),
+    "eth": u8(OP_ETH) + u8(1 << 1) + u16(2048) + u8(OP_ETH) + u8(1 << 1) +
+    u16(2048) + u8(OP_ETH) + u8(1 | 1 << 1) + u16(2048) +
+    u8(OP_ETH) + u8(0) + u8(50) + u16(0) + u16(0x0800) + bytes(50) +
+    u8(OP_ETH) + u8(1) + u8(20) + u16(0) + u16(0x86dd) + bytes(20) +
+    u8(OP_ETH) + u8(3 << 1) + u16(0x200) + u8(2) +
+    u8(OP_ETH) + u8(2 << 1) + u16(0x144) + u32(1),
     "doorbells": u8(OP_MISC) + u8(1) + u8(0) + u16(0x1010) + u64(3 << 32) +
     u8(OP_MISC) + u8(0),
 }

@@ -17,6 +17,7 @@
  *     DESTROY_MR/CQ/QP, QUERY_QP, or any opcode with a raw mailbox);
  *   - a mode for the wire between the engines: drop, duplicate, or mutate
  *     the next frames in flight (again with a valid ICRC);
+ *   - Ethernet frames to send, receive buffers, register accesses;
  *   - time passing, firing the transport timers; polling the CQs.
  *
  * After each operation both engines run to idle and the invariants are
@@ -127,6 +128,8 @@ typedef struct FuzzNode {
     uint64_t wr_id;
     /* DMA outside guest RAM is a device bug until the input names it. */
     bool named_bad_addr;
+    bool eth_up;                    /* Ethernet rings set up */
+    uint32_t tx_pi, rx_pi;
 } FuzzNode;
 
 typedef struct WireMode {
@@ -955,6 +958,87 @@ static void op_time(Fuzz *f, FuzzIn *in)
     settle(f, ns, 16);
 }
 
+/*
+ * Registers the admin path does not depend on (the harness plays the
+ * driver with the admin queue and async EQ as they were set up).
+ */
+static bool reg_fuzzable(uint32_t off)
+{
+    return off != VHCA_REG_CTRL &&
+           (off < VHCA_REG_ADMQ_BASE_LO || off > VHCA_REG_AEQ_LOG_SIZE);
+}
+
+/* Ethernet rings and register accesses. */
+static void op_eth(Fuzz *f, FuzzIn *in)
+{
+    uint8_t sel = in_u8(in);
+    FuzzNode *fn = &f->node[sel & 1], *peer = &f->node[!(sel & 1)];
+    Harness *h = fn->n.h;
+
+    if (!fn->eth_up) {
+        eth_setup(h, VHCA_ETH_CTRL_TX_ENABLE | VHCA_ETH_CTRL_RX_ENABLE);
+        fn->eth_up = true;
+    }
+    switch ((sel >> 1) % 4) {
+    case 0: {                   /* a frame to send, to the peer's MAC */
+        uint8_t frame[14 + 255];
+        uint8_t n = in_u8(in);
+        uint16_t len = in_u16(in);
+        uint64_t addr = TX_BUF_ADDR;
+        uint32_t i;
+
+        memcpy(frame, peer->n.h->core.cfg.mac, 6);
+        memcpy(frame + 6, h->core.cfg.mac, 6);
+        for (i = 12; i < 14u + n; i++) {
+            frame[i] = in_u8(in);
+        }
+        ram_write(h, TX_BUF_ADDR, frame, 14 + n);
+        if (sel & 0x80) {
+            fn->named_bad_addr = true;
+            addr = in_u64(in);
+        }
+        len = sel & 0x40 ? len : 14 + n;
+        {
+            struct vhca_eth_desc d = {
+                .addr = GUINT64_TO_LE(addr),
+                .len = GUINT16_TO_LE(len),
+            };
+
+            ram_write(h, TX_RING_ADDR + (fn->tx_pi & ((1u << ETH_LOG) - 1)) *
+                      sizeof(d), &d, sizeof(d));
+        }
+        fn->tx_pi++;
+        reg_write(h, VHCA_REG_TX_PI, fn->tx_pi);
+        break;
+    }
+    case 1: {                   /* receive buffers */
+        uint16_t size = in_u16(in) % (RX_BUF_SIZE + 1);
+
+        rx_post(h, fn->rx_pi++, size);
+        reg_write(h, VHCA_REG_RX_PI, fn->rx_pi);
+        break;
+    }
+    case 2: {                   /* a register write */
+        uint32_t off = (in_u16(in) % VHCA_CTRL_BAR_SIZE) & ~3u;
+        uint32_t value = in_u32(in);
+
+        if (reg_fuzzable(off)) {
+            /* Ring bases are guest physical addresses. */
+            fn->named_bad_addr = true;
+            vhca_core_reg_write(&h->core, off, value, 4);
+        }
+        break;
+    }
+    default: {                  /* a register read of any size */
+        uint32_t off = in_u16(in) % VHCA_CTRL_BAR_SIZE;
+
+        vhca_core_reg_read(&h->core, off, 1u << (in_u8(in) % 4));
+        break;
+    }
+    }
+    run_pair(f);
+}
+
 static void op_doorbell(Fuzz *f, FuzzIn *in)
 {
     uint8_t sel = in_u8(in);
@@ -993,7 +1077,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz = &f;
     world_init(&f);
     while (in.left && steps++ < 256) {
-        switch (in_u8(&in) % 9) {
+        switch (in_u8(&in) % 10) {
         case 0:
         case 1:
             op_frame(&f, &in);
@@ -1015,6 +1099,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         case 7:
             op_time(&f, &in);
+            break;
+        case 8:
+            op_eth(&f, &in);
             break;
         default:
             if (in_u8(&in) & 1) {
