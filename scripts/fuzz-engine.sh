@@ -33,7 +33,7 @@ else
 	cc=cc
 fi
 if [ ! -f "$build/build.ninja" ]; then
-	CC="$cc" meson setup "$build" "$VHCA_ROOT" >/dev/null ||
+	CC="$cc" meson setup --buildtype=debugoptimized "$build" "$VHCA_ROOT" >/dev/null ||
 		die "meson setup $build failed"
 fi
 ninja -C "$build" tests/unit/fuzz-vhca-run >/dev/null ||
