@@ -181,6 +181,12 @@ SEEDS = {
     u8(OP_ETH) + u8(1) + u8(20) + u16(0) + u16(0x86dd) + bytes(20) +
     u8(OP_ETH) + u8(3 << 1) + u16(0x200) + u8(2) +
     u8(OP_ETH) + u8(2 << 1) + u16(0x144) + u32(1),
+    # Arm the receive CQs, then traffic that completes on them; overflow
+    # the small UD CQ.
+    "cq-arm": u8(OP_MISC) + u8(2) + u8(1 | 1 << 1) + u8(OP_MISC) + u8(2) +
+    u8(1 | 3 << 1 | 0x40) + traffic(0, RC, WR_SEND, 10) +
+    traffic(0, UD, WR_SEND, 10),
+    "cq-overflow": traffic(0, UD, WR_SEND, 1) * 12 + time(20),
     "doorbells": u8(OP_MISC) + u8(1) + u8(0) + u16(0x1010) + u64(3 << 32) +
     u8(OP_MISC) + u8(0),
 }

@@ -284,9 +284,10 @@ static void world_init(Fuzz *f)
 
         node_init(&fn->n, 1 + i, VHCA_QPT_RC);
         aeq_drain(fn->n.h);
-        g_assert_cmpuint(rdma_create_cq(fn->n.h, &fn->uc_cq, 6, fn->n.eqn,
+        /* Small, so that inputs can overflow them. */
+        g_assert_cmpuint(rdma_create_cq(fn->n.h, &fn->uc_cq, 3, fn->n.eqn,
                                         fn->n.page), ==, VHCA_ST_OK);
-        g_assert_cmpuint(rdma_create_cq(fn->n.h, &fn->ud_cq, 6, fn->n.eqn,
+        g_assert_cmpuint(rdma_create_cq(fn->n.h, &fn->ud_cq, 3, fn->n.eqn,
                                         fn->n.page), ==, VHCA_ST_OK);
         g_assert_cmpuint(rdma_create_qp(fn->n.h, &fn->uc, VHCA_QPT_UC,
                                         fn->n.pdn, fn->uc_cq.cqn,
@@ -1103,6 +1104,27 @@ static void print_counters(Fuzz *f)
     }
 }
 
+/* Arm a CQ, or move its consumer index, as the driver's doorbell does. */
+static void op_cq_doorbell(Fuzz *f, FuzzIn *in)
+{
+    uint8_t sel = in_u8(in);
+    FuzzNode *fn = &f->node[sel & 1];
+    TestCq *cqs[] = { &fn->n.scq, &fn->n.rcq, &fn->uc_cq, &fn->ud_cq };
+    TestCq *cq = cqs[(sel >> 1) % G_N_ELEMENTS(cqs)];
+    uint32_t value;
+
+    if (sel & 0x80) {
+        value = in_u32(in);
+    } else {
+        /* Consume what is there, then arm (solicited or next). */
+        poll_all(fn);
+        value = (cq->ci & VHCA_CQ_CI_MASK) |
+                (sel & 0x40 ? VHCA_CQ_ARM_SOLICITED : VHCA_CQ_ARM_NEXT);
+    }
+    ring_doorbell(fn->n.h, fn->n.page, VHCA_DB_CQ, cq->cqn, value);
+    run_pair(f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     FuzzIn in = { data, size };
@@ -1140,11 +1162,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             op_eth(&f, &in);
             break;
         default:
-            if (in_u8(&in) & 1) {
-                op_doorbell(&f, &in);
-            } else {
+            switch (in_u8(&in) % 3) {
+            case 0:
                 poll_all(&f.node[0]);
                 poll_all(&f.node[1]);
+                break;
+            case 1:
+                op_doorbell(&f, &in);
+                break;
+            default:
+                op_cq_doorbell(&f, &in);
+                break;
             }
             break;
         }
