@@ -26,10 +26,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <glib.h>
+
+#include "fuzz-target.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HAVE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HAVE_ASAN 1
+#endif
+#endif
+#ifdef HAVE_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #define FUZZ_MAX_INPUT       4096
 #define FUZZ_MAX_INPUTS      4096
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct Input {
     char *name;
@@ -67,20 +80,13 @@ static void save_current(void)
 
 static void on_signal(int sig)
 {
+    struct sigaction sa = { .sa_handler = SIG_DFL };
+
     save_current();
-    signal(sig, SIG_DFL);
+    sigaction(sig, &sa, NULL);
     raise(sig);
 }
 
-/* AddressSanitizer calls this before it exits. */
-void __sanitizer_set_death_callback(void (*callback)(void));
-#if defined(__SANITIZE_ADDRESS__)
-#define HAVE_DEATH_CALLBACK 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HAVE_DEATH_CALLBACK 1
-#endif
-#endif
 
 static void add_input(const char *path)
 {
@@ -282,11 +288,11 @@ int main(int argc, char **argv)
         if (!strcmp(argv[a], "--tap")) {
             tap = true;
         } else if (!strcmp(argv[a], "--seed") && a + 1 < argc) {
-            seed = strtoull(argv[++a], NULL, 0);
+            seed = g_ascii_strtoull(argv[++a], NULL, 0);
         } else if (!strcmp(argv[a], "--iterations") && a + 1 < argc) {
-            iterations = strtoull(argv[++a], NULL, 0);
+            iterations = g_ascii_strtoull(argv[++a], NULL, 0);
         } else if (!strcmp(argv[a], "--max-time") && a + 1 < argc) {
-            max_time = strtod(argv[++a], NULL);
+            max_time = g_ascii_strtod(argv[++a], NULL);
         } else if (!strcmp(argv[a], "--artifact-prefix") && a + 1 < argc) {
             prefix = argv[++a];
         } else if (argv[a][0] == '-') {
@@ -302,12 +308,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "fuzz: no inputs\n");
         return 2;
     }
-    signal(SIGABRT, on_signal);
-    signal(SIGSEGV, on_signal);
-    signal(SIGTRAP, on_signal);
-    signal(SIGILL, on_signal);
-    signal(SIGFPE, on_signal);
-#ifdef HAVE_DEATH_CALLBACK
+    {
+        static const int sigs[] = { SIGABRT, SIGSEGV, SIGTRAP, SIGILL,
+                                    SIGFPE, SIGBUS };
+        struct sigaction sa = { .sa_handler = on_signal };
+        size_t k;
+
+        for (k = 0; k < G_N_ELEMENTS(sigs); k++) {
+            sigaction(sigs[k], &sa, NULL);
+        }
+    }
+#ifdef HAVE_ASAN
+    /* AddressSanitizer calls this before it exits. */
     __sanitizer_set_death_callback(save_current);
 #endif
 
@@ -320,7 +332,8 @@ int main(int argc, char **argv)
         crash_path[0] = 0;
         run_one(inputs[n].data, inputs[n].len);
         if (tap) {
-            printf("ok %u - replay %s\n", ++test, short_name(inputs[n].name));
+            printf("ok %u - replay %s\n", ++test,
+                   short_name(inputs[n].name));
             fflush(stdout);
         }
     }

@@ -41,11 +41,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-target.h"
 #include "vhca-node.h"
 #include "vhca-rdma.h"
 #include "vhca-wire.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* ---------------------------------------------------------------------- */
 /* Input                                                                  */
