@@ -65,11 +65,12 @@ def va(off, region=0):
 
 
 def frame(node, q, ib_op, psn_delta=0, flags=0, post=0, off=0, dma_len=0,
-          key_mode=0, aeth=0, msn=0, plen=0, post_fields=b"", region=0):
+          key_mode=0, aeth=0, msn=0, plen=0, post_fields=b"", region=0,
+          net=0, net_fields=b""):
     """A frame from node to the other one, on QP type q, IB opcode ib_op
     (low 5 bits), PSN near the receiver's expected one."""
     return (u8(OP_FRAME) + u8(sel(node, q)) + u8(ib_op) + u8(flags) +
-            u8(post) + u16(0x1234) +
+            u8(post) + u8(net) + net_fields + u16(0x1234) +
             u8(0) + u8(psn_delta) +                 # PSN
             va(off, region) + key(key_mode) + u16(dma_len) +  # RETH
             va(off & ~7, region) + key(key_mode) + u64(5) + u64(0) +  # Atomic
@@ -133,6 +134,11 @@ SEEDS = {
                                                       off=0x48),
     "frame-psn-ahead": frame(0, RC, 0x04, 50, plen=4) +
     frame(0, RC, 0x04, 0x80, plen=4),
+    "frame-ipv6-vlan": frame(0, RC, 0x04, plen=30, net=1) +
+    frame(0, RC, 0x04, 1, plen=30, net=3, net_fields=u16(5)) +
+    frame(0, UD, 0x04, plen=30, net=5, net_fields=u32(0x12345)),
+    "wire-reorder": u8(OP_WIRE) + u8(4) + u8(4) + u16(0) + u8(0) +
+    traffic(0, RC, WR_WRITE, 5000) + time(30),
     "frame-uc": frame(0, UC, 0x0a, off=0x10, dma_len=32, plen=32) +
     frame(0, UC, 0x04, plen=8),
     "frame-ud": frame(0, UD, 0x04, plen=100) +

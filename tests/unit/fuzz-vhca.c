@@ -111,6 +111,7 @@ typedef struct FuzzQp {
 
 typedef struct FuzzNode {
     Node n;
+    uint8_t gid6[16];               /* an IPv6 GID at index 1 */
     TestQp uc, ud;
     TestCq uc_cq, ud_cq;
     FuzzQp q[FQ__N];
@@ -135,10 +136,13 @@ typedef struct FuzzNode {
 } FuzzNode;
 
 typedef struct WireMode {
-    uint8_t kind;                   /* 0 pass, 1 drop, 2 dup, 3 mutate */
+    uint8_t kind;           /* 0 pass, 1 drop, 2 dup, 3 mutate, 4 reorder */
     uint8_t left;
     uint16_t offset;
     uint8_t value;
+    uint8_t held[VHCA_ETH_MAX_FRAME];
+    size_t held_len;                /* a frame held back (kind 4) */
+    Harness *held_to;
 } WireMode;
 
 typedef struct Fuzz {
@@ -282,6 +286,10 @@ static void world_init(Fuzz *f)
         FuzzNode *fn = &f->node[i];
 
         node_init(&fn->n, 1 + i, VHCA_QPT_RC);
+        fn->gid6[0] = 0xfd;
+        fn->gid6[15] = 1 + i;
+        g_assert_cmpuint(add_gid(fn->n.h, 1, VHCA_GID_TYPE_ROCE_V2_IPV6,
+                                 fn->gid6), ==, VHCA_ST_OK);
         aeq_drain(fn->n.h);
         /* Small, so that inputs can overflow them. */
         g_assert_cmpuint(rdma_create_cq(fn->n.h, &fn->uc_cq, 3, fn->n.eqn,
@@ -468,33 +476,53 @@ static void frame_fixup(uint8_t *frame, size_t len)
     uint32_t sum = 0, crc;
     size_t i;
 
-    if (vhca_wire_parse_net(frame, len, &pkt) != VHCA_WIRE_OK || pkt.ipv6) {
+    /* Headers the parser can still find: Ethernet, VLAN, IP version. */
+    memset(&pkt, 0, sizeof(pkt));
+    if (len < 14 + 4 + 40) {
         return;
     }
+    pkt.l3_offset = frame[12] == 0x81 && frame[13] == 0 ? 18 : 14;
     ip = frame + pkt.l3_offset;
-    ip_hlen = (ip[0] & 0xf) * 4u;
+    pkt.ipv6 = (ip[0] >> 4) == 6;
+    ip_hlen = pkt.ipv6 ? 40 : (ip[0] & 0xf) * 4u;
     total = len - pkt.l3_offset;
-    if (total < ip_hlen + 8 + VHCA_IB_BTH_LEN + VHCA_IB_ICRC_LEN) {
+    if (ip_hlen < 20 ||
+        total < ip_hlen + 8 + VHCA_IB_BTH_LEN + VHCA_IB_ICRC_LEN) {
         return;
     }
-    put_be16(ip + 2, total);
-    put_be16(ip + 10, 0);
-    for (i = 0; i < ip_hlen; i += 2) {
-        sum += ip[i] << 8 | ip[i + 1];
+    if (pkt.ipv6) {
+        put_be16(ip + 4, total - ip_hlen);
+    } else {
+        put_be16(ip + 2, total);
+        put_be16(ip + 10, 0);
+        for (i = 0; i < ip_hlen; i += 2) {
+            sum += ip[i] << 8 | ip[i + 1];
+        }
+        while (sum >> 16) {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        put_be16(ip + 10, ~sum);
     }
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    put_be16(ip + 10, ~sum);
     udp = ip + ip_hlen;
     put_be16(udp + 4, total - ip_hlen);
     put_be16(udp + 6, 0);
     icrc = frame + len - VHCA_IB_ICRC_LEN;
-    crc = vhca_icrc(ip, ip_hlen, false, total - VHCA_IB_ICRC_LEN);
+    crc = vhca_icrc(ip, ip_hlen, pkt.ipv6, total - VHCA_IB_ICRC_LEN);
     icrc[0] = crc;
     icrc[1] = crc >> 8;
     icrc[2] = crc >> 16;
     icrc[3] = crc >> 24;
+}
+
+/* Where the BTH starts in a frame we built (or 0 if it cannot be found). */
+static size_t bth_offset(const uint8_t *frame, size_t len)
+{
+    VhcaWirePacket pkt;
+
+    if (vhca_wire_parse_net(frame, len, &pkt) != VHCA_WIRE_OK) {
+        return 0;
+    }
+    return pkt.l4_offset + 8;
 }
 
 /* Hand the peer exactly @len bytes on the heap, so ASan sees overruns. */
@@ -524,14 +552,30 @@ static void fuzz_wire_hook(Harness *h, const uint8_t *buf, size_t len)
         deliver(h->peer, buf, len);
         deliver(h->peer, buf, len);
         return;
-    case 3:
+    case 3: {
         /* One byte of the IB headers or payload, then a valid ICRC. */
+        size_t bth = bth_offset(buf, len);
+
         memcpy(frame, buf, len);
-        if (len > 42 + VHCA_IB_ICRC_LEN) {
-            frame[42 + w->offset % (len - 42 - VHCA_IB_ICRC_LEN)] ^= w->value;
+        if (bth && len > bth + VHCA_IB_ICRC_LEN) {
+            frame[bth + w->offset % (len - bth - VHCA_IB_ICRC_LEN)] ^=
+                w->value;
             frame_fixup(frame, len);
         }
         deliver(h->peer, frame, len);
+        return;
+    }
+    case 4:
+        /* Reorder: this frame goes after the next one. */
+        if (!w->held_len) {
+            memcpy(w->held, buf, len);
+            w->held_len = len;
+            w->held_to = h->peer;
+            return;
+        }
+        deliver(h->peer, buf, len);
+        deliver(w->held_to, w->held, w->held_len);
+        w->held_len = 0;
         return;
     default:
         deliver(h->peer, buf, len);
@@ -597,17 +641,23 @@ static void op_frame(Fuzz *f, FuzzIn *in)
     FuzzNode *src = &f->node[sel & 1], *dst = &f->node[!(sel & 1)];
     unsigned q = (sel >> 1) % FQ__N;
     uint8_t opsel = in_u8(in), flags = in_u8(in), post = in_u8(in);
+    uint8_t net = in_u8(in);
     uint8_t frame[VHCA_ETH_MAX_FRAME + 64];
     uint8_t payload[VHCA_ETH_MAX_FRAME];
     VhcaWirePacket pkt;
     uint32_t i, plen;
-    size_t len;
+    size_t len, bth;
 
     memset(&pkt, 0, sizeof(pkt));
     memcpy(pkt.net.dmac, dst->n.h->core.cfg.mac, 6);
     memcpy(pkt.net.smac, src->n.h->core.cfg.mac, 6);
-    memcpy(pkt.net.sgid, src->n.gid, 16);
-    memcpy(pkt.net.dgid, dst->n.gid, 16);
+    /* IPv4 (GID 0) or IPv6 (GID 1), with a VLAN tag or not. */
+    memcpy(pkt.net.sgid, net & 1 ? src->gid6 : src->n.gid, 16);
+    memcpy(pkt.net.dgid, net & 1 ? dst->gid6 : dst->n.gid, 16);
+    pkt.net.vlan = net & 2;
+    pkt.net.vlan_tci = net & 2 ? in_u16(in) : 0;
+    pkt.net.flow_label = net & 4 ? in_u32(in) & 0xfffff : 0;
+    pkt.net.traffic_class = net >> 3;
     pkt.net.hop_limit = 64;
     pkt.net.udp_sport = 0xc000 | in_u16(in);
 
@@ -659,21 +709,23 @@ static void op_frame(Fuzz *f, FuzzIn *in)
         pkt.tp.bth.opcode = transports[q] | VHCA_IB_OP_SEND_ONLY;
         pkt.payload_len = plen;
         len = vhca_wire_build(&pkt, frame, sizeof(frame));
-        g_assert_cmpuint(len, >, 42);
-        frame[42] = opcode;
+        g_assert_cmpuint(len, >, 0);
+        frame[bth_offset(frame, len)] = opcode;
         frame_fixup(frame, len);
     }
+    bth = bth_offset(frame, len);
+    g_assert_cmpuint(bth, >, 0);
 
     /* Afterwards: PadCnt, a byte of the headers, truncation, the ICRC. */
     if (post & 1) {
-        frame[42 + 1] = (frame[42 + 1] & ~0x30) | (in_u8(in) & 0x30);
+        frame[bth + 1] = (frame[bth + 1] & ~0x30) | (in_u8(in) & 0x30);
     }
     if (post & 2) {
         uint16_t off = in_u16(in);
         uint8_t val = in_u8(in);
 
-        if (len > 42 + VHCA_IB_ICRC_LEN) {
-            frame[42 + off % (len - 42 - VHCA_IB_ICRC_LEN)] ^= val | 1;
+        if (len > bth + VHCA_IB_ICRC_LEN) {
+            frame[bth + off % (len - bth - VHCA_IB_ICRC_LEN)] ^= val | 1;
         }
     }
     if (post & 4) {
@@ -979,7 +1031,9 @@ static void op_admin(Fuzz *f, FuzzIn *in)
 
 static void op_wire_mode(Fuzz *f, FuzzIn *in)
 {
-    f->wire.kind = in_u8(in) % 4;
+    /* A frame still held back is lost. */
+    f->wire.held_len = 0;
+    f->wire.kind = in_u8(in) % 5;
     f->wire.left = in_u8(in) % (WIRE_FRAMES + 1);
     f->wire.offset = in_u16(in);
     f->wire.value = in_u8(in) | 1;
