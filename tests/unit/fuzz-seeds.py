@@ -193,6 +193,15 @@ SEEDS = {
     u8(1 | 3 << 1 | 0x40) + traffic(0, RC, WR_SEND, 10) +
     traffic(0, UD, WR_SEND, 10),
     "cq-overflow": traffic(0, UD, WR_SEND, 1) * 12 + time(20),
+    # Issue 11, bug 1: a WRITE's first packet through key 0, the MR
+    # destroyed and a read-only one made with the same index and tag,
+    # then the next packet.  The device must NAK it, not write: the
+    # target's shadow of the MRs fails on any write there.
+    "regress-write-mr-replaced":
+    frame(0, RC, 0x06, off=0x38000, dma_len=3000, plen=1024) +
+    admin(1, 3, u8(0) + u32(0)) +
+    admin(1, 2, u8(0) + u8(4) + u16(0x3800) + u32(0x8000) + u32(0x5a)) +
+    frame(0, RC, 0x07, plen=1024),
     "doorbells": u8(OP_MISC) + u8(1) + u8(0) + u16(0x1010) + u64(3 << 32) +
     u8(OP_MISC) + u8(0),
 }

@@ -109,8 +109,26 @@ typedef struct FuzzQp {
     uint32_t qpn;                   /* as created; the QP may be gone */
 } FuzzQp;
 
+/* Where an MR's bytes are in guest RAM, and whether the device may write. */
+typedef struct ShadowMr {
+    uint32_t key;
+    uint64_t start, end;            /* guest physical [start, end) */
+    bool writable;                  /* LOCAL_WRITE, REMOTE_WRITE or ATOMIC */
+    bool live;
+} ShadowMr;
+
+#define MAX_SHADOW      32
+
 typedef struct FuzzNode {
     Node n;
+    /*
+     * The device writes the node's data buffer only through a live MR
+     * that allows writes; unknown once the input made MRs or rings whose
+     * pages the target does not follow (raw commands, page lists).
+     */
+    ShadowMr shadow[MAX_SHADOW];
+    unsigned nshadow;
+    bool shadow_unknown;
     uint8_t gid6[16];               /* an IPv6 GID at index 1 */
     TestQp uc, ud;
     TestCq uc_cq, ud_cq;
@@ -178,6 +196,65 @@ static void check_dma(Harness *h, uint64_t addr, size_t len)
     }
 }
 
+static void shadow_add(FuzzNode *fn, uint32_t key, uint64_t start,
+                       uint64_t len, uint32_t access)
+{
+    if (fn->nshadow == MAX_SHADOW) {
+        fn->shadow_unknown = true;
+        return;
+    }
+    fn->shadow[fn->nshadow++] = (ShadowMr){
+        key, start, start + len,
+        (access & (VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_REMOTE_WRITE |
+                   VHCA_ACCESS_REMOTE_ATOMIC)) != 0, true,
+    };
+}
+
+static void shadow_destroyed(FuzzNode *fn, uint32_t key)
+{
+    unsigned i;
+
+    for (i = 0; i < fn->nshadow; i++) {
+        if (fn->shadow[i].key == key) {
+            fn->shadow[i].live = false;
+        }
+    }
+}
+
+/*
+ * A DMA write that touches the data buffer must lie in live MRs that
+ * allow writing (IBTA 10.6.3: an access is checked against the MR it
+ * names; a destroyed MR names nothing).
+ */
+static void check_dma_write(Harness *h, uint64_t addr, size_t len)
+{
+    FuzzNode *fn = node_of(h);
+    uint64_t lo = fn->n.buf, hi = fn->n.buf + DATA_PAGES * 4096ull;
+    uint64_t end = addr + len;
+
+    if (fn->shadow_unknown || end <= lo || addr >= hi) {
+        return;
+    }
+    while (addr < end) {
+        uint64_t reach = addr;
+        unsigned i;
+
+        for (i = 0; i < fn->nshadow; i++) {
+            const ShadowMr *m = &fn->shadow[i];
+
+            if (m->live && m->writable && m->start <= addr && addr < m->end) {
+                reach = MAX(reach, MIN(m->end, end));
+            }
+        }
+        if (reach == addr) {
+            g_error("DMA write of %zu bytes at 0x%" G_GINT64_MODIFIER "x: "
+                    "0x%" G_GINT64_MODIFIER "x is in no live MR that "
+                    "allows writes", len, end - len, addr);
+        }
+        addr = reach;
+    }
+}
+
 static int fuzz_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
 {
     check_dma(opaque, addr, len);
@@ -188,6 +265,7 @@ static int fuzz_dma_write(void *opaque, uint64_t addr, const void *buf,
                           size_t len)
 {
     check_dma(opaque, addr, len);
+    check_dma_write(opaque, addr, len);
     return harness_ops->dma_write(opaque, addr, buf, len);
 }
 
@@ -311,17 +389,26 @@ static void world_init(Fuzz *f)
         fn->q[FQ_UD] = (FuzzQp){ &fn->ud, &fn->ud_cq, &fn->ud_cq,
                                  fn->ud.qpn };
         fn->keys[fn->nkeys++] = fn->n.key;
-        fn->keys[fn->nkeys++] = rdma_create_phys_mr(fn->n.h, fn->n.pdn,
-                                                    fn->n.buf, 16 * 4096,
-                                                    VHCA_ACCESS_LOCAL_WRITE);
+        shadow_add(fn, fn->n.key, fn->n.buf, DATA_PAGES * 4096, ACCESS_ALL);
+        fn->keys[fn->nkeys] = rdma_create_phys_mr(fn->n.h, fn->n.pdn,
+                                                  fn->n.buf, 16 * 4096,
+                                                  VHCA_ACCESS_LOCAL_WRITE);
+        shadow_add(fn, fn->keys[fn->nkeys++], fn->n.buf, 16 * 4096,
+                   VHCA_ACCESS_LOCAL_WRITE);
         fn->pd2 = rdma_create_pd(fn->n.h);
-        fn->keys[fn->nkeys++] = rdma_create_phys_mr(fn->n.h, fn->pd2,
-                                                    fn->n.buf + 16 * 4096,
-                                                    16 * 4096, ACCESS_ALL);
-        fn->keys[fn->nkeys++] = create_paged_mr(fn, 32, PAGED_PAGES, 1,
-                                                PAGED_IOVA);
-        fn->keys[fn->nkeys++] = create_paged_mr(fn, 48, L2_PAGES, 2,
-                                                L2_IOVA);
+        fn->keys[fn->nkeys] = rdma_create_phys_mr(fn->n.h, fn->pd2,
+                                                  fn->n.buf + 16 * 4096,
+                                                  16 * 4096, ACCESS_ALL);
+        shadow_add(fn, fn->keys[fn->nkeys++], fn->n.buf + 16 * 4096,
+                   16 * 4096, ACCESS_ALL);
+        /* The page lists name pages 32..47 and 48..55 (in any order). */
+        fn->keys[fn->nkeys] = create_paged_mr(fn, 32, PAGED_PAGES, 1,
+                                              PAGED_IOVA);
+        shadow_add(fn, fn->keys[fn->nkeys++], fn->n.buf + 32 * 4096,
+                   PAGED_PAGES * 4096, ACCESS_ALL);
+        fn->keys[fn->nkeys] = create_paged_mr(fn, 48, L2_PAGES, 2, L2_IOVA);
+        shadow_add(fn, fn->keys[fn->nkeys++], fn->n.buf + 48 * 4096,
+                   L2_PAGES * 4096, ACCESS_ALL);
         fn->n.h->tx_hook = fuzz_wire_hook;
     }
     f->node[0].n.h->peer = f->node[1].n.h;
@@ -941,6 +1028,7 @@ static void op_admin(Fuzz *f, FuzzIn *in)
              * any address.
              */
             fn->named_bad_addr = true;
+            fn->shadow_unknown = true;
             c.iova = GUINT64_TO_LE(in_u64(in));
             c.offset = GUINT32_TO_LE(in_u16(in));
             c.length = GUINT64_TO_LE(mode & 8 ? in_u64(in) : in_u32(in));
@@ -962,8 +1050,17 @@ static void op_admin(Fuzz *f, FuzzIn *in)
         }
         c.key_tag = GUINT32_TO_LE(in_u32(in));
         if (rdma_cmd(h, VHCA_CMD_CREATE_MR, &c, sizeof(c), NULL, &key) ==
-            VHCA_ST_OK && fn->nkeys < MAX_KEYS) {
-            fn->keys[fn->nkeys++] = key;
+            VHCA_ST_OK) {
+            if (fn->nkeys < MAX_KEYS) {
+                fn->keys[fn->nkeys++] = key;
+            }
+            if (GUINT16_FROM_LE(c.flags) == VHCA_MR_PHYS) {
+                shadow_add(fn, key, GUINT64_FROM_LE(c.iova),
+                           GUINT64_FROM_LE(c.length),
+                           GUINT32_FROM_LE(c.access));
+            } else {
+                fn->shadow_unknown = true;
+            }
         }
         break;
     }
@@ -982,7 +1079,10 @@ static void op_admin(Fuzz *f, FuzzIn *in)
         } else if (!(which & 0x80)) {
             handle %= 16;
         }
-        rdma_destroy(h, ops[which % 4], handle);
+        if (rdma_destroy(h, ops[which % 4], handle) == VHCA_ST_OK &&
+            ops[which % 4] == VHCA_CMD_DESTROY_MR) {
+            shadow_destroyed(fn, handle);
+        }
         break;
     }
     case 4: {                   /* any command, its mailbox from the input */
@@ -992,6 +1092,7 @@ static void op_admin(Fuzz *f, FuzzIn *in)
 
         /* Mailbox contents are addresses too. */
         fn->named_bad_addr = true;
+        fn->shadow_unknown = true;
         for (i = 0; i < len; i++) {
             mbox[i] = in_u8(in);
         }
@@ -1009,6 +1110,7 @@ static void op_admin(Fuzz *f, FuzzIn *in)
         size_t i;
 
         fn->named_bad_addr = true;
+        fn->shadow_unknown = true;
         for (i = 0; i < sizeof(cmdin); i++) {
             cmdin[i] = in_u8(in);
         }
