@@ -139,6 +139,12 @@ SEEDS = {
     frame(0, UD, 0x04, plen=30, net=5, net_fields=u32(0x12345)),
     "wire-reorder": u8(OP_WIRE) + u8(4) + u8(4) + u16(0) + u8(0) +
     traffic(0, RC, WR_WRITE, 5000) + time(30),
+    "mcast": admin(1, 6, u8(0) + u8(2) + u8(1) + u32(0)) +
+    admin(1, 6, u8(0) + u8(0) + u8(1) + u32(0)) +
+    frame(0, UD, 0x04, plen=40, net=8, net_fields=u8(1)) +
+    frame(0, UD, 0x05, plen=40, net=8, net_fields=u8(1)) +
+    admin(1, 6, u8(1) + u8(2) + u8(1) + u32(0)) +
+    frame(0, UD, 0x04, plen=40, net=8, net_fields=u8(1)),
     "frame-uc": frame(0, UC, 0x0a, off=0x10, dma_len=32, plen=32) +
     frame(0, UC, 0x04, plen=8),
     "frame-ud": frame(0, UD, 0x04, plen=100) +

@@ -669,6 +669,12 @@ static void fuzz_wire_hook(Harness *h, const uint8_t *buf, size_t len)
     }
 }
 
+/* 239.1.1.(n % 4) as a GID. */
+static void mcast_gid(uint8_t gid[16], uint8_t n)
+{
+    gid_from_ipv4(gid, 239, 1, 1, n % 4);
+}
+
 static const uint8_t transports[FQ__N] = {
     VHCA_IB_TRANSPORT_RC, VHCA_IB_TRANSPORT_UC, VHCA_IB_TRANSPORT_UD,
 };
@@ -738,13 +744,27 @@ static void op_frame(Fuzz *f, FuzzIn *in)
     memset(&pkt, 0, sizeof(pkt));
     memcpy(pkt.net.dmac, dst->n.h->core.cfg.mac, 6);
     memcpy(pkt.net.smac, src->n.h->core.cfg.mac, 6);
-    /* IPv4 (GID 0) or IPv6 (GID 1), with a VLAN tag or not. */
+    /*
+     * IPv4 (GID 0) or IPv6 (GID 1), with a VLAN tag or not; the groups
+     * are IPv4, and so is their sender.
+     */
+    if (net & 8) {
+        net &= ~1;
+    }
     memcpy(pkt.net.sgid, net & 1 ? src->gid6 : src->n.gid, 16);
     memcpy(pkt.net.dgid, net & 1 ? dst->gid6 : dst->n.gid, 16);
     pkt.net.vlan = net & 2;
     pkt.net.vlan_tci = net & 2 ? in_u16(in) : 0;
     pkt.net.flow_label = net & 4 ? in_u32(in) & 0xfffff : 0;
-    pkt.net.traffic_class = net >> 3;
+    pkt.net.traffic_class = net >> 4;
+    if (net & 8) {
+        /* To a multicast group 239.1.1.n (RFC 1112 MAC), QPN 0xffffff. */
+        static const uint8_t mcast_mac[5] = { 0x01, 0x00, 0x5e, 0x01, 0x01 };
+
+        mcast_gid(pkt.net.dgid, in_u8(in));
+        memcpy(pkt.net.dmac, mcast_mac, 5);
+        pkt.net.dmac[5] = pkt.net.dgid[15];
+    }
     pkt.net.hop_limit = 64;
     pkt.net.udp_sport = 0xc000 | in_u16(in);
 
@@ -755,6 +775,7 @@ static void op_frame(Fuzz *f, FuzzIn *in)
     pkt.tp.bth.mig_req = flags & 4;
     pkt.tp.bth.pkey = flags & 8 ? in_u16(in) : 0xffff;
     pkt.tp.bth.dest_qpn = flags & 0x10 ? in_u32(in) & VHCA_IB_QPN_MASK :
+                          net & 8 ? VHCA_IB_QPN_MASK :
                           dst->q[flags & 0x20 ? (q + 1) % FQ__N : q].qpn;
     {
         uint8_t op = pkt.tp.bth.opcode & 0x1f;
@@ -982,7 +1003,7 @@ static void op_admin(Fuzz *f, FuzzIn *in)
     FuzzNode *fn = &f->node[sel & 1], *peer = &f->node[!(sel & 1)];
     Harness *h = fn->n.h;
 
-    switch ((sel >> 1) % 6) {
+    switch ((sel >> 1) % 7) {
     case 0: {                   /* MODIFY_QP, fields near the good ones */
         struct vhca_qp_attr a;
         uint8_t *raw = (uint8_t *)&a;
@@ -1102,6 +1123,23 @@ static void op_admin(Fuzz *f, FuzzIn *in)
 
             note_created(fn, opcode, st, handle);
         }
+        break;
+    }
+    case 6: {                   /* ATTACH or DETACH_MCAST, ours or any */
+        struct vhca_cmd_mcast_in c;
+        uint8_t mode = in_u8(in);
+
+        memset(&c, 0, sizeof(c));
+        c.qpn = GUINT32_TO_LE(in_qpn(in, fn));
+        if (mode & 2) {
+            for (unsigned i = 0; i < 16; i++) {
+                c.gid[i] = in_u8(in);
+            }
+        } else {
+            mcast_gid(c.gid, in_u8(in));
+        }
+        admin_cmd(h, mode & 1 ? VHCA_CMD_DETACH_MCAST : VHCA_CMD_ATTACH_MCAST,
+                  in_u32(in), &c, sizeof(c), NULL);
         break;
     }
     default: {                  /* the command entry itself */
