@@ -7,8 +7,8 @@
 # scripts/setup-host.sh): a coverage-guided run of fuzz-vhca, built with
 # AddressSanitizer and UBSan in build-fuzz/, one job per CPU (FUZZ_JOBS).
 # The corpus grows in $VHCA_CACHE/fuzz-corpus (seeded from
-# tests/unit/fuzz-corpus); a crash leaves its input in
-# build-fuzz/crash-*.  Without libFuzzer, the seeded mutator of
+# tests/unit/fuzz-corpus); each job logs to build-fuzz/fuzz-N.log, and a
+# crash leaves its input in build-fuzz/crash-*.  Without libFuzzer, the seeded mutator of
 # fuzz-vhca-run (the same target with fuzz-driver.c) runs instead, with a
 # new seed each run.  SECONDS defaults to 3600.
 #
