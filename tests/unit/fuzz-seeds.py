@@ -43,9 +43,9 @@ def sel(node, q, extra=0):
     return node | q << 1 | extra
 
 
-def traffic(node, q, wr, length, page=0):
-    return u8(OP_TRAFFIC) + u8(sel(node, q)) + u8(wr) + u16(length) + \
-        u16(page)
+def traffic(node, q, wr, length, page=0, repost=True):
+    return u8(OP_TRAFFIC) + u8(sel(node, q, 0 if repost else 0x80)) + \
+        u8(wr) + u16(length) + u16(page)
 
 
 def time(exp, extra=0):
@@ -104,6 +104,10 @@ SEEDS = {
     "rc-atomics": traffic(0, RC, WR_CAS, 8) + traffic(0, RC, WR_FAA, 8),
     "rc-send-imm-inv": traffic(0, RC, WR_SEND_IMM, 10) +
     traffic(1, RC, WR_SEND_INV, 10) + traffic(0, RC, WR_WRITE_IMM, 2048),
+    # Use up the peer's 8 receive WQEs: RNR NAK, RNR timer, then a receive
+    # WQE lets the SEND through.
+    "rc-rnr": traffic(0, RC, WR_SEND, 16, repost=False) * 9 + time(16) +
+    traffic(0, RC, WR_SEND, 16) + time(24),
     "uc-write": traffic(0, UC, WR_WRITE, 3000) + traffic(1, UC, WR_SEND, 9),
     "ud-send": traffic(0, UD, WR_SEND, 512) + traffic(1, UD, WR_SEND, 0),
     # Lose, duplicate and damage frames of a multi-packet message.

@@ -732,7 +732,7 @@ static void op_frame(Fuzz *f, FuzzIn *in)
 {
     uint8_t sel = in_u8(in);
     FuzzNode *src = &f->node[sel & 1], *dst = &f->node[!(sel & 1)];
-    unsigned q = (sel >> 1) % FQ__N;
+    unsigned q = ((sel >> 1) & 3) % FQ__N;
     uint8_t opsel = in_u8(in), flags = in_u8(in), post = in_u8(in);
     uint8_t net = in_u8(in);
     uint8_t frame[VHCA_ETH_MAX_FRAME + 64];
@@ -892,7 +892,7 @@ static void op_send_wqe(Fuzz *f, FuzzIn *in)
 {
     uint8_t sel = in_u8(in);
     FuzzNode *fn = &f->node[sel & 1], *peer = &f->node[!(sel & 1)];
-    unsigned q = (sel >> 1) % FQ__N;
+    unsigned q = ((sel >> 1) & 3) % FQ__N;
     uint8_t opsel = in_u8(in), nsge = in_u8(in);
     struct vhca_send_wqe w;
     unsigned i;
@@ -931,7 +931,7 @@ static void op_recv_wqe(Fuzz *f, FuzzIn *in)
 {
     uint8_t sel = in_u8(in), nsge = in_u8(in);
     FuzzNode *fn = &f->node[sel & 1];
-    unsigned q = (sel >> 1) % FQ__N;
+    unsigned q = ((sel >> 1) & 3) % FQ__N;
     struct vhca_recv_wqe w;
     unsigned i;
 
@@ -951,7 +951,7 @@ static void op_traffic(Fuzz *f, FuzzIn *in)
 {
     uint8_t sel = in_u8(in);
     FuzzNode *fn = &f->node[sel & 1], *peer = &f->node[!(sel & 1)];
-    unsigned q = (sel >> 1) % FQ__N;
+    unsigned q = ((sel >> 1) & 3) % FQ__N;
     uint8_t opcode = send_opcodes[in_u8(in) % G_N_ELEMENTS(send_opcodes)];
     uint32_t len = in_u16(in) % (4 * 4096 + 1);
     uint32_t off = (in_u16(in) % 32) * 4096;
@@ -979,10 +979,12 @@ static void op_traffic(Fuzz *f, FuzzIn *in)
     qp_put_send_wqe(fn->n.h, fn->q[q].qp, &w);
     ring_doorbell(fn->n.h, fn->n.page, VHCA_DB_SQ, fn->q[q].qpn,
                   fn->q[q].qp->sq_pi);
-    /* Keep the peer's receive queue stocked. */
-    recv_wqe(peer, q, q * RWQES + peer->q[q].qp->rq_pi % RWQES);
-    ring_doorbell(peer->n.h, peer->n.page, VHCA_DB_RQ, peer->q[q].qpn,
-                  peer->q[q].qp->rq_pi);
+    /* Keep the peer's receive queue stocked, unless RNR is the point. */
+    if (!(sel & 0x80)) {
+        recv_wqe(peer, q, q * RWQES + peer->q[q].qp->rq_pi % RWQES);
+        ring_doorbell(peer->n.h, peer->n.page, VHCA_DB_RQ, peer->q[q].qpn,
+                      peer->q[q].qp->rq_pi);
+    }
     run_pair(f);
 }
 
