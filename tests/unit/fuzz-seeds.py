@@ -212,6 +212,11 @@ SEEDS = {
     admin(1, 3, u8(0) + u32(0)) +
     admin(1, 2, u8(0) + u8(4) + u16(0x3800) + u32(0x8000) + u32(0x5a)) +
     frame(0, RC, 0x07, plen=1024),
+    # A device reset in the middle of a multi-packet WRITE and a READ.
+    "reset-mid-traffic": u8(OP_WIRE) + u8(4) + u8(2) + u16(0) + u8(0) +
+    traffic(0, RC, WR_READ, 3000) + traffic(1, RC, WR_WRITE, 3000) +
+    u8(OP_ETH) + u8(1 | 4 << 1) + time(30) + traffic(0, RC, WR_SEND, 8) +
+    time(30),
     "doorbells": u8(OP_MISC) + u8(1) + u8(0) + u16(0x1010) + u64(3 << 32) +
     u8(OP_MISC) + u8(0),
 }

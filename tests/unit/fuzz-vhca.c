@@ -17,7 +17,8 @@
  *     DESTROY_MR/CQ/QP, QUERY_QP, or any opcode with a raw mailbox);
  *   - a mode for the wire between the engines: drop, duplicate, or mutate
  *     the next frames in flight (again with a valid ICRC);
- *   - Ethernet frames to send, receive buffers, register accesses;
+ *   - Ethernet frames to send, receive buffers, register accesses, a
+ *     device reset;
  *   - time passing, firing the transport timers; polling the CQs.
  *
  * After each operation both engines run to idle and the invariants are
@@ -1211,7 +1212,7 @@ static void op_eth(Fuzz *f, FuzzIn *in)
         eth_setup(h, VHCA_ETH_CTRL_TX_ENABLE | VHCA_ETH_CTRL_RX_ENABLE);
         fn->eth_up = true;
     }
-    switch ((sel >> 1) % 4) {
+    switch ((sel >> 1) % 5) {
     case 0: {                   /* a frame to send, to the peer's MAC */
         uint8_t frame[14 + 255];
         uint8_t n = in_u8(in);
@@ -1261,10 +1262,22 @@ static void op_eth(Fuzz *f, FuzzIn *in)
         }
         break;
     }
-    default: {                  /* a register read of any size */
+    case 3: {                   /* a register read of any size */
         uint32_t off = in_u16(in) % VHCA_CTRL_BAR_SIZE;
 
         vhca_core_reg_read(&h->core, off, 1u << (in_u8(in) % 4));
+        break;
+    }
+    default: {                  /* device reset mid-traffic, as a driver's */
+        unsigned i;
+
+        reg_write(h, VHCA_REG_CTRL, VHCA_CTRL_RESET);
+        harness_enable(h);
+        for (i = 0; i < fn->nshadow; i++) {
+            fn->shadow[i].live = false;
+        }
+        fn->eth_up = false;
+        fn->tx_pi = fn->rx_pi = 0;
         break;
     }
     }
