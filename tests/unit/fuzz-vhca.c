@@ -2,32 +2,37 @@
  * Structure-aware fuzz target for the vhca engine.
  *
  * Two engines back to back (tests/unit/vhca-harness.c, vhca-node.c), each
- * with a connected RC, UC and UD QP, three MRs (one with every access, one
- * with local access only, one in another PD) and posted receive WQEs.  The
+ * with a connected RC, UC and UD QP, an IPv4 and an IPv6 GID, five MRs (one
+ * with every access, one with local access only, one in another PD, two
+ * through level 1 and level 2 page lists) and posted receive WQEs.  The
  * input is then read as a list of operations, each an opcode byte and its
- * fields:
+ * fields (past its end every field reads as zero):
  *
  *   - a frame from the wire, built from a template (any RC/UC/UD opcode,
- *     or a raw one) with the input's PSN, QPN, lengths, R_Key, VA, AETH,
- *     atomics, PadCnt and truncation, and a recomputed valid ICRC and IP
- *     checksum, so that it reaches the responder and the completer;
+ *     or a raw one) with the input's PSN, QPN, P_Key, lengths, R_Key, VA,
+ *     AETH, atomics, DETH, PadCnt, VLAN, multicast group and truncation,
+ *     and a recomputed valid ICRC and IP checksum, so that it reaches the
+ *     responder and the completer;
  *   - a send or receive WQE with mutated fields and SG list in a guest
- *     ring, and its doorbell (with a mutated producer index);
- *   - an admin command with mutated fields (MODIFY_QP, CREATE_MR,
- *     DESTROY_MR/CQ/QP, QUERY_QP, or any opcode with a raw mailbox);
- *   - a mode for the wire between the engines: drop, duplicate, or mutate
- *     the next frames in flight (again with a valid ICRC);
+ *     ring, and its doorbell (with a mutated producer index or QPN);
+ *   - a well-formed message on a QP, and a mode for the wire between the
+ *     engines: drop, duplicate, reorder, or damage the next frames in
+ *     flight (again with a valid ICRC);
+ *   - an admin command with mutated fields (MODIFY_QP, QUERY_QP, CREATE_MR,
+ *     DESTROY_*, ATTACH/DETACH_MCAST, any opcode with a raw mailbox or a
+ *     raw command entry);
  *   - Ethernet frames to send, receive buffers, register accesses, a
- *     device reset;
- *   - time passing, firing the transport timers; polling the CQs.
+ *     device reset; BAR2 and CQ doorbells; time passing, which fires the
+ *     transport timers; polling the CQs.
  *
  * After each operation both engines run to idle and the invariants are
  * checked: every guest error has its typed event, the drop counters add
- * up, CQEs name our QPs, and no DMA leaves guest RAM unless the input gave
- * the device an address outside it.  The harness's own assertions (frame
- * sizes, interrupt vectors, admin queue progress) hold throughout.  With
- * AddressSanitizer and UBSan any memory error or undefined behaviour in
- * the engine is a crash.
+ * up, CQEs name our QPs with a status the device defines, no DMA leaves
+ * guest RAM unless the input gave the device an address outside it, and
+ * the device writes the data buffers only through live MRs that allow
+ * writing.  The harness's own assertions (frame sizes, interrupt vectors,
+ * admin queue progress) hold throughout.  With AddressSanitizer and UBSan
+ * any memory error, leak or undefined behaviour in the engine is a crash.
  *
  * Built two ways from this file: with clang's libFuzzer
  * (-fsanitize=fuzzer, scripts/fuzz-engine.sh), and with any compiler and
