@@ -39,7 +39,7 @@ fi
 ninja -C "$build" tests/unit/fuzz-vhca-run >/dev/null ||
 	die "building fuzz-vhca-run failed"
 mkdir -p "$corpus"
-cp -n "$seeds"/* "$corpus"/ 2>/dev/null || true
+find "$seeds" -maxdepth 1 -type f -exec cp -n {} "$corpus"/ \;
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
@@ -58,7 +58,7 @@ for j in $(seq 1 "$jobs"); do
 	seed="$(date +%s)$j"
 	"$build/tests/unit/fuzz-vhca-run" --seed "$seed" --iterations 0 \
 		--max-time "$secs" --artifact-prefix "$build/crash-" \
-		"$corpus" &
+		"$corpus" "$seeds/grown" &
 	pids+=($!)
 done
 rc=0

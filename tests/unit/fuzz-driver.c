@@ -7,7 +7,10 @@
  * --artifact-prefix), ready to be committed as a regression case.
  *
  *   fuzz-vhca-run [--tap] [--seed S] [--iterations N] [--max-time SEC]
- *                 [--artifact-prefix P] CORPUS_FILE_OR_DIR...
+ *                 [--artifact-prefix P] [--group DIR]... CORPUS_FILE_OR_DIR...
+ *
+ * Each input is a test case of its own, except those of a --group
+ * directory (a corpus grown by libFuzzer), which are one case together.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -48,7 +51,13 @@ typedef struct Input {
     char *name;
     uint8_t *data;
     size_t len;
+    int group;                      /* index in groups[], or -1 */
 } Input;
+
+/* A --group directory: its inputs are replayed as one test case. */
+static const char *groups[16];
+static unsigned ngroups;
+static int cur_group = -1;
 
 static Input inputs[FUZZ_MAX_INPUTS];
 static unsigned ninputs;
@@ -57,11 +66,20 @@ static unsigned ninputs;
 static const uint8_t *cur_data;
 static size_t cur_len;
 static char crash_path[4096];
+static const char *cur_name;        /* a committed input, by its file */
 
 static void save_current(void)
 {
     int fd;
 
+    if (cur_data && cur_name) {
+        if (write(2, "fuzz: crashed on ", 17) > 0 &&
+            write(2, cur_name, strlen(cur_name)) > 0) {
+            (void)!write(2, "\n", 1);
+        }
+        cur_data = NULL;
+        return;
+    }
     if (!cur_data || !crash_path[0]) {
         return;
     }
@@ -103,6 +121,7 @@ static void add_input(const char *path)
     }
     in = &inputs[ninputs++];
     in->name = strdup(path);
+    in->group = cur_group;
     in->data = malloc(FUZZ_MAX_INPUT);
     in->len = fread(in->data, 1, FUZZ_MAX_INPUT, f);
     fclose(f);
@@ -134,10 +153,15 @@ static void add_path(const char *path)
     while ((e = readdir(d))) {
         char full[4096];
 
+        struct stat est;
+
         if (e->d_name[0] == '.') {
             continue;
         }
         snprintf(full, sizeof(full), "%s/%s", path, e->d_name);
+        if (stat(full, &est) || !S_ISREG(est.st_mode)) {
+            continue;               /* a --group of its own, maybe */
+        }
         names = realloc(names, (n + 1) * sizeof(*names));
         names[n++] = strdup(full);
     }
@@ -295,10 +319,16 @@ int main(int argc, char **argv)
             max_time = g_ascii_strtod(argv[++a], NULL);
         } else if (!strcmp(argv[a], "--artifact-prefix") && a + 1 < argc) {
             prefix = argv[++a];
+        } else if (!strcmp(argv[a], "--group") && a + 1 < argc &&
+                   ngroups < G_N_ELEMENTS(groups)) {
+            groups[ngroups] = argv[++a];
+            cur_group = ngroups++;
+            add_path(groups[cur_group]);
+            cur_group = -1;
         } else if (argv[a][0] == '-') {
             fprintf(stderr, "usage: %s [--tap] [--seed S] [--iterations N] "
-                    "[--max-time SEC] [--artifact-prefix P] CORPUS...\n",
-                    argv[0]);
+                    "[--max-time SEC] [--artifact-prefix P] "
+                    "[--group DIR]... CORPUS...\n", argv[0]);
             return 2;
         } else {
             add_path(argv[a]);
@@ -324,18 +354,38 @@ int main(int argc, char **argv)
 #endif
 
     if (tap) {
-        printf("TAP version 13\n1..%u\n", ninputs + (iterations || max_time));
+        unsigned cases = ngroups + (iterations || max_time);
+
+        for (n = 0; n < ninputs; n++) {
+            cases += inputs[n].group < 0;
+        }
+        printf("TAP version 13\n1..%u\n", cases);
         fflush(stdout);
     }
-    /* Replay: a committed input that crashes keeps its own name. */
+    /*
+     * Replay: a committed input that crashes keeps its own name (the
+     * crash report names it).  Each input outside a group is a case;
+     * each group is one.
+     */
     for (n = 0; n < ninputs; n++) {
         crash_path[0] = 0;
+        cur_name = inputs[n].name;
         run_one(inputs[n].data, inputs[n].len);
-        if (tap) {
+        cur_name = NULL;
+        if (tap && inputs[n].group < 0) {
             printf("ok %u - replay %s\n", ++test,
                    short_name(inputs[n].name));
             fflush(stdout);
         }
+    }
+    for (n = 0; tap && n < ngroups; n++) {
+        unsigned k, count = 0;
+
+        for (k = 0; k < ninputs; k++) {
+            count += inputs[k].group == (int)n;
+        }
+        printf("ok %u - replay %s (%u inputs)\n", ++test,
+               short_name(groups[n]), count);
     }
 
     rng_state = seed * 0x9e3779b97f4a7c15ull + 1;

@@ -4,8 +4,11 @@
 Each seed is a short program in the target's input format (see the
 op_* functions of fuzz-vhca.c): well-formed traffic on each QP type,
 frames of every kind built against the connected QPs, mutated WQEs and
-admin commands.  The fuzzers start from these; crash reproducers are
-added next to them by hand (docs/developer-guide.rst, "Fuzzing").
+admin commands.  regress-* inputs replay a fixed bug's scenario, which an
+invariant of the target fails on if the bug comes back.  The fuzzers
+start from these; crash reproducers are added next to them by hand, and
+grown/ holds libFuzzer's merged corpus (docs/developer-guide.rst,
+"Fuzzing").  Existing files other than seed-* and regress-* are kept.
 
     tests/unit/fuzz-seeds.py
 """
@@ -225,7 +228,9 @@ SEEDS = {
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, data in SEEDS.items():
-        with open(os.path.join(OUT, "seed-" + name), "wb") as f:
+        if not name.startswith("regress-"):
+            name = "seed-" + name
+        with open(os.path.join(OUT, name), "wb") as f:
             f.write(data)
     print("%d seeds in %s" % (len(SEEDS), OUT))
 
