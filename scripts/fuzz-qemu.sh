@@ -36,8 +36,9 @@ cmd="${1:-}"
 src_dir="$VHCA_CACHE/src"
 tarball="$(ls "$src_dir"/qemu_10.0.*+ds.orig.tar.xz 2>/dev/null | sort -V | tail -1 || true)"
 [ -n "$tarball" ] || die "no QEMU tarball in $src_dir: run scripts/build-qemu.sh first"
-command -v clang >/dev/null && command -v clang++ >/dev/null ||
+if ! command -v clang >/dev/null || ! command -v clang++ >/dev/null; then
 	die "needs clang and clang++ (scripts/setup-host.sh installs clang-14)"
+fi
 
 configure_opts=(
 	--python=/usr/bin/python3 --cc=clang --cxx=clang++ --objcc=clang
@@ -129,6 +130,6 @@ repro)
 	exec "$fuzzer" --fuzz-target=generic-fuzz "$1"
 	;;
 *)
-	die "usage: $0 build | run [SECONDS] [OPTIONS...] | repro CRASH_FILE"
+	die "usage: $0 configure | build | run [SECONDS] [OPTIONS...] | repro CRASH_FILE"
 	;;
 esac
