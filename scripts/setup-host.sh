@@ -60,6 +60,9 @@ pkgs=(
 	tshark iproute2 sparse
 	# checkpatch.pl for the driver lint test
 	linux-source-6.12
+	# fuzzing: libFuzzer builds (scripts/fuzz-engine.sh, fuzz-qemu.sh);
+	# gcc's ASan/UBSan for the test command's run come with build-essential
+	clang clang-14 libclang-rt-14-dev
 )
 log "apt-get install build dependencies"
 apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null ||

@@ -3,13 +3,16 @@
 
 Suites, in order (each counts its individual test cases):
   unit    the engine without QEMU (tests/unit, GTest/TAP through meson)
+  fuzz    the engine's fuzz target with ASan and UBSan for a bounded run:
+          the committed corpus replayed, then a fixed number of mutated
+          inputs (tests/unit/fuzz-vhca.c; longer: scripts/fuzz-engine.sh)
   qtest   device conformance through libqtest (tests/qtest, in QEMU's build)
   lint    checkpatch on the guest driver, the docs parse, each table of
           docs/specs/vhca.rst agrees with include/vhca_hw.h, and every
           test docs/compliance.rst names exists
   guest   two guests with a vhca each (tests/guest)
 
-    tests/run_all.py [--suite unit,qtest,lint,guest]
+    tests/run_all.py [--suite unit,fuzz,qtest,lint,guest]
 """
 
 import argparse
@@ -97,6 +100,15 @@ def run_unit(results):
         step("meson setup", ["meson", "setup", build, ROOT])
     step("build unit tests", ["ninja", "-C", build])
     run_meson_suite(results, "unit", build, "meson", "unit")
+
+
+def run_fuzz(results):
+    build = os.path.join(ROOT, "build")
+    if not os.path.exists(os.path.join(build, "build.ninja")):
+        step("meson setup", ["meson", "setup", build, ROOT])
+    step("build fuzz target", ["ninja", "-C", build,
+                               "tests/unit/fuzz-vhca-run"])
+    run_meson_suite(results, "fuzz", build, "meson", "fuzz")
 
 
 def run_qtest(results):
@@ -201,7 +213,7 @@ def run_guest(results):
     suite.run(RecordingResult(results))
 
 
-SUITES = {"unit": run_unit, "qtest": run_qtest, "lint": run_lint,
+SUITES = {"unit": run_unit, "fuzz": run_fuzz, "qtest": run_qtest, "lint": run_lint,
           "guest": run_guest}
 
 

@@ -1,0 +1,135 @@
+#!/bin/bash
+# QEMU's own device fuzzer (the generic-fuzz target of tests/qtest/fuzz)
+# over vhca's MMIO (BAR0 registers, BAR2 doorbells) and DMA (every guest
+# memory read the device makes is answered with fuzzer data), in a second
+# QEMU build with clang, libFuzzer, AddressSanitizer and UBSan.  Run by
+# hand, not by the test command: the build takes longer than the normal one.
+#
+#   flock /tmp/vhca-qemu.lock scripts/fuzz-qemu.sh build
+#   scripts/fuzz-qemu.sh configure      (tree and configure only)
+#   scripts/fuzz-qemu.sh run [SECONDS] [LIBFUZZER_OPTIONS...]
+#   scripts/fuzz-qemu.sh repro CRASH_FILE
+#
+# build: unpacks the same QEMU tarball as scripts/build-qemu.sh (run that
+# first) into a tree of its own, $VHCA_CACHE/qemu-fuzz-KEY/src, hooks
+# hw/vhca in the same way and builds qemu-fuzz-x86_64 (configure
+# --enable-fuzzing --enable-asan --enable-ubsan).  The normal build's tree
+# and build directory are not touched; the lock only keeps two QEMU builds
+# from sharing the CPUs.
+#
+# run: the device on q35 with a user-mode netdev (the fuzzer does not
+# inject frames; RoCE traffic to the device's own GIDs loops back):
+#   QEMU_FUZZ_ARGS='-M q35 -nodefaults -netdev user,id=n0
+#                   -device vhca,netdev=n0'
+#   QEMU_FUZZ_OBJECTS='vhca'      (the MemoryRegions vhca-ctrl and
+#                                  vhca-doorbell, and the device's DMA)
+# for SECONDS (default 3600) with the corpus in $VHCA_CACHE/qemu-fuzz-corpus;
+# a crash leaves its input in $VHCA_CACHE/qemu-fuzz-crash-*.  repro runs one
+# input again; QEMU_FUZZ_TIMEOUT and the rest of docs/devel/testing/
+# fuzzing.rst in the QEMU source apply.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+cmd="${1:-}"
+[ $# -gt 0 ] && shift
+
+src_dir="$VHCA_CACHE/src"
+tarball="$(ls "$src_dir"/qemu_10.0.*+ds.orig.tar.xz 2>/dev/null | sort -V | tail -1 || true)"
+[ -n "$tarball" ] || die "no QEMU tarball in $src_dir: run scripts/build-qemu.sh first"
+if ! command -v clang >/dev/null || ! command -v clang++ >/dev/null; then
+	die "needs clang and clang++ (scripts/setup-host.sh installs clang-14)"
+fi
+
+configure_opts=(
+	--python=/usr/bin/python3 --cc=clang --cxx=clang++ --objcc=clang
+	--target-list=x86_64-softmmu --without-default-features
+	--disable-download --disable-docs --disable-install-blobs
+	--enable-fdt=system --enable-slirp --enable-pixman
+	--enable-fuzzing --enable-asan --enable-ubsan --disable-werror
+	--enable-trace-backends=log
+)
+patch_version=1
+qemu_patches="$VHCA_ROOT/qemu-patches"
+key="$(hash_inputs "$(basename "$tarball")" "${configure_opts[*]}" "$patch_version" \
+	"$qemu_patches")"
+top="$VHCA_CACHE/qemu-fuzz-$key"
+qemu_src="$top/src"
+qemu_build="$top/build"
+fuzzer="$qemu_build/qemu-fuzz-x86_64"
+corpus="$VHCA_CACHE/qemu-fuzz-corpus"
+
+export QEMU_FUZZ_ARGS="${QEMU_FUZZ_ARGS:--M q35 -nodefaults -netdev user,id=n0 -device vhca,netdev=n0}"
+export QEMU_FUZZ_OBJECTS="${QEMU_FUZZ_OBJECTS:-vhca}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+configure() {
+	if [ ! -f "$qemu_src/.vhca-unpacked" ]; then
+		log "unpacking $(basename "$tarball") into $qemu_src"
+		rm -rf "$qemu_src"
+		mkdir -p "$qemu_src"
+		tar -xf "$tarball" -C "$qemu_src" --strip-components=1
+		touch "$qemu_src/.vhca-unpacked"
+	fi
+	# The same patches and hooks as scripts/build-qemu.sh.
+	for p in "$qemu_patches"/*.patch; do
+		marker="$qemu_src/.vhca-patch-$(basename "$p" .patch)"
+		[ -f "$marker" ] && continue
+		patch -d "$qemu_src" -p1 --forward --quiet < "$p" ||
+			die "$(basename "$p") does not apply"
+		touch "$marker"
+	done
+	append_once() { grep -qxF "$2" "$1" || echo "$2" >> "$1"; }
+	append_once "$qemu_src/hw/meson.build" "subdir('vhca')"
+	append_once "$qemu_src/hw/Kconfig" "source vhca/Kconfig"
+	grep -q "'hw/vhca'," "$qemu_src/meson.build" ||
+		sed -i "s|^    'hw/net',$|    'hw/net',\n    'hw/vhca',|" "$qemu_src/meson.build"
+	sed -i "s/^if unpack_edk2_blobs$/if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')/" \
+		"$qemu_src/pc-bios/meson.build"
+	ln -sfn "$VHCA_ROOT/hw/vhca" "$qemu_src/hw/vhca"
+
+	if [ ! -f "$qemu_build/build.ninja" ]; then
+		log "configuring QEMU for fuzzing in $qemu_build"
+		rm -rf "$qemu_build"
+		mkdir -p "$qemu_build"
+		( cd "$qemu_build" && "$qemu_src/configure" "${configure_opts[@]}" ) \
+			> "$top/configure.log" 2>&1 ||
+			die "configure failed; see $top/configure.log"
+	fi
+}
+
+build() {
+	configure
+	log "building qemu-fuzz-x86_64 (ninja in $qemu_build; log $top/build.log)"
+	nice ninja -C "$qemu_build" qemu-fuzz-x86_64 > "$top/build.log" 2>&1 || {
+		grep -E 'error|Error' "$top/build.log" | head -20 >&2
+		die "build failed; see $top/build.log"
+	}
+	echo "$fuzzer"
+}
+
+case "$cmd" in
+configure)
+	configure
+	echo "$qemu_build"
+	;;
+build)
+	build
+	;;
+run)
+	[ -x "$fuzzer" ] || die "no $fuzzer: run 'flock /tmp/vhca-qemu.lock $0 build' first"
+	secs="${1:-3600}"
+	[ $# -gt 0 ] && shift
+	mkdir -p "$corpus"
+	log "generic-fuzz over '$QEMU_FUZZ_OBJECTS' for ${secs}s, corpus $corpus"
+	exec "$fuzzer" --fuzz-target=generic-fuzz -max_total_time="$secs" \
+		-artifact_prefix="$VHCA_CACHE/qemu-fuzz-crash-" "$@" "$corpus"
+	;;
+repro)
+	[ $# -eq 1 ] || die "usage: $0 repro CRASH_FILE"
+	exec "$fuzzer" --fuzz-target=generic-fuzz "$1"
+	;;
+*)
+	die "usage: $0 configure | build | run [SECONDS] [OPTIONS...] | repro CRASH_FILE"
+	;;
+esac
