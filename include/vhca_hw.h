@@ -631,6 +631,7 @@ struct vhca_cmd_obj_out {
 
 /* CREATE_MR flags */
 #define VHCA_MR_PHYS			(1u << 0)	/* kernel DMA MR: iova = guest physical */
+#define VHCA_MR_AT_INDEX		(1u << 1)	/* create at index mrn (reregister) */
 
 struct vhca_mr_create {
 	vhca_le32 pdn;
@@ -644,7 +645,8 @@ struct vhca_mr_create {
 	vhca_le16 flags;		/* VHCA_MR_* */
 	vhca_le32 offset;		/* iova's offset in the first page */
 	vhca_le32 key_tag;		/* low 8 bits: the key byte to use */
-	vhca_u8 rsvd[16];
+	vhca_le32 mrn;			/* VHCA_MR_AT_INDEX: the index to take */
+	vhca_u8 rsvd[12];
 };
 
 /* CREATE_EQ: a completion event queue on MSI-X vector >= 2. */

@@ -33,6 +33,12 @@ static_assert(IB_ACCESS_REMOTE_ATOMIC == VHCA_ACCESS_REMOTE_ATOMIC);
  * registration brings a tag back.  The device also pins each message to
  * the MR its first packet was checked against, whatever the tag.
  */
+/*
+ * Held by every CREATE_MR and by rereg from its DESTROY_MR to its
+ * CREATE_MR at the same index, so that no new MR takes the index between.
+ */
+static DEFINE_MUTEX(vhcad_mr_index_lock);
+
 static u32 vhcad_next_key_tag(struct vhca_dev *dev)
 {
 	u32 step = 1 + get_random_u32_below(255);
@@ -55,7 +61,9 @@ static int vhcad_mr_create(struct vhca_dev *dev, struct vhca_mr *mr,
 	int err;
 
 	create->key_tag = cpu_to_le32(vhcad_next_key_tag(dev));
+	mutex_lock(&vhcad_mr_index_lock);
 	err = vhcad_cmd_create_mr(dev, create, &key);
+	mutex_unlock(&vhcad_mr_index_lock);
 	if (err)
 		return err;
 
@@ -92,75 +100,97 @@ struct ib_mr *vhcad_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/*
+ * Pin [@start, @start + @length) and write its page list: what CREATE_MR
+ * needs of a user MR, but for the PD and the key tag.
+ */
+static int vhcad_umem_map(struct vhca_dev *dev, u64 start, u64 length,
+			  u64 virt_addr, int access, struct ib_umem **umemp,
+			  struct vhca_pbl *pbl, struct vhca_mr_create *create)
+{
+	struct ib_block_iter biter;
+	unsigned long page_size;
+	struct ib_umem *umem;
+	size_t npages;
+	u32 i = 0;
+	int err;
+
+	err = vhcad_mr_access(access);
+	if (err < 0)
+		return err;
+	create->access = cpu_to_le32(err);
+
+	umem = ib_umem_get(&dev->ibdev, start, length, access);
+	if (IS_ERR(umem))
+		return PTR_ERR(umem);
+
+	/* The device takes pages of 4 KiB .. 1 GiB (page_size_cap). */
+	page_size = ib_umem_find_best_pgsz(umem, dev->attr.page_size_cap,
+					   virt_addr);
+	if (!page_size) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	npages = ib_umem_num_dma_blocks(umem, page_size);
+	if (npages > VHCA_PBL_ENTRIES_PER_PAGE * VHCA_PBL_ENTRIES_PER_PAGE) {
+		err = -EINVAL;
+		goto err_release;
+	}
+
+	err = vhcad_pbl_alloc(dev, pbl, npages, true);
+	if (err)
+		goto err_release;
+	rdma_umem_for_each_dma_block(umem, &biter, page_size)
+		vhcad_pbl_set(pbl, i++, rdma_block_iter_dma_address(&biter));
+
+	create->iova = cpu_to_le64(virt_addr);
+	create->length = cpu_to_le64(length);
+	create->pbl_addr = cpu_to_le64(vhcad_pbl_addr(pbl));
+	create->npages = cpu_to_le32(npages);
+	create->page_shift = order_base_2(page_size);
+	create->pbl_levels = pbl->levels;
+	create->offset = cpu_to_le32(ib_umem_dma_offset(umem, page_size));
+	*umemp = umem;
+	return 0;
+
+err_release:
+	ib_umem_release(umem);
+	return err;
+}
+
 struct ib_mr *vhcad_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 virt_addr, int access,
 				struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibpd->device);
 	struct vhca_mr_create create = {};
-	struct ib_block_iter biter;
-	unsigned long page_size;
 	struct vhca_mr *mr;
-	size_t npages;
-	u32 i = 0;
 	int err;
 
 	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EINVAL);
-	err = vhcad_mr_access(access);
-	if (err < 0)
-		return ERR_PTR(err);
-	create.access = cpu_to_le32(err);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
-	mr->umem = ib_umem_get(ibpd->device, start, length, access);
-	if (IS_ERR(mr->umem)) {
-		err = PTR_ERR(mr->umem);
-		goto err_free;
-	}
-
-	/* The device takes pages of 4 KiB .. 1 GiB (page_size_cap). */
-	page_size = ib_umem_find_best_pgsz(mr->umem, dev->attr.page_size_cap,
-					   virt_addr);
-	if (!page_size) {
-		err = -EINVAL;
-		goto err_release;
-	}
-	npages = ib_umem_num_dma_blocks(mr->umem, page_size);
-	if (npages > VHCA_PBL_ENTRIES_PER_PAGE * VHCA_PBL_ENTRIES_PER_PAGE) {
-		err = -EINVAL;
-		goto err_release;
-	}
-
-	err = vhcad_pbl_alloc(dev, &mr->pbl, npages, true);
+	err = vhcad_umem_map(dev, start, length, virt_addr, access,
+			     &mr->umem, &mr->pbl, &create);
 	if (err)
-		goto err_release;
-	rdma_umem_for_each_dma_block(mr->umem, &biter, page_size)
-		vhcad_pbl_set(&mr->pbl, i++, rdma_block_iter_dma_address(&biter));
+		goto err_free;
 
 	create.pdn = cpu_to_le32(to_vhca_pd(ibpd)->pdn);
-	create.iova = cpu_to_le64(virt_addr);
-	create.length = cpu_to_le64(length);
-	create.pbl_addr = cpu_to_le64(vhcad_pbl_addr(&mr->pbl));
-	create.npages = cpu_to_le32(npages);
-	create.page_shift = order_base_2(page_size);
-	create.pbl_levels = mr->pbl.levels;
-	create.offset = cpu_to_le32(ib_umem_dma_offset(mr->umem, page_size));
 	err = vhcad_mr_create(dev, mr, &create);
 	if (err)
-		goto err_free_pbl;
+		goto err_unmap;
 	/* The RDMA core sets these on registration, not on rereg. */
 	mr->ibmr.iova = virt_addr;
 	mr->ibmr.length = length;
 	mr->access = access;
 	return &mr->ibmr;
 
-err_free_pbl:
+err_unmap:
 	vhcad_pbl_free(dev, &mr->pbl);
-err_release:
 	ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
@@ -168,21 +198,34 @@ err_free:
 }
 
 /*
- * The device has no command that changes an MR: a reregistered MR is a
- * new one, with its pages pinned anew and keys of its own (the verb's
- * Reregister Memory Region returns the L_Key and R_Key, which may
- * change).  The RDMA core gives the verbs object the new MR, destroys the
- * old one after it, and returns the new keys (ib_uverbs_rereg_mr()), as
- * for efa and rxe.  What @flags does not change comes from the old
- * registration.
+ * Reregister in place, keeping the L_Key and R_Key as mlx5 does: the
+ * device has no command that changes an MR, so this destroys the device
+ * MR and creates the new one at the same index with the same key tag
+ * (VHCA_MR_AT_INDEX).  Returning NULL tells ib_uverbs_rereg_mr() that
+ * @ibmr stays the verbs object; it then sets pd, iova and length itself.
+ * The new pages are pinned first, so a bad range fails with the old
+ * registration intact; once the old device MR is gone, a failure leaves
+ * the MR invalid, which the Reregister Memory Region verb allows
+ * (IBTA 11.2.8), and only Deregister is left to do with it.  A message
+ * in flight against the old registration does not land in the new one:
+ * the device gives every created MR a new generation.
  */
 struct ib_mr *vhcad_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 virt_addr, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata)
 {
+	struct vhca_dev *dev = to_vhca_dev(ibmr->device);
 	struct vhca_mr *mr = to_vhca_mr(ibmr);
+	struct vhca_mr_create create = {};
+	struct ib_umem *umem;
+	struct vhca_pbl pbl = {};
+	u32 key = ibmr->lkey;
+	u32 new_key;
+	int err;
 
-	if (!mr->umem)
+	if (!mr->umem || mr->invalid)
+		return ERR_PTR(-EINVAL);
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EINVAL);
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		start = mr->umem->address;
@@ -193,7 +236,42 @@ struct ib_mr *vhcad_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		access = mr->access;
 	if (!(flags & IB_MR_REREG_PD))
 		ibpd = ibmr->pd;
-	return vhcad_reg_user_mr(ibpd, start, length, virt_addr, access, udata);
+
+	err = vhcad_umem_map(dev, start, length, virt_addr, access, &umem,
+			     &pbl, &create);
+	if (err)
+		return ERR_PTR(err);
+	create.pdn = cpu_to_le32(to_vhca_pd(ibpd)->pdn);
+	create.flags = cpu_to_le16(VHCA_MR_AT_INDEX);
+	create.mrn = cpu_to_le32(key >> 8);
+	create.key_tag = cpu_to_le32(key & 0xff);
+
+	/* No other CREATE_MR may take the index between the two commands. */
+	mutex_lock(&vhcad_mr_index_lock);
+	err = vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_MR, key);
+	if (err) {
+		mutex_unlock(&vhcad_mr_index_lock);
+		goto err_unmap;
+	}
+	err = vhcad_cmd_create_mr(dev, &create, &new_key);
+	mutex_unlock(&vhcad_mr_index_lock);
+
+	/* The old pages are no longer the device's either way. */
+	vhcad_pbl_free(dev, &mr->pbl);
+	ib_umem_release(mr->umem);
+	mr->pbl = pbl;
+	mr->umem = umem;
+	if (err) {
+		mr->invalid = true;
+		return ERR_PTR(err);
+	}
+	mr->access = access;
+	return NULL;
+
+err_unmap:
+	vhcad_pbl_free(dev, &pbl);
+	ib_umem_release(umem);
+	return ERR_PTR(err);
 }
 
 int vhcad_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -202,10 +280,15 @@ int vhcad_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct vhca_mr *mr = to_vhca_mr(ibmr);
 	int err;
 
-	/* IBTA 10.6.7.2: the device fails every later access, in flight too. */
-	err = vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_MR, ibmr->lkey);
-	if (err)
-		return err;
+	/*
+	 * IBTA 10.6.7.2: the device fails every later access, in flight too.
+	 * An MR a failed rereg left invalid has no device MR any more.
+	 */
+	if (!mr->invalid) {
+		err = vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_MR, ibmr->lkey);
+		if (err)
+			return err;
+	}
 
 	vhcad_pbl_free(dev, &mr->pbl);
 	ib_umem_release(mr->umem);

@@ -30,6 +30,7 @@ struct vhca_mr {
 	struct ib_umem *umem;	/* user MRs */
 	struct vhca_pbl pbl;	/* user MRs: the device reads it on access */
 	int access;		/* user MRs: IB_ACCESS_* as registered */
+	bool invalid;		/* a failed rereg destroyed the device MR */
 };
 
 struct vhca_cq {

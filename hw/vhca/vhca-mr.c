@@ -71,6 +71,7 @@ static void vhca_mr_create_parse(const uint8_t *raw,
     LD(flags, 16);
     LD(offset, 32);
     LD(key_tag, 32);
+    LD(mrn, 32);
 #undef LD
     c->page_shift = raw[offsetof(struct vhca_mr_create, page_shift)];
     c->pbl_levels = raw[offsetof(struct vhca_mr_create, pbl_levels)];
@@ -182,7 +183,7 @@ static uint8_t vhca_mr_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
                              "PD %u does not exist", c->pdn);
     }
-    if (c->flags & ~VHCA_MR_PHYS) {
+    if (c->flags & ~(VHCA_MR_PHYS | VHCA_MR_AT_INDEX)) {
         ctx->syndrome = c->flags;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
                              "unknown flags 0x%x", c->flags);
@@ -199,6 +200,18 @@ static uint8_t vhca_mr_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
                              "access 0x%x: remote write/atomic without "
                              "local write", c->access);
+    }
+    if (c->flags & VHCA_MR_AT_INDEX) {
+        if (c->mrn < core->mr_ids.first || c->mrn > core->mr_ids.last) {
+            ctx->syndrome = c->mrn;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                                 "MR index %u out of range", c->mrn);
+        }
+        if (vhca_ids_used(&core->mr_ids, c->mrn)) {
+            ctx->syndrome = c->mrn;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BUSY,
+                                 "MR index %u in use", c->mrn);
+        }
     }
     if (c->length > UINT64_MAX - c->iova) {
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
@@ -233,7 +246,7 @@ uint8_t vhca_cmd_create_mr(VhcaCore *core, VhcaCmdCtx *ctx)
     memset(&mr, 0, sizeof(mr));
     mr.gen = ++core->mr_gen;
     mr.key_tag = (uint8_t)c.key_tag;
-    mr.flags = c.flags;
+    mr.flags = c.flags & ~VHCA_MR_AT_INDEX;
     mr.pdn = c.pdn;
     mr.access = c.access;
     mr.iova = c.iova;
@@ -253,9 +266,22 @@ uint8_t vhca_cmd_create_mr(VhcaCore *core, VhcaCmdCtx *ctx)
         }
     }
 
-    index = vhca_ids_alloc(&core->mr_ids);
-    if (!index) {
-        return VHCA_ST_NO_RESOURCES;
+    /*
+     * VHCA_MR_AT_INDEX lets the driver reregister an MR in place: the
+     * same index and key tag give the same L_Key/R_Key (IBTA 11.2.8,
+     * Reregister Memory Region).
+     * The index was checked free above and nothing ran since.
+     */
+    if (c.flags & VHCA_MR_AT_INDEX) {
+        index = c.mrn;
+        if (!vhca_ids_claim(&core->mr_ids, index)) {
+            return VHCA_ST_BUSY;
+        }
+    } else {
+        index = vhca_ids_alloc(&core->mr_ids);
+        if (!index) {
+            return VHCA_ST_NO_RESOURCES;
+        }
     }
     core->mrs[index] = mr;
     core->pds[mr.pdn].users++;

@@ -108,8 +108,8 @@ struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 }
 
 /*
- * The kernel driver registers the region anew and the MR gets new keys,
- * which ibv_cmd_rereg_mr() stores in @vmr (drivers/vhca/vhca_mr.c).
+ * The kernel driver reregisters the MR in place and its lkey and rkey stay
+ * the same; ibv_cmd_rereg_mr() stores them in @vmr (drivers/vhca/vhca_mr.c).
  */
 int vhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access)

@@ -67,6 +67,8 @@ typedef enum CaseRef {
     V_QPN, V_DEAD_QPN,
     V_UD_QPN,           /* the UD QP (W_UD) */
     V_KEY,              /* the MR's key (W_MR) */
+    V_MRN,              /* the MR's index, key >> 8 (W_MR) */
+    V_MAX_MR,           /* QUERY_DEVICE's max_mr (+ k) */
     /* A destroyed MR's key; with W_MR, its index is the live MR's. */
     V_DEAD_KEY,
     V_DB_PAGES,         /* QUERY_DEVICE's max_uctx (+ k) */
@@ -368,6 +370,22 @@ static const VhcaAdminCase cases[] = {
         .edit = { MR(access, LIT(VHCA_ACCESS_REMOTE_ATOMIC)) }),
     ROW("create-mr/flags-0x8000", VHCA_CMD_CREATE_MR, BAD_PARAM,
         .edit = { MR(flags, LIT(0x8000)) }),
+    ROW("create-mr/flags-bit-2", VHCA_CMD_CREATE_MR, BAD_PARAM,
+        .edit = { MR(flags, LIT(1u << 2)) }, .syndrome = SYN_EDIT(0)),
+    /* AT_INDEX takes exactly the index it names, or nothing. */
+    ROW("create-mr/at-index-busy", VHCA_CMD_CREATE_MR, BUSY, .world = W_MR,
+        .edit = { MR(flags, LIT(VHCA_MR_AT_INDEX)), MR(mrn, REF(MRN, 0)) },
+        .syndrome = SYN_EDIT(1)),
+    ROW("create-mr/at-index-0", VHCA_CMD_CREATE_MR, BAD_INDEX,
+        .edit = { MR(flags, LIT(VHCA_MR_AT_INDEX)), MR(mrn, LIT(0)) },
+        .syndrome = SYN_EDIT(1)),
+    ROW("create-mr/at-index-past-table", VHCA_CMD_CREATE_MR, BAD_INDEX,
+        .edit = { MR(flags, LIT(VHCA_MR_AT_INDEX)), MR(mrn, REF(MAX_MR, 1)) },
+        .syndrome = SYN_EDIT(1)),
+    ROW("create-mr/at-index-0xffffffff", VHCA_CMD_CREATE_MR, BAD_INDEX,
+        .edit = { MR(flags, LIT(VHCA_MR_AT_INDEX)),
+                  MR(mrn, LIT(0xffffffffu)) },
+        .syndrome = SYN_EDIT(1)),
     ROW("create-mr/iova-wraps", VHCA_CMD_CREATE_MR, BAD_PARAM,
         .edit = { MR(iova, LIT(UINT64_MAX - 10)) }),
     ROW("create-mr/length-past-pages", VHCA_CMD_CREATE_MR, BAD_PARAM,
@@ -1430,6 +1448,10 @@ static uint64_t resolve(World *w, CaseValue v)
         return need(w->ud_qpn, "the UD QP (W_UD)") + k;
     case V_KEY:
         return need(w->key, "the MR (W_MR)") + k;
+    case V_MRN:
+        return (need(w->key, "the MR (W_MR)") >> 8) + k;
+    case V_MAX_MR:
+        return w->dev.max_mr + k;
     case V_DEAD_KEY:
         return w->dead_key + k;
     case V_DB_PAGES:

@@ -1,11 +1,11 @@
 """ibv_rereg_mr on vhca0, in rdma-core's test framework.
 
 rdma-core's test_mr rereg cases assume that a rereg keeps the MR's keys
-(mlx5 changes the MR in place).  vhca cannot change an MR in place: it
-registers the region anew, with new keys, as the IBTA allows and as
-ibv_rereg_mr() reports them (docs/limits.rst).  pyverbs_rereg.py runs the
-same flows with the keys exchanged again after each rereg, plus the old
-R_Key failing, in one guest with rdma-core 56.1's tests/ next to it.
+(mlx5 changes the MR in place); vhca keeps them too (the driver creates
+the new device MR at the old index with the old key tag).
+pyverbs_rereg.py runs the same flows asserting that the keys did not
+change and that the peer's R_Key from before a rereg works after it, in
+one guest with rdma-core 56.1's tests/ next to it.
 """
 
 import os

@@ -181,6 +181,72 @@ static void test_mr_generation(void)
     harness_free(h);
 }
 
+/*
+ * VHCA_MR_AT_INDEX: the MR takes the index named, so the driver's rereg
+ * keeps the key; an index in use or outside the table is refused.
+ */
+static void test_mr_at_index(void)
+{
+    Harness *h = setup();
+    uint32_t pdn = rdma_create_pd(h), pd2 = rdma_create_pd(h);
+    uint32_t rw = VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_REMOTE_WRITE;
+    uint32_t ka, kb, kc, kd, busy = 0;
+    struct vhca_mr_create c = mr_desc(pdn, 0, 0x100000, 0x1000, 0, 0, 0,
+                                      0x11);
+
+    c.flags = GUINT16_TO_LE(VHCA_MR_PHYS);
+    g_assert_cmpuint(create_mr(h, &c, &ka), ==, VHCA_ST_OK);
+    g_assert_cmphex(ka, ==, 0x111);
+    c.key_tag = GUINT32_TO_LE(0x22);
+    g_assert_cmpuint(create_mr(h, &c, &kb), ==, VHCA_ST_OK);
+    g_assert_cmphex(kb, ==, 0x222);
+
+    /* Index 2 is B's: refused, and B is untouched. */
+    c.flags = GUINT16_TO_LE(VHCA_MR_PHYS | VHCA_MR_AT_INDEX);
+    c.mrn = GUINT32_TO_LE(2);
+    c.key_tag = GUINT32_TO_LE(0x33);
+    g_assert_cmpuint(create_mr(h, &c, &busy), ==, VHCA_ST_BUSY);
+    g_assert_cmpuint(vhca_mr_check(&h->core, kb, pdn, 0x100000, 8, 0,
+                                   NULL), ==, VHCA_MR_OK);
+    g_assert_cmpuint(vhca_mr_check(&h->core, 0x233, pdn, 0x100000, 8, 0,
+                                   NULL), ==, VHCA_MR_BAD_KEY);
+
+    /* Outside 1..max_mr. */
+    c.mrn = GUINT32_TO_LE(0);
+    g_assert_cmpuint(create_mr(h, &c, &busy), ==, VHCA_ST_BAD_INDEX);
+    c.mrn = GUINT32_TO_LE(h->core.mr_ids.last + 1);
+    g_assert_cmpuint(create_mr(h, &c, &busy), ==, VHCA_ST_BAD_INDEX);
+
+    /*
+     * Rereg: A destroyed, then created again at index 1 with its tag and
+     * new rights and PD.  The key is A's; the rights and PD are new.
+     */
+    g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, ka), ==,
+                     VHCA_ST_OK);
+    c = mr_desc(pd2, rw, 0x100000, 0x1000, 0, 0, 0, 0x11);
+    c.flags = GUINT16_TO_LE(VHCA_MR_PHYS | VHCA_MR_AT_INDEX);
+    c.mrn = GUINT32_TO_LE(1);
+    g_assert_cmpuint(create_mr(h, &c, &kc), ==, VHCA_ST_OK);
+    g_assert_cmphex(kc, ==, ka);
+    g_assert_cmpuint(vhca_mr_check(&h->core, ka, pd2, 0x100000, 8,
+                                   VHCA_ACCESS_REMOTE_WRITE, NULL), ==,
+                     VHCA_MR_OK);
+    g_assert_cmpuint(vhca_mr_check(&h->core, ka, pdn, 0x100000, 8, 0, NULL),
+                     ==, VHCA_MR_PD_MISMATCH);
+
+    /* A free index that is not the lowest: taken as named. */
+    c.mrn = GUINT32_TO_LE(5);
+    c.key_tag = GUINT32_TO_LE(0x55);
+    g_assert_cmpuint(create_mr(h, &c, &kd), ==, VHCA_ST_OK);
+    g_assert_cmphex(kd, ==, 0x555);
+    /* Without the flag, mrn is ignored and the lowest free index taken. */
+    c.flags = GUINT16_TO_LE(VHCA_MR_PHYS);
+    c.key_tag = GUINT32_TO_LE(0x66);
+    g_assert_cmpuint(create_mr(h, &c, &busy), ==, VHCA_ST_OK);
+    g_assert_cmphex(busy, ==, 0x366);
+    harness_free(h);
+}
+
 /* The check matrix of spec "Memory regions": key, PD, bounds, rights. */
 static void test_mr_check(void)
 {
@@ -571,6 +637,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/res/mr-create", test_mr_create);
     g_test_add_func("/vhca/res/mr-keys", test_mr_keys);
     g_test_add_func("/vhca/res/mr-generation", test_mr_generation);
+    g_test_add_func("/vhca/res/mr-at-index", test_mr_at_index);
     g_test_add_func("/vhca/res/mr-check", test_mr_check);
     g_test_add_func("/vhca/res/mr-dma", test_mr_dma);
     g_test_add_func("/vhca/res/sg-copy", test_sg_copy);
