@@ -44,6 +44,8 @@ JSON datagram holding the rates, the black hole state and the counters:
     drop-gsi 1to2=N 2to1=N          drop the next N frames to QP1 each way
                                     (the CM's MADs: IBTA 13.4.6, 12.6)
     spare-acks 1to2|2to1|both|none  never drop RC ACKs going that way
+    spare-gsi on|off                never disturb frames to QP1 (the CM's
+                                    MADs) by rates or bursts
 
 The counters (per direction, "1to2" and "2to1") are printed on stdout when
 the relay stops (SIGTERM, SIGINT), and the relay stops by itself once its
@@ -165,6 +167,7 @@ class Relay:
         self.burst = (0, 0)        # (N, M): drop N frames of every M
         self.storm = 1             # extra copies of a duplicated frame
         self.calm_in = None        # frames until the faults stop, or None
+        self.spare_gsi = False     # frames to QP1 pass untouched
         self.random = random.Random(seed)
         self.roce_only = roce_only
         self.blackhole = False
@@ -201,6 +204,11 @@ class Relay:
                 return
             self.calm_in -= 1
         bth = roce_v2_bth(frame)
+        if self.spare_gsi and bth and bth[1] == GSI_QPN and \
+                not d.gsi_drops:
+            c["untouched"] += 1
+            d.send(frame)
+            return
         if self.burst_drops(d):
             if not (d.spare_acks and bth and bth[0] == RC_ACKNOWLEDGE):
                 c["dropped"] += 1
@@ -312,6 +320,8 @@ class Relay:
                     words[1] in ("1to2", "2to1", "both", "none"):
                 for d in self.directions.values():
                     d.spare_acks = words[1] in (d.name, "both")
+            elif words[0] == "spare-gsi" and words[1:] in (["on"], ["off"]):
+                self.spare_gsi = words[1] == "on"
             elif words[0] == "blackhole" and words[1:] in (["on"], ["off"]):
                 self.blackhole = words[1] == "on"
             elif words[0] == "reset" and len(words) == 1:
@@ -330,7 +340,7 @@ class Relay:
     def state(self):
         return {"rates": self.rates, "blackhole": self.blackhole,
                 "burst": "%d/%d" % self.burst, "storm": self.storm,
-                "calm_in": self.calm_in,
+                "calm_in": self.calm_in, "spare_gsi": self.spare_gsi,
                 "gsi_drops": {d.name: d.gsi_drops
                               for d in self.directions.values()},
                 "spare_acks": [d.name for d in self.directions.values()

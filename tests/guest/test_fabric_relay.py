@@ -89,6 +89,14 @@ class RelayPatterns(unittest.TestCase):
         self.ctl("calm")
         self.assertEqual(self.sent, frames)
 
+    def test_spare_gsi(self):
+        self.ctl("set drop=1 burst=2/2")
+        self.ctl("spare-gsi on")
+        gsi = roce_frame(RC_SEND_ONLY, 0, fabric_relay.GSI_QPN)
+        self.relay.relay(self.d, gsi)
+        self.push(2)
+        self.assertEqual(self.sent, [gsi])
+
     def test_bad_commands(self):
         for bad in ("set burst=4/3", "set burst=1/0", "set storm=0",
                     "calm-after x", "set burst=a/b"):
