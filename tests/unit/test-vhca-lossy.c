@@ -65,6 +65,8 @@ static const Fault faults[] = {
       .burst_req = true, .burst_resp = true, .reorder = 4, .dup = 1 },
 };
 
+#define MIXED           0xff
+
 typedef struct Op {
     const char *name;
     uint8_t wr;
@@ -88,6 +90,8 @@ static const Op ops[] = {
       0 },
     { "fetch-add", VHCA_WR_ATOMIC_FETCH_AND_ADD, VHCA_WC_FETCH_ADD, false, 0,
       0 },
+    /* Message i of a case is ops[i % 8]: all of them interleaved. */
+    { "mixed", MIXED, 0, false, 0, 0 },
 };
 
 typedef struct Case {
@@ -158,6 +162,11 @@ static void wire_setup(Wire *w, const Fault *f, bool burst, uint32_t seed)
     }
 }
 
+static const Op *msg_op(const Op *op, unsigned i)
+{
+    return op->wr == MIXED ? &ops[i % (G_N_ELEMENTS(ops) - 1)] : op;
+}
+
 /* Lengths: edges around the MTU of 512, then seeded random ones. */
 static uint32_t msg_len(const Op *op, GRand *r, unsigned i)
 {
@@ -176,7 +185,6 @@ static uint32_t msg_len(const Op *op, GRand *r, unsigned i)
 static void test_case(gconstpointer data)
 {
     const Case *c = data;
-    const Op *op = c->op;
     ConnOpts o = default_opts;
     uint32_t seed = g_str_hash(c->path);
     GRand *r = g_rand_new_with_seed(seed);
@@ -201,6 +209,7 @@ static void test_case(gconstpointer data)
         for (i = 0; i < PER_ROUND; i++) {
             uint32_t off = i * SLOT;
             struct vhca_send_wqe w;
+            const Op *op = msg_op(c->op, n + i);
 
             lens[i] = msg_len(op, r, round * PER_ROUND + i);
             imm[i] = g_rand_int(r);
@@ -256,6 +265,7 @@ static void test_case(gconstpointer data)
         for (i = 0; i < PER_ROUND; i++) {
             uint32_t off = i * SLOT;
             struct vhca_cqe cqe;
+            const Op *op = msg_op(c->op, n + i);
 
             expect_cqe(&p.a, &p.a.scq, 0xa000 + n + i, VHCA_WC_SUCCESS,
                        op->wc);
