@@ -361,7 +361,7 @@ class LossyRc(unittest.TestCase):
         self.assertInjected(c, "burst_dropped")
 
     def test_read_bw_burst_loss_and_storm(self):
-        faults(burst=self.BURST, dup=0.02, storm=8, reorder=0.02)
+        faults(burst=self.BURST, dup=0.02, storm=4, reorder=0.02)
         cli, c = self.perftest("ib_read_bw", "-s 65536 -n 100")
         self.assertRegex(cli, r"65536\s+100\s+[\d.]+")
         self.assertInjected(c, "burst_dropped")
