@@ -370,9 +370,14 @@ class LossyRc(unittest.TestCase):
         self.assertInjected(c, "burst_dropped")
 
     def test_read_bw_burst_loss_and_storm(self):
+        # 8 KiB READs: with 64 KiB ones, 16 outstanding, a retry and its
+        # repeated duplicates were about 1000 frames for the relay to
+        # carry, which took longer than the Local ACK Timeout under TCG
+        # now and then, and eight such timeouts end the QP (seen once in
+        # three runs): timing, not one right outcome.
         faults(burst=self.BURST, dup=0.02, storm=4, reorder=0.02)
-        cli, c = self.perftest("ib_read_bw", "-s 65536 -n 100")
-        self.assertRegex(cli, r"65536\s+100\s+[\d.]+")
+        cli, c = self.perftest("ib_read_bw", "-s 8192 -n 200")
+        self.assertRegex(cli, r"8192\s+200\s+[\d.]+")
         self.assertInjected(c, "burst_dropped")
         for what in ("duplicated", "reordered"):
             self.assertInjected(c, what, ("total",))
