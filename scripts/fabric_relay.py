@@ -6,6 +6,7 @@ forwards every datagram (one Ethernet frame) to the other guest, dropping,
 duplicating and reordering frames at the rates it is given:
 
     fabric_relay.py relay [--drop P] [--dup P] [--reorder P] [--seed N]
+                          [--burst N/M] [--storm K]
                           [--roce-only] [--control-port PORT]
                           [--exit-with-parent]
                           RELAY_PORT_1 GUEST_PORT_1 RELAY_PORT_2 GUEST_PORT_2
@@ -15,7 +16,10 @@ Guest 1's QEMU has local.port=GUEST_PORT_1 and remote.port=RELAY_PORT_1, and
 guest 2 likewise; everything is on 127.0.0.1.
 
 A reordered frame is held back and sent after the next frame that goes the
-same way (or after HOLD_SECONDS if none comes).  With --roce-only only
+same way (or after HOLD_SECONDS if none comes).  Burst loss (--burst N/M)
+drops N consecutive frames out of every M going one way, from the first
+(counted per direction, on top of --drop); a duplicated frame is sent K
+extra times with --storm K (1 by default).  With --roce-only only
 RoCEv2 frames (UDP destination port 4791) suffer; ARP, ICMP and the TCP the
 RDMA programs use to exchange their QP numbers go through untouched.
 
@@ -27,12 +31,21 @@ JSON datagram holding the rates, the black hole state and the counters:
 
     stats                           nothing else
     set drop=P dup=P reorder=P      change some rates
+    set burst=N/M storm=K           burst loss (0/0: none), copies per dup
+    calm                            stop every fault now (rates, burst,
+                                    drop-gsi; a held frame goes out)
+    calm off                        faults again
+    calm-after N                    stop them after N more disturbable
+                                    frames (both ways): a test's data
+                                    phase suffers, its teardown does not
     blackhole on|off
     reset                           zero the counters
     mark TEXT...                    print TEXT and the counters on stdout
     drop-gsi 1to2=N 2to1=N          drop the next N frames to QP1 each way
                                     (the CM's MADs: IBTA 13.4.6, 12.6)
     spare-acks 1to2|2to1|both|none  never drop RC ACKs going that way
+    spare-gsi on|off                never disturb frames to QP1 (the CM's
+                                    MADs) by rates or bursts
 
 The counters (per direction, "1to2" and "2to1") are printed on stdout when
 the relay stops (SIGTERM, SIGINT), and the relay stops by itself once its
@@ -56,7 +69,8 @@ HOLD_SECONDS = 0.02               # a held frame's longest wait
 POLL_SECONDS = 0.2                # how often the loop looks at its flags
 MAX_DATAGRAM = 65535
 COUNTERS = ("received", "forwarded", "untouched", "dropped", "duplicated",
-            "reordered", "blackholed", "gsi_dropped", "acks_spared")
+            "reordered", "blackholed", "gsi_dropped", "acks_spared",
+            "burst_dropped", "calm")
 GSI_QPN = 1                       # IBTA 13.4.6: QP1, the CM's MADs
 RC_ACKNOWLEDGE = 0x11             # IBTA 9.2.1: BTH OpCode of an RC ACK
 
@@ -125,6 +139,7 @@ class Direction:
         self.held = None           # (frame, release time) of a reordered one
         self.gsi_drops = 0         # frames to QP1 still to drop
         self.spare_acks = False    # never drop RC ACKs this way
+        self.burst_pos = 0         # disturbable frames this way, mod M
         self.counters = dict.fromkeys(COUNTERS, 0)
 
     def send(self, frame):
@@ -149,6 +164,10 @@ class Relay:
                                    self.sock_1, (HOST, guest_1)),
         }
         self.rates = {"drop": drop, "dup": dup, "reorder": reorder}
+        self.burst = (0, 0)        # (N, M): drop N frames of every M
+        self.storm = 1             # extra copies of a duplicated frame
+        self.calm_in = None        # frames until the faults stop, or None
+        self.spare_gsi = False     # frames to QP1 pass untouched
         self.random = random.Random(seed)
         self.roce_only = roce_only
         self.blackhole = False
@@ -178,7 +197,24 @@ class Relay:
             c["untouched"] += 1
             d.send(frame)
             return
+        if self.calm_in is not None:
+            if self.calm_in == 0:
+                c["calm"] += 1
+                d.send(frame)
+                return
+            self.calm_in -= 1
         bth = roce_v2_bth(frame)
+        if self.spare_gsi and bth and bth[1] == GSI_QPN and \
+                not d.gsi_drops:
+            c["untouched"] += 1
+            d.send(frame)
+            return
+        if self.burst_drops(d):
+            if not (d.spare_acks and bth and bth[0] == RC_ACKNOWLEDGE):
+                c["dropped"] += 1
+                c["burst_dropped"] += 1
+                return
+            c["acks_spared"] += 1
         if d.gsi_drops and bth and bth[1] == GSI_QPN:
             d.gsi_drops -= 1
             c["gsi_dropped"] += 1
@@ -190,8 +226,8 @@ class Relay:
             c["acks_spared"] += 1
         copies = 1
         if self.chance("dup"):
-            c["duplicated"] += 1
-            copies = 2
+            c["duplicated"] += self.storm
+            copies += self.storm
         if d.held is None and self.chance("reorder"):
             d.held = (frame, time.monotonic() + HOLD_SECONDS)
             copies -= 1
@@ -200,6 +236,33 @@ class Relay:
         if d.held is not None and d.held[0] is not frame:
             c["reordered"] += 1
             self.release(d)
+
+    def burst_drops(self, d):
+        """Is this frame one of the N of every M that a burst loses?"""
+        n, m = self.burst
+        if not m:
+            return False
+        pos, d.burst_pos = d.burst_pos, (d.burst_pos + 1) % m
+        return pos < n
+
+    def set_burst(self, value):
+        n, _, m = value.partition("/")
+        if not (n.isdigit() and m.isdigit()) or int(n) > int(m) or \
+                (int(m) == 0) != (int(n) == 0):
+            raise ValueError("burst wants N/M with 0 < N <= M, or 0/0, "
+                             "not %r" % value)
+        self.burst = (int(n), int(m))
+        for d in self.directions.values():
+            d.burst_pos = 0
+
+    def calm(self, after):
+        """Stop every fault once after more disturbable frames have gone."""
+        self.calm_in = after
+        if after == 0:
+            for d in self.directions.values():
+                d.gsi_drops = 0
+                if d.held is not None:
+                    self.release(d)
 
     def release(self, d):
         frame, d.held = d.held[0], None
@@ -212,6 +275,15 @@ class Relay:
         rates = {}
         for word in words:
             name, _, value = word.partition("=")
+            if name == "burst":
+                self.set_burst(value)
+                continue
+            if name == "storm":
+                if not value.isdigit() or int(value) < 1:
+                    raise ValueError("storm wants a count >= 1, not %r"
+                                     % value)
+                self.storm = int(value)
+                continue
             if name not in self.rates:
                 raise ValueError("unknown rate %r" % name)
             rates[name] = float(value)
@@ -235,12 +307,21 @@ class Relay:
                 raise ValueError("empty command")
             if words[0] == "set":
                 self.set_rates(words[1:])
+            elif words == ["calm"]:
+                self.calm(0)
+            elif words == ["calm", "off"]:
+                self.calm_in = None
+            elif words[0] == "calm-after" and len(words) == 2 and \
+                    words[1].isdigit():
+                self.calm(int(words[1]))
             elif words[0] == "drop-gsi":
                 self.set_gsi_drops(words[1:])
             elif words[0] == "spare-acks" and len(words) == 2 and \
                     words[1] in ("1to2", "2to1", "both", "none"):
                 for d in self.directions.values():
                     d.spare_acks = words[1] in (d.name, "both")
+            elif words[0] == "spare-gsi" and words[1:] in (["on"], ["off"]):
+                self.spare_gsi = words[1] == "on"
             elif words[0] == "blackhole" and words[1:] in (["on"], ["off"]):
                 self.blackhole = words[1] == "on"
             elif words[0] == "reset" and len(words) == 1:
@@ -258,6 +339,8 @@ class Relay:
 
     def state(self):
         return {"rates": self.rates, "blackhole": self.blackhole,
+                "burst": "%d/%d" % self.burst, "storm": self.storm,
+                "calm_in": self.calm_in, "spare_gsi": self.spare_gsi,
                 "gsi_drops": {d.name: d.gsi_drops
                               for d in self.directions.values()},
                 "spare_acks": [d.name for d in self.directions.values()
@@ -327,6 +410,10 @@ def main():
     p.add_argument("--dup", type=probability, default=0.0)
     p.add_argument("--reorder", type=probability, default=0.0)
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--burst", default="0/0", metavar="N/M",
+                   help="drop N consecutive frames of every M each way")
+    p.add_argument("--storm", type=int, default=1, metavar="K",
+                   help="send a duplicated frame K extra times")
     p.add_argument("--roce-only", action="store_true",
                    help="disturb RoCEv2 frames (UDP/4791) only")
     p.add_argument("--control-port", type=int, default=None)
@@ -350,6 +437,11 @@ def main():
 
     relay = Relay(args.ports, args.drop, args.dup, args.reorder, args.seed,
                   args.roce_only)
+    try:
+        relay.set_burst(args.burst)
+        relay.set_rates(["storm=%d" % args.storm])
+    except ValueError as e:
+        parser.error(str(e))
     control_sock = Relay.bind(args.control_port) \
         if args.control_port is not None else None
 
@@ -363,10 +455,10 @@ def main():
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGUSR1, blackhole)
     signal.signal(signal.SIGUSR2, blackhole)
-    print("relay %s: drop %g dup %g reorder %g seed %s%s"
+    print("relay %s: drop %g dup %g reorder %g burst %s storm %d seed %s%s"
           % (" ".join(map(str, args.ports)), args.drop, args.dup,
-             args.reorder, args.seed, " roce-only" if args.roce_only else ""),
-          flush=True)
+             args.reorder, args.burst, args.storm, args.seed,
+             " roce-only" if args.roce_only else ""), flush=True)
     try:
         relay.run(control_sock,
                   os.getppid() if args.exit_with_parent else None)

@@ -272,16 +272,90 @@ static void wire_trace(Harness *h, const uint8_t *buf, size_t len,
                pkt.tp.aeth.syndrome, pkt.payload_len, verdict);
 }
 
+static bool wire_faulty(const Wire *w)
+{
+    return !w->calm_after || w->count <= w->calm_after;
+}
+
+static bool wire_drops(Wire *w)
+{
+    if (!wire_faulty(w)) {
+        return false;
+    }
+    return w->drop_all || w->count == w->drop_nth ||
+           (w->drop_every && w->count % w->drop_every == 0) ||
+           (w->burst_every && w->count > w->burst_phase &&
+            (w->count - w->burst_phase - 1) % w->burst_every <
+            w->burst_len) ||
+           (w->rand && w->loss > 0 && g_rand_double(w->rand) < w->loss);
+}
+
+/*
+ * Reordering: the frame joins the window; while the window holds more
+ * than w->reorder frames, a random one of them leaves.  Removed before
+ * delivery, since delivering may send (and so re-enter the hook).
+ */
+static void wire_reorder(Wire *w, const uint8_t *buf, size_t len)
+{
+    if (!w->window) {
+        w->window = g_ptr_array_new_with_free_func(
+            (GDestroyNotify)g_bytes_unref);
+    }
+    g_ptr_array_add(w->window, g_bytes_new(buf, len));
+    while (w->window->len > w->reorder) {
+        guint i = g_rand_int_range(w->rand, 0, w->window->len);
+        GBytes *b = g_ptr_array_steal_index(w->window, i);
+        gsize n;
+        const uint8_t *d = g_bytes_get_data(b, &n);
+
+        w->reordered += i != 0;         /* it overtakes the oldest */
+        harness_deliver(w->to, d, n);
+        g_bytes_unref(b);
+    }
+}
+
+unsigned wire_flush(Wire *w)
+{
+    unsigned n = 0;
+    unsigned keep = w->reorder;
+
+    if (!w->window) {
+        return 0;
+    }
+    w->reorder = 0;
+    n = w->window->len;
+    while (w->window->len) {
+        guint i = g_rand_int_range(w->rand, 0, w->window->len);
+        GBytes *b = g_ptr_array_steal_index(w->window, i);
+        gsize len;
+        const uint8_t *d = g_bytes_get_data(b, &len);
+
+        w->reordered += i != 0;
+        harness_deliver(w->to, d, len);
+        g_bytes_unref(b);
+    }
+    w->reorder = keep;
+    return n;
+}
+
+void wire_free(Wire *w)
+{
+    if (w->window) {
+        g_ptr_array_free(w->window, true);
+        w->window = NULL;
+    }
+}
+
 void wire_hook(Harness *h, const uint8_t *buf, size_t len)
 {
     Wire *w = h->tx_hook_opaque;
+    unsigned copies, i;
 
     w->count++;
+    w->to = h->peer;
     memcpy(w->last, buf, len);
     w->last_len = len;
-    if (w->drop_all || w->count == w->drop_nth ||
-        (w->drop_every && w->count % w->drop_every == 0) ||
-        (w->rand && g_rand_double(w->rand) < w->loss)) {
+    if (wire_drops(w)) {
         w->dropped++;
         wire_trace(h, buf, len, "DROP");
         return;
@@ -292,9 +366,18 @@ void wire_hook(Harness *h, const uint8_t *buf, size_t len)
         w->held_len = len;
         return;
     }
-    harness_deliver(h->peer, buf, len);
-    if (w->dup_all) {
-        harness_deliver(h->peer, buf, len);
+    copies = 1;
+    if (wire_faulty(w)) {
+        copies += w->dup + (w->dup_all ? 1 : 0);
+    }
+    w->duplicated += copies - 1;
+    for (i = 0; i < copies; i++) {
+        if (w->reorder && wire_faulty(w)) {
+            g_assert_nonnull(w->rand);
+            wire_reorder(w, buf, len);
+        } else {
+            harness_deliver(h->peer, buf, len);
+        }
     }
     if (w->held_len) {
         harness_deliver(h->peer, w->held, w->held_len);
@@ -307,4 +390,3 @@ void wire_attach(Node *n, Wire *w)
     n->h->tx_hook = wire_hook;
     n->h->tx_hook_opaque = w;
 }
-

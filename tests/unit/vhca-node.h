@@ -81,24 +81,40 @@ void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
 void pair_init(Pair *p, const ConnOpts *o);
 void pair_free(Pair *p);
 
-/* Wire fault injection between two nodes (see wire_hook). */
+/*
+ * Wire fault injection between two nodes (see wire_hook).  Faults apply
+ * to frames 1 .. calm_after (all frames when calm_after is 0); later
+ * frames pass untouched, so a test can end a fault phase.
+ */
 typedef struct Wire {
     unsigned count;                 /* frames seen */
     unsigned drop_nth;              /* drop frame number N (1-based) */
     unsigned drop_every;            /* drop every Nth frame */
+    unsigned burst_len;             /* drop burst_len consecutive frames */
+    unsigned burst_every;           /*   out of every burst_every, */
+    unsigned burst_phase;           /*   starting after frame burst_phase */
     bool drop_all;
-    bool dup_all;
+    bool dup_all;                   /* one extra copy of each frame */
+    unsigned dup;                   /* dup extra copies of each frame */
+    unsigned reorder;               /* hold up to this many, release randomly */
+    unsigned calm_after;            /* no faults after this many frames */
     unsigned hold_nth;              /* deliver frame N after frame N+1 */
     uint8_t held[VHCA_ETH_MAX_FRAME];
     size_t held_len;
-    GRand *rand;                    /* random loss */
+    GRand *rand;                    /* random loss and reordering */
     double loss;
-    unsigned dropped;
+    unsigned dropped, duplicated, reordered;
+    GPtrArray *window;              /* frames held for reordering */
+    Harness *to;                    /* where held frames go */
     uint8_t last[VHCA_ETH_MAX_FRAME];   /* last frame seen */
     size_t last_len;
 } Wire;
 
 void wire_hook(Harness *h, const uint8_t *buf, size_t len);
 void wire_attach(Node *n, Wire *w);
+/* Deliver the frames held for reordering, in random order; how many. */
+unsigned wire_flush(Wire *w);
+/* Free what the wire holds (the GRand stays the caller's). */
+void wire_free(Wire *w);
 
 #endif /* VHCA_NODE_H */
