@@ -34,43 +34,7 @@ key="$(hash_inputs "$(basename "$tarball")" "${configure_opts[*]}" "$patch_versi
 qemu_src="$VHCA_CACHE/qemu-$key/src"
 qemu_build="$VHCA_CACHE/qemu-$key/build"
 
-if [ ! -f "$qemu_src/.vhca-unpacked" ]; then
-	log "unpacking $(basename "$tarball")"
-	rm -rf "$qemu_src"
-	mkdir -p "$qemu_src"
-	tar -xf "$tarball" -C "$qemu_src" --strip-components=1
-	touch "$qemu_src/.vhca-unpacked"
-fi
-# Patches to QEMU's own files (the monitor commands), each applied once: a
-# marker per patch, since patch --forward alone may apply a hunk twice.
-for p in "$qemu_patches"/*.patch; do
-	marker="$qemu_src/.vhca-patch-$(basename "$p" .patch)"
-	[ -f "$marker" ] && continue
-	log "applying $(basename "$p")"
-	patch -d "$qemu_src" -p1 --forward --quiet < "$p" || {
-		rm -f "$qemu_src/.vhca-unpacked"  # unpack afresh next time
-		die "$(basename "$p") does not apply to $(basename "$tarball")"
-	}
-	touch "$marker"
-done
-# Hook vhca in; each step is idempotent so the tree can gain hooks later.
-# append_once FILE LINE: add LINE at the end of FILE unless it is there.
-append_once() { grep -qxF "$2" "$1" || echo "$2" >> "$1"; }
-append_once "$qemu_src/hw/meson.build" "subdir('vhca')"
-append_once "$qemu_src/hw/Kconfig" "source vhca/Kconfig"
-append_once "$qemu_src/tests/qtest/meson.build" "subdir('vhca')"
-grep -q "'hw/vhca'," "$qemu_src/meson.build" ||
-	sed -i "s|^    'hw/net',$|    'hw/net',\n    'hw/vhca',|" "$qemu_src/meson.build"
-grep -q "'hw/vhca'," "$qemu_src/meson.build" ||
-	die "could not add hw/vhca to QEMU's trace_events_subdirs (source layout changed?)"
-# The +ds tarball has no edk2 blobs; do not try to unpack them.
-sed -i "s/^if unpack_edk2_blobs$/if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')/" \
-	"$qemu_src/pc-bios/meson.build"
-grep -q "fs.exists('edk2-x86_64-code.fd.bz2')" "$qemu_src/pc-bios/meson.build" ||
-	die "could not patch pc-bios/meson.build (QEMU source layout changed?)"
-# Point the hooks at this clone (CI uses a fresh clone in another folder).
-ln -sfn "$VHCA_ROOT/hw/vhca" "$qemu_src/hw/vhca"
-ln -sfn "$VHCA_ROOT/tests/qtest" "$qemu_src/tests/qtest/vhca"
+qemu_prepare_tree "$tarball" "$qemu_src"
 
 if [ ! -f "$qemu_build/build.ninja" ]; then
 	log "configuring QEMU in $qemu_build"

@@ -64,29 +64,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 configure() {
-	if [ ! -f "$qemu_src/.vhca-unpacked" ]; then
-		log "unpacking $(basename "$tarball") into $qemu_src"
-		rm -rf "$qemu_src"
-		mkdir -p "$qemu_src"
-		tar -xf "$tarball" -C "$qemu_src" --strip-components=1
-		touch "$qemu_src/.vhca-unpacked"
-	fi
-	# The same patches and hooks as scripts/build-qemu.sh.
-	for p in "$qemu_patches"/*.patch; do
-		marker="$qemu_src/.vhca-patch-$(basename "$p" .patch)"
-		[ -f "$marker" ] && continue
-		patch -d "$qemu_src" -p1 --forward --quiet < "$p" ||
-			die "$(basename "$p") does not apply"
-		touch "$marker"
-	done
-	append_once() { grep -qxF "$2" "$1" || echo "$2" >> "$1"; }
-	append_once "$qemu_src/hw/meson.build" "subdir('vhca')"
-	append_once "$qemu_src/hw/Kconfig" "source vhca/Kconfig"
-	grep -q "'hw/vhca'," "$qemu_src/meson.build" ||
-		sed -i "s|^    'hw/net',$|    'hw/net',\n    'hw/vhca',|" "$qemu_src/meson.build"
-	sed -i "s/^if unpack_edk2_blobs$/if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')/" \
-		"$qemu_src/pc-bios/meson.build"
-	ln -sfn "$VHCA_ROOT/hw/vhca" "$qemu_src/hw/vhca"
+	qemu_prepare_tree "$tarball" "$qemu_src"
 
 	if [ ! -f "$qemu_build/build.ninja" ]; then
 		log "configuring QEMU for fuzzing in $qemu_build"

@@ -31,3 +31,47 @@ hash_inputs() {
 		fi
 	done ) | sha256sum | cut -c1-16
 }
+
+# qemu_prepare_tree TARBALL SRC: unpack QEMU's TARBALL into SRC once, apply
+# qemu-patches/ (each once: a marker per patch, since patch --forward alone
+# may apply a hunk twice) and hook hw/vhca and the vhca qtests in, pointing
+# at this clone.  Every step is idempotent, so a tree can gain hooks later.
+# scripts/build-qemu.sh and scripts/fuzz-qemu.sh share it.
+qemu_prepare_tree() {
+	local tarball="$1" src="$2" p marker
+	if [ ! -f "$src/.vhca-unpacked" ]; then
+		log "unpacking $(basename "$tarball") into $src"
+		rm -rf "$src"
+		mkdir -p "$src"
+		tar -xf "$tarball" -C "$src" --strip-components=1
+		touch "$src/.vhca-unpacked"
+	fi
+	for p in "$VHCA_ROOT"/qemu-patches/*.patch; do
+		marker="$src/.vhca-patch-$(basename "$p" .patch)"
+		[ -f "$marker" ] && continue
+		log "applying $(basename "$p")"
+		patch -d "$src" -p1 --forward --quiet < "$p" || {
+			rm -f "$src/.vhca-unpacked"  # unpack afresh next time
+			die "$(basename "$p") does not apply to $(basename "$tarball")"
+		}
+		touch "$marker"
+	done
+	qemu_append_once "$src/hw/meson.build" "subdir('vhca')"
+	qemu_append_once "$src/hw/Kconfig" "source vhca/Kconfig"
+	qemu_append_once "$src/tests/qtest/meson.build" "subdir('vhca')"
+	grep -q "'hw/vhca'," "$src/meson.build" ||
+		sed -i "s|^    'hw/net',$|    'hw/net',\n    'hw/vhca',|" "$src/meson.build"
+	grep -q "'hw/vhca'," "$src/meson.build" ||
+		die "could not add hw/vhca to QEMU's trace_events_subdirs (source layout changed?)"
+	# The +ds tarball has no edk2 blobs; do not try to unpack them.
+	sed -i "s/^if unpack_edk2_blobs$/if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')/" \
+		"$src/pc-bios/meson.build"
+	grep -q "fs.exists('edk2-x86_64-code.fd.bz2')" "$src/pc-bios/meson.build" ||
+		die "could not patch pc-bios/meson.build (QEMU source layout changed?)"
+	# Point the hooks at this clone (CI uses a fresh clone in another folder).
+	ln -sfn "$VHCA_ROOT/hw/vhca" "$src/hw/vhca"
+	ln -sfn "$VHCA_ROOT/tests/qtest" "$src/tests/qtest/vhca"
+}
+
+# qemu_append_once FILE LINE: add LINE at the end of FILE unless it is there.
+qemu_append_once() { grep -qxF "$2" "$1" || echo "$2" >> "$1"; }
