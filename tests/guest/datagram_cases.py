@@ -32,8 +32,11 @@ FAILURE = r"(?i)(error|failed|completion with|unable|timeout)"
 # client that gets there first is rejected (no listener: REJ reason 8,
 # "invalid service ID") and perftest 25.01 means to retry, but crashes in
 # its retry path instead.  A slow server (rxe, in the guest kernel under
-# TCG) loses that race now and then: the case is run once more then.
+# TCG) loses that race now and then, twice in a row on a loaded host (seen
+# in CI): the case runs again then, up to RACE_ATTEMPTS times in all.  Any
+# other failure, or the race every time, fails the test.
 PERFTEST_CM_RACE = r"RDMA_CM_EVENT_REJECTED; error: 8\."
+RACE_ATTEMPTS = 5
 
 
 class Case:
@@ -181,12 +184,13 @@ def run_case(test, case, srv, cli):
             values["gid6"] = side.ipv6_gid_index()
         return command % values
 
-    for attempt in (1, 2):
+    for attempt in range(1, RACE_ATTEMPTS + 1):
         status, cli_out, srv_out = vhca_fabric.client_server(
             srv, cli, fill(case.server, srv), fill(case.client, cli),
             case.port, case.timeout, case.ready)
         if status == 0 or not case.known_race or \
-                not re.search(case.known_race, cli_out):
+                not re.search(case.known_race, cli_out) or \
+                attempt == RACE_ATTEMPTS:
             break
         print("    %s: the program's own race (%s), once more"
               % (case.name, case.known_race), file=sys.stderr)
