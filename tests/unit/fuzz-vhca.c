@@ -479,17 +479,7 @@ static void settle(Fuzz *f, uint64_t max_ns, unsigned max_timers)
     harness_pair_settle(a, b, 0);
     while ((a->timer_armed || b->timer_armed) && max_timers-- &&
            a->now_ns - start < max_ns) {
-        uint64_t next = UINT64_MAX;
-
-        if (a->timer_armed) {
-            next = a->timer_deadline;
-        }
-        if (b->timer_armed && b->timer_deadline < next) {
-            next = b->timer_deadline;
-        }
-        next = next > a->now_ns ? next - a->now_ns : 0;
-        harness_advance(a, next);
-        harness_advance(b, next);
+        harness_pair_advance_to_timer(a, b);
         harness_pair_settle(a, b, 0);
     }
     check_node(&f->node[0]);

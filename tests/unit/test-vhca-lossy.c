@@ -125,7 +125,6 @@ static void lossy_settle(Pair *p, Wire *wa, Wire *wb)
     uint64_t start = p->a.h->now_ns;
 
     for (;;) {
-        uint64_t next = UINT64_MAX;
         Harness *a = p->a.h, *b = p->b.h;
 
         harness_pair_settle(a, b, 0);   /* run until quiet */
@@ -136,15 +135,7 @@ static void lossy_settle(Pair *p, Wire *wa, Wire *wb)
             break;
         }
         g_assert_cmpuint(a->now_ns - start, <, SETTLE_NS);
-        if (a->timer_armed) {
-            next = a->timer_deadline;
-        }
-        if (b->timer_armed && b->timer_deadline < next) {
-            next = b->timer_deadline;
-        }
-        next = next > a->now_ns ? next - a->now_ns : 0;
-        harness_advance(a, next);
-        harness_advance(b, next);
+        harness_pair_advance_to_timer(a, b);
     }
 }
 

@@ -478,6 +478,22 @@ void harness_advance(Harness *h, uint64_t ns)
     }
 }
 
+void harness_pair_advance_to_timer(Harness *a, Harness *b)
+{
+    uint64_t next = UINT64_MAX;
+
+    if (a->timer_armed) {
+        next = a->timer_deadline;
+    }
+    if (b->timer_armed && b->timer_deadline < next) {
+        next = b->timer_deadline;
+    }
+    /* The clocks run together. */
+    next = next > a->now_ns ? next - a->now_ns : 0;
+    harness_advance(a, next);
+    harness_advance(b, next);
+}
+
 static void pair_run(Harness *a, Harness *b)
 {
     unsigned passes = 0;
@@ -496,18 +512,7 @@ uint64_t harness_pair_settle(Harness *a, Harness *b, uint64_t max_ns)
     pair_run(a, b);
     while ((a->timer_armed || b->timer_armed) &&
            a->now_ns - start < max_ns) {
-        uint64_t next = UINT64_MAX;
-
-        if (a->timer_armed) {
-            next = a->timer_deadline;
-        }
-        if (b->timer_armed && b->timer_deadline < next) {
-            next = b->timer_deadline;
-        }
-        /* The clocks run together. */
-        next = next > a->now_ns ? next - a->now_ns : 0;
-        harness_advance(a, next);
-        harness_advance(b, next);
+        harness_pair_advance_to_timer(a, b);
         pair_run(a, b);
     }
     return a->now_ns - start;

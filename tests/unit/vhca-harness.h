@@ -264,6 +264,8 @@ void harness_advance(Harness *h, uint64_t ns);
  * deadline and run again.  Returns the fake time that passed.
  */
 uint64_t harness_pair_settle(Harness *a, Harness *b, uint64_t max_ns);
+/* Move both clocks to the earlier armed timer deadline and fire it. */
+void harness_pair_advance_to_timer(Harness *a, Harness *b);
 
 /* Guest RAM access for the test (asserts the range is inside RAM). */
 void *ram_ptr(Harness *h, uint64_t addr, size_t len);
