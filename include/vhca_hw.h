@@ -403,6 +403,11 @@ enum vhca_admin_opcode {
 	VHCA_CMD_DESTROY_QP			= 0x1b,
 	VHCA_CMD_ATTACH_MCAST			= 0x1c,
 	VHCA_CMD_DETACH_MCAST			= 0x1d,
+	VHCA_CMD_CREATE_SRQ			= 0x1e,
+	VHCA_CMD_MODIFY_SRQ			= 0x1f,
+	VHCA_CMD_QUERY_SRQ			= 0x20,
+	VHCA_CMD_DESTROY_SRQ			= 0x21,
+	VHCA_CMD_RESIZE_CQ			= 0x22,
 	VHCA_CMD_MAX
 };
 
@@ -433,6 +438,11 @@ static inline const char *vhca_admin_opcode_name(unsigned int opcode)
 		[VHCA_CMD_DESTROY_QP]		= "DESTROY_QP",
 		[VHCA_CMD_ATTACH_MCAST]		= "ATTACH_MCAST",
 		[VHCA_CMD_DETACH_MCAST]		= "DETACH_MCAST",
+		[VHCA_CMD_CREATE_SRQ]		= "CREATE_SRQ",
+		[VHCA_CMD_MODIFY_SRQ]		= "MODIFY_SRQ",
+		[VHCA_CMD_QUERY_SRQ]		= "QUERY_SRQ",
+		[VHCA_CMD_DESTROY_SRQ]		= "DESTROY_SRQ",
+		[VHCA_CMD_RESIZE_CQ]		= "RESIZE_CQ",
 	};
 
 	return opcode < VHCA_CMD_MAX && names[opcode] ? names[opcode] :
@@ -674,6 +684,22 @@ struct vhca_cq_create {
 	vhca_u8 rsvd[32];
 };
 
+/*
+ * RESIZE_CQ: move a live CQ to a new ring.  The CQEs not yet consumed
+ * (the doorbell record's index up to the producer's) move to indices
+ * 0, 1, ... of the new ring; the producer index becomes their count
+ * (out[0..3]), the consumer index 0, and the device writes 0 to the
+ * doorbell record.  The consumer restarts at index 0 of the new ring.
+ */
+struct vhca_cq_resize {
+	vhca_le32 cqn;
+	vhca_u8 log_size;		/* entries of the new ring, 1..16 */
+	vhca_u8 rsvd0[3];
+	vhca_le64 pbl_addr;		/* level 1, pages of 4 KiB */
+	vhca_le32 npages;
+	vhca_u8 rsvd[44];
+};
+
 enum vhca_qp_type {
 	/*
 	 * The General Services QP (IBTA 13.4.6): a UD QP whose number is
@@ -700,7 +726,44 @@ struct vhca_qp_create {
 	vhca_le32 sq_npages;
 	vhca_le32 rq_npages;
 	vhca_le32 db_page;		/* owner page, or ..._KERNEL_NONE */
-	vhca_u8 rsvd[20];
+	vhca_le32 srqn;			/* 0, or the SRQ it receives from */
+	vhca_u8 rsvd[16];
+};
+
+/*
+ * Shared receive queue (IBTA 10.2.9): a ring of struct vhca_recv_wqe
+ * that the QPs created with its srqn take their receive WQEs from, in
+ * ring order.  The SRQ doorbell carries the new producer index; after
+ * taking a WQE the device writes the count of WQEs taken (free running)
+ * to the u32 at ci_addr, so the consumer knows which slots are free.
+ */
+struct vhca_srq_create {
+	vhca_le32 pdn;			/* receive buffers are checked in it */
+	vhca_le32 db_page;		/* owner page, or ..._KERNEL_NONE */
+	vhca_le64 pbl_addr;		/* level 1, pages of 4 KiB */
+	vhca_le32 npages;
+	vhca_u8 log_size;		/* receive WQEs, 1..14 */
+	vhca_u8 rsvd0[3];
+	vhca_le64 ci_addr;		/* u32 the device writes: WQEs taken */
+	vhca_le32 limit;		/* 0, or armed at this (srq_limit) */
+	vhca_u8 rsvd[28];
+};
+
+/* MODIFY_SRQ attribute mask: the values of enum ib_srq_attr_mask. */
+#define VHCA_SRQ_MAX_WR			(1u << 0)	/* resize */
+#define VHCA_SRQ_LIMIT			(1u << 1)	/* arm the limit */
+
+/* MODIFY_SRQ / QUERY_SRQ mailbox (64 bytes). */
+struct vhca_srq_attr {
+	vhca_le32 srqn;
+	vhca_le32 attr_mask;		/* VHCA_SRQ_* (MODIFY only) */
+	vhca_le32 limit;		/* LIMIT: arm at it, 0 disarms */
+	vhca_u8 log_size;		/* MAX_WR: the new ring's; QUERY: now */
+	vhca_u8 rsvd0[3];
+	vhca_le64 pbl_addr;		/* MAX_WR: the new ring's page list */
+	vhca_le32 npages;
+	vhca_le32 wqes;			/* QUERY: posted and not yet taken */
+	vhca_u8 rsvd[32];
 };
 
 /* QP1 (GSI) and its well-known Q_Key (IBTA 13.4.6.1). */
@@ -976,6 +1039,8 @@ enum vhca_eqe_type {
 	VHCA_EQE_CQ_ERROR		= 4,
 	/* data[0] = qpn; subtype = the enum ib_event_type value */
 	VHCA_EQE_QP_EVENT		= 5,
+	/* data[0] = srqn; subtype = enum vhca_srq_event */
+	VHCA_EQE_SRQ_EVENT		= 6,
 };
 
 /* VHCA_EQE_QP_EVENT subtypes: the values of enum ib_event_type (11.6.3). */
@@ -985,6 +1050,13 @@ enum vhca_qp_event {
 	VHCA_EVENT_QP_ACCESS_ERR	= 3,
 	VHCA_EVENT_COMM_EST		= 4,
 	VHCA_EVENT_SQ_DRAINED		= 5,
+	VHCA_EVENT_QP_LAST_WQE_REACHED	= 16,
+};
+
+/* VHCA_EQE_SRQ_EVENT subtypes: enum ib_event_type values (11.6.3). */
+enum vhca_srq_event {
+	VHCA_EVENT_SRQ_ERR		= 14,
+	VHCA_EVENT_SRQ_LIMIT_REACHED	= 15,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -1025,10 +1097,12 @@ struct vhca_eth_desc {
  *   RQ: value = new RQ producer index
  *   CQ: value = VHCA_CQ_ARM_* | consumer index (24 bits): request an event
  *       for the next (solicited) completion after that index
+ *   SRQ: value = new SRQ producer index (free running)
  */
 #define VHCA_DB_SQ			0x000
 #define VHCA_DB_RQ			0x008
 #define VHCA_DB_CQ			0x010
+#define VHCA_DB_SRQ			0x018
 #define VHCA_CQ_ARM_NEXT		(1u << 30)
 #define VHCA_CQ_ARM_SOLICITED		(2u << 30)
 #define VHCA_CQ_CI_MASK			0x00ffffffu
