@@ -414,7 +414,8 @@ static void h_err_wqe(void *opaque, uint32_t qpn, VhcaRingId queue,
     EvErrWqe *e = &((Harness *)opaque)->ev.err_wqe;
 
     ((Harness *)opaque)->typed_error_calls++;
-    g_assert_true(queue == VHCA_RING_SQ || queue == VHCA_RING_RQ);
+    g_assert_true(queue == VHCA_RING_SQ || queue == VHCA_RING_RQ ||
+                  queue == VHCA_RING_SRQ);
     e->n++;
     e->qpn = qpn;
     e->queue = queue;
