@@ -294,8 +294,9 @@ static void send_msg(SrqPair *p, Node *from, const Node *to, uint64_t wr_id,
 }
 
 /* The next receive completion on B's CQ: @wr_id, taken by @qp. */
-static struct vhca_cqe expect_recv(SrqPair *p, const Node *qp,
-                                   uint64_t wr_id, uint8_t status)
+static struct vhca_cqe expect_recv_op(SrqPair *p, const Node *qp,
+                                      uint64_t wr_id, uint8_t status,
+                                      uint8_t opcode)
 {
     struct vhca_cqe cqe;
 
@@ -304,9 +305,15 @@ static struct vhca_cqe expect_recv(SrqPair *p, const Node *qp,
     g_assert_cmpuint(cqe.status, ==, status);
     g_assert_cmpuint(cqe.qpn, ==, qp->qp.qpn);
     if (status == VHCA_WC_SUCCESS) {
-        g_assert_cmpuint(cqe.opcode, ==, VHCA_WC_RECV);
+        g_assert_cmpuint(cqe.opcode, ==, opcode);
     }
     return cqe;
+}
+
+static struct vhca_cqe expect_recv(SrqPair *p, const Node *qp,
+                                   uint64_t wr_id, uint8_t status)
+{
+    return expect_recv_op(p, qp, wr_id, status, VHCA_WC_RECV);
 }
 
 /* How many SRQ events of @subtype for @srqn are in B's AEQ from @from. */
@@ -406,6 +413,44 @@ static void test_rc_rnr(void)
     expect_cqe(&p.a2, &p.a1.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_SEND);
     expect_recv(&p, &p.b2, 0xb1, VHCA_WC_SUCCESS);
     expect_same(&p.a1, 0, &p.b1, RECV_OFF, 1500);
+    srq_pair_free(&p);
+}
+
+/*
+ * An RDMA WRITE with immediate takes its WQE from the SRQ at its last
+ * packet, before placing that packet's data: RNR NAK while the SRQ is
+ * empty, then the whole WRITE lands and the WQE completes with the
+ * immediate.
+ */
+static void test_rc_write_imm(void)
+{
+    enum { LEN = 2 * MTU + 100, WOFF = 0x30000 };
+    struct vhca_send_wqe w;
+    struct vhca_cqe cqe;
+    SrqPair p;
+
+    srq_pair_init(&p, VHCA_QPT_RC);
+    fill(&p.a1, 0, LEN, 11);
+    wqe_init(&w, 0xa1, VHCA_WR_RDMA_WRITE_WITH_IMM, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, p.a1.buf, LEN, p.a1.key);
+    wqe_remote(&w, p.b1.buf + WOFF, p.b1.key);
+    w.imm_or_inv = GUINT32_TO_LE(0x44332211);
+    qp_put_send_wqe(p.a2.h, &p.a2.qp, &w);
+    ring_sq(&p.a2);
+    harness_pair_settle(p.a1.h, p.b1.h, 0);
+    g_assert_cmpuint(counter(p.b1.h, VHCA_CNT_RNR_NAK_SENT), ==, 1);
+    expect_no_cqe(&p.b1, &p.b1.rcq);
+    g_assert_cmpuint(srq_ci(&p.b1, &p.srq), ==, 0);
+
+    srq_post(&p.b1, &p.srq, 0xb7, 0);
+    settle(&p);
+    expect_cqe(&p.a2, &p.a1.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE);
+    cqe = expect_recv_op(&p, &p.b2, 0xb7, VHCA_WC_SUCCESS,
+                         VHCA_WC_RECV_RDMA_WITH_IMM);
+    g_assert_cmpuint(cqe.byte_len, ==, LEN);
+    g_assert_cmphex(cqe.flags & VHCA_CQE_WITH_IMM, ==, VHCA_CQE_WITH_IMM);
+    expect_same(&p.a1, 0, &p.b1, WOFF, LEN);
+    g_assert_cmpuint(srq_ci(&p.b1, &p.srq), ==, 1);
     srq_pair_free(&p);
 }
 
@@ -837,6 +882,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/vhca/srq/rc-two-qps", test_rc_two_qps);
     g_test_add_func("/vhca/srq/rc-rnr", test_rc_rnr);
+    g_test_add_func("/vhca/srq/rc-write-imm", test_rc_write_imm);
     g_test_add_func("/vhca/srq/ud", test_ud);
     g_test_add_func("/vhca/srq/uc", test_uc);
     g_test_add_func("/vhca/srq/limit", test_limit);
