@@ -652,8 +652,6 @@ static const VhcaAdminCase cases[] = {
         .edit = { SRQ(db_page, REF(DB_PAGES, 0)) }, .syndrome = SYN_EDIT(0)),
     ROW("create-srq/ci-addr-not-ram", VHCA_CMD_CREATE_SRQ, BAD_ADDR,
         .each_bad_dma = true, .edit = { SRQ(ci_addr, NOT_RAM(4)) }),
-    ROW("create-srq/ci-addr-0", VHCA_CMD_CREATE_SRQ, BAD_ADDR,
-        .edit = { SRQ(ci_addr, LIT(0)) }),
     ROW("create-srq/ci-addr-unaligned", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
         .edit = { SRQ(ci_addr, REF(SRQ_CI, 2)) }),
     /* IBTA 11.2.3: the limit is at most the SRQ's size (16). */
