@@ -349,6 +349,7 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_DESTROY_QP] = { vhca_cmd_destroy_qp },
     [VHCA_CMD_ATTACH_MCAST] = { vhca_cmd_attach_mcast },
     [VHCA_CMD_DETACH_MCAST] = { vhca_cmd_detach_mcast },
+    [VHCA_CMD_RESIZE_CQ] = { vhca_cmd_resize_cq },
 };
 
 static uint8_t vhca_admin_dispatch(VhcaCore *core, VhcaCmdCtx *ctx)
