@@ -14,6 +14,7 @@ import errno
 
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.wr import SendWR
+from pyverbs.qp import QPCap
 from pyverbs.cq import CQ
 import pyverbs.enums as e
 
@@ -27,6 +28,10 @@ SENDS = 20
 class ResizeRC(RCResources):
     def create_cq(self):
         self.cq = CQ(self.ctx, DEPTH, None, None, 0)
+
+    def create_qp_cap(self):
+        # Room for SENDS sends outstanding at once.
+        return QPCap(max_recv_wr=self.num_msgs, max_send_wr=2 * SENDS)
 
 
 class VhcaResizeCqTest(RDMATestCase):
