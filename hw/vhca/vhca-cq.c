@@ -391,6 +391,7 @@ static uint8_t vhca_cq_resize_copy(VhcaCore *core, VhcaCmdCtx *ctx,
     for (i = 0; i < n; i++) {
         addr = vhca_queue_addr(cq->pages, cq->log_size, ci + i, sizeof(cqe));
         if (vhca_dma_read(core, addr, cqe, sizeof(cqe))) {
+            ctx->syndrome = i;
             return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
                                  "CQ %u: CQE %u at 0x%llx is not guest RAM",
                                  cqn, ci + i, (unsigned long long)addr);

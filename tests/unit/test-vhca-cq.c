@@ -790,6 +790,14 @@ static void test_resize_refused(void)
     g_assert_cmpuint(resize_raw(&f, cq.cqn, 2, BAD_ADDR, 1, &syndrome), ==,
                      VHCA_ST_BAD_ADDR);
     cq_assert_unchanged(&f, &cq, &before);
+    /* The old ring went away under the device: its CQE cannot be read. */
+    f.h->core.cqs[cq.cqn].pages[0] = BAD_ADDR;
+    before.page0 = BAD_ADDR;
+    pbl = rdma_pbl(f.h, rdma_alloc(f.h, 1), 1, false);
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 2, pbl, 1, &syndrome), ==,
+                     VHCA_ST_BAD_ADDR);
+    g_assert_cmpuint(syndrome, ==, 0);
+    cq_assert_unchanged(&f, &cq, &before);
     harness_free(f.h);
 }
 
