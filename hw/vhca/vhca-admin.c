@@ -357,6 +357,7 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_MODIFY_SRQ] = { vhca_cmd_modify_srq },
     [VHCA_CMD_QUERY_SRQ] = { vhca_cmd_query_srq },
     [VHCA_CMD_DESTROY_SRQ] = { vhca_cmd_destroy_srq },
+    [VHCA_CMD_RESIZE_CQ] = { vhca_cmd_resize_cq },
     [VHCA_CMD_ALLOC_XRCD] = { vhca_cmd_alloc_xrcd },
     [VHCA_CMD_DEALLOC_XRCD] = { vhca_cmd_dealloc_xrcd },
 };
