@@ -63,6 +63,8 @@
  *   AtomicAckETH 0-7 Original Remote Data
  *   ImmDt      0-3 Immediate Data
  *   IETH       0-3 R_Key
+ *   FETH       0-3 reserved:26 SelectivityLevel:2 PlacementType:4
+ *              (IBTA 1.5; before the RETH of a FLUSH)
  *
  * F and B are InfiniBand's congestion notification bits; RoCEv2 marks
  * congestion in the IP header's ECN field instead.
@@ -75,6 +77,9 @@
 #define BTH_FECN                0x80
 #define BTH_BECN                0x40
 #define BTH_ACK_REQ             0x80
+#define FETH_PLACEMENT_MASK     0x0f
+#define FETH_SELECTIVITY_SHIFT  4
+#define FETH_SELECTIVITY_MASK   0x3
 
 static const uint8_t vhca_ipv4_mapped_prefix[12] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
@@ -125,7 +130,8 @@ static void st_be64(uint8_t *p, uint64_t v)
  * headers each opcode carries, in the order they follow the BTH.
  */
 #define EXT_LEN(ext) \
-    ((((ext) & VHCA_WIRE_EXT_DETH) ? VHCA_IB_DETH_LEN : 0) + \
+    ((((ext) & VHCA_WIRE_EXT_FETH) ? VHCA_IB_FETH_LEN : 0) + \
+     (((ext) & VHCA_WIRE_EXT_DETH) ? VHCA_IB_DETH_LEN : 0) + \
      (((ext) & VHCA_WIRE_EXT_RETH) ? VHCA_IB_RETH_LEN : 0) + \
      (((ext) & VHCA_WIRE_EXT_ATOMIC_ETH) ? VHCA_IB_ATOMIC_ETH_LEN : 0) + \
      (((ext) & VHCA_WIRE_EXT_AETH) ? VHCA_IB_AETH_LEN : 0) + \
@@ -148,6 +154,7 @@ static void st_be64(uint8_t *p, uint64_t v)
 #define ATOMIC_ACK  VHCA_WIRE_EXT_ATOMIC_ACK
 #define IMMDT       VHCA_WIRE_EXT_IMMDT
 #define IETH        VHCA_WIRE_EXT_IETH
+#define FETH        VHCA_WIRE_EXT_FETH
 
 /* Position in a message and direction. */
 #define REQ_FIRST   (VHCA_WIRE_OPF_REQUEST | VHCA_WIRE_OPF_FIRST)
@@ -184,6 +191,13 @@ static const VhcaWireOpcodeInfo vhca_wire_opcodes[256] = {
     OPCODE(RC, FETCH_ADD,                   ATOMIC_ETH,     REQ_ONLY),
     OPCODE(RC, SEND_LAST_INV,               IETH,           DATA | REQ_LAST),
     OPCODE(RC, SEND_ONLY_INV,               IETH,           DATA | REQ_ONLY),
+    /*
+     * IBTA 1.5 memory placement extensions, laid out as rxe does: FLUSH
+     * is FETH and RETH without data, ATOMIC WRITE a RETH and 8 bytes
+     * (the responder checks the length).
+     */
+    OPCODE(RC, FLUSH,                       FETH | RETH,    REQ_ONLY),
+    OPCODE(RC, ATOMIC_WRITE,                RETH,           DATA | REQ_ONLY),
     /* UC: the SEND and RDMA WRITE subset of RC. */
     OPCODE(UC, SEND_FIRST,                  0,              DATA | REQ_FIRST),
     OPCODE(UC, SEND_MIDDLE,                 0,              DATA | REQ_MIDDLE),
@@ -437,6 +451,11 @@ static bool vhca_udp_checksum_ok(const uint8_t *ip, bool ipv6,
 static uint8_t *vhca_wire_put_ext(uint8_t *p, uint8_t ext,
                                   const VhcaWireTransport *tp)
 {
+    if (ext & VHCA_WIRE_EXT_FETH) {
+        st_be32(p, (uint32_t)tp->feth.placement |
+                   (uint32_t)tp->feth.selectivity << FETH_SELECTIVITY_SHIFT);
+        p += VHCA_IB_FETH_LEN;
+    }
     if (ext & VHCA_WIRE_EXT_DETH) {
         st_be32(p, tp->deth.qkey);
         p[4] = 0;
@@ -480,6 +499,14 @@ static uint8_t *vhca_wire_put_ext(uint8_t *p, uint8_t ext,
 static void vhca_wire_get_ext(const uint8_t *p, uint8_t ext,
                               VhcaWireTransport *tp)
 {
+    if (ext & VHCA_WIRE_EXT_FETH) {
+        uint32_t feth = ld_be32(p);
+
+        tp->feth.placement = feth & FETH_PLACEMENT_MASK;
+        tp->feth.selectivity = (feth >> FETH_SELECTIVITY_SHIFT) &
+                               FETH_SELECTIVITY_MASK;
+        p += VHCA_IB_FETH_LEN;
+    }
     if (ext & VHCA_WIRE_EXT_DETH) {
         tp->deth.qkey = ld_be32(p);
         tp->deth.src_qpn = ld_be24(p + 5);
@@ -553,6 +580,8 @@ static bool vhca_wire_fields_fit(const VhcaWirePacket *pkt)
            tp->bth.psn <= VHCA_PSN_MASK &&
            tp->aeth.msn <= VHCA_MSN_MASK &&
            tp->deth.src_qpn <= VHCA_IB_QPN_MASK &&
+           tp->feth.placement <= FETH_PLACEMENT_MASK &&
+           tp->feth.selectivity <= FETH_SELECTIVITY_MASK &&
            pkt->net.flow_label <= IPV6_FLOW_LABEL_MASK;
 }
 
