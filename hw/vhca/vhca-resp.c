@@ -631,7 +631,7 @@ static void vhca_resp_do_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         (feth->placement & ~(VHCA_FLUSH_GLOBAL | VHCA_FLUSH_PERSISTENT)) ||
         feth->selectivity > VHCA_FLUSH_MR ||
         (access & ~qp->attr.qp_access_flags) ||
-        !qp->attr.max_dest_rd_atomic || reth->dma_len > VHCA_MAX_MSG_SIZE) {
+        !qp->attr.max_dest_rd_atomic) {
         vhca_resp_invalid(core, qpn, qp, psn);
         return;
     }

@@ -117,6 +117,9 @@ static void test_flush(void)
     /* A zero-length range inside the MR. */
     post_flush(&p.a, 0xa5, p.b.buf, key, 0, VHCA_FLUSH_GLOBAL,
                VHCA_FLUSH_RANGE);
+    /* MR selectivity: any length, even one no message may have. */
+    post_flush(&p.a, 0xa6, 0, key, UINT32_MAX, VHCA_FLUSH_GLOBAL,
+               VHCA_FLUSH_MR);
     ring_sq(&p.a);
     g_assert_cmpuint(settle(&p), ==, 0);
 
@@ -127,6 +130,7 @@ static void test_flush(void)
     cqe = expect_cqe(&p.a, &p.a.scq, 0xa4, VHCA_WC_SUCCESS, VHCA_WC_FLUSH);
     g_assert_cmpuint(GUINT32_FROM_LE(cqe.byte_len), ==, 12345678);
     expect_cqe(&p.a, &p.a.scq, 0xa5, VHCA_WC_SUCCESS, VHCA_WC_FLUSH);
+    expect_cqe(&p.a, &p.a.scq, 0xa6, VHCA_WC_SUCCESS, VHCA_WC_FLUSH);
     expect_no_cqe(&p.a, &p.a.scq);
     expect_same(&p.a, 0, &p.b, 0x1000, 3000);
     /* Nothing on b's side completes: FLUSH takes no receive WQE. */
