@@ -219,6 +219,38 @@ static void test_flush_errors(void)
     }
 }
 
+/*
+ * A FLUSH WQE whose placement type or selectivity level is wider than its
+ * FETH field is the guest's mistake: a local QP operation error, nothing
+ * sent.
+ */
+static void test_flush_local_errors(void)
+{
+    static const struct { uint8_t type, level; } cases[] = {
+        { 0x10, VHCA_FLUSH_RANGE }, { VHCA_FLUSH_GLOBAL, 4 },
+    };
+    unsigned i;
+
+    for (i = 0; i < G_N_ELEMENTS(cases); i++) {
+        ConnOpts o = flush_opts();
+        Wire wa = { 0 };
+        Pair p;
+
+        pair_init(&p, &o);
+        wire_attach(&p.a, &wa);
+        post_flush(&p.a, 0xa1, p.b.buf, p.b.key, 8, cases[i].type,
+                   cases[i].level);
+        ring_sq(&p.a);
+        settle(&p);
+        expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_LOC_QP_OP_ERR,
+                   VHCA_WC_FLUSH);
+        g_assert_cmpuint(wa.count, ==, 0);
+        g_assert_cmpuint(p.a.h->ev.err_wqe.n, ==, 1);
+        g_assert_cmpuint(qp_state(p.a.h, p.a.qp.qpn), ==, VHCA_QPS_ERR);
+        pair_free(&p);
+    }
+}
+
 /* ---------------------------------------------------------------------- */
 /* ATOMIC WRITE                                                           */
 /* ---------------------------------------------------------------------- */
@@ -620,6 +652,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/vhca/placement/flush", test_flush);
     g_test_add_func("/vhca/placement/flush-errors", test_flush_errors);
+    g_test_add_func("/vhca/placement/flush-local-errors",
+                    test_flush_local_errors);
     g_test_add_func("/vhca/placement/flush-truncated-feth",
                     test_flush_truncated_feth);
     g_test_add_func("/vhca/placement/atomic-write", test_atomic_write);
