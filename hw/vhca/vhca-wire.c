@@ -779,6 +779,24 @@ static VhcaWireError vhca_wire_parse_ipv6(const uint8_t *ip, size_t avail,
     return VHCA_WIRE_OK;
 }
 
+/*
+ * Linux rxe (6.12 and earlier) computes the ICRC of an RC FLUSH wrongly:
+ * its opcode table gives FLUSH no payload offset, so after the IBTA
+ * 7.8.1 computation it runs the CRC once more over the whole transport
+ * part (BTH, FETH, RETH, unmasked) as if it were payload.  vhca sends the
+ * right ICRC and accepts that one too on a FLUSH (@icrc is the right
+ * one's value, @bth the @tp_len transport bytes, ICRC included), so an
+ * rxe requester's FLUSH executes; rxe drops vhca's (docs/limits.rst).
+ * Four bytes of CRC still guard the packet either way.
+ */
+static bool vhca_wire_rxe_flush_icrc_ok(uint32_t icrc, const uint8_t *bth,
+                                        size_t tp_len)
+{
+    return bth[0] == VHCA_IB_OPCODE(RC, FLUSH) &&
+           vhca_icrc_extend(icrc, bth, tp_len - VHCA_IB_ICRC_LEN) ==
+           vhca_ld_le32(bth + tp_len - VHCA_IB_ICRC_LEN);
+}
+
 /* Everything from the BTH on: @tp_len bytes at @bth, ICRC included. */
 static VhcaWireError vhca_wire_parse_transport(const uint8_t *bth,
                                                size_t tp_len,
@@ -876,6 +894,7 @@ static VhcaWireError vhca_wire_do_parse_ib(const uint8_t *frame, size_t len,
     const uint8_t *udp = frame + pkt->l4_offset;
     size_t ip_hlen = pkt->l4_offset - pkt->l3_offset;
     size_t udp_len, tp_len;
+    uint32_t icrc;
     VhcaWireError err;
 
     /* Not what vhca_wire_parse_net() left for this frame: read nothing. */
@@ -905,9 +924,10 @@ static VhcaWireError vhca_wire_do_parse_ib(const uint8_t *frame, size_t len,
     pkt->bth_offset = pkt->l4_offset + UDP_HLEN;
 
     /* Integrity first: a damaged header must not pass for a bad field. */
-    if (vhca_icrc(ip, ip_hlen, pkt->ipv6,
-                  ip_hlen + udp_len - VHCA_IB_ICRC_LEN) !=
-        vhca_ld_le32(udp + udp_len - VHCA_IB_ICRC_LEN)) {
+    icrc = vhca_icrc(ip, ip_hlen, pkt->ipv6,
+                     ip_hlen + udp_len - VHCA_IB_ICRC_LEN);
+    if (icrc != vhca_ld_le32(udp + udp_len - VHCA_IB_ICRC_LEN) &&
+        !vhca_wire_rxe_flush_icrc_ok(icrc, udp + UDP_HLEN, tp_len)) {
         return VHCA_WIRE_ERR_ICRC;
     }
     err = vhca_wire_parse_transport(udp + UDP_HLEN, tp_len, pkt);

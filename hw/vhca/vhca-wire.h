@@ -426,5 +426,7 @@ VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
  * VHCA_IB_BTH_LEN, or the result is 0) are covered.  vhca-icrc.c.
  */
 uint32_t vhca_icrc(const uint8_t *ip, size_t ip_hlen, bool ipv6, size_t len);
+/* @icrc, a vhca_icrc() result, continued over @len more bytes at @data. */
+uint32_t vhca_icrc_extend(uint32_t icrc, const uint8_t *data, size_t len);
 
 #endif /* HW_VHCA_WIRE_H */

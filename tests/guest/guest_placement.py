@@ -6,7 +6,7 @@ rxe): no unmodified program does them, so this one does.
 Runs inside a guest (tests/guest/test_placement_interop.py copies it
 there, with guest_verbs.py), as
 
-    guest_placement.py requester|responder DEVICE CONTROL_FIFO
+    guest_placement.py requester|responder DEVICE CONTROL_FIFO [OPS]
 
 Both sides print "LOCAL <qpn> <gid> <addr> <rkey>" (the responder's
 buffer and key; the requester's are 0); the test writes the other side's
@@ -15,9 +15,11 @@ line (without LOCAL) into CONTROL_FIFO, which connects the QP.
 The responder registers a 4 KiB buffer with REMOTE_WRITE and FLUSH_GLOBAL
 and enables both FLUSH types on its QP, then waits for "check" on the
 FIFO and prints "MEM <hex>" of its first 16 bytes and of the 8 at 0x100.
-The requester posts, through ibv_wr_*(): an RDMA WRITE of 16 bytes, a
-FLUSH of that range (global), a FLUSH of the whole MR, an ATOMIC WRITE of
-8 bytes at 0x100, and last a FLUSH for persistence, which the MR does not
+The requester posts, through ibv_wr_*(), one at a time, the operations
+OPS names (comma separated, default all, in this order): "write" an RDMA
+WRITE of 16 bytes, "flush" a FLUSH of that range (global), "flush_mr" a
+FLUSH of the whole MR, "atomic_write" an ATOMIC WRITE of 8 bytes at
+0x100, "flush_persistent" a FLUSH for persistence, which the MR does not
 allow (remote access error, as test_qpex's type violation).  It prints
 "RESULT <json>" of the completions.
 """
@@ -32,6 +34,7 @@ from pyverbs.cq import CQ
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.qp import QPAttr, QPCap, QPEx, QPInitAttrEx
+from pyverbs.wr import SGE
 
 from guest_verbs import PORT, fail, ipv4_gid_index
 
@@ -89,19 +92,26 @@ def poll(cq, count):
     return wcs
 
 
-def requester(qp, cq, mr, peer_addr, peer_rkey):
+OPS = ["write", "flush", "flush_mr", "atomic_write", "flush_persistent"]
+
+
+def requester(qp, cq, mr, peer_addr, peer_rkey, ops):
     mr.write(DATA, len(DATA), 0)
-    posts = [
-        (1, lambda: (qp.wr_rdma_write(peer_rkey, peer_addr),
-                     qp.wr_set_sge(mr.lkey, mr.buf, len(DATA)))),
-        (2, lambda: qp.wr_flush(peer_rkey, peer_addr, len(DATA),
-                                e.IBV_FLUSH_GLOBAL, e.IBV_FLUSH_RANGE)),
-        (3, lambda: qp.wr_flush(peer_rkey, 0, 0, e.IBV_FLUSH_GLOBAL,
-                                e.IBV_FLUSH_MR)),
-        (4, lambda: qp.wr_atomic_write(peer_rkey, peer_addr + 0x100, ATOMIC)),
-        (5, lambda: qp.wr_flush(peer_rkey, peer_addr, len(DATA),
-                                e.IBV_FLUSH_PERSISTENT, e.IBV_FLUSH_RANGE)),
-    ]
+    builders = {
+        "write": lambda: (qp.wr_rdma_write(peer_rkey, peer_addr),
+                          qp.wr_set_sge(SGE(mr.buf, len(DATA), mr.lkey))),
+        "flush": lambda: qp.wr_flush(peer_rkey, peer_addr, len(DATA),
+                                     e.IBV_FLUSH_GLOBAL, e.IBV_FLUSH_RANGE),
+        "flush_mr": lambda: qp.wr_flush(peer_rkey, 0, 0, e.IBV_FLUSH_GLOBAL,
+                                        e.IBV_FLUSH_MR),
+        "atomic_write": lambda: qp.wr_atomic_write(peer_rkey,
+                                                   peer_addr + 0x100, ATOMIC),
+        "flush_persistent": lambda: qp.wr_flush(peer_rkey, peer_addr,
+                                                len(DATA),
+                                                e.IBV_FLUSH_PERSISTENT,
+                                                e.IBV_FLUSH_RANGE),
+    }
+    posts = [(OPS.index(op) + 1, builders[op]) for op in ops]
     wcs = []
     for wr_id, build in posts:
         qp.wr_start()
@@ -117,8 +127,11 @@ def requester(qp, cq, mr, peer_addr, peer_rkey):
 
 def main():
     role, dev, fifo = sys.argv[1], sys.argv[2], sys.argv[3]
+    ops = sys.argv[4].split(",") if len(sys.argv) > 4 else OPS
     if role not in ("requester", "responder"):
         fail("role must be requester or responder")
+    if set(ops) - set(OPS):
+        fail("unknown operations %s" % ",".join(set(ops) - set(OPS)))
 
     ctx = context(dev)
     pd = PD(ctx)
@@ -157,7 +170,7 @@ def main():
     connect(qp, sgid_index, int(peer[0]), peer[1])
     out("CONNECTED")
     if role == "requester":
-        requester(qp, cq, mr, int(peer[2]), int(peer[3]))
+        requester(qp, cq, mr, int(peer[2]), int(peer[3]), ops)
     else:
         if read_control(fifo) != ["check"]:
             fail("expected 'check'")

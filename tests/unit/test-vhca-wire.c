@@ -15,6 +15,7 @@
 #include <glib.h>
 
 #include "rxe-frames.h"
+#include "vhca-internal.h"
 #include "vhca-psn.h"
 #include "vhca-wire.h"
 
@@ -620,6 +621,66 @@ static void test_rxe_vectors(void)
     g_assert_cmpuint(vhca_wire_udp_sport(0, 0x15, 0x15), ==, 49593);
     g_assert_cmpuint(vhca_wire_udp_sport(0, 0x16, 0x16), ==, 49636);
     g_assert_cmpuint(vhca_wire_udp_sport(0, 0x18, 0x18), ==, 49728);
+}
+
+/*
+ * An RC FLUSH as Linux 6.12's rxe sent it (captured by
+ * tests/guest/test_placement_interop.py, 192.0.2.2 to 192.0.2.1): FETH
+ * placement type 1 (global), range selectivity, RETH VA 0x19ada000, R_Key
+ * 0x2de, length 16.  rxe's ICRC for FLUSH covers the transport headers a
+ * second time (its opcode table has no payload offset for FLUSH); the
+ * parser takes that ICRC on a FLUSH and on nothing else.
+ */
+static const uint8_t rxe_v4_flush[] = {
+    0x52, 0x54, 0x00, 0x56, 0x48, 0x01, 0x52, 0x54, 0x00, 0x56, 0x48, 0x02,
+    0x08, 0x00, 0x45, 0x00, 0x00, 0x40, 0x00, 0x06, 0x40, 0x00, 0x40, 0x11,
+    0xb6, 0xa3, 0xc0, 0x00, 0x02, 0x02, 0xc0, 0x00, 0x02, 0x01, 0xc0, 0x22,
+    0x12, 0xb7, 0x00, 0x2c, 0x00, 0x00, 0x1c, 0x00, 0xff, 0xff, 0x00, 0x00,
+    0x00, 0x02, 0x80, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+    0x00, 0x00, 0x19, 0xad, 0xa0, 0x00, 0x00, 0x00, 0x02, 0xde, 0x00, 0x00,
+    0x00, 0x10, 0x86, 0xa1, 0xcb, 0xb1,
+};
+
+static void test_rxe_flush_icrc(void)
+{
+    uint8_t frame[sizeof(rxe_v4_flush)];
+    size_t bth = 14 + 20 + 8, len = sizeof(frame);
+    VhcaWirePacket pkt;
+    uint32_t right;
+
+    memcpy(frame, rxe_v4_flush, len);
+    g_assert_cmpint(parse_copy(frame, len, &pkt), ==, VHCA_WIRE_OK);
+    g_assert_cmphex(pkt.tp.bth.opcode, ==, VHCA_IB_OPCODE(RC, FLUSH));
+    g_assert_cmphex(pkt.tp.bth.psn, ==, 1);
+    g_assert_cmphex(pkt.tp.bth.dest_qpn, ==, 2);
+    g_assert_cmpuint(pkt.tp.feth.placement, ==, VHCA_FLUSH_GLOBAL);
+    g_assert_cmpuint(pkt.tp.feth.selectivity, ==, VHCA_FLUSH_RANGE);
+    g_assert_cmphex(pkt.tp.reth.va, ==, 0x19ada000);
+    g_assert_cmphex(pkt.tp.reth.rkey, ==, 0x2de);
+    g_assert_cmpuint(pkt.tp.reth.dma_len, ==, 16);
+    g_assert_cmpuint(pkt.payload_len, ==, 0);
+
+    /* It is not the IBTA ICRC, which the parser takes as well. */
+    right = vhca_icrc(frame + 14, 20, false, len - 14 - 4);
+    g_assert_cmphex(right, !=, vhca_ld_le32(frame + len - 4));
+    g_assert_cmphex(vhca_icrc_extend(right, frame + bth, len - bth - 4), ==,
+                    vhca_ld_le32(frame + len - 4));
+    vhca_st_le32(frame + len - 4, right);
+    g_assert_cmpint(parse_copy(frame, len, &pkt), ==, VHCA_WIRE_OK);
+
+    /* One bit off: neither ICRC matches. */
+    memcpy(frame, rxe_v4_flush, len);
+    frame[bth + 20] ^= 0x01;
+    assert_parse(frame, len, VHCA_WIRE_ERR_ICRC);
+
+    /* rxe's form of the ICRC on another opcode is a bad ICRC. */
+    memcpy(frame, rxe_v4_flush, len);
+    frame[bth] = VHCA_IB_OPCODE(RC, RDMA_READ_REQUEST);
+    frame[bth + 12] = 0;                    /* FETH and RETH: a RETH */
+    right = vhca_icrc(frame + 14, 20, false, len - 14 - 4);
+    vhca_st_le32(frame + len - 4,
+                 vhca_icrc_extend(right, frame + bth, len - bth - 4));
+    assert_parse(frame, len, VHCA_WIRE_ERR_ICRC);
 }
 
 static void test_udp_sport(void)
@@ -1414,6 +1475,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/wire/roundtrip", test_roundtrip);
     g_test_add_func("/vhca/wire/build-rejects", test_build_rejects);
     g_test_add_func("/vhca/wire/rxe-vectors", test_rxe_vectors);
+    g_test_add_func("/vhca/wire/rxe-flush-icrc", test_rxe_flush_icrc);
     g_test_add_func("/vhca/wire/udp-sport", test_udp_sport);
     g_test_add_func("/vhca/wire/truncations", test_truncations);
     g_test_add_func("/vhca/wire/bad-l2-l3", test_bad_l2_l3);
