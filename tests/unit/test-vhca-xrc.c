@@ -683,6 +683,14 @@ static void test_objects(void)
     g_assert_cmpuint(q.max_send_wr, ==, 32);
     g_assert_cmpuint(q.max_recv_wr, ==, 0);
 
+    /* IBTA 1.5's FLUSH and ATOMIC WRITE are RC only. */
+    ini_post(&x, 0xf1, VHCA_WR_ATOMIC_WRITE, x.srq1.srqn, 0, 0,
+             x.b.buf + TARGET_OFF);
+    settle(&x);
+    expect_cqe(&x.a, &x.a.scq, 0xf1, VHCA_WC_LOC_QP_OP_ERR,
+               vhca_send_wc_opcode(VHCA_WR_ATOMIC_WRITE));
+    g_assert_cmpuint(qp_state(x.a.h, x.a.qp.qpn), ==, VHCA_QPS_ERR);
+
     /* The initiator has no RQ to ring. */
     ring_doorbell(x.a.h, x.a.page, VHCA_DB_RQ, x.a.qp.qpn, 1);
     g_assert_cmpuint(x.a.h->core.qps[x.a.qp.qpn].rq.pi, ==, 0);
