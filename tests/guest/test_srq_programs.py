@@ -9,7 +9,7 @@ of the AETH credit code "invalid" an RC responder on an SRQ sends).
 ibv_srq_pingpong (rdma-core) connects 16 RC QPs that all receive from one
 SRQ of 500 WQEs and refills it as it drains, so the 1600 messages a side
 takes wrap the ring three times; -c checks every buffer received.
-ib_send_bw --use_srq (perftest) receives its stream through an SRQ.
+ib_send_bw --use-srq (perftest) receives its stream through an SRQ.
 """
 
 import os
@@ -41,8 +41,8 @@ CASES = {c.name: c for c in [
         18515, datagram_cases.TCP, datagram_cases.pingpong_ok),
     datagram_cases.Case(
         "send_bw_srq",
-        "ib_send_bw -d %(dev)s -x %(gid)s -F --use_srq -s 4096 -n 200",
-        "ib_send_bw -d %(dev)s -x %(gid)s -F --use_srq -s 4096 -n 200 "
+        "ib_send_bw -d %(dev)s -x %(gid)s -F --use-srq -s 4096 -n 200",
+        "ib_send_bw -d %(dev)s -x %(gid)s -F --use-srq -s 4096 -n 200 "
         "%(srv)s",
         18515, datagram_cases.TCP, datagram_cases.perftest_ok(4096, 200)),
 ]}
