@@ -109,7 +109,9 @@ static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
     vhca_st_le32(ATTR(max_pd), core->cfg.max_pd);
     vhca_st_le32(ATTR(max_qp_rd_atom), VHCA_MAX_RD_ATOMIC);
     vhca_st_le32(ATTR(max_qp_init_rd_atom), VHCA_MAX_RD_ATOMIC);
-    /* No SRQs; the receive side's SGE limit is reported here. */
+    /* An SRQ is a receive ring like a QP's own (IBTA 10.2.9). */
+    vhca_st_le32(ATTR(max_srq), core->cfg.max_srq);
+    vhca_st_le32(ATTR(max_srq_wr), 1u << VHCA_WQ_MAX_LOG_SIZE);
     vhca_st_le32(ATTR(max_srq_sge), VHCA_MAX_RECV_SGE);
     vhca_st_le32(ATTR(max_msg_size), VHCA_MAX_MSG_SIZE);
     vhca_st_le32(ATTR(max_inline_data), VHCA_MAX_INLINE);
@@ -349,6 +351,10 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_DESTROY_QP] = { vhca_cmd_destroy_qp },
     [VHCA_CMD_ATTACH_MCAST] = { vhca_cmd_attach_mcast },
     [VHCA_CMD_DETACH_MCAST] = { vhca_cmd_detach_mcast },
+    [VHCA_CMD_CREATE_SRQ] = { vhca_cmd_create_srq },
+    [VHCA_CMD_MODIFY_SRQ] = { vhca_cmd_modify_srq },
+    [VHCA_CMD_QUERY_SRQ] = { vhca_cmd_query_srq },
+    [VHCA_CMD_DESTROY_SRQ] = { vhca_cmd_destroy_srq },
 };
 
 static uint8_t vhca_admin_dispatch(VhcaCore *core, VhcaCmdCtx *ctx)

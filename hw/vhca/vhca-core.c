@@ -31,6 +31,7 @@ static const char *const guest_error_names[VHCA_GUEST_ERR__MAX] = {
     [VHCA_GUEST_ERR_EQ] = "eq",
     [VHCA_GUEST_ERR_CQ] = "cq",
     [VHCA_GUEST_ERR_QP] = "qp",
+    [VHCA_GUEST_ERR_SRQ] = "srq",
 };
 
 const char *vhca_core_guest_error_name(VhcaGuestError kind)
@@ -52,6 +53,7 @@ const char *vhca_core_ring_name(VhcaRingId ring)
         [VHCA_RING_CQ] = "cq",
         [VHCA_RING_SQ] = "sq",
         [VHCA_RING_RQ] = "rq",
+        [VHCA_RING_SRQ] = "srq",
     };
 
     return (unsigned)ring < VHCA_RING__MAX ? names[ring] : "unknown";
@@ -172,6 +174,8 @@ static const VhcaConfigLimit vhca_config_limits[] = {
     VHCA_LIMIT("max-cq", max_cq, VHCA_CORE_MAX_CQ_MIN, VHCA_CORE_MAX_CQ_MAX),
     VHCA_LIMIT("max-mr", max_mr, VHCA_CORE_MAX_MR_MIN, VHCA_CORE_MAX_MR_MAX),
     VHCA_LIMIT("max-pd", max_pd, VHCA_CORE_MAX_PD_MIN, VHCA_CORE_MAX_PD_MAX),
+    VHCA_LIMIT("max-srq", max_srq, VHCA_CORE_MAX_SRQ_MIN,
+               VHCA_CORE_MAX_SRQ_MAX),
 #undef VHCA_LIMIT
 };
 
@@ -626,12 +630,12 @@ void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
         return;
     }
     if (size != 8 || (reg != VHCA_DB_SQ && reg != VHCA_DB_RQ &&
-                      reg != VHCA_DB_CQ)) {
+                      reg != VHCA_DB_CQ && reg != VHCA_DB_SRQ)) {
         VHCA_HOOK(core, ub_doorbell, page, reg, size, object);
         vhca_guest_error(core, VHCA_GUEST_ERR_DOORBELL,
                          "%u-byte write at offset 0x%x of doorbell page "
-                         "%llu: doorbells are 64-bit writes at 0x0, 0x8 "
-                         "and 0x10, ignoring", size, reg,
+                         "%llu: doorbells are 64-bit writes at 0x0, 0x8, "
+                         "0x10 and 0x18, ignoring", size, reg,
                          (unsigned long long)page);
         return;
     }
@@ -645,6 +649,9 @@ void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
         break;
     case VHCA_DB_CQ:
         vhca_cq_doorbell(core, (uint32_t)page, object, arg);
+        break;
+    case VHCA_DB_SRQ:
+        vhca_srq_doorbell(core, (uint32_t)page, object, arg);
         break;
     }
 }

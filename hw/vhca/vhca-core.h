@@ -48,6 +48,10 @@
 #define VHCA_CORE_MAX_PD_MIN            1
 #define VHCA_CORE_MAX_PD_MAX            65536
 #define VHCA_CORE_MAX_PD_DEFAULT        1024
+/* 0: the device has no SRQs (QUERY_DEVICE max_srq 0). */
+#define VHCA_CORE_MAX_SRQ_MIN           0
+#define VHCA_CORE_MAX_SRQ_MAX           65536
+#define VHCA_CORE_MAX_SRQ_DEFAULT       256
 
 #define VHCA_CORE_DEFAULT_MTU           1500
 /* Ethernet header plus one 802.1Q tag: frame size limit is MTU + 18. */
@@ -73,6 +77,7 @@ typedef enum VhcaGuestError {
     VHCA_GUEST_ERR_EQ,          /* completion EQ doorbell or DMA */
     VHCA_GUEST_ERR_CQ,          /* CQ doorbell, overflow or DMA */
     VHCA_GUEST_ERR_QP,          /* QP doorbell or WQE fetch */
+    VHCA_GUEST_ERR_SRQ,         /* SRQ doorbell or ring */
     VHCA_GUEST_ERR__MAX
 } VhcaGuestError;
 
@@ -89,6 +94,7 @@ typedef enum VhcaRingId {
     VHCA_RING_CQ,
     VHCA_RING_SQ,
     VHCA_RING_RQ,
+    VHCA_RING_SRQ,
     VHCA_RING__MAX
 } VhcaRingId;
 
@@ -183,6 +189,12 @@ typedef struct VhcaCoreOps {
      */
     void (*ack_timeout)(void *opaque, uint32_t qpn, uint32_t psn,
                         uint8_t retries_left);
+    /*
+     * SRQ @srqn has fewer than @limit WQEs left (@wqes): the limit event
+     * is posted and the limit disarmed (IBTA 10.2.9.5).
+     */
+    void (*srq_limit)(void *opaque, uint32_t srqn, uint32_t limit,
+                      uint32_t wqes);
     /* A CQE with a status other than SUCCESS was written to @cqn. */
     void (*cqe_error)(void *opaque, uint32_t cqn, uint32_t qpn,
                       uint64_t wr_id, uint8_t opcode, uint8_t status,
@@ -256,6 +268,7 @@ typedef struct VhcaCoreConfig {
     uint32_t max_cq;
     uint32_t max_mr;
     uint32_t max_pd;
+    uint32_t max_srq;
 } VhcaCoreConfig;
 
 /* Registers of one ring in guest memory, as the guest programmed them. */
@@ -291,6 +304,7 @@ typedef struct VhcaPd VhcaPd;
 typedef struct VhcaMr VhcaMr;
 typedef struct VhcaCq VhcaCq;
 typedef struct VhcaQp VhcaQp;
+typedef struct VhcaSrq VhcaSrq;
 
 /* A multicast group some of our UD QPs joined (ATTACH_MCAST). */
 typedef struct VhcaMcastGroup {
@@ -340,12 +354,13 @@ typedef struct VhcaCore {
     uint32_t uctx_users[VHCA_CORE_DB_PAGES_MAX];
 
     /* RDMA objects, indexed by handle (slots below ids.first unused). */
-    VhcaIds pd_ids, mr_ids, eq_ids, cq_ids, qp_ids;
+    VhcaIds pd_ids, mr_ids, eq_ids, cq_ids, qp_ids, srq_ids;
     VhcaPd *pds;
     VhcaMr *mrs;
     VhcaEq comp_eqs[VHCA_MAX_COMP_EQS + 1];
     VhcaCq *cqs;
     VhcaQp *qps;
+    VhcaSrq *srqs;
     /* CREATE_MRs so far, never reset: the generation of the newest MR. */
     uint64_t mr_gen;
     /* A CQ went into error: its QPs still have to be moved to ERR. */
@@ -449,7 +464,7 @@ const char *vhca_qp_state_name(uint8_t state);
 /*
  * Describe the device's state for people (x-query-vhca and "info vhca",
  * docs/user-guide.rst): port, GIDs, non-zero counters, then every QP, CQ,
- * EQ, MR, PD and multicast group, one line each.  Calls @line once per
+ * EQ, SRQ, MR, PD and multicast group, one line each.  Calls @line once per
  * line, without the newline.  Only reads the state, so it may run at any
  * time between two engine calls.
  */

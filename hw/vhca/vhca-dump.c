@@ -203,7 +203,11 @@ static void dump_qp(VhcaDump *d, uint32_t qpn, const VhcaQp *qp)
         dump_add(d, " qkey 0x%x", qp->attr.qkey);
     }
     dump_wq(d, "sq", &qp->sq);
-    dump_wq(d, "rq", &qp->rq);
+    if (qp->srqn) {
+        dump_add(d, " srqn %u", qp->srqn);
+    } else {
+        dump_wq(d, "rq", &qp->rq);
+    }
     /* The requester's next new PSN; the responder's expected PSN. */
     dump_add(d, " sq-psn 0x%06x", qp->req.sent_psn);
     if (rc) {
@@ -249,6 +253,17 @@ static void dump_cq(VhcaDump *d, uint32_t cqn, const VhcaCq *cq)
              1u << cq->log_size, cq->pi, cq->ci, cq->eqn, arm, cq->users);
     if (cq->error) {
         dump_add(d, " error overflow");
+    }
+    dump_end(d);
+}
+
+static void dump_srq(VhcaDump *d, uint32_t srqn, const VhcaSrq *srq)
+{
+    dump_add(d, "srq %u pdn %u size %u pi %u ci %u limit %u users %u", srqn,
+             srq->pdn, 1u << srq->log_size, srq->pi, srq->ci, srq->limit,
+             srq->users);
+    if (srq->error) {
+        dump_add(d, " error");
     }
     dump_end(d);
 }
@@ -313,6 +328,10 @@ void vhca_core_dump(const VhcaCore *core, VhcaDumpLine *line, void *opaque)
     for (id = vhca_ids_next(&core->cq_ids, 0); id;
          id = vhca_ids_next(&core->cq_ids, id + 1)) {
         dump_cq(&d, id, &core->cqs[id]);
+    }
+    for (id = vhca_ids_next(&core->srq_ids, 0); id;
+         id = vhca_ids_next(&core->srq_ids, id + 1)) {
+        dump_srq(&d, id, &core->srqs[id]);
     }
     if (core->enabled) {
         dump_eq(&d, 0, &core->aeq);

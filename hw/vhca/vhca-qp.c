@@ -157,6 +157,27 @@ static void vhca_qp_flush_wq(VhcaCore *core, uint32_t qpn, VhcaWq *wq,
     }
 }
 
+/*
+ * The receive WQE a QP took from its SRQ for a message in progress is the
+ * QP's own work: it is flushed with the QP's, while the WQEs still in the
+ * SRQ stay there for the other QPs (IBTA 10.3.1, 11.2.3).
+ */
+static void vhca_qp_flush_srq_held(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+{
+    VhcaCompletion wc = {
+        .qpn = qpn,
+        .wr_id = qp->resp.rwqe_wr_id,
+        .status = VHCA_WC_WR_FLUSH_ERR,
+        .opcode = VHCA_WC_RECV,
+    };
+
+    if (!qp->srqn || !qp->resp.rwqe_held) {
+        return;
+    }
+    qp->resp.rwqe_held = false;
+    vhca_cq_post(core, qp->recv_cqn, &wc);
+}
+
 static void vhca_qp_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
     vhca_qp_flush_wq(core, qpn, &qp->sq, qp->send_cqn, true);
@@ -184,8 +205,13 @@ void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
                   VHCA_QP_CHANGE_ERROR);
     }
     qp->state = VHCA_QPS_ERR;
+    /* Before the transport forgets which WQE it held. */
+    vhca_qp_flush_srq_held(core, qpn, qp);
     vhca_qp_transport_reset(core, qpn, qp);
     vhca_qp_flush(core, qpn, qp);
+    if (qp->srqn) {
+        vhca_srq_qp_error(core, qpn);
+    }
 }
 
 void vhca_qp_set_sq_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
@@ -293,6 +319,14 @@ void vhca_qp_rq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
 {
     VhcaQp *qp = vhca_qp_doorbell_target(core, page, qpn, VHCA_RING_RQ, pi);
 
+    if (qp && qp->srqn) {
+        /* Its receive WQEs are posted to the SRQ: it has no RQ. */
+        VHCA_HOOK(core, ub_ring_doorbell, VHCA_RING_RQ, qpn, pi);
+        vhca_guest_error(core, VHCA_GUEST_ERR_QP,
+                         "RQ doorbell for QP %u, which receives from SRQ "
+                         "%u, ignoring", qpn, qp->srqn);
+        return;
+    }
     if (!qp || !vhca_wq_doorbell(core, qpn, &qp->rq, pi, VHCA_RING_RQ)) {
         return;
     }
@@ -319,11 +353,43 @@ static void vhca_qp_create_parse(const uint8_t *raw,
     LD(sq_npages, 32);
     LD(rq_npages, 32);
     LD(db_page, 32);
+    LD(srqn, 32);
 #undef LD
     c->type = raw[offsetof(struct vhca_qp_create, type)];
     c->sq_log_size = raw[offsetof(struct vhca_qp_create, sq_log_size)];
     c->rq_log_size = raw[offsetof(struct vhca_qp_create, rq_log_size)];
     c->sq_sig_all = raw[offsetof(struct vhca_qp_create, sq_sig_all)];
+}
+
+/*
+ * A QP that receives from an SRQ (IBTA 10.2.9, 11.2.4.1): RC, UC or UD,
+ * with no receive ring of its own.  The GSI QP keeps its own RQ, as in
+ * Linux, which creates it without an SRQ.
+ */
+static uint8_t vhca_qp_check_create_srq(VhcaCore *core, VhcaCmdCtx *ctx,
+                                        const struct vhca_qp_create *c)
+{
+    if (!vhca_srq_lookup(core, c->srqn)) {
+        ctx->syndrome = c->srqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "SRQ %u does not exist", c->srqn);
+    }
+    if (c->type == VHCA_QPT_GSI) {
+        ctx->syndrome = c->srqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "the GSI QP cannot receive from SRQ %u",
+                             c->srqn);
+    }
+    if (c->rq_log_size || c->rq_pbl_addr || c->rq_npages) {
+        ctx->syndrome = c->srqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "a QP on SRQ %u has no RQ, but rq_log_size "
+                             "%u, rq_pbl_addr 0x%llx, rq_npages %u",
+                             c->srqn, c->rq_log_size,
+                             (unsigned long long)c->rq_pbl_addr,
+                             c->rq_npages);
+    }
+    return VHCA_ST_OK;
 }
 
 static uint8_t vhca_qp_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
@@ -347,7 +413,14 @@ static uint8_t vhca_qp_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
                              "SQ log size %u outside 1..%u", c->sq_log_size,
                              VHCA_WQ_MAX_LOG_SIZE);
     }
-    if (c->rq_log_size < 1 || c->rq_log_size > VHCA_WQ_MAX_LOG_SIZE) {
+    if (c->srqn) {
+        uint8_t status = vhca_qp_check_create_srq(core, ctx, c);
+
+        if (status != VHCA_ST_OK) {
+            return status;
+        }
+    } else if (c->rq_log_size < 1 ||
+               c->rq_log_size > VHCA_WQ_MAX_LOG_SIZE) {
         ctx->syndrome = c->rq_log_size;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
                              "RQ log size %u outside 1..%u", c->rq_log_size,
@@ -406,7 +479,7 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     memset(&qp, 0, sizeof(qp));
     status = vhca_qp_wq_init(core, ctx, &qp.sq, c.sq_pbl_addr, c.sq_npages,
                              c.sq_log_size, VHCA_SEND_WQE_SIZE);
-    if (status == VHCA_ST_OK) {
+    if (status == VHCA_ST_OK && !c.srqn) {
         status = vhca_qp_wq_init(core, ctx, &qp.rq, c.rq_pbl_addr,
                                  c.rq_npages, c.rq_log_size,
                                  VHCA_RECV_WQE_SIZE);
@@ -436,7 +509,11 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     qp.send_cqn = c.send_cqn;
     qp.recv_cqn = c.recv_cqn;
     qp.db_page = c.db_page;
+    qp.srqn = c.srqn;
     core->qps[qpn] = qp;
+    if (c.srqn) {
+        core->srqs[c.srqn].users++;
+    }
     core->pds[c.pdn].users++;
     core->cqs[c.send_cqn].users++;
     core->cqs[c.recv_cqn].users++;
@@ -484,6 +561,9 @@ uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     core->pds[qp->pdn].users--;
     core->cqs[qp->send_cqn].users--;
     core->cqs[qp->recv_cqn].users--;
+    if (qp->srqn) {
+        core->srqs[qp->srqn].users--;
+    }
     vhca_db_page_put(core, qp->db_page);
     vhca_mcast_qp_gone(core, qpn);
     vhca_qp_transport_reset(core, qpn, qp);
@@ -528,7 +608,8 @@ uint8_t vhca_cmd_query_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     attr.sq_draining = qp->state == VHCA_QPS_SQD &&
                        qp->sq.ci != qp->req.fetched;
     attr.max_send_wr = 1u << qp->sq.log_size;
-    attr.max_recv_wr = 1u << qp->rq.log_size;
+    /* A QP on an SRQ has no receive ring of its own (IBTA 11.2.5.2). */
+    attr.max_recv_wr = qp->srqn ? 0 : 1u << qp->rq.log_size;
     attr.max_send_sge = VHCA_MAX_SEND_SGE;
     attr.max_recv_sge = VHCA_MAX_RECV_SGE;
     attr.max_inline_data = VHCA_MAX_INLINE;

@@ -18,7 +18,7 @@
                                  VHCA_PBL_ENTRIES_PER_PAGE)
 
 struct VhcaPd {
-    uint32_t users;                 /* MRs and QPs in this PD */
+    uint32_t users;                 /* MRs, QPs and SRQs in this PD */
 };
 
 struct VhcaMr {
@@ -53,6 +53,23 @@ struct VhcaCq {
     uint32_t arm;                   /* 0, VHCA_CQ_ARM_NEXT or _SOLICITED */
     bool error;                     /* overflowed: IBTA 11.4.2.1 */
     uint32_t users;                 /* QPs that complete to it */
+};
+
+/*
+ * A shared receive queue (IBTA 10.2.9): a ring of receive WQEs that the
+ * QPs created with its number take from, in ring order (vhca-srq.c).
+ */
+struct VhcaSrq {
+    uint64_t *pages;
+    uint32_t log_size;
+    uint32_t pi;                    /* last doorbell: WQEs posted */
+    uint32_t ci;                    /* WQEs taken (written to ci_addr) */
+    uint32_t pdn;                   /* receive buffers are checked in it */
+    uint32_t db_page;
+    uint64_t ci_addr;
+    uint32_t limit;                 /* armed limit, 0: disarmed */
+    bool error;                     /* its ring failed: gives no WQE */
+    uint32_t users;                 /* QPs that receive from it */
 };
 
 /* One work queue (SQ or RQ) of a QP. */
@@ -184,7 +201,14 @@ typedef struct VhcaResponder {
     uint32_t write_rkey;
     uint64_t write_gen;             /* the MR the FIRST packet checked */
     uint32_t write_len;
-    /* SEND in progress: the receive WQE it fills (rq.ci) */
+    /*
+     * The receive WQE the message in progress fills, from the QP's RQ
+     * (at rq.ci, which moves on when it completes) or taken from its SRQ
+     * (IBTA 10.2.9: the QP owns it from the take); vhca_rq_take().
+     */
+    bool rwqe_held;
+    uint32_t rwqe_index;            /* its RQ or SRQ index, for traces */
+    uint32_t rwqe_pdn;              /* the PD its buffer is checked in */
     uint64_t rwqe_wr_id;
     uint8_t rwqe_nsge;
     struct vhca_sge rwqe_sge[VHCA_MAX_RECV_SGE];  /* host byte order */
@@ -227,8 +251,9 @@ struct VhcaQp {
     uint32_t send_cqn;
     uint32_t recv_cqn;
     uint32_t db_page;
+    uint32_t srqn;                  /* 0, or the SRQ it receives from */
     VhcaWq sq;
-    VhcaWq rq;
+    VhcaWq rq;                      /* empty (no pages) with an SRQ */
     /* What MODIFY_QP set, in host byte order; QUERY_QP returns it. */
     struct vhca_qp_attr attr;
     /* RC and UC: where packets go, from attr (vhca_qp_apply). */
@@ -318,6 +343,7 @@ VhcaPd *vhca_pd_lookup(VhcaCore *core, uint32_t pdn);
 VhcaEq *vhca_comp_eq_lookup(VhcaCore *core, uint32_t eqn);
 VhcaCq *vhca_cq_lookup(VhcaCore *core, uint32_t cqn);
 VhcaQp *vhca_qp_lookup(VhcaCore *core, uint32_t qpn);
+VhcaSrq *vhca_srq_lookup(VhcaCore *core, uint32_t srqn);
 
 int vhca_rdma_init(VhcaCore *core);
 void vhca_rdma_reset(VhcaCore *core);
@@ -338,6 +364,30 @@ uint8_t vhca_cmd_query_qp(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_attach_mcast(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_detach_mcast(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_create_srq(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_modify_srq(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_query_srq(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_destroy_srq(VhcaCore *core, VhcaCmdCtx *ctx);
+
+/* vhca-srq.c: shared receive queues (IBTA 10.2.9, 11.2.3). */
+void vhca_srq_doorbell(VhcaCore *core, uint32_t page, uint32_t srqn,
+                       uint32_t pi);
+/* Does SRQ @srqn have a WQE to give (posted, not taken, not in error)? */
+bool vhca_srq_has_wqe(const VhcaCore *core, uint32_t srqn);
+/*
+ * Take the SRQ's next WQE (VHCA_RECV_WQE_SIZE bytes into @raw): the
+ * consumer count moves on and is written to ci_addr, then the limit is
+ * checked.  *@index gets the WQE's index.  False if there is none, or
+ * the ring is not guest RAM (the SRQ enters error).
+ */
+bool vhca_srq_take(VhcaCore *core, uint32_t srqn, uint8_t *raw,
+                   uint32_t *index);
+/*
+ * QP @qpn, attached to an SRQ, entered ERR and its held WQE was flushed:
+ * post LAST_WQE_REACHED (IBTA 11.6.3.1), as it takes no more WQEs.
+ */
+void vhca_srq_qp_error(VhcaCore *core, uint32_t qpn);
+void vhca_srq_reset(VhcaCore *core);
 
 /* vhca-mcast.c: multicast groups (IBTA 10.5.2). */
 /* ff00::/8, or IPv4-mapped 224.0.0.0/4 (::ffff:e0.0.0.0/100). */

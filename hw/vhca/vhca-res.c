@@ -293,6 +293,11 @@ VhcaQp *vhca_qp_lookup(VhcaCore *core, uint32_t qpn)
     return vhca_ids_used(&core->qp_ids, qpn) ? &core->qps[qpn] : NULL;
 }
 
+VhcaSrq *vhca_srq_lookup(VhcaCore *core, uint32_t srqn)
+{
+    return vhca_ids_used(&core->srq_ids, srqn) ? &core->srqs[srqn] : NULL;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Life cycle                                                             */
 /* ---------------------------------------------------------------------- */
@@ -306,11 +311,15 @@ int vhca_rdma_init(VhcaCore *core)
     core->mrs = calloc(cfg->max_mr + 1, sizeof(*core->mrs));
     core->cqs = calloc(cfg->max_cq + 1, sizeof(*core->cqs));
     core->qps = calloc(last_qpn + 1, sizeof(*core->qps));
+    core->srqs = calloc(cfg->max_srq + 1, sizeof(*core->srqs));
     if (!core->pds || !core->mrs || !core->cqs || !core->qps ||
+        !core->srqs ||
         vhca_ids_init(&core->pd_ids, 1, cfg->max_pd) ||
         vhca_ids_init(&core->mr_ids, 1, cfg->max_mr) ||
         vhca_ids_init(&core->eq_ids, 1, VHCA_MAX_COMP_EQS) ||
         vhca_ids_init(&core->cq_ids, 1, cfg->max_cq) ||
+        /* max_srq 0: no handle is ever free. */
+        vhca_ids_init(&core->srq_ids, 1, cfg->max_srq) ||
         /* QPN 1 (GSI) has a slot too; CREATE_QP hands it out alone. */
         vhca_ids_init(&core->qp_ids, VHCA_GSI_QPN, last_qpn) ||
         vhca_ids_init(&core->sched_pending, VHCA_GSI_QPN, last_qpn)) {
@@ -347,6 +356,7 @@ void vhca_rdma_reset(VhcaCore *core)
     const VhcaCoreConfig *cfg = &core->cfg;
 
     vhca_rdma_free_queues(core);
+    vhca_srq_reset(core);
     memset(core->comp_eqs, 0, sizeof(core->comp_eqs));
     memset(core->pds, 0, (cfg->max_pd + 1) * sizeof(*core->pds));
     memset(core->mrs, 0, (cfg->max_mr + 1) * sizeof(*core->mrs));
@@ -366,6 +376,12 @@ void vhca_rdma_reset(VhcaCore *core)
 void vhca_rdma_cleanup(VhcaCore *core)
 {
     vhca_rdma_free_queues(core);
+    if (core->srqs && core->srq_ids.map) {
+        vhca_srq_reset(core);
+    }
+    free(core->srqs);
+    core->srqs = NULL;
+    vhca_ids_destroy(&core->srq_ids);
     free(core->pds);
     free(core->mrs);
     free(core->cqs);

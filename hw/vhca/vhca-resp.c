@@ -35,9 +35,17 @@
 /* Responses                                                              */
 /* ---------------------------------------------------------------------- */
 
-/* AETH syndrome of a positive ACK: credits from the posted RQ WQEs. */
+/*
+ * AETH syndrome of a positive ACK: credits from the posted RQ WQEs; a QP
+ * that receives from an SRQ has no credits of its own to count and sends
+ * the "invalid" code 11111b (IBTA 9.7.7.2.4, 10.2.9), so the requester
+ * does not limit itself by them.
+ */
 static uint8_t vhca_resp_ack_syndrome(const VhcaQp *qp)
 {
+    if (qp->srqn) {
+        return vhca_aeth_ack(VHCA_IB_CREDIT_CODE_INVALID);
+    }
     return vhca_aeth_ack(vhca_aeth_credit_code(qp->rq.pi - qp->rq.ci));
 }
 
@@ -120,24 +128,30 @@ void vhca_resp_complete_recv(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     wc.qpn = qpn;
     wc.wr_id = qp->resp.rwqe_wr_id;
     vhca_cq_post(core, qp->recv_cqn, &wc);
-    qp->rq.ci++;
+    /* A WQE taken from an SRQ left it when it was taken. */
+    if (!qp->srqn) {
+        qp->rq.ci++;
+    }
+    qp->resp.rwqe_held = false;
     qp->resp.cur = VHCA_RESP_NONE;
 }
 
-uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
-                            uint32_t *vendor_err)
+bool vhca_rq_has_wqe(const VhcaCore *core, const VhcaQp *qp)
 {
-    VhcaResponder *resp = &qp->resp;
-    uint8_t raw[VHCA_RECV_WQE_SIZE];
+    if (qp->resp.rwqe_held) {
+        return true;
+    }
+    if (qp->srqn) {
+        return vhca_srq_has_wqe(core, qp->srqn);
+    }
+    return qp->rq.ci != qp->rq.pi;
+}
+
+/* Parse a receive WQE into resp.rwqe_*; a VHCA_WC_* status. */
+static uint8_t vhca_resp_parse_rwqe(VhcaResponder *resp, const uint8_t *raw)
+{
     unsigned i;
 
-    resp->rwqe_wr_id = 0;
-    resp->rwqe_nsge = 0;
-    resp->rwqe_cap = 0;
-    if (vhca_wq_fetch(core, &qp->rq, qp->rq.ci, raw, sizeof(raw))) {
-        *vendor_err = VHCA_VENDOR_ERR_WQE_DMA;
-        return VHCA_WC_LOC_QP_OP_ERR;
-    }
     resp->rwqe_wr_id = vhca_ld_le64(raw + RWQE_OFF(wr_id));
     if (raw[RWQE_OFF(num_sge)] > VHCA_MAX_RECV_SGE) {
         return VHCA_WC_LOC_QP_OP_ERR;
@@ -154,19 +168,64 @@ uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
     return VHCA_WC_SUCCESS;
 }
 
+VhcaRqTake vhca_rq_take(VhcaCore *core, VhcaQp *qp, uint8_t *status,
+                        uint32_t *vendor_err)
+{
+    VhcaResponder *resp = &qp->resp;
+    uint8_t raw[VHCA_RECV_WQE_SIZE];
+
+    *status = VHCA_WC_SUCCESS;
+    *vendor_err = 0;
+    /* A message cut short (UC) left its WQE to the next message. */
+    if (resp->rwqe_held) {
+        return VHCA_RQ_TAKEN;
+    }
+    if (!vhca_rq_has_wqe(core, qp)) {
+        return VHCA_RQ_EMPTY;
+    }
+    resp->rwqe_wr_id = 0;
+    resp->rwqe_nsge = 0;
+    resp->rwqe_cap = 0;
+    if (qp->srqn) {
+        /* An SRQ whose ring fails gives no more WQEs: as if empty. */
+        if (!vhca_srq_take(core, qp->srqn, raw, &resp->rwqe_index)) {
+            return VHCA_RQ_EMPTY;
+        }
+        resp->rwqe_held = true;
+        resp->rwqe_pdn = core->srqs[qp->srqn].pdn;
+    } else {
+        resp->rwqe_held = true;
+        resp->rwqe_index = qp->rq.ci;
+        resp->rwqe_pdn = qp->pdn;
+        if (vhca_wq_fetch(core, &qp->rq, qp->rq.ci, raw, sizeof(raw))) {
+            *status = VHCA_WC_LOC_QP_OP_ERR;
+            *vendor_err = VHCA_VENDOR_ERR_WQE_DMA;
+            return VHCA_RQ_BAD;
+        }
+    }
+    *status = vhca_resp_parse_rwqe(resp, raw);
+    return *status == VHCA_WC_SUCCESS ? VHCA_RQ_TAKEN : VHCA_RQ_BAD;
+}
+
 uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
                           const uint8_t *data, uint32_t len)
 {
     VhcaResponder *resp = &qp->resp;
 
+    /* IBTA 10.2.9: an SRQ's WQE is checked in the SRQ's PD. */
     return vhca_sg_copy(core, VHCA_SG_SCATTER, resp->rwqe_sge,
                         resp->rwqe_nsge, offset, (uint8_t *)data, len,
-                        qp->pdn, VHCA_ACCESS_LOCAL_WRITE);
+                        resp->rwqe_pdn, VHCA_ACCESS_LOCAL_WRITE);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                 */
 /* ---------------------------------------------------------------------- */
+
+static VhcaRingId vhca_resp_rwqe_ring(const VhcaQp *qp)
+{
+    return qp->srqn ? VHCA_RING_SRQ : VHCA_RING_RQ;
+}
 
 void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                          uint8_t opcode, uint8_t status, uint32_t vendor_err)
@@ -179,22 +238,40 @@ void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 
     /* Too short for what the peer sent: not the guest's mistake. */
     if (status != VHCA_WC_LOC_LEN_ERR) {
-        VHCA_HOOK(core, err_wqe, qpn, VHCA_RING_RQ, qp->rq.ci, opcode,
-                  status, vendor_err);
+        VHCA_HOOK(core, err_wqe, qpn, vhca_resp_rwqe_ring(qp),
+                  qp->resp.rwqe_index, opcode, status, vendor_err);
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
-                         "QP %u: receive WQE %u completes with status %u, "
-                         "QP to ERR", qpn, qp->rq.ci, status);
+                         "QP %u: receive WQE %u%s completes with status %u, "
+                         "QP to ERR", qpn, qp->resp.rwqe_index,
+                         qp->srqn ? " of its SRQ" : "", status);
     }
     vhca_qp_note_error(qp, status, vendor_err);
     vhca_resp_complete_recv(core, qpn, qp, &wc);
     vhca_qp_set_error(core, qpn, qp);
 }
 
-bool vhca_resp_complete_write_imm(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+VhcaRqTake vhca_resp_take_write_imm(VhcaCore *core, uint32_t qpn,
+                                    VhcaQp *qp)
+{
+    uint32_t vendor_err;
+    uint8_t status;
+    VhcaRqTake took = vhca_rq_take(core, qp, &status, &vendor_err);
+
+    /* Only the wr_id matters: the data goes to the MR, not the SGEs. */
+    if (took == VHCA_RQ_BAD && !vendor_err) {
+        return VHCA_RQ_TAKEN;
+    }
+    if (took == VHCA_RQ_BAD) {
+        vhca_resp_fail_rwqe(core, qpn, qp, VHCA_WC_RECV_RDMA_WITH_IMM,
+                            status, vendor_err);
+    }
+    return took;
+}
+
+void vhca_resp_complete_write_imm(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                   const VhcaWirePacket *pkt,
                                   uint32_t write_len)
 {
-    uint32_t vendor_err = 0;
     VhcaCompletion wc = {
         .byte_len = write_len,
         .status = VHCA_WC_SUCCESS,
@@ -204,15 +281,7 @@ bool vhca_resp_complete_write_imm(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         .solicited = pkt->tp.bth.solicited,
     };
 
-    /* Only the wr_id matters: the data went to the MR. */
-    if (vhca_resp_load_rwqe(core, qp, &vendor_err) ==
-        VHCA_WC_LOC_QP_OP_ERR && vendor_err) {
-        vhca_resp_fail_rwqe(core, qpn, qp, VHCA_WC_RECV_RDMA_WITH_IMM,
-                            VHCA_WC_LOC_QP_OP_ERR, vendor_err);
-        return false;
-    }
     vhca_resp_complete_recv(core, qpn, qp, &wc);
-    return true;
 }
 
 /*
@@ -227,12 +296,13 @@ static void vhca_resp_fatal(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                             uint8_t event, uint32_t vendor_err)
 {
     if (code == VHCA_IB_NAK_REMOTE_OP) {
-        VHCA_HOOK(core, err_wqe, qpn, VHCA_RING_RQ, qp->rq.ci, VHCA_WC_RECV,
-                  status, vendor_err);
+        VHCA_HOOK(core, err_wqe, qpn, vhca_resp_rwqe_ring(qp),
+                  qp->resp.rwqe_index, VHCA_WC_RECV, status, vendor_err);
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
-                         "QP %u: receive WQE %u completes with status %u, "
+                         "QP %u: receive WQE %u%s completes with status %u, "
                          "QP to ERR (NAK remote operational error for PSN "
-                         "0x%x)", qpn, qp->rq.ci, status, psn);
+                         "0x%x)", qpn, qp->resp.rwqe_index,
+                         qp->srqn ? " of its SRQ" : "", status, psn);
     }
     vhca_qp_note_error(qp, status, vendor_err);
     vhca_resp_ack(core, qpn, qp, psn, vhca_aeth_nak(code));
@@ -324,14 +394,15 @@ static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     uint8_t status;
 
     if (first) {
-        if (qp->rq.ci == qp->rq.pi) {
+        VhcaRqTake took = vhca_rq_take(core, qp, &status, &vendor_err);
+
+        if (took == VHCA_RQ_EMPTY) {
             vhca_resp_rnr(core, qpn, qp, psn);
             return;
         }
         resp->cur = VHCA_RESP_SEND;
         resp->cur_len = 0;
-        status = vhca_resp_load_rwqe(core, qp, &vendor_err);
-        if (status != VHCA_WC_SUCCESS) {
+        if (took == VHCA_RQ_BAD) {
             vhca_resp_fatal(core, qpn, qp, psn, VHCA_IB_NAK_REMOTE_OP,
                             status, 0, vendor_err);
             return;
@@ -416,13 +487,24 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     case VHCA_WRITE_OK:
         break;
     }
-    /* WRITE with immediate takes a receive WQE (IBTA 9.4.3). */
-    if (last && vhca_op_has_imm(op) && qp->rq.ci == qp->rq.pi) {
-        if (first) {
-            resp->cur = VHCA_RESP_NONE;
+    /*
+     * WRITE with immediate takes a receive WQE (IBTA 9.4.3): before its
+     * last data is placed, so that without one the packet is RNR NAK'd
+     * and comes again.
+     */
+    if (last && vhca_op_has_imm(op)) {
+        switch (vhca_resp_take_write_imm(core, qpn, qp)) {
+        case VHCA_RQ_EMPTY:
+            if (first) {
+                resp->cur = VHCA_RESP_NONE;
+            }
+            vhca_resp_rnr(core, qpn, qp, psn);
+            return;
+        case VHCA_RQ_BAD:
+            return;
+        case VHCA_RQ_TAKEN:
+            break;
         }
-        vhca_resp_rnr(core, qpn, qp, psn);
-        return;
     }
     resp->cur = VHCA_RESP_WRITE;
     /*
@@ -441,10 +523,9 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     if (last) {
         resp->msn++;
         resp->cur = VHCA_RESP_NONE;
-        if (vhca_op_has_imm(op) &&
-            !vhca_resp_complete_write_imm(core, qpn, qp, pkt,
-                                          resp->write_len)) {
-            return;
+        if (vhca_op_has_imm(op)) {
+            vhca_resp_complete_write_imm(core, qpn, qp, pkt,
+                                         resp->write_len);
         }
     }
     resp->epsn = vhca_psn_add(psn, 1);

@@ -110,27 +110,46 @@ void vhca_completer_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* vhca-resp.c: the responder, and what UC and UD share of it. */
 bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                    unsigned *budget);
-/* Read the receive WQE at rq.ci into resp.rwqe_*; a VHCA_WC_* status. */
-uint8_t vhca_resp_load_rwqe(VhcaCore *core, VhcaQp *qp,
-                            uint32_t *vendor_err);
-/* Write @len bytes at @offset of the loaded receive WQE's buffer. */
+/*
+ * The one source of receive WQEs of every QP type: the QP's own RQ, or
+ * its SRQ (IBTA 10.2.9).  vhca_rq_has_wqe(): the QP holds one for the
+ * message in progress, or could take one now.  vhca_rq_take(): the WQE
+ * for a new message into resp.rwqe_* (the one held, if any), held until
+ * vhca_resp_complete_recv() or the flush of the QP completes it.
+ */
+bool vhca_rq_has_wqe(const VhcaCore *core, const VhcaQp *qp);
+typedef enum VhcaRqTake {
+    VHCA_RQ_TAKEN,
+    VHCA_RQ_EMPTY,                  /* none: RNR NAK, or dropped */
+    VHCA_RQ_BAD,                    /* held, but unreadable or malformed */
+} VhcaRqTake;
+/* VHCA_RQ_BAD: *status and *vendor_err say how it completes. */
+VhcaRqTake vhca_rq_take(VhcaCore *core, VhcaQp *qp, uint8_t *status,
+                        uint32_t *vendor_err);
+/* Write @len bytes at @offset of the held receive WQE's buffer. */
 uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
                           const uint8_t *data, uint32_t len);
-/* Complete the loaded receive WQE (rq.ci) with @proto's fields. */
+/* Complete the held receive WQE with @proto's fields. */
 void vhca_resp_complete_recv(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                              const VhcaCompletion *proto);
 /*
- * A local error on the receive WQE at rq.ci (IBTA 9.9.3.1.4 class D, and
+ * A local error on the held receive WQE (IBTA 9.9.3.1.4 class D, and
  * the same for UC and UD): it completes with @status, the QP goes to ERR.
  */
 void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                          uint8_t opcode, uint8_t status, uint32_t vendor_err);
 /*
- * The last packet of an RDMA WRITE with immediate was placed: complete a
- * receive WQE (RECV_RDMA_WITH_IMM, @write_len).  False if that WQE could
- * not be read and the QP went to ERR.
+ * The last packet of an RDMA WRITE with immediate arrived: take its
+ * receive WQE before placing the data.  VHCA_RQ_BAD: the WQE could not
+ * be read, it completed in error and the QP went to ERR.
  */
-bool vhca_resp_complete_write_imm(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+VhcaRqTake vhca_resp_take_write_imm(VhcaCore *core, uint32_t qpn,
+                                    VhcaQp *qp);
+/*
+ * Its data was placed: complete the WQE taken (RECV_RDMA_WITH_IMM,
+ * @write_len).
+ */
+void vhca_resp_complete_write_imm(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                   const VhcaWirePacket *pkt,
                                   uint32_t write_len);
 /*

@@ -8,7 +8,8 @@
  *  - PSN: a packet with the expected PSN is taken.  A gap (lost packets)
  *    or a packet out of the FIRST [MIDDLE...] LAST sequence drops the
  *    message in progress: its receive WQE is not completed and takes the
- *    next message, bytes a WRITE already placed stay where they are.
+ *    next message (the QP holds it, from its RQ or its SRQ), bytes a
+ *    WRITE already placed stay where they are.
  *    The responder then discards packets until the next FIRST or ONLY,
  *    whose PSN it takes as the expected one.
  *  - A message that cannot be executed (R_Key, bounds, access rights,
@@ -53,14 +54,16 @@ static void vhca_uc_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     uint8_t status;
 
     if (first) {
-        if (qp->rq.ci == qp->rq.pi) {
+        /* A WQE held from a message cut short takes this one. */
+        VhcaRqTake took = vhca_rq_take(core, qp, &status, &vendor_err);
+
+        if (took == VHCA_RQ_EMPTY) {
             vhca_uc_no_rwqe(core, qpn, qp);
             return;
         }
         resp->cur = VHCA_RESP_SEND;
         resp->cur_len = 0;
-        status = vhca_resp_load_rwqe(core, qp, &vendor_err);
-        if (status != VHCA_WC_SUCCESS) {
+        if (took == VHCA_RQ_BAD) {
             vhca_resp_fail_rwqe(core, qpn, qp, VHCA_WC_RECV,
                                 status, vendor_err);
             return;
@@ -95,9 +98,16 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_uc_drop_msg(core, qpn, qp);
         return;
     }
-    if (last && vhca_op_has_imm(op) && qp->rq.ci == qp->rq.pi) {
-        vhca_uc_no_rwqe(core, qpn, qp);
-        return;
+    if (last && vhca_op_has_imm(op)) {
+        switch (vhca_resp_take_write_imm(core, qpn, qp)) {
+        case VHCA_RQ_EMPTY:
+            vhca_uc_no_rwqe(core, qpn, qp);
+            return;
+        case VHCA_RQ_BAD:
+            return;
+        case VHCA_RQ_TAKEN:
+            break;
+        }
     }
     resp->cur = VHCA_RESP_WRITE;
     /* The MR the FIRST packet checked, or nothing (IBTA 10.6.7.2). */

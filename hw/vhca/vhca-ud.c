@@ -7,8 +7,8 @@
  * are dropped silently and counted:
  *  - Q_Key different from the QP's (for QP1 from 0x80010000): QKEY_DROPS
  *    (10.2.5: dropped silently);
- *  - no receive WQE posted: NO_RWQE_DROPS (UD has no RNR NAK, 9.7.5.2.8
- *    is RC only).
+ *  - no receive WQE posted (in the QP's RQ or its SRQ): NO_RWQE_DROPS
+ *    (UD has no RNR NAK, 9.7.5.2.8 is RC only).
  * A datagram the receive WQE cannot hold (the 40-byte GRH area and the
  * payload) completes that WQE with LOC_LEN_ERR and moves the QP to ERR:
  * a receive completion error is fatal to every QP type (10.3.1, 10.8.3.3
@@ -58,14 +58,15 @@ void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_rx_drop(core, VHCA_DROP_QKEY, qpn);
         return;
     }
-    if (qp->rq.ci == qp->rq.pi) {
+    switch (vhca_rq_take(core, qp, &status, &vendor_err)) {
+    case VHCA_RQ_EMPTY:
         vhca_rx_drop(core, VHCA_DROP_NO_RWQE, qpn);
         return;
-    }
-    status = vhca_resp_load_rwqe(core, qp, &vendor_err);
-    if (status != VHCA_WC_SUCCESS) {
+    case VHCA_RQ_BAD:
         vhca_resp_fail_rwqe(core, qpn, qp, VHCA_WC_RECV, status, vendor_err);
         return;
+    case VHCA_RQ_TAKEN:
+        break;
     }
     if ((uint64_t)VHCA_GRH_AREA_LEN + pkt->payload_len > qp->resp.rwqe_cap) {
         vhca_resp_fail_rwqe(core, qpn, qp, VHCA_WC_RECV,

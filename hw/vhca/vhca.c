@@ -207,6 +207,12 @@ static void vhca_cqe_error_cb(void *opaque, uint32_t cqn, uint32_t qpn,
     trace_vhca_cqe_error(cqn, qpn, wr_id, opcode, status, vendor_err);
 }
 
+static void vhca_srq_limit_cb(void *opaque, uint32_t srqn, uint32_t limit,
+                              uint32_t wqes)
+{
+    trace_vhca_srq_limit(srqn, limit, wqes);
+}
+
 /*
  * A guest error: the engine has called its typed hook (the trace event
  * with the numbers) and now gives the sentence for LOG_GUEST_ERROR, as
@@ -359,6 +365,7 @@ static const VhcaCoreOps vhca_core_ops = {
     .rnr_wait = vhca_rnr_wait_cb,
     .ack_timeout = vhca_ack_timeout_cb,
     .cqe_error = vhca_cqe_error_cb,
+    .srq_limit = vhca_srq_limit_cb,
     .ub_reg_access = vhca_ub_reg_access_cb,
     .ub_doorbell = vhca_ub_doorbell_cb,
     .ub_ring_doorbell = vhca_ub_ring_doorbell_cb,
@@ -532,6 +539,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     cfg.max_cq = s->max_cq;
     cfg.max_mr = s->max_mr;
     cfg.max_pd = s->max_pd;
+    cfg.max_srq = s->max_srq;
     bad = vhca_core_config_violation(&cfg, &value);
     if (bad) {
         error_setg(errp, "vhca: property '%s' must be in %" PRIu32 "..%"
@@ -649,6 +657,8 @@ static const Property vhca_properties[] = {
                        VHCA_CORE_MAX_MR_DEFAULT),
     DEFINE_PROP_UINT32("max-pd", VhcaState, max_pd,
                        VHCA_CORE_MAX_PD_DEFAULT),
+    DEFINE_PROP_UINT32("max-srq", VhcaState, max_srq,
+                       VHCA_CORE_MAX_SRQ_DEFAULT),
 };
 
 static void vhca_class_init(ObjectClass *klass, void *data)
@@ -683,6 +693,8 @@ static void vhca_class_init(ObjectClass *klass, void *data)
         "memory regions the device can hold (1..65536)");
     object_class_property_set_description(klass, "max-pd",
         "protection domains the device can hold (1..65536)");
+    object_class_property_set_description(klass, "max-srq",
+        "shared receive queues the device can hold (0..65536, 0: none)");
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 

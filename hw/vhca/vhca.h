@@ -35,6 +35,7 @@ struct VhcaState {
     uint32_t max_cq;
     uint32_t max_mr;
     uint32_t max_pd;
+    uint32_t max_srq;
 
     Error *migration_blocker;
 

@@ -39,20 +39,25 @@
 /* Every row runs on this device unless it names another configuration. */
 static const VhcaDutConfig case_cfg = {
     .gid_tbl_len = 16, .db_pages = 4, .vectors = 8,
-    .max_qp = 8, .max_cq = 8, .max_mr = 8, .max_pd = 4,
+    .max_qp = 8, .max_cq = 8, .max_mr = 8, .max_pd = 4, .max_srq = 4,
 };
 static const VhcaDutConfig one_gid_cfg = {
     .gid_tbl_len = 1, .db_pages = 4, .vectors = 8,
-    .max_qp = 8, .max_cq = 8, .max_mr = 8, .max_pd = 4,
+    .max_qp = 8, .max_cq = 8, .max_mr = 8, .max_pd = 4, .max_srq = 4,
 };
 static const VhcaDutConfig many_pages_cfg = {
     .gid_tbl_len = 16, .db_pages = 1024, .vectors = 8,
-    .max_qp = 8, .max_cq = 8, .max_mr = 8, .max_pd = 4,
+    .max_qp = 8, .max_cq = 8, .max_mr = 8, .max_pd = 4, .max_srq = 4,
 };
 /* Room for a full multicast group (VHCA_MAX_MCAST_QPS) and a QP more. */
 static const VhcaDutConfig many_qps_cfg = {
     .gid_tbl_len = 16, .db_pages = 4, .vectors = 8,
-    .max_qp = 24, .max_cq = 8, .max_mr = 8, .max_pd = 4,
+    .max_qp = 24, .max_cq = 8, .max_mr = 8, .max_pd = 4, .max_srq = 4,
+};
+/* max-srq=0: the device has no SRQs. */
+static const VhcaDutConfig no_srq_cfg = {
+    .gid_tbl_len = 16, .db_pages = 4, .vectors = 8,
+    .max_qp = 8, .max_cq = 8, .max_mr = 8, .max_pd = 4, .max_srq = 0,
 };
 
 /* A value written into a field, resolved when the case runs. */
@@ -66,6 +71,9 @@ typedef enum CaseRef {
     V_SCQN, V_RCQN, V_DEAD_CQN,
     V_QPN, V_DEAD_QPN,
     V_UD_QPN,           /* the UD QP (W_UD) */
+    V_SRQN, V_DEAD_SRQN, /* the SRQ (W_SRQ); one destroyed */
+    V_SRQ_CI,           /* the good CREATE_SRQ's consumer record (+ k) */
+    V_MAX_SRQ,          /* QUERY_DEVICE's max_srq (+ k) */
     V_KEY,              /* the MR's key (W_MR) */
     V_MRN,              /* the MR's index, key >> 8 (W_MR) */
     V_MAX_MR,           /* QUERY_DEVICE's max_mr (+ k) */
@@ -111,6 +119,8 @@ typedef struct CaseEdit {
 #define W_MEMBER        (1u << 5)   /* the UD QP is in the good group */
 #define W_GROUP_FULL    (1u << 6)   /* the good group has all its members */
 #define W_GROUPS_FULL   (1u << 7)   /* the UD QP is in every other group */
+#define W_SRQ           (1u << 8)   /* an SRQ on the PD */
+#define W_SRQ_QP        (1u << 9)   /* an RC QP that receives from it */
 
 typedef struct VhcaAdminCase {
     const char *name;               /* "<command>/<what>" */
@@ -119,7 +129,7 @@ typedef struct VhcaAdminCase {
     uint16_t world;                 /* W_* */
     uint8_t qp_state;               /* with W_QP: the QP's state */
     bool each_bad_dma;              /* one test per VhcaBadDma kind */
-    CaseEdit edit[4];               /* applied to the good input in order */
+    CaseEdit edit[6];               /* applied to the good input in order */
     uint8_t status;                 /* expected */
     CaseValue syndrome;             /* expected; V_NONE: not checked */
 } VhcaAdminCase;
@@ -153,6 +163,11 @@ typedef struct VhcaAdminCase {
 #define ATTR(f, ...)    MB(struct vhca_qp_attr, f, __VA_ARGS__)
 #define FILTER(f, ...)  MB(struct vhca_rx_filter, f, __VA_ARGS__)
 #define MCAST_IN(f, ...) IN(struct vhca_cmd_mcast_in, f, __VA_ARGS__)
+#define SRQ(f, ...)     MB(struct vhca_srq_create, f, __VA_ARGS__)
+#define SRQ_ATTR(f, ...) MB(struct vhca_srq_attr, f, __VA_ARGS__)
+/* The good CREATE_QP, receiving from the SRQ (no RQ of its own). */
+#define QP_ON_SRQ       QP(srqn, REF(SRQN, 0)), QP(rq_log_size, LIT(0)),    \
+                        QP(rq_pbl_addr, LIT(0)), QP(rq_npages, LIT(0))
 
 /* A MAC address as the little-endian number its 6 bytes make. */
 #define MAC(a, b, c, d, e, f)                                               \
@@ -603,6 +618,163 @@ static const VhcaAdminCase cases[] = {
     MAILBOX_EMPTY("modify-qp", VHCA_CMD_MODIFY_QP),
     MAILBOX_NOT_RAM("modify-qp", VHCA_CMD_MODIFY_QP, struct vhca_qp_attr),
 
+    /*
+     * Shared receive queues (the good CREATE_SRQ: 16 WQEs in one page,
+     * limit 0; the good MODIFY_SRQ arms the limit at 1 and names a new
+     * ring of 16 for MAX_WR).
+     */
+    ROW("create-srq/table-full", VHCA_CMD_CREATE_SRQ, NO_RESOURCES,
+        .world = W_FULL),
+    ROW("create-srq/max-srq-0", VHCA_CMD_CREATE_SRQ, NO_RESOURCES,
+        .cfg = &no_srq_cfg, .world = W_FULL),
+    ROW("create-srq/pd-0", VHCA_CMD_CREATE_SRQ, BAD_INDEX,
+        .edit = { SRQ(pdn, LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/pd-destroyed", VHCA_CMD_CREATE_SRQ, BAD_INDEX,
+        .edit = { SRQ(pdn, REF(DEAD_PDN, 0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/pd-0xffffffff", VHCA_CMD_CREATE_SRQ, BAD_INDEX,
+        .edit = { SRQ(pdn, LIT(UINT32_MAX)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/log-size-0", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(log_size, LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/log-size-15", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(log_size, LIT(15)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/log-size-255", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(log_size, LIT(255)) }, .syndrome = SYN_EDIT(0)),
+    /* 2^14 receive WQEs are 2 MiB: 512 pages, the list has 1. */
+    ROW("create-srq/log-size-14-in-1-page", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(log_size, LIT(14)) }),
+    ROW("create-srq/db-page-never-allocated", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(db_page, REF(DB_PAGES, -1)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/db-page-freed", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(db_page, REF(DEAD_PAGE, 0)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/db-page-past-table", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(db_page, REF(DB_PAGES, 0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/ci-addr-not-ram", VHCA_CMD_CREATE_SRQ, BAD_ADDR,
+        .each_bad_dma = true, .edit = { SRQ(ci_addr, NOT_RAM(4)) }),
+    ROW("create-srq/ci-addr-unaligned", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(ci_addr, REF(SRQ_CI, 2)) }),
+    /* IBTA 11.2.3: the limit is at most the SRQ's size (16). */
+    ROW("create-srq/limit-17", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(limit, LIT(17)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/limit-0xffffffff", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(limit, LIT(UINT32_MAX)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/npages-0", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(npages, LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/npages-past-level-1", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(npages, LIT(VHCA_PBL_MAX_L1_ENTRIES + 1)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/pbl-entry-0", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(pbl_addr, REF(ZERO_PAGE, 0)) }),
+    ROW("create-srq/pbl-not-ram", VHCA_CMD_CREATE_SRQ, BAD_ADDR,
+        .each_bad_dma = true, .edit = { SRQ(pbl_addr, NOT_RAM(8)) }),
+    MAILBOX_SHORT("create-srq", VHCA_CMD_CREATE_SRQ, struct vhca_srq_create),
+    MAILBOX_EMPTY("create-srq", VHCA_CMD_CREATE_SRQ),
+    MAILBOX_NOT_RAM("create-srq", VHCA_CMD_CREATE_SRQ,
+                    struct vhca_srq_create),
+    ROW("destroy-srq/0", VHCA_CMD_DESTROY_SRQ, BAD_INDEX,
+        .edit = { OBJ_IN(LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("destroy-srq/destroyed", VHCA_CMD_DESTROY_SRQ, BAD_INDEX,
+        .edit = { OBJ_IN(REF(DEAD_SRQN, 0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("destroy-srq/past-table", VHCA_CMD_DESTROY_SRQ, BAD_INDEX,
+        .edit = { OBJ_IN(REF(MAX_SRQ, 1)) }, .syndrome = SYN_EDIT(0)),
+    ROW("destroy-srq/0xffffffff", VHCA_CMD_DESTROY_SRQ, BAD_INDEX,
+        .edit = { OBJ_IN(LIT(UINT32_MAX)) }, .syndrome = SYN_EDIT(0)),
+    /* IBTA 11.2.3.4: not while a QP receives from it. */
+    ROW("destroy-srq/has-qp", VHCA_CMD_DESTROY_SRQ, BUSY,
+        .world = W_SRQ | W_SRQ_QP, .syndrome = REF(SRQN, 0)),
+    ROW("destroy-pd/has-srq", VHCA_CMD_DESTROY_PD, BUSY, .world = W_SRQ),
+    ROW("query-srq/0", VHCA_CMD_QUERY_SRQ, BAD_INDEX, .world = W_SRQ,
+        .edit = { SRQ_ATTR(srqn, LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("query-srq/destroyed", VHCA_CMD_QUERY_SRQ, BAD_INDEX, .world = W_SRQ,
+        .edit = { SRQ_ATTR(srqn, REF(DEAD_SRQN, 0)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("query-srq/never-created", VHCA_CMD_QUERY_SRQ, BAD_INDEX,
+        .world = W_SRQ, .edit = { SRQ_ATTR(srqn, LIT(3)) },
+        .syndrome = SYN_EDIT(0)),
+    MAILBOX_SHORT("query-srq", VHCA_CMD_QUERY_SRQ, struct vhca_srq_attr),
+    MAILBOX_EMPTY("query-srq", VHCA_CMD_QUERY_SRQ),
+    MAILBOX_NOT_RAM("query-srq", VHCA_CMD_QUERY_SRQ, struct vhca_srq_attr),
+    ROW("modify-srq/srqn-0", VHCA_CMD_MODIFY_SRQ, BAD_INDEX, .world = W_SRQ,
+        .edit = { SRQ_ATTR(srqn, LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("modify-srq/srqn-destroyed", VHCA_CMD_MODIFY_SRQ, BAD_INDEX,
+        .world = W_SRQ, .edit = { SRQ_ATTR(srqn, REF(DEAD_SRQN, 0)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("modify-srq/srqn-past-table", VHCA_CMD_MODIFY_SRQ, BAD_INDEX,
+        .world = W_SRQ, .edit = { SRQ_ATTR(srqn, REF(MAX_SRQ, 1)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("modify-srq/mask-bit-2", VHCA_CMD_MODIFY_SRQ, BAD_PARAM,
+        .world = W_SRQ, .edit = { SRQ_ATTR(attr_mask, LIT(1u << 2)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("modify-srq/limit-and-bit-31", VHCA_CMD_MODIFY_SRQ, BAD_PARAM,
+        .world = W_SRQ,
+        .edit = { SRQ_ATTR(attr_mask, LIT(VHCA_SRQ_LIMIT | 1u << 31)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("modify-srq/limit-17", VHCA_CMD_MODIFY_SRQ, BAD_PARAM,
+        .world = W_SRQ, .edit = { SRQ_ATTR(limit, LIT(17)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("modify-srq/max-wr-log-size-0", VHCA_CMD_MODIFY_SRQ, BAD_PARAM,
+        .world = W_SRQ,
+        .edit = { SRQ_ATTR(attr_mask, LIT(VHCA_SRQ_MAX_WR)),
+                  SRQ_ATTR(log_size, LIT(0)) },
+        .syndrome = SYN_EDIT(1)),
+    ROW("modify-srq/max-wr-log-size-15", VHCA_CMD_MODIFY_SRQ, BAD_PARAM,
+        .world = W_SRQ,
+        .edit = { SRQ_ATTR(attr_mask, LIT(VHCA_SRQ_MAX_WR)),
+                  SRQ_ATTR(log_size, LIT(15)) },
+        .syndrome = SYN_EDIT(1)),
+    ROW("modify-srq/max-wr-npages-0", VHCA_CMD_MODIFY_SRQ, BAD_PARAM,
+        .world = W_SRQ,
+        .edit = { SRQ_ATTR(attr_mask, LIT(VHCA_SRQ_MAX_WR)),
+                  SRQ_ATTR(npages, LIT(0)) },
+        .syndrome = SYN_EDIT(1)),
+    ROW("modify-srq/max-wr-pbl-entry-0", VHCA_CMD_MODIFY_SRQ, BAD_PARAM,
+        .world = W_SRQ,
+        .edit = { SRQ_ATTR(attr_mask, LIT(VHCA_SRQ_MAX_WR)),
+                  SRQ_ATTR(pbl_addr, REF(ZERO_PAGE, 0)) }),
+    ROW("modify-srq/max-wr-pbl-not-ram", VHCA_CMD_MODIFY_SRQ, BAD_ADDR,
+        .world = W_SRQ, .each_bad_dma = true,
+        .edit = { SRQ_ATTR(attr_mask, LIT(VHCA_SRQ_MAX_WR)),
+                  SRQ_ATTR(pbl_addr, NOT_RAM(8)) }),
+    /* The limit is checked against the new ring's size (2 here). */
+    ROW("modify-srq/max-wr-limit-past-new-size", VHCA_CMD_MODIFY_SRQ,
+        BAD_PARAM, .world = W_SRQ,
+        .edit = { SRQ_ATTR(attr_mask, LIT(VHCA_SRQ_MAX_WR | VHCA_SRQ_LIMIT)),
+                  SRQ_ATTR(log_size, LIT(1)), SRQ_ATTR(limit, LIT(3)) },
+        .syndrome = SYN_EDIT(2)),
+    MAILBOX_SHORT("modify-srq", VHCA_CMD_MODIFY_SRQ, struct vhca_srq_attr),
+    MAILBOX_EMPTY("modify-srq", VHCA_CMD_MODIFY_SRQ),
+    MAILBOX_NOT_RAM("modify-srq", VHCA_CMD_MODIFY_SRQ, struct vhca_srq_attr),
+    /* CREATE_QP with srqn: the SRQ exists, RC/UC/UD, no RQ of its own. */
+    ROW("create-qp/srq-destroyed", VHCA_CMD_CREATE_QP, BAD_INDEX,
+        .world = W_SRQ, .edit = { QP_ON_SRQ, QP(srqn, REF(DEAD_SRQN, 0)) },
+        .syndrome = SYN_EDIT(4)),
+    ROW("create-qp/srq-never-created", VHCA_CMD_CREATE_QP, BAD_INDEX,
+        .world = W_SRQ, .edit = { QP_ON_SRQ, QP(srqn, LIT(3)) },
+        .syndrome = SYN_EDIT(4)),
+    ROW("create-qp/srq-0xffffffff", VHCA_CMD_CREATE_QP, BAD_INDEX,
+        .world = W_SRQ, .edit = { QP_ON_SRQ, QP(srqn, LIT(UINT32_MAX)) },
+        .syndrome = SYN_EDIT(4)),
+    ROW("create-qp/srq-gsi", VHCA_CMD_CREATE_QP, BAD_PARAM, .world = W_SRQ,
+        .edit = { QP_ON_SRQ, QP(type, LIT(VHCA_QPT_GSI)) },
+        .syndrome = REF(SRQN, 0)),
+    ROW("create-qp/srq-with-rq-log-size", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .world = W_SRQ, .edit = { QP_ON_SRQ, QP(rq_log_size, LIT(5)) },
+        .syndrome = REF(SRQN, 0)),
+    ROW("create-qp/srq-with-rq-pbl", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .world = W_SRQ,
+        .edit = { QP_ON_SRQ, QP(rq_pbl_addr, REF(ZERO_PAGE, 0)) },
+        .syndrome = REF(SRQN, 0)),
+    ROW("create-qp/srq-with-rq-npages", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .world = W_SRQ, .edit = { QP_ON_SRQ, QP(rq_npages, LIT(1)) },
+        .syndrome = REF(SRQN, 0)),
+    /* The other checks still apply to a QP on an SRQ. */
+    ROW("create-qp/srq-pd-destroyed", VHCA_CMD_CREATE_QP, BAD_INDEX,
+        .world = W_SRQ, .edit = { QP_ON_SRQ, QP(pdn, REF(DEAD_PDN, 0)) },
+        .syndrome = SYN_EDIT(4)),
+    ROW("create-qp/srq-sq-log-size-0", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .world = W_SRQ, .edit = { QP_ON_SRQ, QP(sq_log_size, LIT(0)) },
+        .syndrome = SYN_EDIT(4)),
     /* The GSI QP: one per device; its RESET -> INIT takes no PORT. */
     ROW("create-qp/second-gsi", VHCA_CMD_CREATE_QP, BUSY, .world = W_GSI,
         .edit = { QP(type, LIT(VHCA_QPT_GSI)) }),
@@ -750,7 +922,8 @@ static const VhcaAdminCase cases[] = {
 /* ---------------------------------------------------------------------- */
 
 typedef enum ObjKind {
-    OBJ_UCTX, OBJ_PD, OBJ_MR, OBJ_EQ, OBJ_CQ, OBJ_QP, OBJ_N, OBJ_NONE = OBJ_N
+    OBJ_UCTX, OBJ_PD, OBJ_MR, OBJ_EQ, OBJ_CQ, OBJ_QP, OBJ_SRQ, OBJ_N,
+    OBJ_NONE = OBJ_N
 } ObjKind;
 
 typedef struct World {
@@ -765,12 +938,14 @@ typedef struct World {
     uint32_t eqn, dead_eqn;
     uint32_t scqn, rcqn, dead_cqn;
     uint32_t qpn, dead_qpn, ud_qpn;
+    uint32_t srqn, dead_srqn, srq_qpn;
     uint32_t key, dead_key;
 
     /* Guest memory the good inputs name. */
     uint64_t zero_page;
     uint64_t mr_pages, mr_pbl;
     uint64_t eq_pbl, cq_pbl, cq_dbrec, sq_pbl, rq_pbl;
+    uint64_t srq_pbl, srq_ci, srq_new_pbl;
 } World;
 
 /* One command: inline input and the guest buffer it names, if any. */
@@ -809,6 +984,8 @@ static ObjKind created_kind(uint16_t opcode)
         return OBJ_CQ;
     case VHCA_CMD_CREATE_QP:
         return OBJ_QP;
+    case VHCA_CMD_CREATE_SRQ:
+        return OBJ_SRQ;
     default:
         return OBJ_NONE;
     }
@@ -820,6 +997,7 @@ static uint16_t destroy_opcode(ObjKind kind)
         [OBJ_UCTX] = VHCA_CMD_DEALLOC_UCTX, [OBJ_PD] = VHCA_CMD_DESTROY_PD,
         [OBJ_MR] = VHCA_CMD_DESTROY_MR, [OBJ_EQ] = VHCA_CMD_DESTROY_EQ,
         [OBJ_CQ] = VHCA_CMD_DESTROY_CQ, [OBJ_QP] = VHCA_CMD_DESTROY_QP,
+        [OBJ_SRQ] = VHCA_CMD_DESTROY_SRQ,
     };
 
     return op[kind];
@@ -841,6 +1019,8 @@ static uint32_t table_size(World *w, ObjKind kind)
         return w->dev.max_cq;
     case OBJ_QP:
         return w->dev.max_qp;
+    case OBJ_SRQ:
+        return w->dev.max_srq;
     default:
         g_assert_not_reached();
     }
@@ -1017,6 +1197,35 @@ static void good_qp(World *w, struct vhca_qp_create *c)
     c->db_page = GUINT32_TO_LE(w->page);
 }
 
+static void good_srq(World *w, struct vhca_srq_create *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->pdn = GUINT32_TO_LE(w->pdn);
+    c->db_page = GUINT32_TO_LE(w->page);
+    c->pbl_addr = GUINT64_TO_LE(w->srq_pbl);
+    c->npages = GUINT32_TO_LE(1);
+    c->log_size = 4;
+    c->ci_addr = GUINT64_TO_LE(w->srq_ci);
+}
+
+/*
+ * MODIFY_SRQ arming the limit at 1 (QUERY_SRQ: the SRQ alone); the
+ * fields of a MAX_WR to a new ring of 16 are there for the rows that
+ * set that bit.
+ */
+static void good_srq_attr(World *w, struct vhca_srq_attr *a, uint16_t opcode)
+{
+    memset(a, 0, sizeof(*a));
+    a->srqn = GUINT32_TO_LE(w->srqn);
+    if (opcode == VHCA_CMD_MODIFY_SRQ) {
+        a->attr_mask = GUINT32_TO_LE(VHCA_SRQ_LIMIT);
+        a->limit = GUINT32_TO_LE(1);
+        a->log_size = 4;
+        a->pbl_addr = GUINT64_TO_LE(w->srq_new_pbl);
+        a->npages = GUINT32_TO_LE(1);
+    }
+}
+
 /* Valid values for every attribute, the QP staying in @state. */
 static void good_attr(World *w, struct vhca_qp_attr *a, uint8_t state)
 {
@@ -1133,11 +1342,13 @@ static void good_command(World *w, uint16_t opcode, Cmd *c)
     case VHCA_CMD_DESTROY_MR:
     case VHCA_CMD_DESTROY_EQ:
     case VHCA_CMD_DESTROY_CQ:
-    case VHCA_CMD_DESTROY_QP: {
+    case VHCA_CMD_DESTROY_QP:
+    case VHCA_CMD_DESTROY_SRQ: {
         uint32_t handle = opcode == VHCA_CMD_DESTROY_PD ? w->pdn :
                           opcode == VHCA_CMD_DESTROY_MR ? w->key :
                           opcode == VHCA_CMD_DESTROY_EQ ? w->eqn :
-                          opcode == VHCA_CMD_DESTROY_CQ ? w->scqn : w->qpn;
+                          opcode == VHCA_CMD_DESTROY_CQ ? w->scqn :
+                          opcode == VHCA_CMD_DESTROY_SRQ ? w->srqn : w->qpn;
         struct vhca_cmd_obj_in in = { .handle = GUINT32_TO_LE(handle) };
 
         cmd_inline(c, opcode, &in, sizeof(in));
@@ -1168,6 +1379,21 @@ static void good_command(World *w, uint16_t opcode, Cmd *c)
         struct vhca_qp_create m;
 
         good_qp(w, &m);
+        cmd_mailbox(w, c, opcode, &m, sizeof(m));
+        return;
+    }
+    case VHCA_CMD_CREATE_SRQ: {
+        struct vhca_srq_create m;
+
+        good_srq(w, &m);
+        cmd_mailbox(w, c, opcode, &m, sizeof(m));
+        return;
+    }
+    case VHCA_CMD_MODIFY_SRQ:
+    case VHCA_CMD_QUERY_SRQ: {
+        struct vhca_srq_attr m;
+
+        good_srq_attr(w, &m, opcode);
         cmd_mailbox(w, c, opcode, &m, sizeof(m));
         return;
     }
@@ -1300,6 +1526,7 @@ static void world_build(World *w)
     TO_HOST(max_uctx);
     TO_HOST(num_comp_vectors);
     TO_HOST(gid_tbl_len);
+    TO_HOST(max_srq);
 #undef TO_HOST
 
     memcpy(gid.gid, local_gid, sizeof(gid.gid));
@@ -1312,6 +1539,9 @@ static void world_build(World *w)
     w->cq_dbrec = vhca_dut_alloc(w->dut, 4);
     w->sq_pbl = pages_with_list(w, 2, NULL);
     w->rq_pbl = pages_with_list(w, 1, NULL);
+    w->srq_pbl = pages_with_list(w, 1, NULL);
+    w->srq_new_pbl = pages_with_list(w, 1, NULL);
+    w->srq_ci = vhca_dut_alloc(w->dut, 4);
 
     w->page = create(w, VHCA_CMD_ALLOC_UCTX, NULL);
     w->pdn = create(w, VHCA_CMD_CREATE_PD, NULL);
@@ -1340,6 +1570,22 @@ static void world_build(World *w)
     if (row->world & W_QP) {
         w->qpn = create(w, VHCA_CMD_CREATE_QP, NULL);
         qp_bring_to(w, row->qp_state);
+    }
+    if (row->world & W_SRQ) {
+        w->srqn = create(w, VHCA_CMD_CREATE_SRQ, NULL);
+    }
+    if (row->world & W_SRQ_QP) {
+        struct vhca_qp_create q;
+
+        good_qp(w, &q);
+        g_assert_cmpuint(w->srqn, !=, 0);
+        q.srqn = GUINT32_TO_LE(w->srqn);
+        q.rq_log_size = 0;
+        q.rq_pbl_addr = 0;
+        q.rq_npages = 0;
+        cmd_mailbox(w, &c, VHCA_CMD_CREATE_QP, &q, sizeof(q));
+        w->srq_qpn = must(w, &c, "CREATE_QP on the SRQ").handle;
+        w->live[OBJ_QP]++;
     }
     if (row->world & W_GSI) {
         g_assert_cmpuint(create_qp_of_type(w, VHCA_QPT_GSI), ==,
@@ -1379,6 +1625,10 @@ static void world_build(World *w)
     must_destroy(w, OBJ_CQ, w->dead_cqn);
     w->dead_qpn = create(w, VHCA_CMD_CREATE_QP, NULL);
     must_destroy(w, OBJ_QP, w->dead_qpn);
+    if (w->dev.max_srq > w->live[OBJ_SRQ]) {
+        w->dead_srqn = create(w, VHCA_CMD_CREATE_SRQ, NULL);
+        must_destroy(w, OBJ_SRQ, w->dead_srqn);
+    }
 
     if (row->world & W_FULL) {
         ObjKind kind = created_kind(row->opcode);
@@ -1446,6 +1696,14 @@ static uint64_t resolve(World *w, CaseValue v)
         return w->dead_qpn + k;
     case V_UD_QPN:
         return need(w->ud_qpn, "the UD QP (W_UD)") + k;
+    case V_SRQN:
+        return need(w->srqn, "the SRQ (W_SRQ)") + k;
+    case V_DEAD_SRQN:
+        return need(w->dead_srqn, "a destroyed SRQ") + k;
+    case V_SRQ_CI:
+        return w->srq_ci + k;
+    case V_MAX_SRQ:
+        return w->dev.max_srq + k;
     case V_KEY:
         return need(w->key, "the MR (W_MR)") + k;
     case V_MRN:
@@ -1484,7 +1742,7 @@ static void store_le(uint8_t *p, unsigned size, uint64_t value)
 }
 
 /* Apply the row's edits to @c; returns the values written, in order. */
-static void apply_edits(World *w, Cmd *c, uint64_t values[4],
+static void apply_edits(World *w, Cmd *c, uint64_t values[6],
                         uint8_t saved_pbl[8])
 {
     const VhcaAdminCase *row = w->row;
@@ -1546,6 +1804,16 @@ static void query_port(World *w, struct vhca_port_attr *attr)
                                   sizeof(in), attr, NULL), ==, VHCA_ST_OK);
 }
 
+static void query_srq(World *w, struct vhca_srq_attr *a)
+{
+    Cmd c;
+
+    good_command(w, VHCA_CMD_QUERY_SRQ, &c);
+    g_assert_cmpuint(cmd_run(w, &c, NULL, NULL), ==, VHCA_ST_OK);
+    vhca_dut_read(w->dut, c.mbox_addr, a, sizeof(*a));
+    cmd_free(&c);
+}
+
 static void query_qp(World *w, struct vhca_qp_attr *a)
 {
     Cmd c;
@@ -1570,7 +1838,8 @@ static void run_case(const void *data)
                  !(row->world & W_FULL);
     struct vhca_port_attr port_before, port_after;
     struct vhca_qp_attr qp_before, qp_after;
-    uint64_t commands, errors, values[4];
+    struct vhca_srq_attr srq_before, srq_after;
+    uint64_t commands, errors, values[6];
     uint8_t saved_pbl[8];
     uint32_t handle = 0, syndrome;
     int guest_errors;
@@ -1587,6 +1856,9 @@ static void run_case(const void *data)
     query_port(&w, &port_before);
     if (row->world & W_QP) {
         query_qp(&w, &qp_before);
+    }
+    if (row->world & W_SRQ) {
+        query_srq(&w, &srq_before);
     }
     commands = vhca_dut_counter(w.dut, VHCA_CNT_ADMIN_COMMANDS);
     errors = vhca_dut_counter(w.dut, VHCA_CNT_ADMIN_ERRORS);
@@ -1627,6 +1899,11 @@ static void run_case(const void *data)
         query_qp(&w, &qp_after);
         g_assert_cmpmem(&qp_after, sizeof(qp_after), &qp_before,
                         sizeof(qp_before));
+    }
+    if (row->world & W_SRQ) {
+        query_srq(&w, &srq_after);
+        g_assert_cmpmem(&srq_after, sizeof(srq_after), &srq_before,
+                        sizeof(srq_before));
     }
     if (row->edit[0].target == T_MR_PBL) {
         vhca_dut_write(w.dut, w.mr_pbl, saved_pbl, 8);

@@ -36,6 +36,7 @@ typedef struct VhcaDutConfig {
     uint32_t max_cq;
     uint32_t max_mr;
     uint32_t max_pd;
+    uint32_t max_srq;
 } VhcaDutConfig;
 
 /*

@@ -371,6 +371,7 @@ static void test_bad_properties(void)
     expect_bad_property("db-pages", "1025", 1, 1024);
     expect_bad_property("vectors", "1", 2, 64);
     expect_bad_property("vectors", "65", 2, 64);
+    expect_bad_property("max-srq", "65537", 0, 65536);
 }
 
 static void test_no_netdev_link_down(void)

@@ -23,9 +23,10 @@ VhcaDut *vhca_dut_start(const VhcaDutConfig *cfg)
     VhcaDut *dut = g_new0(VhcaDut, 1);
     g_autofree char *opts =
         g_strdup_printf("gid-table-len=%u,db-pages=%u,vectors=%u,max-qp=%u,"
-                        "max-cq=%u,max-mr=%u,max-pd=%u", cfg->gid_tbl_len,
-                        cfg->db_pages, cfg->vectors, cfg->max_qp,
-                        cfg->max_cq, cfg->max_mr, cfg->max_pd);
+                        "max-cq=%u,max-mr=%u,max-pd=%u,max-srq=%u",
+                        cfg->gid_tbl_len, cfg->db_pages, cfg->vectors,
+                        cfg->max_qp, cfg->max_cq, cfg->max_mr, cfg->max_pd,
+                        cfg->max_srq);
 
     dut->d = vhca_test_start(true, opts);
     vhca_admin_setup(dut->d, 6, 8);

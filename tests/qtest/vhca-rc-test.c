@@ -2245,6 +2245,151 @@ static void test_loopback(void)
     fabric_down(&f);
 }
 
+/* ---- shared receive queue ---------------------------------------------- */
+
+typedef struct Srq {
+    uint32_t srqn;
+    unsigned log_size;
+    VhcaPages ring;
+    uint64_t ci_rec;            /* the count of WQEs the device took */
+    uint32_t pi;
+} Srq;
+
+static void srq_make(Side *s, Srq *q, unsigned log_size)
+{
+    struct vhca_srq_create c;
+    struct vhca_cmd_obj_out out;
+
+    memset(q, 0, sizeof(*q));
+    q->log_size = log_size;
+    vhca_pages_alloc(s->d, &q->ring, VHCA_RECV_WQE_SIZE << log_size);
+    q->ci_rec = buf_alloc(s, 4);
+    qtest_writel(s->d->qts, q->ci_rec, 0xeeeeeeee);
+    memset(&c, 0, sizeof(c));
+    c.pdn = cpu_to_le32(s->pdn);
+    c.db_page = cpu_to_le32(s->page);
+    c.pbl_addr = cpu_to_le64(q->ring.pbl);
+    c.npages = cpu_to_le32(q->ring.npages);
+    c.log_size = log_size;
+    c.ci_addr = cpu_to_le64(q->ci_rec);
+    g_assert_cmpuint(vhca_cmd_mbox(s->d, VHCA_CMD_CREATE_SRQ, &c, sizeof(c),
+                                   NULL, &out), ==, VHCA_ST_OK);
+    q->srqn = le32_to_cpu(out.handle);
+    /* The device starts the consumer record at 0. */
+    g_assert_cmphex(qtest_readl(s->d->qts, q->ci_rec), ==, 0);
+}
+
+/* One receive WQE of one SGE into the SRQ, and its doorbell. */
+static void srq_post(Side *s, Srq *q, uint64_t wr_id, uint64_t addr,
+                     uint32_t len, uint32_t lkey)
+{
+    struct vhca_recv_wqe w;
+    uint32_t slot = q->pi & ((1u << q->log_size) - 1);
+
+    memset(&w, 0, sizeof(w));
+    w.wr_id = cpu_to_le64(wr_id);
+    w.num_sge = 1;
+    w.sge[0].addr = cpu_to_le64(addr);
+    w.sge[0].length = cpu_to_le32(len);
+    w.sge[0].lkey = cpu_to_le32(lkey);
+    qtest_memwrite(s->d->qts, q->ring.addr + slot * VHCA_RECV_WQE_SIZE, &w,
+                   sizeof(w));
+    q->pi++;
+    vhca_db_write(s->d, s->page, VHCA_DB_SRQ, q->srqn, q->pi);
+}
+
+/* An RC QP with no RQ of its own, receiving from @q. */
+static void srq_qp_create(Side *s, VhcaQp *qp, const Srq *q)
+{
+    struct vhca_qp_create cr;
+
+    vhca_qp_prepare(s->d, qp, VHCA_QPT_RC, s->pdn, s->scq.cqn, s->rcq.cqn,
+                    conf_default.sq_log, 1, s->page, &cr);
+    cr.rq_log_size = 0;
+    cr.rq_pbl_addr = 0;
+    cr.rq_npages = 0;
+    cr.srqn = cpu_to_le32(q->srqn);
+    g_assert_cmpuint(vhca_cmd_create_qp(s->d, &cr, &qp->qpn), ==,
+                     VHCA_ST_OK);
+}
+
+/*
+ * RC SENDs to two QPs of one function that share an SRQ (IBTA 10.2.9),
+ * in loopback: each message takes the SRQ's next WQE in ring order,
+ * whichever QP it is for; the CQE names the QP that took it, and the
+ * device counts the takes in the consumer record.
+ */
+static void test_srq_loopback(void)
+{
+    static const struct {
+        unsigned qp;
+        uint32_t len;
+    } msgs[] = { { 0, 3000 }, { 1, 100 }, { 0, 1024 }, { 1, 2049 } };
+    enum { SLOT = 4096 };
+    Fabric f;
+    Side *s;
+    Srq q;
+    VhcaQp req[2], resp[2];
+    struct vhca_send_wqe w;
+    struct vhca_cqe c;
+    struct vhca_qp_attr a;
+    uint64_t sbuf, rbuf;
+    uint32_t skey, rkey;
+
+    fabric_up(&f, 0);
+    f.link.filter = drop_all;
+    s = &f.side[0];
+    srq_make(s, &q, 3);
+    for (unsigned i = 0; i < 2; i++) {
+        qp_create_at(s, &req[i], &conf_default, G_STRLOC);
+        srq_qp_create(s, &resp[i], &q);
+        qp_to_rts_at(s, &req[i], s, resp[i].qpn, initial_psn[0],
+                     initial_psn[1], &conf_default, G_STRLOC);
+        qp_to_rts_at(s, &resp[i], s, req[i].qpn, initial_psn[1],
+                     initial_psn[0], &conf_default, G_STRLOC);
+    }
+    /* QUERY_QP: no receive ring of its own. */
+    g_assert_cmpuint(vhca_cmd_query_qp(s->d, resp[0].qpn, &a), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(le32_to_cpu(a.max_recv_wr), ==, 0);
+
+    sbuf = buf_alloc(s, G_N_ELEMENTS(msgs) * SLOT);
+    skey = mr_phys(s, sbuf, G_N_ELEMENTS(msgs) * SLOT, 0);
+    rbuf = buf_alloc(s, G_N_ELEMENTS(msgs) * SLOT);
+    rkey = mr_phys(s, rbuf, G_N_ELEMENTS(msgs) * SLOT,
+                   VHCA_ACCESS_LOCAL_WRITE);
+    for (unsigned i = 0; i < G_N_ELEMENTS(msgs); i++) {
+        srq_post(s, &q, RECV_ID(i), rbuf + i * SLOT, SLOT, rkey);
+    }
+    for (unsigned i = 0; i < G_N_ELEMENTS(msgs); i++) {
+        unsigned k = msgs[i].qp;
+
+        buf_fill(s, sbuf + i * SLOT, msgs[i].len, 20 + i);
+        wqe_init(&w, SEND_ID(i), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+        wqe_sge(&w, sbuf + i * SLOT, msgs[i].len, skey);
+        sq_post(s, &req[k], &w);
+        expect_cqe(&f, s, &s->rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV,
+                   RECV_ID(i), resp[k].qpn, &c);
+        g_assert_cmpuint(c.byte_len, ==, msgs[i].len);
+        expect_cqe(&f, s, &s->scq, VHCA_WC_SUCCESS, VHCA_WC_SEND,
+                   SEND_ID(i), req[k].qpn, NULL);
+        buf_check(s, rbuf + i * SLOT, msgs[i].len, 20 + i);
+        g_assert_cmpuint(qtest_readl(s->d->qts, q.ci_rec), ==, i + 1);
+    }
+    expect_cq_empty(&f, s, &s->rcq);
+    /* The SRQ cannot go while QPs receive from it. */
+    g_assert_cmpuint(vhca_cmd_destroy(s->d, VHCA_CMD_DESTROY_SRQ, q.srqn), ==,
+                     VHCA_ST_BUSY);
+    for (unsigned i = 0; i < 2; i++) {
+        g_assert_cmpuint(vhca_cmd_destroy(s->d, VHCA_CMD_DESTROY_QP,
+                                          resp[i].qpn), ==, VHCA_ST_OK);
+    }
+    g_assert_cmpuint(vhca_cmd_destroy(s->d, VHCA_CMD_DESTROY_SRQ, q.srqn), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(f.link.seen[0], ==, 0);
+    fabric_down(&f);
+}
+
 /* ---- wire format -------------------------------------------------------- */
 
 /*
@@ -2797,6 +2942,7 @@ int main(int argc, char **argv)
     vhca_add_test("/vhca/rc/initiator-depth", test_initiator_depth);
     vhca_add_test("/vhca/rc/solicited-event", test_solicited_event);
     vhca_add_test("/vhca/rc/loopback", test_loopback);
+    vhca_add_test("/vhca/rc/srq-loopback", test_srq_loopback);
     vhca_add_test("/vhca/rc/wire-format", test_wire_format);
     vhca_add_test("/vhca/rc/hostile-frames", test_hostile_frames);
     return g_test_run();

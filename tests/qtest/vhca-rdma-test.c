@@ -123,6 +123,9 @@ static void test_query_device_limits(void)
     g_assert_cmpuint(a.max_qp_wr, ==, 16384);
     g_assert_cmpuint(a.max_sge, ==, VHCA_MAX_SEND_SGE);
     g_assert_cmpuint(a.max_srq_sge, ==, VHCA_MAX_RECV_SGE);
+    g_assert_cmpuint(a.max_srq_wr, ==, 16384);
+    /* max-srq's default. */
+    g_assert_cmpuint(a.max_srq, ==, 256);
     g_assert_cmpuint(a.max_inline_data, ==, VHCA_MAX_INLINE);
     g_assert_cmpuint(a.max_cqe, ==, 65535);
 
@@ -137,6 +140,49 @@ static void test_query_device_limits(void)
     /* Unchanged from issue 2. */
     g_assert_cmpuint(a.max_uctx, ==, DB_PAGES);
     g_assert_cmpuint(a.num_comp_vectors, ==, NUM_VECTORS - 2);
+    vhca_test_stop(d);
+}
+
+/*
+ * max-srq sizes the SRQ table: QUERY_DEVICE reports it, CREATE_SRQ stops
+ * there; 0 means no SRQs at all.
+ */
+static void test_max_srq(const void *data)
+{
+    uint32_t max = GPOINTER_TO_UINT(data);
+    g_autofree char *opts = g_strdup_printf("max-srq=%u", max);
+    VhcaTestDev *d = start_rdma(opts);
+    struct vhca_device_attr a;
+    struct vhca_srq_create c;
+    uint32_t page, pdn, srqn;
+    VhcaPages ring;
+    uint64_t ci;
+
+    g_assert_cmpuint(vhca_cmd_query_device(d, &a), ==, VHCA_ST_OK);
+    g_assert_cmpuint(a.max_srq, ==, max);
+    g_assert_cmpuint(vhca_cmd_alloc_uctx(d, &page), ==, VHCA_ST_OK);
+    pdn = vhca_pd_make(d);
+    vhca_pages_alloc(d, &ring, 4096);
+    ci = guest_alloc(&d->alloc, 4);
+    memset(&c, 0, sizeof(c));
+    c.pdn = cpu_to_le32(pdn);
+    c.db_page = cpu_to_le32(page);
+    c.pbl_addr = cpu_to_le64(ring.pbl);
+    c.npages = cpu_to_le32(ring.npages);
+    c.log_size = 5;
+    c.ci_addr = cpu_to_le64(ci);
+    for (uint32_t i = 1; i <= max; i++) {
+        struct vhca_cmd_obj_out out;
+
+        g_assert_cmpuint(vhca_cmd_mbox(d, VHCA_CMD_CREATE_SRQ, &c, sizeof(c),
+                                       NULL, &out), ==, VHCA_ST_OK);
+        srqn = le32_to_cpu(out.handle);
+        /* SRQ numbers from 1. */
+        g_assert_cmpuint(srqn, ==, i);
+    }
+    g_assert_cmpuint(vhca_cmd_mbox(d, VHCA_CMD_CREATE_SRQ, &c, sizeof(c),
+                                   NULL, NULL), ==, VHCA_ST_NO_RESOURCES);
+    check_nop(d);
     vhca_test_stop(d);
 }
 
@@ -1499,6 +1545,10 @@ int main(int argc, char **argv)
     vhca_test_init(&argc, &argv);
 
     vhca_add_test("/vhca/rdma/query-device-limits", test_query_device_limits);
+    vhca_add_data_test("/vhca/rdma/max-srq/0", GUINT_TO_POINTER(0),
+                       test_max_srq);
+    vhca_add_data_test("/vhca/rdma/max-srq/3", GUINT_TO_POINTER(3),
+                       test_max_srq);
     vhca_add_test("/vhca/rdma/pd/create-destroy", test_pd);
     for (int k = LIMIT_PD; k <= LIMIT_QP; k++) {
         g_autofree char *path = g_strdup_printf("/vhca/rdma/limit/%s",

@@ -20,7 +20,10 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz-corpus")
 
 OP_FRAME, OP_SEND, OP_RECV, OP_TRAFFIC, OP_ADMIN, OP_WIRE, OP_TIME, \
     OP_ETH, OP_MISC = 0, 2, 3, 4, 5, 6, 7, 8, 9
-RC, UC, UD = 0, 1, 2
+RC, UC, UD, SRQ = 0, 1, 2, 3     # SRQ: the UD QP on the node's SRQ
+# op_recv_wqe on the SRQ: the commands its sel's high bits ask for.
+SRQ_LIMIT, SRQ_RESIZE, SRQ_QUERY, SRQ_DESTROY, SRQ_RESIZE_LIMIT = \
+    0x08, 0x10, 0x20, 0x40, 0x80
 # Indexes into send_opcodes[] of fuzz-vhca.c.
 WR_WRITE, WR_WRITE_IMM, WR_SEND, WR_SEND_IMM, WR_READ, WR_CAS, WR_FAA, \
     WR_SEND_INV = range(8)
@@ -89,11 +92,19 @@ def send_wqe(node, q, wr, nsge, sges, flags=1, remote_off=0):
         region = sge[3] if len(sge) > 3 else 0
         b += u8(0) + va(addr_off, region) + u16(length) + key(key_mode)
     b += u32(0)                                     # imm
-    if q == UD:
+    if q in (UD, SRQ):
         pass
     else:
         b += va(remote_off) + key(0) + u64(0) + u64(0)
     return b + u8(0)                                # doorbell: good PI
+
+
+def srq_recv(node, extra=0, fields=b""):
+    """A receive WQE of one SGE (64 bytes at offset 0, key 0) on node's
+    SRQ, its doorbell at the good index, then the SRQ commands @extra
+    asks for, with @fields (limit, log size)."""
+    return (u8(OP_RECV) + u8(sel(node, SRQ, extra)) + u8(1) + u8(0) +
+            va(0x30000) + u16(64) + key(0) + u8(0) + fields)
 
 
 def admin(node, kind, body):
@@ -113,6 +124,17 @@ SEEDS = {
     traffic(0, RC, WR_SEND, 16) + time(24),
     "uc-write": traffic(0, UC, WR_WRITE, 3000) + traffic(1, UC, WR_SEND, 9),
     "ud-send": traffic(0, UD, WR_SEND, 512) + traffic(1, UD, WR_SEND, 0),
+    # The SRQ: datagrams take its WQEs; empty it (limit event, drops),
+    # post again, arm the limit, resize with WQEs pending, query.
+    "srq-ud": traffic(0, SRQ, WR_SEND, 300) + traffic(1, SRQ, WR_SEND, 20) +
+    traffic(0, SRQ, WR_SEND, 16, repost=False) * 9 +
+    srq_recv(1, SRQ_LIMIT | SRQ_QUERY, u8(2)) + traffic(0, SRQ, WR_SEND, 8) +
+    srq_recv(1, SRQ_RESIZE | SRQ_QUERY, u8(2)) +
+    traffic(0, SRQ, WR_SEND, 8) +
+    srq_recv(1, SRQ_RESIZE | SRQ_RESIZE_LIMIT | SRQ_DESTROY, u8(0)),
+    "srq-frames": frame(0, SRQ, 0x04, plen=100) +
+    frame(0, SRQ, 0x05, plen=10, flags=0x20) +
+    srq_recv(1, SRQ_RESIZE, u8(0)) + frame(0, SRQ, 0x04, plen=40),
     # Lose, duplicate and damage frames of a multi-packet message.
     "wire-drop": u8(OP_WIRE) + u8(1) + u8(1) + u16(0) + u8(0) +
     traffic(0, RC, WR_WRITE, 4000) + time(30) + time(30),

@@ -2,9 +2,10 @@
  * Structure-aware fuzz target for the vhca engine.
  *
  * Two engines back to back (tests/unit/vhca-harness.c, vhca-node.c), each
- * with a connected RC, UC and UD QP, an IPv4 and an IPv6 GID, five MRs (one
- * with every access, one with local access only, one in another PD, two
- * through level 1 and level 2 page lists) and posted receive WQEs.  The
+ * with a connected RC, UC and UD QP and a UD QP that receives from an SRQ,
+ * an IPv4 and an IPv6 GID, five MRs (one with every access, one with local
+ * access only, one in another PD, two through level 1 and level 2 page
+ * lists) and posted receive WQEs.  The
  * input is then read as a list of operations, each an opcode byte and its
  * fields (past its end every field reads as zero):
  *
@@ -14,7 +15,9 @@
  *     and a recomputed valid ICRC and IP checksum, so that it reaches the
  *     responder and the completer;
  *   - a send or receive WQE with mutated fields and SG list in a guest
- *     ring, and its doorbell (with a mutated producer index or QPN);
+ *     ring (for the SRQ's QP: the SRQ's ring), and its doorbell (with a
+ *     mutated producer index or QPN), then for the SRQ MODIFY_SRQ (limit,
+ *     resize), QUERY_SRQ or DESTROY_SRQ;
  *   - a well-formed message on a QP, and a mode for the wire between the
  *     engines: drop, duplicate, reorder, or damage the next frames in
  *     flight (again with a valid ICRC);
@@ -96,7 +99,17 @@ static uint64_t in_u64(FuzzIn *in)
 /* The world                                                              */
 /* ---------------------------------------------------------------------- */
 
-enum { FQ_RC, FQ_UC, FQ_UD, FQ__N };
+/* FQ_SRQ: a UD QP whose receive WQEs come from the node's SRQ. */
+enum { FQ_RC, FQ_UC, FQ_UD, FQ_SRQ, FQ__N };
+
+/* The SRQ's two rings (MAX_WR moves it from one to the other). */
+#define SRQ_RING_PAGES  2
+#define SRQ_MAX_LOG     6           /* 64 WQEs: 8 KiB */
+
+static bool fq_ud(unsigned q)
+{
+    return q == FQ_UD || q == FQ_SRQ;
+}
 
 #define UD_QKEY         0x11110000u
 #define RWQE_SIZE       0x1000u
@@ -136,8 +149,14 @@ typedef struct FuzzNode {
     unsigned nshadow;
     bool shadow_unknown;
     uint8_t gid6[16];               /* an IPv6 GID at index 1 */
-    TestQp uc, ud;
+    TestQp uc, ud, srq_qp;
     TestCq uc_cq, ud_cq;
+    /* The SRQ as the driver sees it: its ring now and the spare one. */
+    uint32_t srqn;
+    uint64_t srq_ring[2], srq_pbl[2];
+    unsigned srq_cur;
+    uint8_t srq_log;
+    uint32_t srq_pi;
     FuzzQp q[FQ__N];
     uint32_t pd2;                   /* a second PD */
     /*
@@ -299,12 +318,12 @@ static void uc_up(FuzzNode *fn, const FuzzNode *peer)
     qp_modify_ok(fn->n.h, &a, VHCA_QPS_RTS, VHCA_QP_SQ_PSN);
 }
 
-static void ud_up(FuzzNode *fn)
+static void ud_up(FuzzNode *fn, uint32_t qpn)
 {
     struct vhca_qp_attr a;
 
     memset(&a, 0, sizeof(a));
-    a.qpn = fn->ud.qpn;
+    a.qpn = qpn;
     a.port = 1;
     a.qkey = UD_QKEY;
     qp_modify_ok(fn->n.h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX |
@@ -314,10 +333,81 @@ static void ud_up(FuzzNode *fn)
     qp_modify_ok(fn->n.h, &a, VHCA_QPS_RTS, VHCA_QP_SQ_PSN);
 }
 
+/*
+ * The SRQ (16 WQEs, limit 4) and a UD QP on it, completing to the UD CQ;
+ * made after the other QPs, so their numbers stay as they were.
+ */
+static void srq_create(FuzzNode *fn)
+{
+    Harness *h = fn->n.h;
+    struct vhca_srq_create c;
+    struct vhca_qp_create q;
+    uint64_t sq = rdma_alloc(h, 2);
+    unsigned i;
+
+    for (i = 0; i < 2; i++) {
+        fn->srq_ring[i] = rdma_alloc(h, SRQ_RING_PAGES);
+        fn->srq_pbl[i] = rdma_pbl(h, fn->srq_ring[i], SRQ_RING_PAGES, false);
+    }
+    fn->srq_log = 4;
+    memset(&c, 0, sizeof(c));
+    c.pdn = GUINT32_TO_LE(fn->n.pdn);
+    c.db_page = GUINT32_TO_LE(fn->n.page);
+    c.pbl_addr = GUINT64_TO_LE(fn->srq_pbl[0]);
+    c.npages = GUINT32_TO_LE(SRQ_RING_PAGES);
+    c.log_size = fn->srq_log;
+    c.ci_addr = GUINT64_TO_LE(rdma_alloc(h, 1));
+    c.limit = GUINT32_TO_LE(4);
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_SRQ, &c, sizeof(c),
+                              &fn->srqn, NULL), ==, VHCA_ST_OK);
+    memset(&fn->srq_qp, 0, sizeof(fn->srq_qp));
+    fn->srq_qp.sq_log = 5;
+    fn->srq_qp.sq = sq;
+    fn->srq_qp.db_page = fn->n.page;
+    memset(&q, 0, sizeof(q));
+    q.type = VHCA_QPT_UD;
+    q.sq_log_size = 5;
+    q.pdn = GUINT32_TO_LE(fn->n.pdn);
+    q.send_cqn = GUINT32_TO_LE(fn->ud_cq.cqn);
+    q.recv_cqn = GUINT32_TO_LE(fn->ud_cq.cqn);
+    /* Reversed page order, as the harness's other send rings. */
+    q.sq_pbl_addr = GUINT64_TO_LE(rdma_pbl(h, sq, 2, true));
+    q.sq_npages = GUINT32_TO_LE(2);
+    q.db_page = GUINT32_TO_LE(fn->n.page);
+    q.srqn = GUINT32_TO_LE(fn->srqn);
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_CREATE_QP, &q, sizeof(q),
+                              &fn->srq_qp.qpn, NULL), ==, VHCA_ST_OK);
+}
+
+/* Write @w at the SRQ's producer index (no doorbell). */
+static void srq_put(FuzzNode *fn, const struct vhca_recv_wqe *w)
+{
+    uint32_t slot = fn->srq_pi++ & ((1u << fn->srq_log) - 1);
+
+    ram_write(fn->n.h, fn->srq_ring[fn->srq_cur] +
+              (uint64_t)slot * VHCA_RECV_WQE_SIZE, w, sizeof(*w));
+}
+
+static uint32_t recv_pi(FuzzNode *fn, unsigned q)
+{
+    return q == FQ_SRQ ? fn->srq_pi : fn->q[q].qp->rq_pi;
+}
+
+/* The doorbell of QP kind @q's receive queue (its RQ or the SRQ). */
+static void ring_recv(FuzzNode *fn, unsigned q)
+{
+    if (q == FQ_SRQ) {
+        ring_doorbell(fn->n.h, fn->n.page, VHCA_DB_SRQ, fn->srqn,
+                      fn->srq_pi);
+    } else {
+        ring_doorbell(fn->n.h, fn->n.page, VHCA_DB_RQ, fn->q[q].qpn,
+                      fn->q[q].qp->rq_pi);
+    }
+}
+
 static void recv_wqe(FuzzNode *fn, unsigned q, uint32_t slot)
 {
     struct vhca_recv_wqe w;
-    TestQp *qp = fn->q[q].qp;
 
     memset(&w, 0, sizeof(w));
     w.wr_id = GUINT64_TO_LE(++fn->wr_id);
@@ -325,7 +415,11 @@ static void recv_wqe(FuzzNode *fn, unsigned q, uint32_t slot)
     w.sge[0].addr = GUINT64_TO_LE(fn->n.buf + (uint64_t)slot * RWQE_SIZE);
     w.sge[0].length = GUINT32_TO_LE(RWQE_SIZE);
     w.sge[0].lkey = GUINT32_TO_LE(fn->keys[0]);
-    qp_put_recv_wqe(fn->n.h, qp, &w);
+    if (q == FQ_SRQ) {
+        srq_put(fn, &w);
+    } else {
+        qp_put_recv_wqe(fn->n.h, fn->q[q].qp, &w);
+    }
 }
 
 /*
@@ -394,6 +488,9 @@ static void world_init(Fuzz *f)
                                  fn->uc.qpn };
         fn->q[FQ_UD] = (FuzzQp){ &fn->ud, &fn->ud_cq, &fn->ud_cq,
                                  fn->ud.qpn };
+        srq_create(fn);
+        fn->q[FQ_SRQ] = (FuzzQp){ &fn->srq_qp, &fn->ud_cq, &fn->ud_cq,
+                                  fn->srq_qp.qpn };
         fn->keys[fn->nkeys++] = fn->n.key;
         shadow_add(fn, fn->n.key, fn->n.buf, DATA_PAGES * 4096, ACCESS_ALL);
         fn->keys[fn->nkeys] = rdma_create_phys_mr(fn->n.h, fn->n.pdn,
@@ -428,14 +525,14 @@ static void world_init(Fuzz *f)
                    i ? default_opts.a_psn : default_opts.b_psn);
         aeq_drain(fn->n.h);
         uc_up(fn, peer);
-        ud_up(fn);
+        ud_up(fn, fn->ud.qpn);
+        ud_up(fn, fn->srq_qp.qpn);
         aeq_drain(fn->n.h);
         for (q = 0; q < FQ__N; q++) {
             for (s = 0; s < RWQES; s++) {
                 recv_wqe(fn, q, q * RWQES + s);
             }
-            ring_doorbell(fn->n.h, fn->n.page, VHCA_DB_RQ, fn->q[q].qpn,
-                          fn->q[q].qp->rq_pi);
+            ring_recv(fn, q);
         }
         aeq_drain(fn->n.h);
         /* The engine's DMA now goes through check_dma(). */
@@ -673,6 +770,7 @@ static void mcast_gid(uint8_t gid[16], uint8_t n)
 
 static const uint8_t transports[FQ__N] = {
     VHCA_IB_TRANSPORT_RC, VHCA_IB_TRANSPORT_UC, VHCA_IB_TRANSPORT_UD,
+    VHCA_IB_TRANSPORT_UD,
 };
 
 /*
@@ -881,7 +979,8 @@ static void ring(FuzzNode *fn, FuzzIn *in, unsigned q, uint32_t reg,
         pi += (int8_t)in_u8(in);
     }
     ring_doorbell(fn->n.h, fn->n.page, reg,
-                  mode == 0xff ? in_u32(in) : fn->q[q].qpn, pi);
+                  mode == 0xff ? in_u32(in) :
+                  reg == VHCA_DB_SRQ ? fn->srqn : fn->q[q].qpn, pi);
 }
 
 static void op_send_wqe(Fuzz *f, FuzzIn *in)
@@ -901,9 +1000,9 @@ static void op_send_wqe(Fuzz *f, FuzzIn *in)
         in_sge(in, fn, &w.sge[i]);
     }
     w.imm_or_inv = GUINT32_TO_LE(sel & 0x80 ? in_key(in, peer) : in_u32(in));
-    if (q == FQ_UD) {
+    if (fq_ud(q)) {
         w.dest_qpn = GUINT32_TO_LE(sel & 0x40 ? in_u32(in) :
-                                   peer->q[FQ_UD].qpn);
+                                   peer->q[q].qpn);
         w.qkey = GUINT32_TO_LE(sel & 0x20 ? in_u32(in) : UD_QKEY);
         memcpy(w.av.dgid, peer->n.gid, 16);
         memcpy(w.av.dmac, peer->n.h->core.cfg.mac, 6);
@@ -923,6 +1022,46 @@ static void op_send_wqe(Fuzz *f, FuzzIn *in)
     run_pair(f);
 }
 
+/*
+ * SRQ commands after a receive WQE on the SRQ, as @sel's high bits ask:
+ * arm the limit (perhaps past the size), move to the spare ring with a
+ * new size (perhaps too small for what is posted), query, destroy (BUSY
+ * while its QP lives).
+ */
+static void srq_commands(FuzzNode *fn, FuzzIn *in, uint8_t sel)
+{
+    Harness *h = fn->n.h;
+    struct vhca_srq_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.srqn = GUINT32_TO_LE(fn->srqn);
+    if (sel & 0x08) {
+        a.attr_mask = GUINT32_TO_LE(VHCA_SRQ_LIMIT);
+        a.limit = GUINT32_TO_LE(in_u8(in) % 24);
+        rdma_cmd(h, VHCA_CMD_MODIFY_SRQ, &a, sizeof(a), NULL, NULL);
+    }
+    if (sel & 0x10) {
+        uint8_t log = 1 + in_u8(in) % SRQ_MAX_LOG;
+
+        a.attr_mask = GUINT32_TO_LE(VHCA_SRQ_MAX_WR | (sel & 0x80 ?
+                                                       VHCA_SRQ_LIMIT : 0));
+        a.log_size = log;
+        a.pbl_addr = GUINT64_TO_LE(fn->srq_pbl[!fn->srq_cur]);
+        a.npages = GUINT32_TO_LE(SRQ_RING_PAGES);
+        if (rdma_cmd(h, VHCA_CMD_MODIFY_SRQ, &a, sizeof(a), NULL, NULL) ==
+            VHCA_ST_OK) {
+            fn->srq_cur = !fn->srq_cur;
+            fn->srq_log = log;
+        }
+    }
+    if (sel & 0x20) {
+        rdma_cmd(h, VHCA_CMD_QUERY_SRQ, &a, sizeof(a), NULL, NULL);
+    }
+    if (sel & 0x40) {
+        rdma_destroy(h, VHCA_CMD_DESTROY_SRQ, fn->srqn);
+    }
+}
+
 static void op_recv_wqe(Fuzz *f, FuzzIn *in)
 {
     uint8_t sel = in_u8(in), nsge = in_u8(in);
@@ -937,8 +1076,14 @@ static void op_recv_wqe(Fuzz *f, FuzzIn *in)
     for (i = 0; i < MIN(w.num_sge, VHCA_MAX_RECV_SGE); i++) {
         in_sge(in, fn, &w.sge[i]);
     }
-    qp_put_recv_wqe(fn->n.h, fn->q[q].qp, &w);
-    ring(fn, in, q, VHCA_DB_RQ, fn->q[q].qp->rq_pi);
+    if (q != FQ_SRQ) {
+        qp_put_recv_wqe(fn->n.h, fn->q[q].qp, &w);
+        ring(fn, in, q, VHCA_DB_RQ, fn->q[q].qp->rq_pi);
+    } else {
+        srq_put(fn, &w);
+        ring(fn, in, q, VHCA_DB_SRQ, fn->srq_pi);
+        srq_commands(fn, in, sel);
+    }
     run_pair(f);
 }
 
@@ -953,7 +1098,7 @@ static void op_traffic(Fuzz *f, FuzzIn *in)
     uint32_t off = (in_u16(in) % 32) * 4096;
     struct vhca_send_wqe w;
 
-    if (q == FQ_UD) {
+    if (fq_ud(q)) {
         opcode = VHCA_WR_SEND;
         len %= 1025;
     }
@@ -963,8 +1108,8 @@ static void op_traffic(Fuzz *f, FuzzIn *in)
     }
     wqe_init(&w, ++fn->wr_id, opcode, VHCA_WQE_SIGNALED);
     wqe_sge(&w, fn->n.buf + off, len, fn->keys[0]);
-    if (q == FQ_UD) {
-        w.dest_qpn = GUINT32_TO_LE(peer->q[FQ_UD].qpn);
+    if (fq_ud(q)) {
+        w.dest_qpn = GUINT32_TO_LE(peer->q[q].qpn);
         w.qkey = GUINT32_TO_LE(UD_QKEY);
         memcpy(w.av.dgid, peer->n.gid, 16);
         memcpy(w.av.dmac, peer->n.h->core.cfg.mac, 6);
@@ -977,9 +1122,8 @@ static void op_traffic(Fuzz *f, FuzzIn *in)
                   fn->q[q].qp->sq_pi);
     /* Keep the peer's receive queue stocked, unless RNR is the point. */
     if (!(sel & 0x80)) {
-        recv_wqe(peer, q, q * RWQES + peer->q[q].qp->rq_pi % RWQES);
-        ring_doorbell(peer->n.h, peer->n.page, VHCA_DB_RQ, peer->q[q].qpn,
-                      peer->q[q].qp->rq_pi);
+        recv_wqe(peer, q, q * RWQES + recv_pi(peer, q) % RWQES);
+        ring_recv(peer, q);
     }
     run_pair(f);
 }

@@ -71,6 +71,7 @@ static void test_query_device(void)
     cfg.gid_tbl_len = 100;
     cfg.num_db_pages = 1000;
     cfg.num_vectors = 20;
+    cfg.max_srq = 77;
     h = harness_new(&cfg);
     harness_enable(h);
     memset(ram_ptr(h, DATA_ADDR, 512), 0xee, 512);
@@ -95,7 +96,8 @@ static void test_query_device(void)
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_cq), ==, cfg.max_cq);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_mr), ==, cfg.max_mr);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_pd), ==, cfg.max_pd);
-    g_assert_cmpuint(attr.max_srq, ==, 0);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_srq), ==, cfg.max_srq);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_srq_wr), ==, 16384);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_qp_wr), ==, 16384);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_sge), ==, 12);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_srq_sge), ==, 7);

@@ -169,6 +169,64 @@ static void test_dump_objects(void)
     harness_free(n.h);
 }
 
+/*
+ * An SRQ: one line with its PD, size, indices, limit and users; the QP
+ * that receives from it names it instead of an RQ.
+ */
+static void test_dump_srq(void)
+{
+    struct vhca_srq_create c;
+    struct vhca_qp_create q;
+    g_autoptr(GPtrArray) lines = NULL;
+    g_autoptr(GPtrArray) after = NULL;
+    uint64_t ring, sq;
+    uint32_t srqn, qpn;
+    char prefix[32];
+    Node n;
+
+    node_init(&n, 1, VHCA_QPT_RC);
+    ring = rdma_alloc(n.h, 1);
+    memset(&c, 0, sizeof(c));
+    c.pdn = GUINT32_TO_LE(n.pdn);
+    c.db_page = GUINT32_TO_LE(n.page);
+    c.pbl_addr = GUINT64_TO_LE(rdma_pbl(n.h, ring, 1, false));
+    c.npages = GUINT32_TO_LE(1);
+    c.log_size = 4;
+    c.ci_addr = GUINT64_TO_LE(rdma_alloc(n.h, 1));
+    c.limit = GUINT32_TO_LE(3);
+    g_assert_cmpuint(rdma_cmd(n.h, VHCA_CMD_CREATE_SRQ, &c, sizeof(c), &srqn,
+                              NULL), ==, VHCA_ST_OK);
+    sq = rdma_alloc(n.h, 2);
+    memset(&q, 0, sizeof(q));
+    q.type = VHCA_QPT_UD;
+    q.sq_log_size = 5;
+    q.pdn = GUINT32_TO_LE(n.pdn);
+    q.send_cqn = GUINT32_TO_LE(n.scq.cqn);
+    q.recv_cqn = GUINT32_TO_LE(n.rcq.cqn);
+    q.sq_pbl_addr = GUINT64_TO_LE(rdma_pbl(n.h, sq, 2, true));
+    q.sq_npages = GUINT32_TO_LE(2);
+    q.db_page = GUINT32_TO_LE(n.page);
+    q.srqn = GUINT32_TO_LE(srqn);
+    g_assert_cmpuint(rdma_cmd(n.h, VHCA_CMD_CREATE_QP, &q, sizeof(q), &qpn,
+                              NULL), ==, VHCA_ST_OK);
+    ring_doorbell(n.h, n.page, VHCA_DB_SRQ, srqn, 2);
+
+    lines = dump(n.h);
+    assert_line(lines, "srq %u pdn %u size 16 pi 2 ci 0 limit 3 users 1",
+                srqn, n.pdn);
+    snprintf(prefix, sizeof(prefix), "qp %u ", qpn);
+    g_assert_nonnull(strstr(line(lines, prefix), " srqn 1 "));
+    g_assert_null(strstr(line(lines, prefix), " rq "));
+    /* The SRQ and the QPs and MR are in the PD. */
+    assert_line(lines, "pd %u users 4", n.pdn);
+
+    n.h->core.srqs[srqn].error = true;
+    after = dump(n.h);
+    assert_line(after, "srq %u pdn %u size 16 pi 2 ci 0 limit 3 users 1 "
+                "error", srqn, n.pdn);
+    harness_free(n.h);
+}
+
 /* Retries run out: the QP line says ERR and why. */
 static void test_dump_qp_error(void)
 {
@@ -282,5 +340,6 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/dump/qp-error", test_dump_qp_error);
     g_test_add_func("/vhca/dump/cq-error", test_dump_cq_error);
     g_test_add_func("/vhca/dump/many", test_dump_many);
+    g_test_add_func("/vhca/dump/srq", test_dump_srq);
     return g_test_run();
 }

@@ -29,6 +29,7 @@ VhcaDut *vhca_dut_start(const VhcaDutConfig *cfg)
     core_cfg.max_cq = cfg->max_cq;
     core_cfg.max_mr = cfg->max_mr;
     core_cfg.max_pd = cfg->max_pd;
+    core_cfg.max_srq = cfg->max_srq;
     dut->h = harness_new(&core_cfg);
     harness_enable(dut->h);
     dut->token = 0xd0700000;

@@ -22,6 +22,7 @@ const VhcaCoreConfig harness_default_cfg = {
     .max_cq = 8,
     .max_mr = 8,
     .max_pd = 4,
+    .max_srq = 4,
 };
 
 static bool ram_range(uint64_t addr, size_t len)
@@ -257,6 +258,18 @@ static void h_cqe_error(void *opaque, uint32_t cqn, uint32_t qpn,
     e->vendor_err = vendor_err;
 }
 
+static void h_srq_limit(void *opaque, uint32_t srqn, uint32_t limit,
+                        uint32_t wqes)
+{
+    EvSrqLimit *e = &((Harness *)opaque)->ev.srq_limit;
+
+    g_assert_cmpuint(wqes, <, limit);
+    e->n++;
+    e->srqn = srqn;
+    e->limit = limit;
+    e->wqes = wqes;
+}
+
 static void h_ub_reg_access(void *opaque, bool write, uint64_t offset,
                             unsigned size, uint64_t value)
 {
@@ -401,7 +414,8 @@ static void h_err_wqe(void *opaque, uint32_t qpn, VhcaRingId queue,
     EvErrWqe *e = &((Harness *)opaque)->ev.err_wqe;
 
     ((Harness *)opaque)->typed_error_calls++;
-    g_assert_true(queue == VHCA_RING_SQ || queue == VHCA_RING_RQ);
+    g_assert_true(queue == VHCA_RING_SQ || queue == VHCA_RING_RQ ||
+                  queue == VHCA_RING_SRQ);
     e->n++;
     e->qpn = qpn;
     e->queue = queue;
@@ -440,6 +454,7 @@ static const VhcaCoreOps harness_ops = {
     .rnr_wait = h_rnr_wait,
     .ack_timeout = h_ack_timeout,
     .cqe_error = h_cqe_error,
+    .srq_limit = h_srq_limit,
     .ub_reg_access = h_ub_reg_access,
     .ub_doorbell = h_ub_doorbell,
     .ub_ring_doorbell = h_ub_ring_doorbell,

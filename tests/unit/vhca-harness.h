@@ -89,6 +89,11 @@ typedef struct EvCqeError {
     uint32_t vendor_err;
 } EvCqeError;
 
+typedef struct EvSrqLimit {
+    unsigned n;
+    uint32_t srqn, limit, wqes;
+} EvSrqLimit;
+
 typedef struct EvUbRegAccess {
     unsigned n;
     bool write;
@@ -178,6 +183,7 @@ typedef struct HarnessEvents {
     EvRnrWait rnr_wait;
     EvAckTimeout ack_timeout;
     EvCqeError cqe_error;
+    EvSrqLimit srq_limit;
     /* Guest errors: each comes with one guest_error() sentence. */
     EvUbRegAccess ub_reg_access;
     EvUbDoorbell ub_doorbell;
