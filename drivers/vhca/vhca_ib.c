@@ -169,7 +169,7 @@ void vhcad_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type)
 /*
  * SRQ_EVENT: subtype is the enum ib_event_type value.  The limit event
  * has disarmed the limit (IBTA 10.2.9.5); an SRQ in error gives no more
- * WQEs (IBTA 11.6.3.1).
+ * WQEs (IBTA 11.6.3).
  */
 void vhcad_ib_srq_event(struct vhca_dev *dev, u32 srqn, u8 type)
 {

@@ -39,7 +39,7 @@ static u32 vhcad_srq_max_sge(struct vhca_dev *dev)
 	return min_t(u32, dev->attr.max_srq_sge, VHCA_MAX_RECV_SGE);
 }
 
-/* A size the device and the WQE layout can hold (IBTA 10.2.9.1). */
+/* A size the device and the WQE layout can hold (IBTA 11.2.3). */
 static int vhcad_srq_check_attr(struct vhca_dev *dev,
 				const struct ib_srq_attr *attr)
 {
@@ -182,7 +182,7 @@ int vhcad_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 	if (err)
 		goto err_mutex;
 
-	/* The limit is armed at creation if given, as rxe does (10.2.9.5). */
+	/* The limit is armed at creation if given (IBTA 10.2.9.5), as rxe. */
 	if (attr->srq_limit > BIT(srq->log_size)) {
 		err = -EINVAL;
 		goto err_free_bufs;
@@ -259,7 +259,7 @@ static int vhcad_srq_new_ring(struct vhca_dev *dev, struct vhca_srq *srq,
 
 /*
  * A kernel SRQ about to move: posts go to both rings from now on.  The
- * new ring must hold what is posted and not taken (IBTA 10.2.9.1), which
+ * new ring must hold what is posted and not taken (IBTA 11.2.3), which
  * the device checks too.
  */
 static int vhcad_srq_start_move(struct vhca_srq *srq,

@@ -76,7 +76,7 @@ int vhcad_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	/* The device counts Q_Key and P_Key violations (IBTA 16.1.3.5). */
 	props->device_cap_flags = IB_DEVICE_BAD_PKEY_CNTR |
 				  IB_DEVICE_BAD_QKEY_CNTR;
-	/* MODIFY_SRQ moves an SRQ to a ring of another size (10.2.9.1). */
+	/* MODIFY_SRQ moves an SRQ to a ring of another size (IBTA 11.2.3). */
 	if (attr->max_srq)
 		props->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	return 0;

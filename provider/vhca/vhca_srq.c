@@ -34,7 +34,7 @@ static size_t vhca_srq_ring_size(uint8_t log_size)
 	return align((size_t)VHCA_RECV_WQE_SIZE << log_size, vhca_page_size());
 }
 
-/* A size the device and the WQE layout can hold (IBTA 10.2.9.1). */
+/* A size the device and the WQE layout can hold (IBTA 11.2.3). */
 static int vhca_srq_check_size(struct vhca_context *ctx, uint32_t max_wr)
 {
 	if (!max_wr || max_wr > ctx->max_srq_wr ||
