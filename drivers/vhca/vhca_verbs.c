@@ -76,6 +76,15 @@ int vhcad_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	/* The device counts Q_Key and P_Key violations (IBTA 16.1.3.5). */
 	props->device_cap_flags = IB_DEVICE_BAD_PKEY_CNTR |
 				  IB_DEVICE_BAD_QKEY_CNTR;
+	/*
+	 * IBTA 1.5 memory placement extensions, as far as the device
+	 * executes them: the core then lets MRs and QPs ask for FLUSH of
+	 * the global visibility type (ib_check_mr_access()).
+	 */
+	if (attr->cap_flags & VHCA_DEV_CAP_FLUSH_GLOBAL)
+		props->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
+	if (attr->cap_flags & VHCA_DEV_CAP_ATOMIC_WRITE)
+		props->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
 	/* MODIFY_SRQ moves an SRQ to a ring of another size (IBTA 11.2.3). */
 	if (attr->max_srq)
 		props->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
