@@ -10,9 +10,9 @@
  * the kernel has no way to name the target's SRQ in a send) has a send
  * ring only; a target (XRC_TGT, which the RDMA core creates on an XRC
  * domain without udata) has no rings, no CQs and no doorbell, its
- * requests going to the XRC SRQs they name.  MODIFY_QP follows the IBTA 10.3.1 state
- * machine; the driver checks a transition with ib_modify_qp_is_ok() before
- * the device checks it again.
+ * requests going to the XRC SRQs they name.  MODIFY_QP follows the IBTA
+ * 10.3.1 state machine; the driver checks a transition with
+ * ib_modify_qp_is_ok() before the device checks it again.
  */
 
 #include <linux/log2.h>
@@ -108,7 +108,7 @@ static int vhcad_qp_check_cap(struct vhca_dev *dev,
 	/* An XRC target has no queues: the core gives it none. */
 	if (init_attr->qp_type == IB_QPT_XRC_TGT)
 		return init_attr->xrcd ? 0 : -EINVAL;
-	/* An XRC initiator receives nothing (annex A14.4). */
+	/* An XRC initiator receives nothing (annex A14). */
 	if (init_attr->qp_type == IB_QPT_XRC_INI) {
 		if (init_attr->recv_cq || init_attr->srq)
 			return -EINVAL;

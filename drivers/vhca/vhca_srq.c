@@ -197,7 +197,7 @@ int vhcad_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 	create.log_size = srq->log_size;
 	create.ci_addr = cpu_to_le64(ci_dma);
 	create.limit = cpu_to_le32(attr->srq_limit);
-	/* An XRC SRQ: its domain, and the CQ of its completions (A14.4). */
+	/* An XRC SRQ: its domain, and the CQ of its completions (annex A14). */
 	if (init_attr->srq_type == IB_SRQT_XRC) {
 		create.type = VHCA_SRQT_XRC;
 		create.xrcdn =

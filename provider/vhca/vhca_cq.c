@@ -77,7 +77,7 @@ static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	qp = qpn ? vhca_find_qp(ctx, qpn) : NULL;
 	/*
 	 * An XRC SRQ's receive completion names the target QP (annex
-	 * A14.4), which may be another process's or a receive QP that is
+	 * A14), which may be another process's or a receive QP that is
 	 * in no table: the WQE's wr_id is the caller's, as for any SRQ.
 	 */
 	if (!qp && qpn && is_recv && cq->xrc_srqs) {

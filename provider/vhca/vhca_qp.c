@@ -69,7 +69,7 @@ static int vhca_wqe_set_sges(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 /*
  * The operations each transport has (the BTH OpCode table, IBTA 9.2.3):
  * UC has no RDMA READ, atomics or SEND with invalidate, UD only SENDs;
- * XRC has RC's (annex A14.2); FLUSH and ATOMIC WRITE (IBTA 1.5) are RC
+ * XRC has RC's (annex A14); FLUSH and ATOMIC WRITE (IBTA 1.5) are RC
  * only.
  */
 static bool vhca_opcode_valid(enum ibv_qp_type qp_type,
@@ -576,7 +576,7 @@ static void vhca_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 	qp->ex_need_dest = false;
 }
 
-/* The target's XRC SRQ the request names (XRCETH, annex A14.3). */
+/* The target's XRC SRQ the request names (XRCETH, annex A14). */
 static void vhca_wr_set_xrc_srqn(struct ibv_qp_ex *ibqp, uint32_t remote_srqn)
 {
 	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);

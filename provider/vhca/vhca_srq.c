@@ -45,7 +45,7 @@ static int vhca_srq_check_size(struct vhca_context *ctx, uint32_t max_wr)
 
 /*
  * A basic SRQ (ibv_create_srq) or, with @attr_ex, an XRC SRQ in domain
- * attr_ex->xrcd whose completions go to attr_ex->cq (annex A14.4).
+ * attr_ex->xrcd whose completions go to attr_ex->cq (annex A14).
  */
 static struct ibv_srq *vhca_srq_new(struct ibv_pd *pd,
 				    struct ibv_srq_init_attr *attr,
@@ -206,7 +206,7 @@ struct ibv_srq *vhca_create_srq_ex(struct ibv_context *ibctx,
 	return ibsrq;
 }
 
-/* The number XRC senders name this SRQ by (annex A14.3). */
+/* The number XRC senders name this SRQ by (annex A14). */
 int vhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
 {
 	struct vhca_srq *srq = to_vhca_srq(ibsrq);

@@ -416,7 +416,7 @@ static void vhca_clear_qp(struct vhca_context *ctx, uint32_t qpn)
 
 /*
  * The CQ of a QP's receive completions: an XRC send QP receives nothing
- * (annex A14.4), its send CQ stands in.
+ * (annex A14), its send CQ stands in.
  */
 static struct vhca_cq *vhca_qp_recv_cq(struct ibv_qp *ibqp)
 {
@@ -522,7 +522,7 @@ static int vhca_check_qp_attr(struct vhca_context *ctx,
 	case IBV_QPT_UD:
 		break;
 	case IBV_QPT_XRC_SEND:
-		/* An initiator receives nothing (annex A14.4). */
+		/* An initiator receives nothing (annex A14). */
 		if (attr->srq)
 			return EINVAL;
 		break;
