@@ -385,8 +385,8 @@ static const VhcaAdminCase cases[] = {
         .edit = { MR(access, LIT(VHCA_ACCESS_REMOTE_ATOMIC)) }),
     ROW("create-mr/flags-0x8000", VHCA_CMD_CREATE_MR, BAD_PARAM,
         .edit = { MR(flags, LIT(0x8000)) }),
-    ROW("create-mr/flags-bit-2", VHCA_CMD_CREATE_MR, BAD_PARAM,
-        .edit = { MR(flags, LIT(1u << 2)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-mr/flags-bit-3", VHCA_CMD_CREATE_MR, BAD_PARAM,
+        .edit = { MR(flags, LIT(1u << 3)) }, .syndrome = SYN_EDIT(0)),
     /* AT_INDEX takes exactly the index it names, or nothing. */
     ROW("create-mr/at-index-busy", VHCA_CMD_CREATE_MR, BUSY, .world = W_MR,
         .edit = { MR(flags, LIT(VHCA_MR_AT_INDEX)), MR(mrn, REF(MRN, 0)) },
