@@ -239,6 +239,10 @@ static enum ib_wc_opcode vhcad_wc_opcode(u8 opcode)
 		return IB_WC_COMP_SWAP;
 	case VHCA_WC_FETCH_ADD:
 		return IB_WC_FETCH_ADD;
+	case VHCA_WC_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case VHCA_WC_REG_MR:
+		return IB_WC_REG_MR;
 	case VHCA_WC_RECV_RDMA_WITH_IMM:
 		return IB_WC_RECV_RDMA_WITH_IMM;
 	default:
