@@ -36,6 +36,18 @@ struct vhca_create_cq_resp {
 };
 
 /*
+ * IB_USER_VERBS_CMD_RESIZE_CQ.  The provider allocates the new ring
+ * (2^log_size struct vhca_cqe, page aligned, zeroed); the driver pins it
+ * and the device moves the CQEs not yet polled to its start.  The
+ * doorbell record stays the one CREATE_CQ named.
+ */
+struct vhca_resize_cq_cmd {
+	__aligned_u64 buf_addr;
+	__u8 log_size;
+	__u8 rsvd[7];
+};
+
+/*
  * IB_USER_VERBS_CMD_CREATE_QP.  The provider allocates the send ring
  * (2^sq_log_size struct vhca_send_wqe) and receive ring (2^rq_log_size
  * struct vhca_recv_wqe), page aligned; the driver pins them.

@@ -289,6 +289,8 @@ int vhcad_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,
 			u32 *eqn);
 int vhcad_cmd_create_cq(struct vhca_dev *dev, struct vhca_cq_create *cq,
 			u32 *cqn);
+int vhcad_cmd_resize_cq(struct vhca_dev *dev, struct vhca_cq_resize *resize,
+			u32 *moved);
 int vhcad_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
 			u32 *qpn);
 int vhcad_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr);

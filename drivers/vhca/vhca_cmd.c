@@ -193,6 +193,14 @@ int vhcad_cmd_create_cq(struct vhca_dev *dev, struct vhca_cq_create *cq,
 				NULL);
 }
 
+/* RESIZE_CQ answers like a CREATE: out.handle is the CQEs it moved. */
+int vhcad_cmd_resize_cq(struct vhca_dev *dev, struct vhca_cq_resize *resize,
+			u32 *moved)
+{
+	return vhcad_cmd_create(dev, VHCA_CMD_RESIZE_CQ, resize,
+				sizeof(*resize), moved, NULL);
+}
+
 int vhcad_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
 			u32 *qpn)
 {

@@ -3,7 +3,8 @@
  * Completion queues (docs/specs/vhca.rst, "Event and completion queues"):
  * a ring of 32-byte CQEs with an owner bit, and a doorbell record where the
  * consumer keeps its consumer index.  The provider polls user CQs itself;
- * the driver polls the kernel's.
+ * the driver polls the kernel's.  A resize moves the ring, never the
+ * doorbell record: the device copies the CQEs not yet polled across.
  *
  * A CQE names its work request by the index of its WQE in the queue, which
  * the driver writes into the WQE's wr_id (vhca_wr.c): the index finds the
@@ -86,24 +87,42 @@ static int vhcad_cq_pin_user(struct vhca_dev *dev, struct vhca_cq *cq,
 	return 0;
 }
 
-/* A kernel CQ: the ring, then the doorbell record, in coherent memory. */
+/*
+ * A kernel CQ's ring size for @cqe entries: one more, as max_cqe =
+ * 2^16 - 1 says, rounded up to a power of two.  0 if too many.
+ */
+static u8 vhcad_cq_kernel_log_size(int cqe)
+{
+	u32 log_size = max_t(u32, 1, order_base_2(cqe + 1));
+
+	return log_size > VHCA_CQ_MAX_LOG_SIZE ? 0 : log_size;
+}
+
+/*
+ * A kernel CQ: the ring and the doorbell record in coherent memory, apart,
+ * as a resize moves the ring and keeps the record.
+ */
 static int vhcad_cq_alloc_kernel(struct vhca_dev *dev, struct vhca_cq *cq,
 				 const struct ib_cq_init_attr *attr,
 				 u64 *dbrec_dma)
 {
-	u32 ring_size;
 	int err;
 
-	cq->log_size = max_t(u32, 1, order_base_2(attr->cqe + 1));
-	if (cq->log_size > VHCA_CQ_MAX_LOG_SIZE)
+	cq->log_size = vhcad_cq_kernel_log_size(attr->cqe);
+	if (!cq->log_size)
 		return -EINVAL;
-	ring_size = vhcad_cq_ring_size(cq->log_size);
 
-	err = vhcad_queue_buf_alloc(dev, &cq->buf, ring_size + sizeof(u32));
+	err = vhcad_queue_buf_alloc(dev, &cq->buf,
+				    vhcad_cq_ring_size(cq->log_size));
 	if (err)
 		return err;
-	cq->dbrec = cq->buf.kva + ring_size;
-	*dbrec_dma = cq->buf.dma + ring_size;
+	cq->dbrec = dma_alloc_coherent(&dev->pdev->dev, sizeof(*cq->dbrec),
+				       &cq->dbrec_dma, GFP_KERNEL);
+	if (!cq->dbrec) {
+		vhcad_queue_buf_free(dev, &cq->buf);
+		return -ENOMEM;
+	}
+	*dbrec_dma = cq->dbrec_dma;
 	cq->ci = 0;
 	spin_lock_init(&cq->lock);
 	return 0;
@@ -112,6 +131,9 @@ static int vhcad_cq_alloc_kernel(struct vhca_dev *dev, struct vhca_cq *cq,
 static void vhcad_cq_free_bufs(struct vhca_dev *dev, struct vhca_cq *cq)
 {
 	ib_umem_release(cq->dbrec_umem);
+	if (cq->dbrec)
+		dma_free_coherent(&dev->pdev->dev, sizeof(*cq->dbrec),
+				  cq->dbrec, cq->dbrec_dma);
 	vhcad_queue_buf_free(dev, &cq->buf);
 }
 
@@ -144,6 +166,7 @@ int vhcad_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 	if (err)
 		return err;
+	mutex_init(&cq->resize_mutex);
 
 	create.pbl_addr = cpu_to_le64(vhcad_pbl_addr(&cq->buf.pbl));
 	create.npages = cpu_to_le32(cq->buf.pbl.npages);
@@ -176,6 +199,7 @@ err_erase:
 err_destroy:
 	vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_CQ, cq->cqn);
 err_free_bufs:
+	mutex_destroy(&cq->resize_mutex);
 	vhcad_cq_free_bufs(dev, cq);
 	return err;
 }
@@ -196,6 +220,7 @@ int vhcad_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	synchronize_irq(cq->ceq->irq);
 	synchronize_irq(pci_irq_vector(dev->pdev, VHCA_VECTOR_ASYNC));
 
+	mutex_destroy(&cq->resize_mutex);
 	vhcad_cq_free_bufs(dev, cq);
 	return 0;
 }
@@ -215,6 +240,8 @@ void vhcad_cq_clean(struct vhca_cq *cq, u32 qpn)
 	if (!cq->buf.kva)
 		return;
 
+	/* Not while a resize copies the entries: the copies would keep it. */
+	mutex_lock(&cq->resize_mutex);
 	spin_lock_irqsave(&cq->lock, flags);
 	for (index = cq->ci; (cqe = vhcad_cq_peek(cq, index)); index++) {
 		if (index - cq->ci >= BIT(cq->log_size))
@@ -224,6 +251,7 @@ void vhcad_cq_clean(struct vhca_cq *cq, u32 qpn)
 			cqe->qpn = 0;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
+	mutex_unlock(&cq->resize_mutex);
 }
 
 static enum ib_wc_opcode vhcad_wc_opcode(u8 opcode)
@@ -335,6 +363,11 @@ int vhcad_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	int n = 0;
 
 	spin_lock_irqsave(&cq->lock, flags);
+	/* The device is moving the entries: none to take until it is done. */
+	if (cq->resizing) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		return 0;
+	}
 	start = cq->ci;
 	while (n < num_entries && (entry = vhcad_cq_peek(cq, cq->ci))) {
 		/* Read the entry only after its owner byte. */
@@ -364,6 +397,17 @@ int vhcad_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 
 	spin_lock_irqsave(&cq->lock, irqflags);
 	/*
+	 * During a resize ci is about to count in the new ring: the arming
+	 * waits for it (vhcad_cq_resize_kernel), and then the device raises
+	 * the event at once if completions are pending.
+	 */
+	if (cq->resizing) {
+		if (cq->arm_pending != VHCA_CQ_ARM_NEXT)
+			cq->arm_pending = arm;
+		spin_unlock_irqrestore(&cq->lock, irqflags);
+		return 0;
+	}
+	/*
 	 * The device raises the event at once if completions past ci exist;
 	 * callers that ask still learn it here, without waiting for it.
 	 */
@@ -373,4 +417,125 @@ int vhcad_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 		missed = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return missed;
+}
+
+/*
+ * RESIZE_CQ (docs/specs/vhca.rst, "Event and completion queues"; IBTA
+ * 11.2.8.3): the device moves the CQEs not yet polled, from the doorbell
+ * record's index on, to the start of @buf and writes 0 to the record.
+ */
+static int vhcad_cq_resize_cmd(struct vhca_dev *dev, struct vhca_cq *cq,
+			       struct vhca_queue_buf *buf, u8 log_size)
+{
+	struct vhca_cq_resize resize = {};
+	u32 moved;
+
+	resize.cqn = cpu_to_le32(cq->cqn);
+	resize.log_size = log_size;
+	resize.pbl_addr = cpu_to_le64(vhcad_pbl_addr(&buf->pbl));
+	resize.npages = cpu_to_le32(buf->pbl.npages);
+	return vhcad_cmd_resize_cq(dev, &resize, &moved);
+}
+
+/*
+ * A kernel CQ: pollers and arming stand aside while the device copies
+ * (the record must not move under it, and ci must not be read against
+ * the wrong ring); then the new ring replaces the old under the lock and
+ * ci starts again at 0, as the record does.
+ */
+static int vhcad_cq_resize_kernel(struct vhca_dev *dev, struct vhca_cq *cq,
+				  int cqe)
+{
+	u8 log_size = vhcad_cq_kernel_log_size(cqe);
+	struct vhca_queue_buf buf;
+	unsigned long flags;
+	u32 arm;
+	int err;
+
+	if (!log_size)
+		return -EINVAL;
+	err = vhcad_queue_buf_alloc(dev, &buf, vhcad_cq_ring_size(log_size));
+	if (err)
+		return err;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->resizing = true;
+	cq->arm_pending = 0;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	err = vhcad_cq_resize_cmd(dev, cq, &buf, log_size);
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (!err) {
+		vhcad_queue_buf_created(dev, &buf);
+		swap(cq->buf, buf);
+		cq->log_size = log_size;
+		cq->ci = 0;
+	}
+	cq->resizing = false;
+	arm = cq->arm_pending;
+	if (arm)
+		vhcad_kernel_doorbell(dev, VHCA_DB_CQ, cq->cqn,
+				      arm | (cq->ci & VHCA_CQ_CI_MASK));
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	/* The old ring on success, the refused one otherwise. */
+	vhcad_queue_buf_free(dev, &buf);
+	return err;
+}
+
+/* A user CQ: the provider stopped polling and allocated the new ring. */
+static int vhcad_cq_resize_user(struct vhca_dev *dev, struct vhca_cq *cq,
+				int cqe, struct ib_udata *udata)
+{
+	struct vhca_resize_cq_cmd cmd;
+	struct vhca_queue_buf buf;
+	int err;
+
+	if (udata->inlen < sizeof(cmd))
+		return -EINVAL;
+	err = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
+	if (err)
+		return err;
+	if (memchr_inv(cmd.rsvd, 0, sizeof(cmd.rsvd)) ||
+	    !ib_is_udata_cleared(udata, sizeof(cmd),
+				 udata->inlen - sizeof(cmd)))
+		return -EINVAL;
+	if (cmd.log_size < 1 || cmd.log_size > VHCA_CQ_MAX_LOG_SIZE ||
+	    BIT(cmd.log_size) - 1 < cqe)
+		return -EINVAL;
+
+	err = vhcad_queue_buf_pin(dev, &buf, cmd.buf_addr,
+				  vhcad_cq_ring_size(cmd.log_size));
+	if (err)
+		return err;
+	err = vhcad_cq_resize_cmd(dev, cq, &buf, cmd.log_size);
+	if (!err) {
+		vhcad_queue_buf_created(dev, &buf);
+		swap(cq->buf, buf);
+		cq->log_size = cmd.log_size;
+	}
+	/* The old ring's pages on success, the refused one's otherwise. */
+	vhcad_queue_buf_free(dev, &buf);
+	return err;
+}
+
+int vhcad_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibcq->device);
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	int err;
+
+	if (cqe < 1 || cqe > dev->attr.max_cqe)
+		return -EINVAL;
+
+	mutex_lock(&cq->resize_mutex);
+	if (udata)
+		err = vhcad_cq_resize_user(dev, cq, cqe, udata);
+	else
+		err = vhcad_cq_resize_kernel(dev, cq, cqe);
+	if (!err)
+		ibcq->cqe = BIT(cq->log_size) - 1;
+	mutex_unlock(&cq->resize_mutex);
+	return err;
 }

@@ -70,6 +70,7 @@ static const struct ib_device_ops vhcad_ib_res_ops = {
 	.reg_user_mr = vhcad_reg_user_mr,
 	.rereg_user_mr = vhcad_rereg_user_mr,
 	.req_notify_cq = vhcad_req_notify_cq,
+	.resize_cq = vhcad_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vhca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),

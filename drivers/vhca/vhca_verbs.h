@@ -44,12 +44,16 @@ struct vhca_cq {
 	u32 cqn;
 	u8 log_size;
 	struct vhca_ceq *ceq;	/* where its COMPLETION events arrive */
-	struct vhca_queue_buf buf;	/* kernel CQs: the ring, then dbrec */
+	struct vhca_queue_buf buf;	/* the ring */
 	struct ib_umem *dbrec_umem;	/* user CQs: the provider's dbrec */
+	struct mutex resize_mutex;	/* one resize at a time; vs. clean */
 	/* kernel CQs */
-	spinlock_t lock;	/* ci and the ring's consumer side */
+	spinlock_t lock;	/* ci, the ring's consumer side, resizing */
 	u32 ci;			/* free running */
 	__le32 *dbrec;		/* ci, read by the device when full */
+	dma_addr_t dbrec_dma;	/* apart from the ring, which resize swaps */
+	bool resizing;		/* RESIZE_CQ runs: no polling, no arming */
+	u32 arm_pending;	/* VHCA_CQ_ARM_* asked for while resizing */
 };
 
 /* An address handle: the AV each UD send WQE carries (vhca_ah.c). */
@@ -157,6 +161,7 @@ int vhcad_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int vhcad_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int vhcad_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int vhcad_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int vhcad_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 void vhcad_cq_clean(struct vhca_cq *cq, u32 qpn);
 
 /* vhca_qp.c */

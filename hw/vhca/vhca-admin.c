@@ -355,6 +355,7 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_MODIFY_SRQ] = { vhca_cmd_modify_srq },
     [VHCA_CMD_QUERY_SRQ] = { vhca_cmd_query_srq },
     [VHCA_CMD_DESTROY_SRQ] = { vhca_cmd_destroy_srq },
+    [VHCA_CMD_RESIZE_CQ] = { vhca_cmd_resize_cq },
 };
 
 static uint8_t vhca_admin_dispatch(VhcaCore *core, VhcaCmdCtx *ctx)

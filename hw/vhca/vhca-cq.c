@@ -1,8 +1,8 @@
 /*
- * vhca engine: completion queues - CREATE_CQ/DESTROY_CQ, the CQE producer
- * with its owner bit, the doorbell record, overflow into the error state,
- * arming and COMPLETION events (docs/specs/vhca.rst, "Event and completion
- * queues"; IBTA 11.4.2).
+ * vhca engine: completion queues - CREATE_CQ/DESTROY_CQ/RESIZE_CQ, the CQE
+ * producer with its owner bit, the doorbell record, overflow into the
+ * error state, arming and COMPLETION events (docs/specs/vhca.rst, "Event
+ * and completion queues"; IBTA 11.4.2, 11.2.8.3).
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -90,11 +90,30 @@ static void vhca_cq_event(VhcaCore *core, uint32_t cqn, VhcaCq *cq)
                  VHCA_EQE_COMPLETION, 0, cqn, 0);
 }
 
+/*
+ * Write @cqe (built, owner byte aside) at @index of the ring on @pages
+ * with the owner bit of @index's pass.  The owner byte goes last: it
+ * tells the consumer the CQE is valid.  Returns non-zero if the ring is
+ * not guest RAM; *addr gets the slot's address.
+ */
+static int vhca_cq_write_cqe(VhcaCore *core, const uint64_t *pages,
+                             uint32_t log_size, uint32_t index,
+                             const uint8_t *cqe, uint64_t *addr)
+{
+    uint8_t owner = ((index >> log_size) & 1) ^ 1;
+
+    *addr = vhca_queue_addr(pages, log_size, index, sizeof(struct vhca_cqe));
+    if (vhca_dma_write(core, *addr, cqe, offsetof(struct vhca_cqe, owner))) {
+        return -1;
+    }
+    return vhca_dma_write(core, *addr + offsetof(struct vhca_cqe, owner),
+                          &owner, 1);
+}
+
 bool vhca_cq_post(VhcaCore *core, uint32_t cqn, const VhcaCompletion *wc)
 {
     VhcaCq *cq = vhca_cq_lookup(core, cqn);
     uint8_t cqe[sizeof(struct vhca_cqe)];
-    uint8_t owner;
     uint64_t addr;
 
     if (!cq || cq->error) {
@@ -108,12 +127,8 @@ bool vhca_cq_post(VhcaCore *core, uint32_t cqn, const VhcaCompletion *wc)
     }
 
     vhca_cq_build(cqe, wc);
-    owner = ((cq->pi >> cq->log_size) & 1) ^ 1;
-    addr = vhca_queue_addr(cq->pages, cq->log_size, cq->pi, sizeof(cqe));
-    /* The owner byte goes last: it tells the consumer the CQE is valid. */
-    if (vhca_dma_write(core, addr, cqe, offsetof(struct vhca_cqe, owner)) ||
-        vhca_dma_write(core, addr + offsetof(struct vhca_cqe, owner),
-                       &owner, 1)) {
+    if (vhca_cq_write_cqe(core, cq->pages, cq->log_size, cq->pi, cqe,
+                          &addr)) {
         VHCA_HOOK(core, err_guest_ram, VHCA_RING_CQ, cqn, cq->pi, addr);
         vhca_cq_set_error(core, cqn, cq, "ring is not guest RAM");
         return false;
@@ -310,5 +325,167 @@ uint8_t vhca_cmd_destroy_cq(VhcaCore *core, VhcaCmdCtx *ctx)
     free(cq->pages);
     memset(cq, 0, sizeof(*cq));
     vhca_ids_free(&core->cq_ids, cqn);
+    return VHCA_ST_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* RESIZE_CQ                                                              */
+/* ---------------------------------------------------------------------- */
+
+static void vhca_cq_resize_parse(const uint8_t *raw,
+                                 struct vhca_cq_resize *r)
+{
+#define LD(f, bits) \
+    (r->f = vhca_ld_le##bits(raw + offsetof(struct vhca_cq_resize, f)))
+    LD(cqn, 32);
+    LD(pbl_addr, 64);
+    LD(npages, 32);
+#undef LD
+    r->log_size = raw[offsetof(struct vhca_cq_resize, log_size)];
+}
+
+/*
+ * The consumer index of a resize: the doorbell record's, under the rules
+ * of vhca_cq_update_ci() (it may only move forward, up to the producer),
+ * but learnt only if the command succeeds.  *ci gets it (free running).
+ */
+static uint8_t vhca_cq_resize_ci(VhcaCore *core, VhcaCmdCtx *ctx,
+                                 uint32_t cqn, const VhcaCq *cq,
+                                 uint32_t *ci)
+{
+    uint8_t raw[4];
+    uint32_t record, advance;
+
+    if (vhca_dma_read(core, cq->dbrec_addr, raw, sizeof(raw))) {
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
+                             "CQ %u: doorbell record 0x%llx is not guest RAM",
+                             cqn, (unsigned long long)cq->dbrec_addr);
+    }
+    record = vhca_ld_le32(raw);
+    advance = ((record & VHCA_CQ_CI_MASK) - cq->ci) & VHCA_CQ_CI_MASK;
+    if (advance > cq->pi - cq->ci) {
+        ctx->syndrome = record;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "CQ %u: doorbell record 0x%x is not between the "
+                             "consumer index 0x%x and the producer's 0x%x",
+                             cqn, record, cq->ci & VHCA_CQ_CI_MASK,
+                             cq->pi & VHCA_CQ_CI_MASK);
+    }
+    *ci = cq->ci + advance;
+    return VHCA_ST_OK;
+}
+
+/*
+ * Copy the @n CQEs from @ci on to indices 0..n-1 of the ring on @pages,
+ * with that ring's first-pass owner bit, as the producer writes them.
+ */
+static uint8_t vhca_cq_resize_copy(VhcaCore *core, VhcaCmdCtx *ctx,
+                                   uint32_t cqn, const VhcaCq *cq,
+                                   uint32_t ci, uint32_t n,
+                                   const uint64_t *pages, uint32_t log_size)
+{
+    uint8_t cqe[sizeof(struct vhca_cqe)];
+    uint64_t addr;
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        addr = vhca_queue_addr(cq->pages, cq->log_size, ci + i, sizeof(cqe));
+        if (vhca_dma_read(core, addr, cqe, sizeof(cqe))) {
+            ctx->syndrome = i;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
+                                 "CQ %u: CQE %u at 0x%llx is not guest RAM",
+                                 cqn, ci + i, (unsigned long long)addr);
+        }
+        if (vhca_cq_write_cqe(core, pages, log_size, i, cqe, &addr)) {
+            ctx->syndrome = i;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
+                                 "CQ %u: new ring entry %u at 0x%llx is not "
+                                 "guest RAM", cqn, i,
+                                 (unsigned long long)addr);
+        }
+    }
+    return VHCA_ST_OK;
+}
+
+/*
+ * IBTA 11.2.8.3 (Resize CQ): the CQ moves to a new ring and keeps the
+ * completions it holds.  Those the consumer has not passed move, in
+ * order, to the start of the new ring; the consumer starts again at
+ * index 0 of it.  Everything is checked and copied before the CQ changes,
+ * so a failed command leaves it as it was (spec, "Event and completion
+ * queues").
+ */
+uint8_t vhca_cmd_resize_cq(VhcaCore *core, VhcaCmdCtx *ctx)
+{
+    uint8_t raw[sizeof(struct vhca_cq_resize)];
+    static const uint8_t zero[4];
+    struct vhca_cq_resize r;
+    uint64_t *pages;
+    uint32_t ci, n;
+    uint8_t status;
+    VhcaCq *cq;
+
+    status = vhca_cmd_mailbox_read(core, ctx, raw, sizeof(raw));
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    vhca_cq_resize_parse(raw, &r);
+    cq = vhca_cq_lookup(core, r.cqn);
+    if (!cq) {
+        ctx->syndrome = r.cqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "CQ %u does not exist", r.cqn);
+    }
+    /* IBTA 11.4.2.1: a CQ in error stays so until it is destroyed. */
+    if (cq->error) {
+        ctx->syndrome = r.cqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_STATE,
+                             "CQ %u is in error", r.cqn);
+    }
+    if (r.log_size < 1 || r.log_size > VHCA_CQ_MAX_LOG_SIZE) {
+        ctx->syndrome = r.log_size;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "log_size %u outside 1..%u", r.log_size,
+                             VHCA_CQ_MAX_LOG_SIZE);
+    }
+    status = vhca_cq_resize_ci(core, ctx, r.cqn, cq, &ci);
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    /* The fullness rule of vhca_cq_has_room(): a ring holds 2^log_size. */
+    n = cq->pi - ci;
+    if (n > (1u << r.log_size)) {
+        ctx->syndrome = n;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "CQ %u holds %u CQEs, more than the %u of the "
+                             "new ring", r.cqn, n, 1u << r.log_size);
+    }
+    status = vhca_queue_pages_read(core, ctx, r.pbl_addr, r.npages,
+                                   (uint64_t)sizeof(struct vhca_cqe)
+                                   << r.log_size, &pages);
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    status = vhca_cq_resize_copy(core, ctx, r.cqn, cq, ci, n, pages,
+                                 r.log_size);
+    if (status == VHCA_ST_OK &&
+        vhca_dma_write(core, cq->dbrec_addr, zero, sizeof(zero))) {
+        status = VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
+                               "CQ %u: doorbell record 0x%llx is not guest "
+                               "RAM", r.cqn,
+                               (unsigned long long)cq->dbrec_addr);
+    }
+    if (status != VHCA_ST_OK) {
+        free(pages);
+        return status;
+    }
+
+    /* Commit: the arming (cq->arm) is the CQ's, not the ring's: it stays. */
+    free(cq->pages);
+    cq->pages = pages;
+    cq->log_size = r.log_size;
+    cq->pi = n;
+    cq->ci = 0;
+    vhca_cmd_set_handle_out(ctx, n, 0);
     return VHCA_ST_OK;
 }

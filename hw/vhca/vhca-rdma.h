@@ -366,6 +366,7 @@ uint8_t vhca_cmd_create_eq(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_destroy_eq(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_create_cq(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_destroy_cq(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_resize_cq(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_modify_qp(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_query_qp(VhcaCore *core, VhcaCmdCtx *ctx);

@@ -21,8 +21,8 @@
 static void vhca_free_context(struct ibv_context *ibctx);
 
 /*
- * Verbs the device does not do (SRQs, memory windows, CQ resizing) are
- * left unset: libibverbs then answers them with EOPNOTSUPP.
+ * Verbs the device does not do (SRQs, memory windows) are left unset:
+ * libibverbs then answers them with EOPNOTSUPP.
  * Without RDMA resources on the device the kernel driver refuses the
  * resource verbs with EOPNOTSUPP itself.  Multicast attach and detach are
  * the kernel's business alone: the provider keeps no state for them.
@@ -52,6 +52,7 @@ static const struct verbs_context_ops vhca_context_ops = {
 	.reg_mr = vhca_reg_mr,
 	.rereg_mr = vhca_rereg_mr,
 	.req_notify_cq = vhca_arm_cq,
+	.resize_cq = vhca_resize_cq,
 };
 
 /* The device's queue limits, for sizing CQs and QPs. */

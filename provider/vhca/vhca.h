@@ -58,6 +58,7 @@ struct vhca_cq {
 	pthread_spinlock_t lock;	/* ci and the consumer side of the ring */
 	void *buf;			/* the ring, then the doorbell record */
 	size_t buf_size;
+	void *resized_ring;		/* after a resize: the ring, alone */
 	struct vhca_cqe *ring;
 	uint32_t *dbrec;		/* ci, read by the device when full */
 	uint32_t cqn;

@@ -14,6 +14,8 @@ DECLARE_DRV_CMD(vhca_cmd_alloc_ucontext, IB_USER_VERBS_CMD_GET_CONTEXT,
 		empty, vhca_alloc_ucontext_resp);
 DECLARE_DRV_CMD(vhca_cmd_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		vhca_create_cq_cmd, vhca_create_cq_resp);
+DECLARE_DRV_CMD(vhca_cmd_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		vhca_resize_cq_cmd, empty);
 DECLARE_DRV_CMD(vhca_cmd_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		vhca_create_qp_cmd, vhca_create_qp_resp);
 DECLARE_DRV_CMD(vhca_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,

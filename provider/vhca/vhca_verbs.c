@@ -286,8 +286,56 @@ int vhca_destroy_cq(struct ibv_cq *ibcq)
 		return ret;
 
 	pthread_spin_destroy(&cq->lock);
+	free(cq->resized_ring);
 	free(cq->buf);
 	free(cq);
+	return 0;
+}
+
+/*
+ * ibv_resize_cq (IBTA 11.2.8.3): the device moves the completions not yet
+ * polled to the start of a new ring and writes 0 to the doorbell record,
+ * which stays where it is (in cq->buf, with the first ring).  Polling waits
+ * on the CQ's lock meanwhile, and then starts again at index 0.  Works
+ * alike for CQs from ibv_create_cq and ibv_create_cq_ex.
+ */
+int vhca_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct vhca_context *ctx = to_vhca_ctx(ibcq->context);
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	struct ib_uverbs_resize_cq_resp resp = {};
+	struct vhca_cmd_resize_cq cmd = {};
+	uint8_t log_size;
+	void *ring;
+	int ret;
+
+	if (cqe < 1 || (uint32_t)cqe > ctx->max_cqe)
+		return EINVAL;
+	log_size = vhca_log_size(cqe + 1);
+	if (log_size > VHCA_CQ_MAX_LOG_SIZE)
+		return EINVAL;
+	ring = vhca_alloc_queue_mem(align(sizeof(struct vhca_cqe) << log_size,
+					  vhca_page_size()));
+	if (!ring)
+		return ENOMEM;
+	cmd.buf_addr = (uintptr_t)ring;
+	cmd.log_size = log_size;
+
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+	if (ret) {
+		pthread_spin_unlock(&cq->lock);
+		free(ring);
+		return ret;
+	}
+	/* The first ring shares its allocation with the record: it stays. */
+	free(cq->resized_ring);
+	cq->resized_ring = ring;
+	cq->ring = ring;
+	cq->log_size = log_size;
+	cq->ci = 0;
+	pthread_spin_unlock(&cq->lock);
 	return 0;
 }
 

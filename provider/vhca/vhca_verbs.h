@@ -28,6 +28,7 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
 struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *ibctx,
 				    struct ibv_cq_init_attr_ex *attr);
 int vhca_destroy_cq(struct ibv_cq *ibcq);
+int vhca_resize_cq(struct ibv_cq *ibcq, int cqe);
 struct ibv_qp *vhca_create_qp(struct ibv_pd *pd,
 			      struct ibv_qp_init_attr *attr);
 struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx,

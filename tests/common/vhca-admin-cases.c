@@ -86,6 +86,7 @@ typedef enum CaseRef {
     V_INIT_RD_ATOM,     /* max_qp_init_rd_atom (+ k) */
     V_MR_PAGES,         /* the good MR's first page (+ k) */
     V_ZERO_PAGE,        /* a page of zeroes in RAM (+ k) */
+    V_HOLE,             /* vhca_dut_hole() of kind k: not RAM, 4 KiB aligned */
     V_NOT_RAM,          /* the case's kind of non-RAM address for k bytes */
     V_EDIT,             /* (syndrome only) the value of edit k */
 } CaseRef;
@@ -101,6 +102,8 @@ typedef enum CaseTarget {
     T_IN,               /* the entry's inline input */
     T_MBOX,             /* the mailbox (or the QUERY_DEVICE buffer) */
     T_MR_PBL,           /* the good MR's page list in guest RAM */
+    T_RESIZE_PBL,       /* the good RESIZE_CQ's page list in guest RAM */
+    T_DBREC,            /* the CQs' doorbell record (both CQs share it) */
 } CaseTarget;
 
 typedef struct CaseEdit {
@@ -121,6 +124,15 @@ typedef struct CaseEdit {
 #define W_GROUPS_FULL   (1u << 7)   /* the UD QP is in every other group */
 #define W_SRQ           (1u << 8)   /* an SRQ on the PD */
 #define W_SRQ_QP        (1u << 9)   /* an RC QP that receives from it */
+/*
+ * With W_QP: the QP is moved to ERR and PENDING_CQES receive WQEs are
+ * flushed to the receive CQ, which holds them unconsumed.
+ */
+#define W_PENDING       (1u << 10)
+/* With W_QP: as W_PENDING, then enough more to overflow the receive CQ. */
+#define W_CQ_ERROR      (1u << 11)
+
+#define PENDING_CQES    3
 
 typedef struct VhcaAdminCase {
     const char *name;               /* "<command>/<what>" */
@@ -162,6 +174,7 @@ typedef struct VhcaAdminCase {
 #define QP(f, ...)      MB(struct vhca_qp_create, f, __VA_ARGS__)
 #define ATTR(f, ...)    MB(struct vhca_qp_attr, f, __VA_ARGS__)
 #define FILTER(f, ...)  MB(struct vhca_rx_filter, f, __VA_ARGS__)
+#define RESIZE(f, ...)  MB(struct vhca_cq_resize, f, __VA_ARGS__)
 #define MCAST_IN(f, ...) IN(struct vhca_cmd_mcast_in, f, __VA_ARGS__)
 #define SRQ(f, ...)     MB(struct vhca_srq_create, f, __VA_ARGS__)
 #define SRQ_ATTR(f, ...) MB(struct vhca_srq_attr, f, __VA_ARGS__)
@@ -548,6 +561,59 @@ static const VhcaAdminCase cases[] = {
         .world = W_QP, .edit = { OBJ_IN(REF(SCQN, 0)) }),
     ROW("destroy-cq/recv-cq-of-qp", VHCA_CMD_DESTROY_CQ, BUSY,
         .world = W_QP, .edit = { OBJ_IN(REF(RCQN, 0)) }),
+
+    /*
+     * RESIZE_CQ (the good one: the send CQ to a fresh 2^8-entry ring).
+     * Beyond the runner's checks, a refused resize leaves both CQs'
+     * rings and record as they were, and the receive CQ's CQEs still
+     * move on a good resize after it (check_cqs_intact()).
+     */
+    ROW("resize-cq/cq-0", VHCA_CMD_RESIZE_CQ, BAD_INDEX,
+        .edit = { RESIZE(cqn, LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("resize-cq/cq-destroyed", VHCA_CMD_RESIZE_CQ, BAD_INDEX,
+        .edit = { RESIZE(cqn, REF(DEAD_CQN, 0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("resize-cq/cq-never-created", VHCA_CMD_RESIZE_CQ, BAD_INDEX,
+        .edit = { RESIZE(cqn, LIT(7)) }, .syndrome = SYN_EDIT(0)),
+    ROW("resize-cq/cq-in-error", VHCA_CMD_RESIZE_CQ, BAD_STATE,
+        .world = W_QP | W_CQ_ERROR, .qp_state = INIT,
+        .edit = { RESIZE(cqn, REF(RCQN, 0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("resize-cq/log-size-0", VHCA_CMD_RESIZE_CQ, BAD_PARAM,
+        .edit = { RESIZE(log_size, LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("resize-cq/log-size-17", VHCA_CMD_RESIZE_CQ, BAD_PARAM,
+        .edit = { RESIZE(log_size, LIT(17)) }, .syndrome = SYN_EDIT(0)),
+    ROW("resize-cq/too-small", VHCA_CMD_RESIZE_CQ, BAD_PARAM,
+        .world = W_QP | W_PENDING, .qp_state = INIT,
+        .edit = { RESIZE(cqn, REF(RCQN, 0)), RESIZE(log_size, LIT(1)) },
+        .syndrome = LIT(PENDING_CQES)),
+    ROW("resize-cq/dbrec-past-producer", VHCA_CMD_RESIZE_CQ, BAD_PARAM,
+        .world = W_QP | W_PENDING, .qp_state = INIT,
+        .edit = { RESIZE(cqn, REF(RCQN, 0)),
+                  { T_DBREC, 4, 0, LIT(PENDING_CQES + 1) } },
+        .syndrome = SYN_EDIT(1)),
+    ROW("resize-cq/npages-too-few", VHCA_CMD_RESIZE_CQ, BAD_PARAM,
+        .edit = { RESIZE(npages, LIT(1)) }, .syndrome = SYN_EDIT(0)),
+    ROW("resize-cq/pbl-entry-0", VHCA_CMD_RESIZE_CQ, BAD_PARAM,
+        .edit = { RESIZE(pbl_addr, REF(ZERO_PAGE, 0)) }, .syndrome = LIT(0)),
+    ROW("resize-cq/pbl-not-ram", VHCA_CMD_RESIZE_CQ, BAD_ADDR,
+        .each_bad_dma = true, .edit = { RESIZE(pbl_addr, NOT_RAM(2 * 8)) }),
+    ROW("resize-cq/ring-unmapped", VHCA_CMD_RESIZE_CQ, BAD_ADDR,
+        .world = W_QP | W_PENDING, .qp_state = INIT,
+        .edit = { RESIZE(cqn, REF(RCQN, 0)),
+                  { T_RESIZE_PBL, 8, 0, REF(HOLE, VHCA_BAD_DMA_UNMAPPED) } },
+        .syndrome = LIT(0)),
+    ROW("resize-cq/ring-own-bar0", VHCA_CMD_RESIZE_CQ, BAD_ADDR,
+        .world = W_QP | W_PENDING, .qp_state = INIT,
+        .edit = { RESIZE(cqn, REF(RCQN, 0)),
+                  { T_RESIZE_PBL, 8, 0, REF(HOLE, VHCA_BAD_DMA_OWN_BAR0) } },
+        .syndrome = LIT(0)),
+    ROW("resize-cq/ring-other-mmio", VHCA_CMD_RESIZE_CQ, BAD_ADDR,
+        .world = W_QP | W_PENDING, .qp_state = INIT,
+        .edit = { RESIZE(cqn, REF(RCQN, 0)),
+                  { T_RESIZE_PBL, 8, 0, REF(HOLE, VHCA_BAD_DMA_OTHER_MMIO) } },
+        .syndrome = LIT(0)),
+    MAILBOX_SHORT("resize-cq", VHCA_CMD_RESIZE_CQ, struct vhca_cq_resize),
+    MAILBOX_EMPTY("resize-cq", VHCA_CMD_RESIZE_CQ),
+    MAILBOX_NOT_RAM("resize-cq", VHCA_CMD_RESIZE_CQ, struct vhca_cq_resize),
 
     /* QPs (the good one: RC, 2^5 send WQEs in 2 pages, 2^5 receive). */
     ROW("create-qp/table-full", VHCA_CMD_CREATE_QP, NO_RESOURCES,
@@ -963,7 +1029,8 @@ typedef struct World {
     /* Guest memory the good inputs name. */
     uint64_t zero_page;
     uint64_t mr_pages, mr_pbl;
-    uint64_t eq_pbl, cq_pbl, cq_dbrec, sq_pbl, rq_pbl;
+    uint64_t eq_pbl, cq_pbl, cq_dbrec, sq_pbl, rq_pbl, rq_pages;
+    uint64_t cq_pages, resize_pbl;
     uint64_t srq_pbl, srq_ci, srq_new_pbl;
 } World;
 
@@ -1200,6 +1267,16 @@ static void good_cq(World *w, struct vhca_cq_create *c)
     c->dbrec_addr = GUINT64_TO_LE(w->cq_dbrec);
 }
 
+/* The send CQ (which never holds a CQE) to a fresh ring of 2^8 entries. */
+static void good_resize(World *w, struct vhca_cq_resize *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->cqn = GUINT32_TO_LE(w->scqn);
+    c->log_size = 8;
+    c->pbl_addr = GUINT64_TO_LE(w->resize_pbl);
+    c->npages = GUINT32_TO_LE(2);
+}
+
 static void good_qp(World *w, struct vhca_qp_create *c)
 {
     memset(c, 0, sizeof(*c));
@@ -1416,6 +1493,13 @@ static void good_command(World *w, uint16_t opcode, Cmd *c)
         cmd_mailbox(w, c, opcode, &m, sizeof(m));
         return;
     }
+    case VHCA_CMD_RESIZE_CQ: {
+        struct vhca_cq_resize m;
+
+        good_resize(w, &m);
+        cmd_mailbox(w, c, opcode, &m, sizeof(m));
+        return;
+    }
     case VHCA_CMD_MODIFY_QP:
     case VHCA_CMD_QUERY_QP: {
         struct vhca_qp_attr m;
@@ -1459,6 +1543,30 @@ static void qp_bring_to(World *w, uint8_t state)
     g_assert_cmpuint(state, <=, SQD);
     for (uint8_t s = INIT; s <= state; s++) {
         modify_qp(w, s - 1, s, req[s]);
+    }
+}
+
+/*
+ * Move the RC QP to ERR and flush @count receive WQEs (wr_id 0x100 + i)
+ * to the receive CQ, which nobody polls: a RQ doorbell on a QP in ERR
+ * completes what it posts at once (spec, "Queue pairs").
+ */
+static void flush_recvs(World *w, uint32_t count)
+{
+    uint32_t pi = 0;
+
+    modify_qp(w, w->row->qp_state, VHCA_QPS_ERR, 0);
+    for (uint32_t i = 0; i < 32; i++) {
+        uint64_t wr_id = GUINT64_TO_LE(0x100 + i);
+
+        vhca_dut_write(w->dut, w->rq_pages +
+                       i * sizeof(struct vhca_recv_wqe) +
+                       offsetof(struct vhca_recv_wqe, wr_id), &wr_id,
+                       sizeof(wr_id));
+    }
+    while (pi < count) {
+        pi += MIN(count - pi, 32);      /* the RQ holds 2^5 */
+        vhca_dut_doorbell(w->dut, w->page, VHCA_DB_RQ, w->qpn, pi);
     }
 }
 
@@ -1554,10 +1662,11 @@ static void world_build(World *w)
     w->zero_page = vhca_dut_alloc(w->dut, 4096);
     w->mr_pbl = pages_with_list(w, 4, &w->mr_pages);
     w->eq_pbl = pages_with_list(w, 2, NULL);
-    w->cq_pbl = pages_with_list(w, 2, NULL);
+    w->cq_pbl = pages_with_list(w, 2, &w->cq_pages);
     w->cq_dbrec = vhca_dut_alloc(w->dut, 4);
     w->sq_pbl = pages_with_list(w, 2, NULL);
-    w->rq_pbl = pages_with_list(w, 1, NULL);
+    w->rq_pbl = pages_with_list(w, 1, &w->rq_pages);
+    w->resize_pbl = pages_with_list(w, 2, NULL);
     w->srq_pbl = pages_with_list(w, 1, NULL);
     w->srq_new_pbl = pages_with_list(w, 1, NULL);
     w->srq_ci = vhca_dut_alloc(w->dut, 4);
@@ -1647,6 +1756,15 @@ static void world_build(World *w)
     if (w->dev.max_srq > w->live[OBJ_SRQ]) {
         w->dead_srqn = create(w, VHCA_CMD_CREATE_SRQ, NULL);
         must_destroy(w, OBJ_SRQ, w->dead_srqn);
+    }
+
+    /* Last: the receive CQ's CQEs must not meet the dead QP's creation. */
+    if (row->world & W_PENDING) {
+        flush_recvs(w, PENDING_CQES);
+    }
+    if (row->world & W_CQ_ERROR) {
+        /* One more than the 2^8 entries: the receive CQ overflows. */
+        flush_recvs(w, 257);
     }
 
     if (row->world & W_FULL) {
@@ -1745,6 +1863,8 @@ static uint64_t resolve(World *w, CaseValue v)
         return w->mr_pages + k;
     case V_ZERO_PAGE:
         return w->zero_page + k;
+    case V_HOLE:
+        return vhca_dut_hole(w->dut, (VhcaBadDma)k);
     case V_NOT_RAM:
         return not_ram(w, k);
     default:
@@ -1790,6 +1910,15 @@ static void apply_edits(World *w, Cmd *c, uint64_t values[6],
             g_assert_cmpuint(e->off + e->size, <=, 8);
             vhca_dut_read(w->dut, w->mr_pbl, saved_pbl, 8);
             vhca_dut_write(w->dut, w->mr_pbl + e->off, bytes, e->size);
+            break;
+        case T_RESIZE_PBL:
+            /* A list only this command uses: it needs no restoring. */
+            g_assert_cmpuint(e->off + e->size, <=, 16);
+            vhca_dut_write(w->dut, w->resize_pbl + e->off, bytes, e->size);
+            break;
+        case T_DBREC:
+            g_assert_cmpuint(e->off + e->size, <=, 4);
+            vhca_dut_write(w->dut, w->cq_dbrec + e->off, bytes, e->size);
             break;
         default:
             g_assert_not_reached();
@@ -1843,6 +1972,58 @@ static void query_qp(World *w, struct vhca_qp_attr *a)
     cmd_free(&c);
 }
 
+/* The CQs' ring pages (both CQs share them) and their doorbell record. */
+typedef struct CqMemory {
+    uint8_t ring[2 * 4096];
+    uint32_t dbrec;
+} CqMemory;
+
+static void cq_memory(World *w, CqMemory *m)
+{
+    vhca_dut_read(w->dut, w->cq_pages, m->ring, sizeof(m->ring));
+    vhca_dut_read(w->dut, w->cq_dbrec, &m->dbrec, sizeof(m->dbrec));
+}
+
+/*
+ * After a refused RESIZE_CQ: the device still has the receive CQ where it
+ * was, its CQEs unconsumed: a good resize to a fresh ring moves them all
+ * (or, in error, is refused again); the send CQ resizes with nothing.
+ */
+static void check_cqs_intact(World *w)
+{
+    uint32_t pending = w->row->world & W_PENDING ? PENDING_CQES : 0;
+    struct vhca_cmd_obj_out out;
+    struct vhca_cq_resize r;
+    uint64_t ring;
+    Cmd c;
+
+    good_resize(w, &r);
+    cmd_mailbox(w, &c, VHCA_CMD_RESIZE_CQ, &r, sizeof(r));
+    g_assert_cmpuint(cmd_run(w, &c, &out, NULL), ==, VHCA_ST_OK);
+    g_assert_cmpuint(out.handle, ==, 0);
+    cmd_free(&c);
+
+    r.cqn = GUINT32_TO_LE(w->rcqn);
+    r.pbl_addr = GUINT64_TO_LE(pages_with_list(w, 2, &ring));
+    cmd_mailbox(w, &c, VHCA_CMD_RESIZE_CQ, &r, sizeof(r));
+    if (w->row->world & W_CQ_ERROR) {
+        g_assert_cmpuint(cmd_run(w, &c, NULL, NULL), ==, VHCA_ST_BAD_STATE);
+        cmd_free(&c);
+        return;
+    }
+    g_assert_cmpuint(cmd_run(w, &c, &out, NULL), ==, VHCA_ST_OK);
+    g_assert_cmpuint(out.handle, ==, pending);
+    cmd_free(&c);
+    for (uint32_t i = 0; i < pending; i++) {
+        struct vhca_cqe cqe;
+
+        vhca_dut_read(w->dut, ring + i * sizeof(cqe), &cqe, sizeof(cqe));
+        g_assert_cmphex(GUINT64_FROM_LE(cqe.wr_id), ==, 0x100 + i);
+        g_assert_cmpuint(cqe.status, ==, VHCA_WC_WR_FLUSH_ERR);
+        g_assert_cmpuint(cqe.owner, ==, 1);
+    }
+}
+
 typedef struct CaseRun {
     const VhcaAdminCase *row;
     VhcaBadDma bad_dma;
@@ -1858,6 +2039,8 @@ static void run_case(const void *data)
     struct vhca_port_attr port_before, port_after;
     struct vhca_qp_attr qp_before, qp_after;
     struct vhca_srq_attr srq_before, srq_after;
+    g_autofree CqMemory *cq_before = g_new0(CqMemory, 1);
+    g_autofree CqMemory *cq_after = g_new0(CqMemory, 1);
     uint64_t commands, errors, values[6];
     uint8_t saved_pbl[8];
     uint32_t handle = 0, syndrome;
@@ -1871,6 +2054,7 @@ static void run_case(const void *data)
     }
     good_command(&w, row->opcode, &c);
     apply_edits(&w, &c, values, saved_pbl);
+    cq_memory(&w, cq_before);
 
     query_port(&w, &port_before);
     if (row->world & W_QP) {
@@ -1926,6 +2110,16 @@ static void run_case(const void *data)
     }
     if (row->edit[0].target == T_MR_PBL) {
         vhca_dut_write(w.dut, w.mr_pbl, saved_pbl, 8);
+    }
+    /* No CQE moved, none written, the record as it was (RESIZE_CQ). */
+    cq_memory(&w, cq_after);
+    g_assert_cmpmem(cq_after, sizeof(*cq_after), cq_before,
+                    sizeof(*cq_before));
+    if (row->opcode == VHCA_CMD_RESIZE_CQ) {
+        uint32_t zero = 0;
+
+        vhca_dut_write(w.dut, w.cq_dbrec, &zero, sizeof(zero));
+        check_cqs_intact(&w);
     }
     if (probe) {
         g_assert_cmpuint(probe_handle(&w), ==, handle);

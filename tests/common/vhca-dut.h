@@ -96,6 +96,12 @@ void vhca_dut_write(VhcaDut *dut, uint64_t addr, const void *buf,
 void vhca_dut_read(VhcaDut *dut, uint64_t addr, void *buf, size_t len);
 
 uint32_t vhca_dut_reg(VhcaDut *dut, uint32_t reg);
+/*
+ * One 64-bit doorbell write at @offset (VHCA_DB_*) of doorbell page @page
+ * in BAR2: @object in the low half, @value in the high half.
+ */
+void vhca_dut_doorbell(VhcaDut *dut, uint32_t page, uint32_t offset,
+                       uint32_t object, uint32_t value);
 uint64_t vhca_dut_counter(VhcaDut *dut, enum vhca_counter c);
 
 /* The first address past guest RAM (RAM below it is all usable as DMA). */

@@ -8,6 +8,7 @@
 
 #include "qemu/osdep.h"
 #include "vhca-qdriver.h"
+#include "vhca-qrdma.h"
 #include "vhca-dut.h"
 
 /* HPET general configuration: a stray DMA write would change it. */
@@ -77,6 +78,12 @@ void vhca_dut_read(VhcaDut *dut, uint64_t addr, void *buf, size_t len)
 uint32_t vhca_dut_reg(VhcaDut *dut, uint32_t reg)
 {
     return vhca_rd(dut->d, reg);
+}
+
+void vhca_dut_doorbell(VhcaDut *dut, uint32_t page, uint32_t offset,
+                       uint32_t object, uint32_t value)
+{
+    vhca_db_write(dut->d, page, offset, object, value);
 }
 
 uint64_t vhca_dut_counter(VhcaDut *dut, enum vhca_counter c)

@@ -1444,6 +1444,95 @@ static void test_cq_overflow(void)
     vhca_test_stop(r.d);
 }
 
+/* RESIZE_CQ of @cq to a fresh ring of 2^@log_size; @cq follows it. */
+static uint8_t cq_resize(Rig *r, VhcaCq *cq, unsigned log_size,
+                         uint32_t *moved)
+{
+    struct vhca_cmd_obj_out out;
+    struct vhca_cq_resize c;
+    VhcaPages ring;
+    uint8_t status;
+
+    vhca_pages_alloc(r->d, &ring, sizeof(struct vhca_cqe) << log_size);
+    memset(&c, 0, sizeof(c));
+    c.cqn = cpu_to_le32(cq->cqn);
+    c.log_size = log_size;
+    c.pbl_addr = cpu_to_le64(ring.pbl);
+    c.npages = cpu_to_le32(ring.npages);
+    status = vhca_cmd_mbox(r->d, VHCA_CMD_RESIZE_CQ, &c, sizeof(c), NULL,
+                           &out);
+    if (status == VHCA_ST_OK) {
+        cq->ring = ring;
+        cq->log_size = log_size;
+        cq->ci = 0;
+        *moved = le32_to_cpu(out.handle);
+    }
+    return status;
+}
+
+/*
+ * RESIZE_CQ with completions pending (IBTA 11.2.8.3): they move in order
+ * to the start of the new ring, the doorbell record reads 0, and the QP
+ * goes on completing into the new ring, through its wrap.  Grow, refuse
+ * a ring too small (nothing changes), shrink to exactly what it holds.
+ */
+static void test_cq_resize(void)
+{
+    Rig r;
+    VhcaCq cq;
+    VhcaQp qp;
+    struct vhca_cqe cqe;
+    uint32_t moved = 0, i;
+
+    rig_up(&r);
+    vhca_cq_make(r.d, &cq, 2, r.eq.eqn, r.page);
+    vhca_qp_make(r.d, &qp, VHCA_QPT_RC, r.pdn, r.scq.cqn, cq.cqn, 4, 4,
+                 r.page);
+    qp_to_rts(&r, &qp);
+    for (i = 0; i < 3; i++) {
+        vhca_qp_write_recv(r.d, &qp, RECV_ID(i));
+    }
+    vhca_qp_ring_rq(r.d, &qp, r.page);
+    qp_set_state(&r, &qp, VHCA_QPS_ERR);
+    expect_flush(&r, &cq, qp.qpn, RECV_ID(0));
+    vhca_cq_update_dbrec(r.d, &cq);
+
+    /* Grow: the two not consumed move. */
+    g_assert_cmpuint(cq_resize(&r, &cq, 4, &moved), ==, VHCA_ST_OK);
+    g_assert_cmpuint(moved, ==, 2);
+    g_assert_cmpuint(qtest_readl(r.d->qts, cq.dbrec), ==, 0);
+    /* In ERR a receive is flushed as it is posted: into the new ring. */
+    for (i = 3; i < 9; i++) {
+        vhca_qp_write_recv(r.d, &qp, RECV_ID(i));
+    }
+    vhca_qp_ring_rq(r.d, &qp, r.page);
+
+    /* Eight pending: four entries are too few, and nothing changes. */
+    {
+        VhcaCq before = cq;
+
+        g_assert_cmpuint(cq_resize(&r, &cq, 2, &moved), ==,
+                         VHCA_ST_BAD_PARAM);
+        g_assert_cmpuint(r.d->last_syndrome, ==, 8);
+        g_assert_cmphex(cq.ring.addr, ==, before.ring.addr);
+    }
+    /* Shrink to exactly eight. */
+    g_assert_cmpuint(cq_resize(&r, &cq, 3, &moved), ==, VHCA_ST_OK);
+    g_assert_cmpuint(moved, ==, 8);
+    for (i = 1; i < 9; i++) {
+        expect_flush(&r, &cq, qp.qpn, RECV_ID(i));
+    }
+    g_assert_false(vhca_cq_peek(r.d, &cq, &cqe));
+    vhca_cq_update_dbrec(r.d, &cq);
+    /* The next one wraps the new ring: second pass, owner 0. */
+    vhca_qp_write_recv(r.d, &qp, RECV_ID(9));
+    vhca_qp_ring_rq(r.d, &qp, r.page);
+    expect_flush(&r, &cq, qp.qpn, RECV_ID(9));
+    check_nop(r.d);
+    g_assert_cmpuint(stashed_events_of_type(r.d, VHCA_EQE_CQ_ERROR), ==, 0);
+    vhca_test_stop(r.d);
+}
+
 /* ======================================================================= */
 /* Reset                                                                   */
 /* ======================================================================= */
@@ -1587,6 +1676,7 @@ int main(int argc, char **argv)
                   test_reset_empties_rings);
     vhca_add_test("/vhca/rdma/cq/owner-wrap", test_cq_owner_wrap);
     vhca_add_test("/vhca/rdma/cq/overflow", test_cq_overflow);
+    vhca_add_test("/vhca/rdma/cq/resize", test_cq_resize);
     vhca_add_test("/vhca/rdma/reset-frees-objects", test_reset_frees_objects);
 
     return g_test_run();

@@ -488,6 +488,413 @@ static void test_doorbell_rules(void)
     harness_free(f.h);
 }
 
+/* ---------------------------------------------------------------------- */
+/* RESIZE_CQ (IBTA 11.2.8.3)                                              */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * RESIZE_CQ of @cq to a fresh ring of 2^@log entries (its pages in
+ * reverse, as rdma_create_cq lays them out).  On success @cq follows it:
+ * the consumer starts again at index 0.  *moved gets out[0..3].
+ */
+static uint8_t resize(Fixture *f, TestCq *cq, uint8_t log, uint32_t *moved)
+{
+    uint32_t pages = ((32u << log) + 4095) / 4096;
+    uint64_t ring = rdma_alloc(f->h, pages);
+    struct vhca_cq_resize r;
+    uint32_t out = 0xdeadbeef;
+    uint8_t status;
+
+    memset(&r, 0, sizeof(r));
+    r.cqn = GUINT32_TO_LE(cq->cqn);
+    r.log_size = log;
+    r.pbl_addr = GUINT64_TO_LE(rdma_pbl(f->h, ring, pages, true));
+    r.npages = GUINT32_TO_LE(pages);
+    status = rdma_cmd(f->h, VHCA_CMD_RESIZE_CQ, &r, sizeof(r), &out, NULL);
+    if (moved) {
+        *moved = out;
+    }
+    if (status == VHCA_ST_OK) {
+        cq->ring = ring;
+        cq->log = log;
+        cq->ci = 0;
+    }
+    return status;
+}
+
+/* RESIZE_CQ with a page list of @npages at @pbl; the CQ stays put. */
+static uint8_t resize_raw(Fixture *f, uint32_t cqn, uint8_t log,
+                          uint64_t pbl, uint32_t npages, uint32_t *syndrome)
+{
+    struct vhca_cq_resize r;
+    uint8_t status;
+
+    memset(&r, 0, sizeof(r));
+    r.cqn = GUINT32_TO_LE(cqn);
+    r.log_size = log;
+    r.pbl_addr = GUINT64_TO_LE(pbl);
+    r.npages = GUINT32_TO_LE(npages);
+    status = rdma_cmd(f->h, VHCA_CMD_RESIZE_CQ, &r, sizeof(r), NULL, NULL);
+    *syndrome = GUINT32_FROM_LE(admin_entry(f->h, (f->h->admq_pi - 1) &
+                                            ((1u << ADMQ_LOG) - 1)).syndrome);
+    return status;
+}
+
+static uint32_t dbrec_read(Fixture *f, const TestCq *cq)
+{
+    uint32_t le;
+
+    ram_read(f->h, cq->dbrec, &le, 4);
+    return GUINT32_FROM_LE(le);
+}
+
+static void dbrec_write(Fixture *f, const TestCq *cq, uint32_t value)
+{
+    uint32_t le = GUINT32_TO_LE(value);
+
+    ram_write(f->h, cq->dbrec, &le, 4);
+}
+
+static void poll_expect(Fixture *f, TestCq *cq, uint64_t wr_id)
+{
+    struct vhca_cqe cqe;
+    uint8_t owner = ((cq->ci >> cq->log) & 1) ^ 1;
+
+    g_assert_true(cq_poll(f->h, cq, &cqe));
+    g_assert_cmphex(cqe.wr_id, ==, wr_id);
+    g_assert_cmpuint(cqe.owner, ==, owner);
+    g_assert_cmpuint(cqe.byte_len, ==, 100);
+    g_assert_cmpuint(cqe.qpn, ==, 2);
+}
+
+/* What RESIZE_CQ must leave alone when it fails. */
+typedef struct CqSnapshot {
+    VhcaCq state;
+    uint64_t page0;
+    uint32_t dbrec;
+} CqSnapshot;
+
+static void cq_snapshot(Fixture *f, const TestCq *cq, CqSnapshot *s)
+{
+    s->state = f->h->core.cqs[cq->cqn];
+    s->page0 = s->state.pages[0];
+    s->dbrec = dbrec_read(f, cq);
+}
+
+static void cq_assert_unchanged(Fixture *f, const TestCq *cq,
+                                const CqSnapshot *s)
+{
+    const VhcaCq *now = &f->h->core.cqs[cq->cqn];
+
+    g_assert_true(now->pages == s->state.pages);
+    g_assert_cmphex(now->pages[0], ==, s->page0);
+    g_assert_cmpuint(now->log_size, ==, s->state.log_size);
+    g_assert_cmpuint(now->pi, ==, s->state.pi);
+    g_assert_cmpuint(now->ci, ==, s->state.ci);
+    g_assert_cmpuint(now->arm, ==, s->state.arm);
+    g_assert_cmpuint(now->error, ==, s->state.error);
+    g_assert_cmphex(dbrec_read(f, cq), ==, s->dbrec);
+}
+
+/*
+ * The CQEs not consumed move in order to the start of the new ring with
+ * its first-pass owner bit; the record becomes 0; the producer goes on
+ * in the new ring, through its wrap.  The old ring had wrapped, and the
+ * free-running indices cross 2^24 (the record's 24 bits) on the way.
+ */
+static void test_resize_moves_pending(void)
+{
+    Fixture f;
+    TestCq cq;
+    uint32_t moved, n;
+    uint64_t next = 0x100;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 2, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    /* Start at a first pass (owner 1) of the ring just under 2^24. */
+    f.h->core.cqs[cq.cqn].pi = f.h->core.cqs[cq.cqn].ci = 0x00fffff8;
+    cq.ci = 0x00fffff8;
+    for (n = 0; n < 6; n++) {
+        post(&f, cq.cqn, next, 0, false);
+        poll_expect(&f, &cq, next++);
+    }
+    /* Four more fill the ring; one is consumed: three stay, across 2^24. */
+    for (n = 0; n < 4; n++) {
+        post(&f, cq.cqn, next + n, 0, false);
+    }
+    poll_expect(&f, &cq, next++);
+    g_assert_cmphex(dbrec_read(&f, &cq), ==, 0x00ffffff);
+    g_assert_cmphex(f.h->core.cqs[cq.cqn].pi, ==, 0x01000002);
+
+    g_assert_cmpuint(resize(&f, &cq, 3, &moved), ==, VHCA_ST_OK);
+    g_assert_cmpuint(moved, ==, 3);
+    g_assert_cmphex(dbrec_read(&f, &cq), ==, 0);
+    g_assert_cmpuint(f.h->core.cqs[cq.cqn].pi, ==, 3);
+    g_assert_cmpuint(f.h->core.cqs[cq.cqn].ci, ==, 0);
+    g_assert_cmpuint(f.h->core.cqs[cq.cqn].log_size, ==, 3);
+    for (n = 0; n < 3; n++) {
+        g_assert_cmpuint(cq_entry(f.h, &cq, n).owner, ==, 1);
+    }
+    /* Past them the new ring is as the consumer left it: not valid. */
+    g_assert_cmpuint(cq_entry(f.h, &cq, 3).owner, ==, 0);
+
+    /* The producer goes on at index 3: five more fill the 8 entries... */
+    for (n = 0; n < 5; n++) {
+        post(&f, cq.cqn, next + 3 + n, 0, false);
+    }
+    for (n = 0; n < 8; n++) {
+        poll_expect(&f, &cq, next++);
+    }
+    g_assert_false(cq_poll(f.h, &cq, &(struct vhca_cqe){ 0 }));
+    /* ...and wrap the new ring, owner 0 on its second pass. */
+    for (n = 0; n < 6; n++) {
+        post(&f, cq.cqn, next + n, 0, false);
+    }
+    for (n = 0; n < 6; n++) {
+        poll_expect(&f, &cq, next++);
+    }
+    g_assert_cmpuint(cq_entry(f.h, &cq, 9).owner, ==, 0);
+    g_assert_false(f.h->core.cqs[cq.cqn].error);
+
+    /* Shrinking with nothing pending moves nothing. */
+    g_assert_cmpuint(resize(&f, &cq, 1, &moved), ==, VHCA_ST_OK);
+    g_assert_cmpuint(moved, ==, 0);
+    post(&f, cq.cqn, next, 0, false);
+    poll_expect(&f, &cq, next++);
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_CQ], ==, 0);
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_ADMIN_CMD], ==, 0);
+    harness_free(f.h);
+}
+
+/*
+ * A ring too small for the CQEs pending is refused and nothing changes;
+ * one that holds exactly them is accepted, with the fullness rule of the
+ * producer: it is full.
+ */
+static void test_resize_too_small(void)
+{
+    Fixture f;
+    TestCq cq;
+    CqSnapshot before;
+    uint32_t moved, syndrome, n;
+    uint64_t ring, pbl;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 3, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    for (n = 0; n < 5; n++) {
+        post(&f, cq.cqn, 0x10 + n, 0, false);
+    }
+    poll_expect(&f, &cq, 0x10);
+    cq_snapshot(&f, &cq, &before);
+
+    ring = rdma_alloc(f.h, 1);
+    pbl = rdma_pbl(f.h, ring, 1, false);
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 1, pbl, 1, &syndrome), ==,
+                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(syndrome, ==, 4);
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_ADMIN_CMD], ==, 1);
+    cq_assert_unchanged(&f, &cq, &before);
+    /* Nothing was written into the refused ring. */
+    for (n = 0; n < 2; n++) {
+        struct vhca_cqe cqe;
+
+        ram_read(f.h, ring + 32 * n, &cqe, sizeof(cqe));
+        g_assert_cmpuint(cqe.wr_id, ==, 0);
+        g_assert_cmpuint(cqe.owner, ==, 0);
+    }
+    /* The CQ still works: the next CQE lands after the others. */
+    post(&f, cq.cqn, 0x15, 0, false);
+    poll_expect(&f, &cq, 0x11);
+
+    /* Five pending, four entries: refused. */
+    post(&f, cq.cqn, 0x16, 0, false);
+    g_assert_cmpuint(resize(&f, &cq, 2, &moved), ==, VHCA_ST_BAD_PARAM);
+    /* Four in four entries: accepted, and full. */
+    poll_expect(&f, &cq, 0x12);
+    g_assert_cmpuint(resize(&f, &cq, 2, &moved), ==, VHCA_ST_OK);
+    g_assert_cmpuint(moved, ==, 4);
+    g_assert_false(vhca_cq_post(&f.h->core, cq.cqn,
+                                &(VhcaCompletion){ .wr_id = 0x99 }));
+    g_assert_true(f.h->core.cqs[cq.cqn].error);
+    for (n = 0; n < 4; n++) {
+        poll_expect(&f, &cq, 0x13 + n);
+    }
+    harness_free(f.h);
+}
+
+/* IBTA 11.4.2.1: a CQ in error is refused; so are bad inputs. */
+static void test_resize_refused(void)
+{
+    Fixture f;
+    TestCq cq, broken;
+    CqSnapshot before;
+    uint32_t syndrome;
+    uint64_t pbl;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 2, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(rdma_create_cq(f.h, &broken, 1, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    post(&f, broken.cqn, 1, 0, false);
+    post(&f, broken.cqn, 2, 0, false);
+    g_assert_false(vhca_cq_post(&f.h->core, broken.cqn,
+                                &(VhcaCompletion){ .wr_id = 3 }));
+    g_assert_true(f.h->core.cqs[broken.cqn].error);
+    cq_snapshot(&f, &broken, &before);
+    g_assert_cmpuint(resize(&f, &broken, 4, NULL), ==, VHCA_ST_BAD_STATE);
+    cq_assert_unchanged(&f, &broken, &before);
+
+    post(&f, cq.cqn, 0x20, 0, false);
+    post(&f, cq.cqn, 0x21, 0, false);
+    cq_snapshot(&f, &cq, &before);
+    pbl = rdma_pbl(f.h, rdma_alloc(f.h, 1), 1, false);
+    /* No such CQ; log_size out of range; too few pages. */
+    g_assert_cmpuint(resize_raw(&f, cq.cqn + 5, 2, pbl, 1, &syndrome), ==,
+                     VHCA_ST_BAD_INDEX);
+    g_assert_cmpuint(syndrome, ==, cq.cqn + 5);
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 0, pbl, 1, &syndrome), ==,
+                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(syndrome, ==, 0);
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 17, pbl, 1, &syndrome), ==,
+                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(syndrome, ==, 17);
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 8, pbl, 1, &syndrome), ==,
+                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(syndrome, ==, 1);
+    /* A record past the producer, or behind what the device learnt. */
+    dbrec_write(&f, &cq, 3);
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 2, pbl, 1, &syndrome), ==,
+                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(syndrome, ==, 3);
+    dbrec_write(&f, &cq, 0);
+    cq_assert_unchanged(&f, &cq, &before);
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn, VHCA_CQ_ARM_NEXT | 1);
+    g_assert_cmpuint(f.h->core.cqs[cq.cqn].ci, ==, 1);
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 2, pbl, 1, &syndrome), ==,
+                     VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(syndrome, ==, 0);
+
+    /* The new ring is not guest RAM: refused, nothing changed. */
+    dbrec_write(&f, &cq, 1);
+    cq_snapshot(&f, &cq, &before);
+    pbl = rdma_pbl(f.h, BAD_ADDR, 1, false);
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 2, pbl, 1, &syndrome), ==,
+                     VHCA_ST_BAD_ADDR);
+    g_assert_cmpuint(syndrome, ==, 0);
+    g_assert_cmpuint(f.h->ev.err_admin_cmd.status, ==, VHCA_ST_BAD_ADDR);
+    cq_assert_unchanged(&f, &cq, &before);
+    /* Its page list is not guest RAM: the same. */
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 2, BAD_ADDR, 1, &syndrome), ==,
+                     VHCA_ST_BAD_ADDR);
+    cq_assert_unchanged(&f, &cq, &before);
+    /* The old ring went away under the device: its CQE cannot be read. */
+    f.h->core.cqs[cq.cqn].pages[0] = BAD_ADDR;
+    before.page0 = BAD_ADDR;
+    pbl = rdma_pbl(f.h, rdma_alloc(f.h, 1), 1, false);
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 2, pbl, 1, &syndrome), ==,
+                     VHCA_ST_BAD_ADDR);
+    g_assert_cmpuint(syndrome, ==, 0);
+    cq_assert_unchanged(&f, &cq, &before);
+    harness_free(f.h);
+}
+
+/*
+ * The new ring fails half way (its second page is not guest RAM): the
+ * command is refused after copying into the first page, and the CQ goes
+ * on in its old ring as if nothing had happened.
+ */
+static void test_resize_ring_dma_fails(void)
+{
+    Fixture f;
+    TestCq cq;
+    CqSnapshot before;
+    uint32_t syndrome, moved, n;
+    uint64_t ring, pbl, list[2];
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 8, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    for (n = 0; n < 131; n++) {
+        post(&f, cq.cqn, 0x1000 + n, 0, false);
+    }
+    poll_expect(&f, &cq, 0x1000);
+    cq_snapshot(&f, &cq, &before);
+
+    ring = rdma_alloc(f.h, 1);
+    pbl = rdma_alloc(f.h, 1);
+    list[0] = GUINT64_TO_LE(ring);
+    list[1] = GUINT64_TO_LE(BAD_ADDR);
+    ram_write(f.h, pbl, list, sizeof(list));
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, 8, pbl, 2, &syndrome), ==,
+                     VHCA_ST_BAD_ADDR);
+    g_assert_cmpuint(syndrome, ==, 128);
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_ADMIN_CMD], ==, 1);
+    cq_assert_unchanged(&f, &cq, &before);
+    g_assert_false(f.h->core.cqs[cq.cqn].error);
+
+    /* The old ring still takes CQEs and gives them back in order. */
+    post(&f, cq.cqn, 0x1000 + 131, 0, false);
+    for (n = 1; n < 100; n++) {
+        poll_expect(&f, &cq, 0x1000 + n);
+    }
+    /* A good ring now: 32 left to move. */
+    g_assert_cmpuint(resize(&f, &cq, 6, &moved), ==, VHCA_ST_OK);
+    g_assert_cmpuint(moved, ==, 32);
+    for (n = 100; n < 132; n++) {
+        poll_expect(&f, &cq, 0x1000 + n);
+    }
+    g_assert_false(cq_poll(f.h, &cq, &(struct vhca_cqe){ 0 }));
+    harness_free(f.h);
+}
+
+/* Arming belongs to the CQ, not to its ring: a resize keeps it. */
+static void test_resize_keeps_arming(void)
+{
+    Fixture f;
+    TestCq cq;
+    uint32_t moved;
+
+    fixture_init(&f);
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, 2, f.eqn, f.page), ==,
+                     VHCA_ST_OK);
+    /* ARM_NEXT on an empty CQ, then a resize: the next CQE fires. */
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn,
+                  VHCA_CQ_ARM_NEXT | cq.ci);
+    g_assert_cmpuint(resize(&f, &cq, 4, &moved), ==, VHCA_ST_OK);
+    g_assert_cmpuint(moved, ==, 0);
+    g_assert_cmpuint(eq_pi(&f), ==, 0);
+    post(&f, cq.cqn, 1, 0, false);
+    g_assert_cmpuint(eq_pi(&f), ==, 1);
+    g_assert_cmpuint(GUINT32_FROM_LE(eq_entry(&f, 0).data[0]), ==, cq.cqn);
+    g_assert_cmpuint(f.h->irqs[COMP_VECTOR], ==, 1);
+
+    /* ARM_SOLICITED with an unsolicited CQE pending: kept as well. */
+    poll_expect(&f, &cq, 1);
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn,
+                  VHCA_CQ_ARM_SOLICITED | cq.ci);
+    post(&f, cq.cqn, 2, 0, false);
+    g_assert_cmpuint(resize(&f, &cq, 2, &moved), ==, VHCA_ST_OK);
+    g_assert_cmpuint(moved, ==, 1);
+    post(&f, cq.cqn, 3, 0, false);
+    g_assert_cmpuint(eq_pi(&f), ==, 1);
+    post(&f, cq.cqn, 4, 0, true);
+    g_assert_cmpuint(eq_pi(&f), ==, 2);
+    /*
+     * Arming counts in the new ring's indices: at 0, with three CQEs
+     * there, the event is due at once.
+     */
+    ring_doorbell(f.h, f.page, VHCA_DB_CQ, cq.cqn, VHCA_CQ_ARM_NEXT | 0);
+    g_assert_cmpuint(f.h->guest_errors[VHCA_GUEST_ERR_CQ], ==, 0);
+    g_assert_cmpuint(eq_pi(&f), ==, 3);
+    for (uint32_t n = 2; n <= 4; n++) {
+        poll_expect(&f, &cq, n);
+    }
+    harness_free(f.h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -501,5 +908,13 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/qp/flush-unreadable-wqe",
                     test_flush_unreadable_wqe);
     g_test_add_func("/vhca/qp/doorbell-rules", test_doorbell_rules);
+    g_test_add_func("/vhca/cq/resize/moves-pending",
+                    test_resize_moves_pending);
+    g_test_add_func("/vhca/cq/resize/too-small", test_resize_too_small);
+    g_test_add_func("/vhca/cq/resize/refused", test_resize_refused);
+    g_test_add_func("/vhca/cq/resize/ring-dma-fails",
+                    test_resize_ring_dma_fails);
+    g_test_add_func("/vhca/cq/resize/keeps-arming",
+                    test_resize_keeps_arming);
     return g_test_run();
 }

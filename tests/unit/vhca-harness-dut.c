@@ -69,6 +69,13 @@ uint8_t vhca_dut_cmd(VhcaDut *dut, uint16_t opcode, const void *in,
     return status;
 }
 
+void vhca_dut_doorbell(VhcaDut *dut, uint32_t page, uint32_t offset,
+                       uint32_t object, uint32_t value)
+{
+    ring_doorbell(dut->h, page, offset, object, value);
+    harness_run(dut->h);
+}
+
 uint64_t vhca_dut_alloc(VhcaDut *dut, size_t len)
 {
     return rdma_alloc(dut->h, (len + 4095) / 4096);
