@@ -1456,7 +1456,7 @@ static void test_malformed_wqe(const void *data)
         w.num_sge = VHCA_MAX_SEND_SGE + 1;
         break;
     case MF_BAD_OPCODE:
-        w.opcode = 7;           /* ibv_wr_opcode 7 is LOCAL_INV: not ours */
+        w.opcode = 8;           /* ibv_wr_opcode 8 is BIND_MW: not ours */
         wqe_sge(&w, sbuf, 4, skey);
         break;
     case MF_INLINE_TOO_LONG:
