@@ -512,8 +512,17 @@ struct vhca_device_attr {
 	vhca_le32 num_comp_vectors;
 	vhca_le32 gid_tbl_len;
 	vhca_le32 max_pkeys;
-	vhca_le32 rsvd[33];		/* room to grow: 256 bytes */
+	vhca_le32 cap_flags;		/* VHCA_DEV_CAP_* */
+	vhca_le32 rsvd[32];		/* room to grow: 256 bytes */
 };
+
+/*
+ * QUERY_DEVICE cap_flags: optional operations the device executes, as
+ * requester and responder.  IBTA 1.5 memory placement extensions: RDMA
+ * FLUSH of the global visibility placement type and ATOMIC WRITE.
+ */
+#define VHCA_DEV_CAP_FLUSH_GLOBAL	(1u << 0)
+#define VHCA_DEV_CAP_ATOMIC_WRITE	(1u << 1)
 
 /* VHCA_CMD_QUERY_PORT: in.port (1); out = struct vhca_port_attr. */
 struct vhca_cmd_port_in {
@@ -638,6 +647,8 @@ struct vhca_cmd_obj_out {
 #define VHCA_ACCESS_REMOTE_WRITE	(1u << 1)
 #define VHCA_ACCESS_REMOTE_READ		(1u << 2)
 #define VHCA_ACCESS_REMOTE_ATOMIC	(1u << 3)
+#define VHCA_ACCESS_FLUSH_GLOBAL	(1u << 8)
+#define VHCA_ACCESS_FLUSH_PERSISTENT	(1u << 9)
 
 /* CREATE_MR flags */
 #define VHCA_MR_PHYS			(1u << 0)	/* kernel DMA MR: iova = guest physical */
@@ -878,8 +889,22 @@ enum vhca_wqe_opcode {			/* the values of enum ibv_wr_opcode */
 	VHCA_WR_ATOMIC_FETCH_AND_ADD	= 6,
 	VHCA_WR_LOCAL_INV		= 7,	/* key in imm_or_inv */
 	VHCA_WR_SEND_WITH_INV		= 9,
+	VHCA_WR_FLUSH			= 14,
+	VHCA_WR_ATOMIC_WRITE		= 15,
 	/* Kernel only: the value of Linux's IB_WR_REG_MR. */
 	VHCA_WR_REG_MR			= 0x20,
+};
+
+/* FLUSH placement type: the values of enum ibv_placement_type. */
+enum vhca_flush_type {
+	VHCA_FLUSH_GLOBAL		= 1,
+	VHCA_FLUSH_PERSISTENT		= 2,
+};
+
+/* FLUSH selectivity level: the values of enum ibv_selectivity_level. */
+enum vhca_flush_level {
+	VHCA_FLUSH_RANGE		= 0,
+	VHCA_FLUSH_MR			= 1,
 };
 
 #define VHCA_WQE_SIGNALED		(1u << 0)
@@ -913,8 +938,11 @@ struct vhca_ud_av {
  * Send WQE, 256 bytes.  With VHCA_WQE_INLINE, inline_len bytes of data
  * follow the header in place of the SGEs.  RC and UC WQEs use remote_addr,
  * rkey and (RC) the atomic operands; UD WQEs use dest_qpn, qkey and av in
- * their place.  The local operations (RC, UC) name their MR's key in
- * imm_or_inv; REG_MR's registration fills the SGE area (mr_*).
+ * their place.  ATOMIC_WRITE carries its 8 bytes in compare_add (copied
+ * to the target as they are in the WQE), FLUSH its length, placement type
+ * and selectivity level in place of the atomic operands; neither has SGEs.
+ * The local operations (RC, UC) name their MR's key in imm_or_inv;
+ * REG_MR's registration fills the SGE area (mr_*).
  */
 struct vhca_send_wqe {
 	vhca_le64 wr_id;
@@ -933,10 +961,16 @@ struct vhca_send_wqe {
 	vhca_le32 rkey;			/* RC, UC; 0 in UD WQEs */
 	vhca_le32 inline_len;
 	union {
-		struct {		/* RC atomics */
+		struct {		/* RC atomics, ATOMIC_WRITE */
 			vhca_le64 compare_add;
 			vhca_le64 swap;
 			vhca_u8 rsvd1[16];
+		};
+		struct {		/* RC FLUSH */
+			vhca_le32 flush_len;	/* RETH DMA Length */
+			vhca_u8 flush_type;	/* enum vhca_flush_type bits */
+			vhca_u8 flush_level;	/* enum vhca_flush_level */
+			vhca_u8 rsvd2[26];
 		};
 		struct vhca_ud_av av;	/* UD */
 	};
@@ -950,7 +984,7 @@ struct vhca_send_wqe {
 			vhca_le32 mr_npages;
 			vhca_le32 mr_access;	/* VHCA_ACCESS_* */
 			vhca_u8 mr_page_shift;	/* 12..30 */
-			vhca_u8 rsvd2[7];
+			vhca_u8 rsvd3[7];
 		};
 	};
 };
@@ -970,6 +1004,8 @@ enum vhca_cqe_opcode {			/* the values of enum ibv_wc_opcode */
 	VHCA_WC_COMP_SWAP		= 3,
 	VHCA_WC_FETCH_ADD		= 4,
 	VHCA_WC_LOCAL_INV		= 6,
+	VHCA_WC_FLUSH			= 8,
+	VHCA_WC_ATOMIC_WRITE		= 9,
 	/* Kernel only: Linux 6.12's IB_WC_REG_MR (not an ibv value). */
 	VHCA_WC_REG_MR			= 10,
 	VHCA_WC_RECV			= 128,
@@ -1168,6 +1204,8 @@ static_assert(sizeof(struct vhca_sge) == 16, "vhca_sge layout");
 static_assert(sizeof(struct vhca_send_wqe) == VHCA_SEND_WQE_SIZE, "vhca_send_wqe layout");
 static_assert(__builtin_offsetof(struct vhca_send_wqe, dest_qpn) == 16, "UD WQE layout");
 static_assert(__builtin_offsetof(struct vhca_send_wqe, av) == 32, "UD WQE layout");
+static_assert(__builtin_offsetof(struct vhca_send_wqe, flush_len) == 32, "FLUSH WQE layout");
+static_assert(__builtin_offsetof(struct vhca_send_wqe, flush_level) == 37, "FLUSH WQE layout");
 static_assert(__builtin_offsetof(struct vhca_send_wqe, sge) == 64, "send WQE layout");
 static_assert(sizeof(struct vhca_recv_wqe) == VHCA_RECV_WQE_SIZE, "vhca_recv_wqe layout");
 static_assert(sizeof(struct vhca_cqe) == 32, "vhca_cqe layout");

@@ -71,6 +71,7 @@ struct vhca_dev_attr {
 	u32 num_comp_vectors;
 	u32 gid_tbl_len;
 	u32 max_pkeys;
+	u32 cap_flags;		/* VHCA_DEV_CAP_* */
 };
 
 struct vhca_admin_slot {

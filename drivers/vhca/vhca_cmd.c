@@ -43,6 +43,7 @@ int vhcad_cmd_query_device(struct vhca_dev *dev, struct vhca_dev_attr *attr)
 	attr->num_comp_vectors = le32_to_cpu(da.num_comp_vectors);
 	attr->gid_tbl_len = le32_to_cpu(da.gid_tbl_len);
 	attr->max_pkeys = le32_to_cpu(da.max_pkeys);
+	attr->cap_flags = le32_to_cpu(da.cap_flags);
 	return 0;
 }
 

@@ -271,6 +271,10 @@ static enum ib_wc_opcode vhcad_wc_opcode(u8 opcode)
 		return IB_WC_LOCAL_INV;
 	case VHCA_WC_REG_MR:
 		return IB_WC_REG_MR;
+	case VHCA_WC_FLUSH:
+		return IB_WC_FLUSH;
+	case VHCA_WC_ATOMIC_WRITE:
+		return IB_WC_ATOMIC_WRITE;
 	case VHCA_WC_RECV_RDMA_WITH_IMM:
 		return IB_WC_RECV_RDMA_WITH_IMM;
 	default:

@@ -15,13 +15,17 @@
 #include "vhca.h"
 #include "vhca_verbs.h"
 
+/* No FLUSH_PERSISTENT: the device does not offer persistence. */
 #define VHCA_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_FLUSH_GLOBAL)
 
 static_assert(IB_ACCESS_LOCAL_WRITE == VHCA_ACCESS_LOCAL_WRITE);
 static_assert(IB_ACCESS_REMOTE_WRITE == VHCA_ACCESS_REMOTE_WRITE);
 static_assert(IB_ACCESS_REMOTE_READ == VHCA_ACCESS_REMOTE_READ);
 static_assert(IB_ACCESS_REMOTE_ATOMIC == VHCA_ACCESS_REMOTE_ATOMIC);
+static_assert(IB_ACCESS_FLUSH_GLOBAL == VHCA_ACCESS_FLUSH_GLOBAL);
+static_assert(IB_ACCESS_FLUSH_PERSISTENT == VHCA_ACCESS_FLUSH_PERSISTENT);
 
 /*
  * The device keys an MR by index and 8-bit tag, and gives a new MR the

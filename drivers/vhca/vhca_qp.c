@@ -32,9 +32,15 @@
 				 IB_QP_MAX_DEST_RD_ATOMIC | \
 				 IB_QP_PATH_MIG_STATE | IB_QP_DEST_QPN)
 
+/*
+ * Both FLUSH types may be enabled on a QP, as on rxe: the MR's rights
+ * decide (no MR has FLUSH_PERSISTENT, see vhca_mr.c).
+ */
 #define VHCA_QP_REMOTE_ACCESS	(IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
-				 IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_FLUSH_GLOBAL | \
+				 IB_ACCESS_FLUSH_PERSISTENT)
 
 static_assert((int)IB_QP_STATE == (int)VHCA_QP_STATE);
 static_assert((int)IB_QP_AV == (int)VHCA_QP_AV);

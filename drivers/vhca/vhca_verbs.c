@@ -82,6 +82,15 @@ int vhcad_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 				  IB_DEVICE_BAD_QKEY_CNTR |
 				  IB_DEVICE_MEM_MGT_EXTENSIONS;
 	props->max_fast_reg_page_list_len = VHCA_FAST_REG_MAX_PAGES;
+	/*
+	 * IBTA 1.5 memory placement extensions, as far as the device
+	 * executes them: the core then lets MRs and QPs ask for FLUSH of
+	 * the global visibility type (ib_check_mr_access()).
+	 */
+	if (attr->cap_flags & VHCA_DEV_CAP_FLUSH_GLOBAL)
+		props->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
+	if (attr->cap_flags & VHCA_DEV_CAP_ATOMIC_WRITE)
+		props->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
 	return 0;
 }
 

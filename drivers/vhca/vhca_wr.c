@@ -25,6 +25,12 @@ static_assert((int)IB_WR_ATOMIC_FETCH_AND_ADD == (int)VHCA_WR_ATOMIC_FETCH_AND_A
 static_assert((int)IB_WR_SEND_WITH_INV == (int)VHCA_WR_SEND_WITH_INV);
 static_assert((int)IB_WR_LOCAL_INV == (int)VHCA_WR_LOCAL_INV);
 static_assert((int)IB_WR_REG_MR == (int)VHCA_WR_REG_MR);
+/*
+ * FLUSH and ATOMIC WRITE keep their values, but struct ib_send_wr has no
+ * room for their operands: kernel users cannot post them (as on rxe).
+ */
+static_assert((int)IB_WR_FLUSH == (int)VHCA_WR_FLUSH);
+static_assert((int)IB_WR_ATOMIC_WRITE == (int)VHCA_WR_ATOMIC_WRITE);
 
 static void vhcad_set_sge(struct vhca_sge *dst, const struct ib_sge *src)
 {

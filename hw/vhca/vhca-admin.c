@@ -94,6 +94,9 @@ static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
                  core->cfg.num_vectors - VHCA_VECTOR_FIRST_COMP);
     vhca_st_le32(ATTR(gid_tbl_len), core->cfg.gid_tbl_len);
     vhca_st_le32(ATTR(max_pkeys), 1);
+    /* IBTA 1.5 memory placement: no persistence (docs/specs/vhca.rst). */
+    vhca_st_le32(ATTR(cap_flags),
+                 VHCA_DEV_CAP_FLUSH_GLOBAL | VHCA_DEV_CAP_ATOMIC_WRITE);
     vhca_st_le64(ATTR(max_mr_size),
                  (uint64_t)VHCA_MR_MAX_PAGES << VHCA_MR_MAX_PAGE_SHIFT);
     /* Page sizes 4 KiB .. 1 GiB: bits 12..30. */

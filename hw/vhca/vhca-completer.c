@@ -14,11 +14,15 @@
 
 #include "vhca-transport.h"
 
+/* WQEs that complete only on their own response, never implicitly. */
 static bool vhca_completer_is_rd_atomic(const VhcaSendMeta *m)
 {
-    return m->opcode == VHCA_WR_RDMA_READ ||
-           m->opcode == VHCA_WR_ATOMIC_CMP_AND_SWP ||
-           m->opcode == VHCA_WR_ATOMIC_FETCH_AND_ADD;
+    return vhca_wr_takes_rd_res(m->opcode);
+}
+
+static bool vhca_completer_is_placement(const VhcaSendMeta *m)
+{
+    return m->opcode == VHCA_WR_FLUSH || m->opcode == VHCA_WR_ATOMIC_WRITE;
 }
 
 /*
@@ -138,6 +142,22 @@ static void vhca_completer_read_response(VhcaCore *core, uint32_t qpn,
     uint32_t expect_psn, offset, expect_len;
     uint8_t status;
 
+    /*
+     * IBTA 1.5 memory placement extensions: FLUSH and ATOMIC WRITE are
+     * answered by one RDMA READ Response Only without data (rxe sends
+     * it so, and its completer takes it so).
+     */
+    if (m && vhca_completer_is_placement(m)) {
+        if (psn != m->first_psn || pkt->payload_len ||
+            (pkt->tp.bth.opcode & ~VHCA_IB_TRANSPORT_MASK) !=
+            VHCA_IB_OP_RDMA_READ_RESPONSE_ONLY) {
+            vhca_rx_drop(core, VHCA_DROP_BAD_RESPONSE, qpn);
+            return;
+        }
+        qp->req.una_psn = vhca_psn_add(psn, 1);
+        vhca_req_complete_head(core, qpn, qp);
+        return;
+    }
     if (!m || m->opcode != VHCA_WR_RDMA_READ ||
         vhca_psn_before(psn, m->first_psn) ||
         !vhca_psn_before(psn, vhca_psn_add(m->first_psn, m->npkts))) {
@@ -179,8 +199,9 @@ static void vhca_completer_atomic_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     uint8_t orig[8];
     uint8_t status;
 
-    if (!m || !vhca_completer_is_rd_atomic(m) ||
-        m->opcode == VHCA_WR_RDMA_READ || pkt->tp.bth.psn != m->first_psn) {
+    if (!m || (m->opcode != VHCA_WR_ATOMIC_CMP_AND_SWP &&
+               m->opcode != VHCA_WR_ATOMIC_FETCH_AND_ADD) ||
+        pkt->tp.bth.psn != m->first_psn) {
         vhca_rx_drop(core, VHCA_DROP_BAD_RESPONSE, qpn);
         return;
     }

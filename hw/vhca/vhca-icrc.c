@@ -68,3 +68,8 @@ uint32_t vhca_icrc(const uint8_t *ip, size_t ip_hlen, bool ipv6, size_t len)
     /* At most a UDP datagram (64 KiB): fits zlib's uInt. */
     return crc32(crc, ip + hdr_len, (unsigned)(len - hdr_len));
 }
+
+uint32_t vhca_icrc_extend(uint32_t icrc, const uint8_t *data, size_t len)
+{
+    return crc32(icrc, data, (unsigned)len);
+}

@@ -19,10 +19,15 @@
 
 #include "vhca-internal.h"
 
+/*
+ * FLUSH_PERSISTENT is not among them: the device cannot make guest memory
+ * durable, so no MR offers the persistence placement type.
+ */
 #define VHCA_ACCESS_ALL     (VHCA_ACCESS_LOCAL_WRITE |                      \
                              VHCA_ACCESS_REMOTE_WRITE |                     \
                              VHCA_ACCESS_REMOTE_READ |                      \
-                             VHCA_ACCESS_REMOTE_ATOMIC)
+                             VHCA_ACCESS_REMOTE_ATOMIC |                    \
+                             VHCA_ACCESS_FLUSH_GLOBAL)
 /* Entries of the page list read per DMA while checking it. */
 #define VHCA_PBL_CHUNK      VHCA_PBL_ENTRIES_PER_PAGE
 
@@ -421,6 +426,15 @@ VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
         *gen = mr->gen;
     }
     return status;
+}
+
+VhcaMrStatus vhca_mr_check_whole(VhcaCore *core, uint32_t key, uint32_t pdn,
+                                 uint32_t access)
+{
+    const VhcaMr *mr = vhca_mr_by_key(core, key);
+
+    return mr ? vhca_mr_check_access(mr, pdn, mr->iova, mr->length, access)
+              : VHCA_MR_BAD_KEY;
 }
 
 const char *vhca_mr_status_name(VhcaMrStatus status)

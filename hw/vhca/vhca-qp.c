@@ -18,10 +18,16 @@
 
 #include "vhca-transport.h"
 
+/*
+ * Both FLUSH placement types may be enabled on a QP (IBTA 1.5 memory
+ * placement extensions), as on rxe: the MR's rights decide.
+ */
 #define VHCA_QP_ACCESS_ALL  (VHCA_ACCESS_LOCAL_WRITE |                      \
                              VHCA_ACCESS_REMOTE_WRITE |                     \
                              VHCA_ACCESS_REMOTE_READ |                      \
-                             VHCA_ACCESS_REMOTE_ATOMIC)
+                             VHCA_ACCESS_REMOTE_ATOMIC |                    \
+                             VHCA_ACCESS_FLUSH_GLOBAL |                     \
+                             VHCA_ACCESS_FLUSH_PERSISTENT)
 #define VHCA_PSN_MAX        0xffffffu
 #define VHCA_QPN_MAX        0xffffffu
 #define VHCA_FLOW_LABEL_MAX 0xfffffu
@@ -108,6 +114,8 @@ uint8_t vhca_send_wc_opcode(uint8_t wr_opcode)
         [VHCA_WR_ATOMIC_CMP_AND_SWP] = { true, VHCA_WC_COMP_SWAP },
         [VHCA_WR_ATOMIC_FETCH_AND_ADD] = { true, VHCA_WC_FETCH_ADD },
         [VHCA_WR_SEND_WITH_INV] = { true, VHCA_WC_SEND },
+        [VHCA_WR_FLUSH] = { true, VHCA_WC_FLUSH },
+        [VHCA_WR_ATOMIC_WRITE] = { true, VHCA_WC_ATOMIC_WRITE },
         [VHCA_WR_LOCAL_INV] = { true, VHCA_WC_LOCAL_INV },
         [VHCA_WR_REG_MR] = { true, VHCA_WC_REG_MR },
     };
@@ -720,6 +728,14 @@ static uint8_t vhca_qp_check_values(VhcaCore *core, VhcaCmdCtx *ctx,
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
                              "QP %u: alternate paths are not supported",
                              attr->qpn);
+    }
+    /* The access flags are bits: the range below does not catch holes. */
+    if ((mask & VHCA_QP_ACCESS_FLAGS) &&
+        (attr->qp_access_flags & ~VHCA_QP_ACCESS_ALL)) {
+        ctx->syndrome = VHCA_QP_ACCESS_FLAGS;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP %u: qp_access_flags 0x%x has unknown bits",
+                             attr->qpn, attr->qp_access_flags);
     }
     for (i = 0; i < sizeof(qp_scalar_attrs) / sizeof(qp_scalar_attrs[0]);
          i++) {

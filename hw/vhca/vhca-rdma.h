@@ -158,6 +158,8 @@ typedef struct VhcaSendMeta {
     uint8_t flags;                  /* VHCA_WQE_* */
     uint8_t num_sge;
     uint8_t status;                 /* not SUCCESS: complete with it */
+    uint8_t flush_type;             /* FLUSH: placement type bits */
+    uint8_t flush_level;            /* FLUSH: selectivity level */
     /* UD: the destination and the Q_Key the DETH carries (10.2.5). */
     VhcaPath ud_path;
     uint32_t qkey;
@@ -183,9 +185,12 @@ typedef struct VhcaRequester {
     bool sqd_notify;                /* SQD: post SQ_DRAINED when drained */
 } VhcaRequester;
 
-/* A responder resource (IBTA 9.7.5.1.3): a READ or atomic to replay. */
+/*
+ * A responder resource (IBTA 9.7.5.1.3): a READ, atomic, FLUSH or ATOMIC
+ * WRITE to replay.
+ */
 typedef struct VhcaRdRes {
-    uint8_t kind;                   /* 0 (free), VHCA_RES_READ, _ATOMIC */
+    uint8_t kind;                   /* VHCA_RES_* */
     uint32_t first_psn;
     uint32_t last_psn;
     uint64_t va;
@@ -237,7 +242,11 @@ typedef struct VhcaResponder {
 } VhcaResponder;
 
 enum { VHCA_RESP_NONE, VHCA_RESP_SEND, VHCA_RESP_WRITE };
-enum { VHCA_RES_FREE, VHCA_RES_READ, VHCA_RES_ATOMIC };
+/*
+ * VHCA_RES_PLACEMENT: a FLUSH or ATOMIC WRITE, executed once; a duplicate
+ * gets its zero-length READ response again (IBTA 1.5, as rxe).
+ */
+enum { VHCA_RES_FREE, VHCA_RES_READ, VHCA_RES_ATOMIC, VHCA_RES_PLACEMENT };
 
 /*
  * Why the device, not the driver, moved a QP to ERR or SQE: the first
@@ -426,6 +435,12 @@ uint8_t vhca_port_active_mtu(const VhcaCore *core);
 VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
                            uint64_t addr, uint64_t len, uint32_t access,
                            uint64_t *gen);
+/*
+ * The same checks for the whole MR @key names, whatever its range: an
+ * MR-level FLUSH (IBTA 1.5) names no range.
+ */
+VhcaMrStatus vhca_mr_check_whole(VhcaCore *core, uint32_t key, uint32_t pdn,
+                                 uint32_t access);
 const char *vhca_mr_status_name(VhcaMrStatus status);
 
 /*

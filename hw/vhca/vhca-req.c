@@ -52,6 +52,22 @@ static bool vhca_wr_is_local(uint8_t op)
     return op == VHCA_WR_REG_MR || op == VHCA_WR_LOCAL_INV;
 }
 
+/* IBTA 1.5 memory placement extensions: no local data, no SGEs. */
+static bool vhca_wr_is_placement(uint8_t op)
+{
+    return op == VHCA_WR_FLUSH || op == VHCA_WR_ATOMIC_WRITE;
+}
+
+/*
+ * The WQEs that take a responder resource at the peer and so count
+ * against max_rd_atomic (IBTA 9.5; FLUSH and ATOMIC WRITE are answered
+ * like a READ, IBTA 1.5), and that a FENCE waits for.
+ */
+bool vhca_wr_takes_rd_res(uint8_t op)
+{
+    return vhca_wr_is_rd_atomic(op) || vhca_wr_is_placement(op);
+}
+
 static bool vhca_qp_is_ud(const VhcaQp *qp)
 {
     return qp->type == VHCA_QPT_UD || qp->type == VHCA_QPT_GSI;
@@ -82,6 +98,8 @@ static bool vhca_req_opcode_ok(const VhcaQp *qp, uint8_t op)
     case VHCA_WR_RDMA_READ:
     case VHCA_WR_ATOMIC_CMP_AND_SWP:
     case VHCA_WR_ATOMIC_FETCH_AND_ADD:
+    case VHCA_WR_FLUSH:
+    case VHCA_WR_ATOMIC_WRITE:
         return qp->type == VHCA_QPT_RC;
     default:
         return false;
@@ -156,6 +174,27 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
         if (status != VHCA_WC_SUCCESS) {
             return status;
         }
+    }
+    /*
+     * FLUSH and ATOMIC WRITE take their operands from the WQE, never
+     * data from SGEs or inline (the flags are ignored, as by rxe).  The
+     * responder checks alignment and placement type (rxe does too).
+     */
+    if (m->opcode == VHCA_WR_FLUSH) {
+        m->num_sge = 0;
+        m->len = vhca_ld_le32(raw + WQE_OFF(flush_len));
+        m->flush_type = raw[WQE_OFF(flush_type)];
+        m->flush_level = raw[WQE_OFF(flush_level)];
+        /* Wider than their FETH fields: the guest's mistake. */
+        if (m->flush_type & ~0xfu || m->flush_level & ~0x3u) {
+            return VHCA_WC_LOC_QP_OP_ERR;
+        }
+        return VHCA_WC_SUCCESS;
+    }
+    if (m->opcode == VHCA_WR_ATOMIC_WRITE) {
+        m->num_sge = 0;
+        m->len = 8;
+        return VHCA_WC_SUCCESS;
     }
 
     if (m->flags & VHCA_WQE_INLINE) {
@@ -287,7 +326,7 @@ void vhca_req_complete_head(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 
         vhca_cq_post(core, qp->send_cqn, &wc);
     }
-    if (vhca_wr_is_rd_atomic(m->opcode) && req->rd_atomic) {
+    if (vhca_wr_takes_rd_res(m->opcode) && req->rd_atomic) {
         req->rd_atomic--;
     }
     qp->sq.ci++;
@@ -425,13 +464,14 @@ static bool vhca_req_fetch(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
             return false;
         }
         /* IBTA 9.5: at most max_rd_atomic READs/atomics outstanding. */
-        if (vhca_wr_is_rd_atomic(m.opcode)) {
+        if (vhca_wr_takes_rd_res(m.opcode)) {
             if (req->rd_atomic >= qp->attr.max_rd_atomic) {
                 return false;
             }
             req->rd_atomic++;
         }
-        m.npkts = vhca_wr_is_atomic(m.opcode) || vhca_qp_is_ud(qp) ? 1 :
+        m.npkts = vhca_wr_is_atomic(m.opcode) ||
+                  vhca_wr_is_placement(m.opcode) || vhca_qp_is_ud(qp) ? 1 :
                   vhca_wire_packet_count(m.len, qp->attr.path_mtu);
         if (vhca_wr_is_local(m.opcode)) {
             m.npkts = 0;
@@ -563,6 +603,30 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         }
         pkt.tp.atomic.va = m->remote_addr;
         pkt.tp.atomic.rkey = m->rkey;
+        bth->ack_req = true;
+        break;
+    case VHCA_WR_FLUSH:
+        /* IBTA 1.5 oA19-2: FETH and RETH, no payload. */
+        bth->opcode = VHCA_IB_OPCODE(RC, FLUSH);
+        pkt.tp.feth.placement = m->flush_type;
+        pkt.tp.feth.selectivity = m->flush_level;
+        pkt.tp.reth.va = m->remote_addr;
+        pkt.tp.reth.rkey = m->rkey;
+        pkt.tp.reth.dma_len = m->len;
+        bth->ack_req = true;
+        break;
+    case VHCA_WR_ATOMIC_WRITE:
+        /*
+         * The 8 bytes go in the order the WQE holds them (a little-endian
+         * load stored back little-endian), as rxe sends its WQE's bytes.
+         */
+        vhca_st_le64(core->roce_payload, m->compare_add);
+        bth->opcode = VHCA_IB_OPCODE(RC, ATOMIC_WRITE);
+        pkt.tp.reth.va = m->remote_addr;
+        pkt.tp.reth.rkey = m->rkey;
+        pkt.tp.reth.dma_len = 8;
+        pkt.payload = core->roce_payload;
+        pkt.payload_len = 8;
         bth->ack_req = true;
         break;
     default:

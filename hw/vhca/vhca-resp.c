@@ -4,7 +4,10 @@
  * PSN and place in its message, execute SENDs into receive WQEs, RDMA
  * WRITEs, READs and atomics on memory regions, acknowledge, and replay
  * READ responses and atomic results of duplicate requests from the
- * responder resources.
+ * responder resources.  IBTA 1.5's memory placement extensions, RDMA
+ * FLUSH and ATOMIC WRITE, are executed once, answered with an RDMA READ
+ * Response Only without data and replayed from the responder resources,
+ * as Linux rxe does.
  *
  * Error classes (IBTA 9.9.3.1):
  *  - PSN sequence error (class A): one NAK per episode, no state change;
@@ -113,6 +116,24 @@ static void vhca_resp_atomic_ack(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     pkt.tp.bth.psn = psn;
     pkt.tp.aeth.syndrome = vhca_resp_ack_syndrome(qp);
     pkt.tp.atomic_orig = orig;
+    vhca_resp_send(core, qpn, qp, &pkt);
+}
+
+/*
+ * IBTA 1.5 memory placement extensions: FLUSH and ATOMIC WRITE are
+ * acknowledged by an RDMA READ Response Only without data (rxe's
+ * send_read_response_ack()), so that the requester waits for it as for
+ * a READ.
+ */
+static void vhca_resp_placement_ack(VhcaCore *core, uint32_t qpn,
+                                    VhcaQp *qp, uint32_t psn)
+{
+    VhcaWirePacket pkt;
+
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, RDMA_READ_RESPONSE_ONLY);
+    pkt.tp.bth.psn = psn;
+    pkt.tp.aeth.syndrome = vhca_resp_ack_syndrome(qp);
     vhca_resp_send(core, qpn, qp, &pkt);
 }
 
@@ -650,6 +671,112 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     vhca_resp_atomic_ack(core, qpn, qp, psn, orig);
 }
 
+/*
+ * A FLUSH or ATOMIC WRITE was executed: it takes a responder resource,
+ * so that a duplicate is answered without executing again, and is
+ * acknowledged.
+ */
+static void vhca_resp_placement_done(VhcaCore *core, uint32_t qpn,
+                                     VhcaQp *qp, uint32_t psn)
+{
+    VhcaRdRes *res = vhca_resp_res_alloc(qp);
+
+    res->kind = VHCA_RES_PLACEMENT;
+    res->first_psn = res->last_psn = psn;
+    qp->resp.epsn = vhca_psn_add(psn, 1);
+    qp->resp.msn++;
+    vhca_resp_placement_ack(core, qpn, qp, psn);
+}
+
+/*
+ * RDMA FLUSH (IBTA 1.5 memory placement extensions, as rxe's
+ * process_flush()).  The FETH's placement type needs the FLUSH right of
+ * that type on the QP (else invalid request, as rxe) and on the MR over
+ * the RETH range, or over the whole MR at MR-level selectivity (else
+ * remote access error).  Guest RAM is the only memory the device places
+ * data in, and every earlier WRITE and ATOMIC WRITE was written to it, by
+ * DMA that had finished, before this request was taken (requests execute
+ * in PSN order): global visibility holds once the response goes out.
+ */
+static void vhca_resp_do_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                               const VhcaWirePacket *pkt)
+{
+    const VhcaWireFeth *feth = &pkt->tp.feth;
+    const VhcaWireReth *reth = &pkt->tp.reth;
+    uint32_t psn = pkt->tp.bth.psn;
+    uint32_t access = 0;
+    VhcaMrStatus st;
+
+    if (feth->placement & VHCA_FLUSH_GLOBAL) {
+        access |= VHCA_ACCESS_FLUSH_GLOBAL;
+    }
+    if (feth->placement & VHCA_FLUSH_PERSISTENT) {
+        access |= VHCA_ACCESS_FLUSH_PERSISTENT;
+    }
+    /*
+     * No placement type, a reserved one or a reserved selectivity level,
+     * a type the QP does not enable, or no responder resource.
+     */
+    if (!access ||
+        (feth->placement & ~(VHCA_FLUSH_GLOBAL | VHCA_FLUSH_PERSISTENT)) ||
+        feth->selectivity > VHCA_FLUSH_MR ||
+        (access & ~qp->attr.qp_access_flags) ||
+        !qp->attr.max_dest_rd_atomic) {
+        vhca_resp_invalid(core, qpn, qp, psn);
+        return;
+    }
+    if (feth->selectivity == VHCA_FLUSH_MR) {
+        st = vhca_mr_check_whole(core, reth->rkey, qp->pdn, access);
+    } else {
+        st = vhca_mr_check(core, reth->rkey, qp->pdn, reth->va,
+                           reth->dma_len, access, NULL);
+    }
+    if (st != VHCA_MR_OK) {
+        vhca_resp_access(core, qpn, qp, psn);
+        return;
+    }
+    vhca_resp_placement_done(core, qpn, qp, psn);
+}
+
+/*
+ * ATOMIC WRITE (IBTA 1.5 memory placement extensions, as rxe's
+ * atomic_write_reply()): exactly 8 bytes (RETH DMA length and payload,
+ * oA19-28, else invalid request), REMOTE_WRITE on the QP (else invalid
+ * request) and on the MR (else remote access error), an 8-byte aligned
+ * address (else invalid request, as rxe).  The 8 bytes land in one DMA
+ * write: atomic with respect to everything the device does, not to guest
+ * CPUs, as the other atomics.
+ */
+static void vhca_resp_do_atomic_write(VhcaCore *core, uint32_t qpn,
+                                      VhcaQp *qp, const VhcaWirePacket *pkt)
+{
+    const VhcaWireReth *reth = &pkt->tp.reth;
+    uint32_t psn = pkt->tp.bth.psn;
+
+    if (!(qp->attr.qp_access_flags & VHCA_ACCESS_REMOTE_WRITE) ||
+        !qp->attr.max_dest_rd_atomic || reth->dma_len != 8 ||
+        pkt->payload_len != 8) {
+        vhca_resp_invalid(core, qpn, qp, psn);
+        return;
+    }
+    if (vhca_mr_check(core, reth->rkey, qp->pdn, reth->va, 8,
+                      VHCA_ACCESS_REMOTE_WRITE, NULL) != VHCA_MR_OK) {
+        vhca_resp_access(core, qpn, qp, psn);
+        return;
+    }
+    if (reth->va & 7) {
+        vhca_resp_invalid(core, qpn, qp, psn);
+        return;
+    }
+    if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, reth->rkey, VHCA_MR_GEN_ANY,
+                         reth->va, (uint8_t *)pkt->payload, 8, qp->pdn,
+                         VHCA_ACCESS_REMOTE_WRITE) != VHCA_WC_SUCCESS) {
+        vhca_resp_access(core, qpn, qp, psn);
+        return;
+    }
+    vhca_resp_placement_done(core, qpn, qp, psn);
+}
+
 /* One READ response packet of the stream in progress. */
 static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
@@ -705,7 +832,8 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 
     vhca_count(core, VHCA_CNT_DUPLICATE_REQUEST, 1);
     if (op == VHCA_IB_OP_RDMA_READ_REQUEST ||
-        op == VHCA_IB_OP_COMPARE_SWAP || op == VHCA_IB_OP_FETCH_ADD) {
+        op == VHCA_IB_OP_COMPARE_SWAP || op == VHCA_IB_OP_FETCH_ADD ||
+        op == VHCA_IB_OP_FLUSH || op == VHCA_IB_OP_ATOMIC_WRITE) {
         /* 9.7.5.1.3: answered from the responder resources, not redone. */
         for (i = 0; i < VHCA_MAX_RD_ATOMIC; i++) {
             VhcaRdRes *res = &resp->res[i];
@@ -716,9 +844,15 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                 continue;
             }
             if (res->kind == VHCA_RES_ATOMIC) {
-                if (op != VHCA_IB_OP_RDMA_READ_REQUEST &&
-                    psn == res->first_psn) {
+                if ((op == VHCA_IB_OP_COMPARE_SWAP ||
+                     op == VHCA_IB_OP_FETCH_ADD) && psn == res->first_psn) {
                     vhca_resp_atomic_ack(core, qpn, qp, psn, res->orig);
+                }
+            } else if (res->kind == VHCA_RES_PLACEMENT) {
+                /* IBTA 1.5 oA19-14, oA19-15: answered, not executed. */
+                if ((op == VHCA_IB_OP_FLUSH ||
+                     op == VHCA_IB_OP_ATOMIC_WRITE) && psn == res->first_psn) {
+                    vhca_resp_placement_ack(core, qpn, qp, psn);
                 }
             } else if (op == VHCA_IB_OP_RDMA_READ_REQUEST) {
                 uint64_t off = (uint64_t)vhca_psn_diff(psn, res->first_psn) *
@@ -812,6 +946,12 @@ static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     } else if (op == VHCA_IB_OP_COMPARE_SWAP || op == VHCA_IB_OP_FETCH_ADD) {
         vhca_resp_do_atomic(core, qpn, qp, pkt, op);
+        return;
+    } else if (op == VHCA_IB_OP_FLUSH) {
+        vhca_resp_do_flush(core, qpn, qp, pkt);
+        return;
+    } else if (op == VHCA_IB_OP_ATOMIC_WRITE) {
+        vhca_resp_do_atomic_write(core, qpn, qp, pkt);
         return;
     } else {
         vhca_resp_invalid(core, qpn, qp, psn);

@@ -86,6 +86,12 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /* Go back N: send again from @psn (IBTA 9.7.5.1.5, 9.7.6.1). */
 void vhca_req_rewind(VhcaQp *qp, uint32_t psn);
 VhcaSendMeta *vhca_req_head(VhcaQp *qp);
+/*
+ * A send opcode that takes a responder resource at the peer (READ,
+ * atomics, FLUSH, ATOMIC WRITE): counts against max_rd_atomic, waits for
+ * its own response.
+ */
+bool vhca_wr_takes_rd_res(uint8_t op);
 /* The head WQE completed successfully; a CQE if it is signaled. */
 void vhca_req_complete_head(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* The head WQE completes with @status and the QP goes to ERR. */

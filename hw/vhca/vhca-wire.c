@@ -63,6 +63,8 @@
  *   AtomicAckETH 0-7 Original Remote Data
  *   ImmDt      0-3 Immediate Data
  *   IETH       0-3 R_Key
+ *   FETH       0-3 reserved:26 SelectivityLevel:2 PlacementType:4
+ *              (IBTA 1.5; before the RETH of a FLUSH)
  *
  * F and B are InfiniBand's congestion notification bits; RoCEv2 marks
  * congestion in the IP header's ECN field instead.
@@ -75,6 +77,9 @@
 #define BTH_FECN                0x80
 #define BTH_BECN                0x40
 #define BTH_ACK_REQ             0x80
+#define FETH_PLACEMENT_MASK     0x0f
+#define FETH_SELECTIVITY_SHIFT  4
+#define FETH_SELECTIVITY_MASK   0x3
 
 static const uint8_t vhca_ipv4_mapped_prefix[12] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
@@ -125,7 +130,8 @@ static void st_be64(uint8_t *p, uint64_t v)
  * headers each opcode carries, in the order they follow the BTH.
  */
 #define EXT_LEN(ext) \
-    ((((ext) & VHCA_WIRE_EXT_DETH) ? VHCA_IB_DETH_LEN : 0) + \
+    ((((ext) & VHCA_WIRE_EXT_FETH) ? VHCA_IB_FETH_LEN : 0) + \
+     (((ext) & VHCA_WIRE_EXT_DETH) ? VHCA_IB_DETH_LEN : 0) + \
      (((ext) & VHCA_WIRE_EXT_RETH) ? VHCA_IB_RETH_LEN : 0) + \
      (((ext) & VHCA_WIRE_EXT_ATOMIC_ETH) ? VHCA_IB_ATOMIC_ETH_LEN : 0) + \
      (((ext) & VHCA_WIRE_EXT_AETH) ? VHCA_IB_AETH_LEN : 0) + \
@@ -148,6 +154,7 @@ static void st_be64(uint8_t *p, uint64_t v)
 #define ATOMIC_ACK  VHCA_WIRE_EXT_ATOMIC_ACK
 #define IMMDT       VHCA_WIRE_EXT_IMMDT
 #define IETH        VHCA_WIRE_EXT_IETH
+#define FETH        VHCA_WIRE_EXT_FETH
 
 /* Position in a message and direction. */
 #define REQ_FIRST   (VHCA_WIRE_OPF_REQUEST | VHCA_WIRE_OPF_FIRST)
@@ -184,6 +191,13 @@ static const VhcaWireOpcodeInfo vhca_wire_opcodes[256] = {
     OPCODE(RC, FETCH_ADD,                   ATOMIC_ETH,     REQ_ONLY),
     OPCODE(RC, SEND_LAST_INV,               IETH,           DATA | REQ_LAST),
     OPCODE(RC, SEND_ONLY_INV,               IETH,           DATA | REQ_ONLY),
+    /*
+     * IBTA 1.5 memory placement extensions, laid out as rxe does: FLUSH
+     * is FETH and RETH without data, ATOMIC WRITE a RETH and 8 bytes
+     * (the responder checks the length).
+     */
+    OPCODE(RC, FLUSH,                       FETH | RETH,    REQ_ONLY),
+    OPCODE(RC, ATOMIC_WRITE,                RETH,           DATA | REQ_ONLY),
     /* UC: the SEND and RDMA WRITE subset of RC. */
     OPCODE(UC, SEND_FIRST,                  0,              DATA | REQ_FIRST),
     OPCODE(UC, SEND_MIDDLE,                 0,              DATA | REQ_MIDDLE),
@@ -437,6 +451,11 @@ static bool vhca_udp_checksum_ok(const uint8_t *ip, bool ipv6,
 static uint8_t *vhca_wire_put_ext(uint8_t *p, uint8_t ext,
                                   const VhcaWireTransport *tp)
 {
+    if (ext & VHCA_WIRE_EXT_FETH) {
+        st_be32(p, (uint32_t)tp->feth.placement |
+                   (uint32_t)tp->feth.selectivity << FETH_SELECTIVITY_SHIFT);
+        p += VHCA_IB_FETH_LEN;
+    }
     if (ext & VHCA_WIRE_EXT_DETH) {
         st_be32(p, tp->deth.qkey);
         p[4] = 0;
@@ -480,6 +499,14 @@ static uint8_t *vhca_wire_put_ext(uint8_t *p, uint8_t ext,
 static void vhca_wire_get_ext(const uint8_t *p, uint8_t ext,
                               VhcaWireTransport *tp)
 {
+    if (ext & VHCA_WIRE_EXT_FETH) {
+        uint32_t feth = ld_be32(p);
+
+        tp->feth.placement = feth & FETH_PLACEMENT_MASK;
+        tp->feth.selectivity = (feth >> FETH_SELECTIVITY_SHIFT) &
+                               FETH_SELECTIVITY_MASK;
+        p += VHCA_IB_FETH_LEN;
+    }
     if (ext & VHCA_WIRE_EXT_DETH) {
         tp->deth.qkey = ld_be32(p);
         tp->deth.src_qpn = ld_be24(p + 5);
@@ -553,6 +580,8 @@ static bool vhca_wire_fields_fit(const VhcaWirePacket *pkt)
            tp->bth.psn <= VHCA_PSN_MASK &&
            tp->aeth.msn <= VHCA_MSN_MASK &&
            tp->deth.src_qpn <= VHCA_IB_QPN_MASK &&
+           tp->feth.placement <= FETH_PLACEMENT_MASK &&
+           tp->feth.selectivity <= FETH_SELECTIVITY_MASK &&
            pkt->net.flow_label <= IPV6_FLOW_LABEL_MASK;
 }
 
@@ -750,6 +779,24 @@ static VhcaWireError vhca_wire_parse_ipv6(const uint8_t *ip, size_t avail,
     return VHCA_WIRE_OK;
 }
 
+/*
+ * Linux rxe (6.12 and earlier) computes the ICRC of an RC FLUSH wrongly:
+ * its opcode table gives FLUSH no payload offset, so after the IBTA
+ * 7.8.1 computation it runs the CRC once more over the whole transport
+ * part (BTH, FETH, RETH, unmasked) as if it were payload.  vhca sends the
+ * right ICRC and accepts that one too on a FLUSH (@icrc is the right
+ * one's value, @bth the @tp_len transport bytes, ICRC included), so an
+ * rxe requester's FLUSH executes; rxe drops vhca's (docs/limits.rst).
+ * Four bytes of CRC still guard the packet either way.
+ */
+static bool vhca_wire_rxe_flush_icrc_ok(uint32_t icrc, const uint8_t *bth,
+                                        size_t tp_len)
+{
+    return bth[0] == VHCA_IB_OPCODE(RC, FLUSH) &&
+           vhca_icrc_extend(icrc, bth, tp_len - VHCA_IB_ICRC_LEN) ==
+           vhca_ld_le32(bth + tp_len - VHCA_IB_ICRC_LEN);
+}
+
 /* Everything from the BTH on: @tp_len bytes at @bth, ICRC included. */
 static VhcaWireError vhca_wire_parse_transport(const uint8_t *bth,
                                                size_t tp_len,
@@ -847,6 +894,7 @@ static VhcaWireError vhca_wire_do_parse_ib(const uint8_t *frame, size_t len,
     const uint8_t *udp = frame + pkt->l4_offset;
     size_t ip_hlen = pkt->l4_offset - pkt->l3_offset;
     size_t udp_len, tp_len;
+    uint32_t icrc;
     VhcaWireError err;
 
     /* Not what vhca_wire_parse_net() left for this frame: read nothing. */
@@ -876,9 +924,10 @@ static VhcaWireError vhca_wire_do_parse_ib(const uint8_t *frame, size_t len,
     pkt->bth_offset = pkt->l4_offset + UDP_HLEN;
 
     /* Integrity first: a damaged header must not pass for a bad field. */
-    if (vhca_icrc(ip, ip_hlen, pkt->ipv6,
-                  ip_hlen + udp_len - VHCA_IB_ICRC_LEN) !=
-        vhca_ld_le32(udp + udp_len - VHCA_IB_ICRC_LEN)) {
+    icrc = vhca_icrc(ip, ip_hlen, pkt->ipv6,
+                     ip_hlen + udp_len - VHCA_IB_ICRC_LEN);
+    if (icrc != vhca_ld_le32(udp + udp_len - VHCA_IB_ICRC_LEN) &&
+        !vhca_wire_rxe_flush_icrc_ok(icrc, udp + UDP_HLEN, tp_len)) {
         return VHCA_WIRE_ERR_ICRC;
     }
     err = vhca_wire_parse_transport(udp + UDP_HLEN, tp_len, pkt);

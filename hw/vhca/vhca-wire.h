@@ -44,6 +44,7 @@
 #define VHCA_IB_ATOMIC_ACK_ETH_LEN  8   /* 9.3.6 Atomic ACK */
 #define VHCA_IB_IMMDT_LEN           4   /* 9.3.7 Immediate data */
 #define VHCA_IB_IETH_LEN            4   /* 9.3.8 Invalidate */
+#define VHCA_IB_FETH_LEN            4   /* IBTA 1.5 FLUSH extended header */
 #define VHCA_IB_ICRC_LEN            4   /* 7.8.1 Invariant CRC */
 
 /* BTH TVer: the only transport header version (9.2). */
@@ -84,6 +85,9 @@ enum vhca_ib_operation {
     VHCA_IB_OP_FETCH_ADD                    = 0x14,
     VHCA_IB_OP_SEND_LAST_INV                = 0x16,
     VHCA_IB_OP_SEND_ONLY_INV                = 0x17,
+    /* IBTA 1.5 memory placement extensions (RC only) */
+    VHCA_IB_OP_FLUSH                        = 0x1c,
+    VHCA_IB_OP_ATOMIC_WRITE                 = 0x1d,
 };
 
 #define VHCA_IB_OPCODE(transport, op) \
@@ -98,6 +102,7 @@ enum {
     VHCA_WIRE_EXT_ATOMIC_ACK    = 1u << 4,
     VHCA_WIRE_EXT_IMMDT         = 1u << 5,
     VHCA_WIRE_EXT_IETH          = 1u << 6,
+    VHCA_WIRE_EXT_FETH          = 1u << 7,  /* comes first, before RETH */
 };
 
 /* Properties of an opcode (VhcaWireOpcodeInfo.flags). */
@@ -118,8 +123,8 @@ typedef struct VhcaWireOpcodeInfo {
 
 /*
  * NULL if the parser does not know @opcode.  It knows the RC, UC and UD
- * opcodes; RD, the RoCEv2 CNP and IBTA 1.5's FLUSH and ATOMIC_WRITE are
- * unknown for now.
+ * opcodes, IBTA 1.5's RC FLUSH and ATOMIC_WRITE included; RD and the
+ * RoCEv2 CNP are unknown.
  */
 const VhcaWireOpcodeInfo *vhca_wire_opcode_info(uint8_t opcode);
 
@@ -253,6 +258,17 @@ typedef struct VhcaWireAtomicEth {
     uint64_t compare;
 } VhcaWireAtomicEth;
 
+/*
+ * FLUSH Extended Transport Header (IBTA 1.5 memory placement extensions):
+ * bits 3:0 the placement type, 5:4 the selectivity level, the rest
+ * reserved (ignored on receive, 0 on send).  The values are
+ * enum vhca_flush_type bits and enum vhca_flush_level.
+ */
+typedef struct VhcaWireFeth {
+    uint8_t placement;              /* 4 bits */
+    uint8_t selectivity;            /* 2 bits */
+} VhcaWireFeth;
+
 typedef struct VhcaWireAeth {
     uint8_t syndrome;               /* vhca_aeth_ack() and friends */
     uint32_t msn;
@@ -272,6 +288,7 @@ typedef struct VhcaWireDeth {
  */
 typedef struct VhcaWireTransport {
     VhcaWireBth bth;
+    VhcaWireFeth feth;
     VhcaWireDeth deth;
     VhcaWireReth reth;
     VhcaWireAtomicEth atomic;
@@ -409,5 +426,7 @@ VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
  * VHCA_IB_BTH_LEN, or the result is 0) are covered.  vhca-icrc.c.
  */
 uint32_t vhca_icrc(const uint8_t *ip, size_t ip_hlen, bool ipv6, size_t len);
+/* @icrc, a vhca_icrc() result, continued over @len more bytes at @data. */
+uint32_t vhca_icrc_extend(uint32_t icrc, const uint8_t *data, size_t len);
 
 #endif /* HW_VHCA_WIRE_H */

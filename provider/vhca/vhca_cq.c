@@ -49,6 +49,10 @@ static enum ibv_wc_opcode vhca_wc_opcode(uint8_t opcode)
 		return IBV_WC_COMP_SWAP;
 	case VHCA_WC_FETCH_ADD:
 		return IBV_WC_FETCH_ADD;
+	case VHCA_WC_FLUSH:
+		return IBV_WC_FLUSH;
+	case VHCA_WC_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
 	case VHCA_WC_RECV_RDMA_WITH_IMM:
 		return IBV_WC_RECV_RDMA_WITH_IMM;
 	default:

@@ -65,7 +65,8 @@ static int vhca_wqe_set_sges(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 
 /*
  * The operations each transport has (the BTH OpCode table, IBTA 9.2.3):
- * UC has no RDMA READ, atomics or SEND with invalidate, UD only SENDs.
+ * UC has no RDMA READ, atomics or SEND with invalidate, UD only SENDs;
+ * FLUSH and ATOMIC WRITE (IBTA 1.5) are RC only.
  */
 static bool vhca_opcode_valid(enum ibv_qp_type qp_type,
 			      enum ibv_wr_opcode opcode)
@@ -81,6 +82,8 @@ static bool vhca_opcode_valid(enum ibv_qp_type qp_type,
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_FLUSH:
+	case IBV_WR_ATOMIC_WRITE:
 		return qp_type == IBV_QPT_RC;
 	default:
 		return false;
@@ -132,6 +135,9 @@ static int vhca_wqe_set_header(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		SWITCH_FALLTHROUGH;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_READ:
+	case IBV_WR_FLUSH:
+	case IBV_WR_ATOMIC_WRITE:
+		/* The builders of the last two fill in their operands. */
 		wqe->remote_addr = htole64(wr->wr.rdma.remote_addr);
 		wqe->rkey = htole32(wr->wr.rdma.rkey);
 		break;
@@ -162,7 +168,8 @@ static bool vhca_opcode_has_inline(uint8_t opcode)
 {
 	return opcode != IBV_WR_RDMA_READ &&
 	       opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
-	       opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+	       opcode != IBV_WR_ATOMIC_FETCH_AND_ADD &&
+	       opcode != IBV_WR_FLUSH && opcode != IBV_WR_ATOMIC_WRITE;
 }
 
 static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
@@ -172,6 +179,9 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	int i;
 
 	if (wr->num_sge < 0)
+		return EINVAL;
+	/* struct ibv_send_wr has no room for their operands: ibv_wr_*() only. */
+	if (wr->opcode == IBV_WR_FLUSH || wr->opcode == IBV_WR_ATOMIC_WRITE)
 		return EINVAL;
 	err = vhca_wqe_set_header(qp, wqe, wr, index);
 	if (err)
@@ -494,6 +504,44 @@ static void vhca_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 		       add, 0);
 }
 
+/*
+ * IBTA 1.5 memory placement extensions.  ATOMIC WRITE's 8 bytes go to the
+ * WQE as they are in memory, and from there to the target unchanged (as
+ * rxe copies them); FLUSH's length, placement type and selectivity level
+ * have their own WQE fields.  Neither has SGEs.
+ */
+static void vhca_wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				 uint64_t remote_addr, const void *atomic_wr)
+{
+	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
+
+	vhca_wr_rdma(ibqp, IBV_WR_ATOMIC_WRITE, rkey, remote_addr, 0);
+	if (qp->ex_wqe)
+		memcpy(&qp->ex_wqe->compare_add, atomic_wr,
+		       sizeof(qp->ex_wqe->compare_add));
+}
+
+static void vhca_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			  uint64_t remote_addr, size_t len, uint8_t type,
+			  uint8_t level)
+{
+	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
+	struct vhca_send_wqe *wqe;
+
+	vhca_wr_rdma(ibqp, IBV_WR_FLUSH, rkey, remote_addr, 0);
+	wqe = qp->ex_wqe;
+	if (!wqe)
+		return;
+	/* The RETH DMA length is 32 bits wide. */
+	if (len > UINT32_MAX) {
+		qp->ex_err = EINVAL;
+		return;
+	}
+	wqe->flush_len = htole32(len);
+	wqe->flush_type = type;
+	wqe->flush_level = level;
+}
+
 static void vhca_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 				uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -565,7 +613,8 @@ static void vhca_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
 #define VHCA_RC_SEND_OPS						\
 	(VHCA_UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ |			\
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |				\
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV | \
+	 IBV_QP_EX_WITH_FLUSH | IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 int vhca_qp_ex_set_ops(struct vhca_qp *qp, enum ibv_qp_type qp_type,
 		       uint64_t send_ops_flags)
@@ -605,6 +654,10 @@ int vhca_qp_ex_set_ops(struct vhca_qp *qp, enum ibv_qp_type qp_type,
 		ex->wr_atomic_cmp_swp = vhca_wr_atomic_cmp_swp;
 	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		ex->wr_atomic_fetch_add = vhca_wr_atomic_fetch_add;
+	if (send_ops_flags & IBV_QP_EX_WITH_FLUSH)
+		ex->wr_flush = vhca_wr_flush;
+	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		ex->wr_atomic_write = vhca_wr_atomic_write;
 	ex->wr_set_sge = vhca_wr_set_sge;
 	ex->wr_set_sge_list = vhca_wr_set_sge_list;
 	ex->wr_set_inline_data = vhca_wr_set_inline_data;

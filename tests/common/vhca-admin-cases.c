@@ -391,6 +391,10 @@ static const VhcaAdminCase cases[] = {
         .syndrome = SYN_EDIT(1)),
     ROW("create-mr/access-bit-4", VHCA_CMD_CREATE_MR, BAD_PARAM,
         .edit = { MR(access, LIT(0x10)) }),
+    /* No persistence placement type: the device makes nothing durable. */
+    ROW("create-mr/access-flush-persistent", VHCA_CMD_CREATE_MR, BAD_PARAM,
+        .edit = { MR(access, LIT(VHCA_ACCESS_LOCAL_WRITE |
+                                 VHCA_ACCESS_FLUSH_PERSISTENT)) }),
     /* Remote write or atomic need local write (IBTA 10.6.3.1). */
     ROW("create-mr/remote-write-alone", VHCA_CMD_CREATE_MR, BAD_PARAM,
         .edit = { MR(access, LIT(VHCA_ACCESS_REMOTE_WRITE)) }),
@@ -983,6 +987,9 @@ static const VhcaAdminCase cases[] = {
            ATTR(pkey_index, LIT(1)), BAD_PARAM, NO_SYN),
     MODIFY("sqd-sqd/access-bit-4", SQD, SQD, VHCA_QP_ACCESS_FLAGS,
            ATTR(qp_access_flags, LIT(0x10)), BAD_PARAM, NO_SYN),
+    /* Below the highest flag (FLUSH_PERSISTENT) but no flag. */
+    MODIFY("sqd-sqd/access-bit-7", SQD, SQD, VHCA_QP_ACCESS_FLAGS,
+           ATTR(qp_access_flags, LIT(0x80)), BAD_PARAM, NO_SYN),
     MODIFY("sqd-sqd/sgid-index-empty", SQD, SQD, VHCA_QP_AV,
            ATTR(sgid_index, LIT(1)), BAD_PARAM, NO_SYN),
     MODIFY("sqd-sqd/sgid-index-200", SQD, SQD, VHCA_QP_AV,

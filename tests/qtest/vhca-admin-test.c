@@ -63,6 +63,8 @@ static void test_query_device(void)
     g_assert_cmpuint(attr.max_uctx, ==, 64);
     g_assert_cmpuint(attr.gid_tbl_len, ==, 16);
     g_assert_cmpuint(attr.max_pkeys, ==, 1);
+    g_assert_cmphex(attr.cap_flags, ==,
+                    VHCA_DEV_CAP_FLUSH_GLOBAL | VHCA_DEV_CAP_ATOMIC_WRITE);
     g_assert_cmpuint(attr.num_comp_vectors, ==, 8 - 2);
 
     /*

@@ -530,8 +530,8 @@ uint8_t vhca_cmd_query_device_at(VhcaTestDev *d,
     attr->node_guid = le64_to_cpu(attr->node_guid);
     attr->max_mr_size = le64_to_cpu(attr->max_mr_size);
     attr->page_size_cap = le64_to_cpu(attr->page_size_cap);
-    /* vendor_id .. max_pkeys: a run of 32-bit fields. */
-    for (uint32_t *p = &attr->vendor_id; p <= &attr->max_pkeys; p++) {
+    /* vendor_id .. cap_flags: a run of 32-bit fields. */
+    for (uint32_t *p = &attr->vendor_id; p <= &attr->cap_flags; p++) {
         *p = le32_to_cpu(*p);
     }
     return status;

@@ -24,6 +24,7 @@
 #define ATOMIC_ETH_LEN          28
 #define ATOMIC_ACK_ETH_LEN      8
 #define IETH_LEN                4
+#define FETH_LEN                4
 #define ICRC_LEN                4
 
 enum {
@@ -34,6 +35,7 @@ enum {
     EXT_ATOMIC_ACK  = 1 << 4,
     EXT_IETH        = 1 << 5,
     HAS_PAYLOAD     = 1 << 6,
+    EXT_FETH        = 1 << 7,   /* before the RETH */
 };
 
 typedef struct RcOpcode {
@@ -71,6 +73,9 @@ static const RcOpcode rc_opcodes[] = {
     [VHCA_RC_FETCH_ADD] = { "FETCH_ADD", EXT_ATOMIC },
     [VHCA_RC_SEND_LAST_INV] = { "SEND_LAST_INV", EXT_IETH | HAS_PAYLOAD },
     [VHCA_RC_SEND_ONLY_INV] = { "SEND_ONLY_INV", EXT_IETH | HAS_PAYLOAD },
+    /* IBTA 1.5 memory placement extensions, as Linux rxe lays them out. */
+    [VHCA_RC_FLUSH] = { "FLUSH", EXT_FETH | EXT_RETH },
+    [VHCA_RC_ATOMIC_WRITE] = { "ATOMIC_WRITE", EXT_RETH | HAS_PAYLOAD },
 };
 
 const char *vhca_rc_opcode_name(uint8_t opcode)
@@ -198,6 +203,10 @@ const char *vhca_roce_parse(const uint8_t *f, size_t len, VhcaRocePkt *p)
         h += (n);                                                           \
         at_;                                                                \
     })
+    if (flags & EXT_FETH) {
+        p->has_feth = true;
+        p->feth = ldl_be_p(TAKE(FETH_LEN));
+    }
     if (flags & EXT_RETH) {
         const uint8_t *x = TAKE(RETH_LEN);
 

@@ -43,6 +43,9 @@ enum {
     VHCA_RC_FETCH_ADD               = 0x14,
     VHCA_RC_SEND_LAST_INV           = 0x16,
     VHCA_RC_SEND_ONLY_INV           = 0x17,
+    /* IBTA 1.5 memory placement extensions */
+    VHCA_RC_FLUSH                   = 0x1c,
+    VHCA_RC_ATOMIC_WRITE            = 0x1d,
 };
 
 /* AETH syndrome (IBTA Vol 1 9.3.5): bits 6:5 the kind. */
@@ -68,8 +71,9 @@ typedef struct VhcaRocePkt {
     uint32_t dest_qpn;
     uint32_t psn;
     /* extension headers, valid when has_* */
-    bool has_reth, has_imm, has_aeth, has_atomic_eth, has_atomic_ack,
-         has_ieth;
+    bool has_feth, has_reth, has_imm, has_aeth, has_atomic_eth,
+         has_atomic_ack, has_ieth;
+    uint32_t feth;              /* the FETH word: type 3:0, level 5:4 */
     uint64_t reth_va;
     uint32_t reth_rkey, reth_len;
     uint32_t imm;               /* ImmDt as the big-endian number */

@@ -901,6 +901,99 @@ static void test_atomics(void)
 }
 
 /*
+ * IBTA 1.5 memory placement extensions through the whole device: an
+ * RDMA WRITE, a FLUSH of its range (global visibility, FETH then RETH, no
+ * payload) and an ATOMIC WRITE (RETH and 8 bytes), each answered by an
+ * RDMA READ Response Only without data, as Linux rxe lays them out.
+ */
+static void test_placement_ops(void)
+{
+    enum { LEN = 300 };
+    static const uint8_t value[8] = { 'c', 1, 2, 3, 4, 5, 6, 'c' };
+    const uint64_t iova = 0x6660000ull;
+    QpConf conf = conf_default;
+    Fabric f;
+    Conn cn;
+    struct vhca_send_wqe w;
+    struct vhca_cqe c;
+    uint64_t sbuf, raddr;
+    uint32_t skey, rkey;
+    unsigned flushes = 0, writes = 0, responses = 0;
+    uint8_t got[8];
+
+    conf.access |= VHCA_ACCESS_FLUSH_GLOBAL;
+    fabric_up(&f, 0);
+    conn_make(&cn, &f.side[0], &f.side[1], &conf);
+    sbuf = buf_alloc(&f.side[0], LEN);
+    buf_fill(&f.side[0], sbuf, LEN, 4);
+    skey = mr_phys(&f.side[0], sbuf, LEN, 0);
+    rkey = mr_paged(&f.side[1], iova, 1024,
+                    VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_REMOTE_WRITE |
+                    VHCA_ACCESS_FLUSH_GLOBAL, &raddr);
+
+    wqe_init(&w, SEND_ID(20), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, sbuf, LEN, skey);
+    wqe_remote(&w, iova, rkey);
+    sq_post(&f.side[0], &cn.qp[0], &w);
+    wqe_init(&w, SEND_ID(21), VHCA_WR_FLUSH, VHCA_WQE_SIGNALED);
+    wqe_remote(&w, iova, rkey);
+    w.flush_len = cpu_to_le32(LEN);
+    w.flush_type = VHCA_FLUSH_GLOBAL;
+    w.flush_level = VHCA_FLUSH_RANGE;
+    sq_post(&f.side[0], &cn.qp[0], &w);
+    wqe_init(&w, SEND_ID(22), VHCA_WR_ATOMIC_WRITE, VHCA_WQE_SIGNALED);
+    wqe_remote(&w, iova + 512, rkey);
+    memcpy(&w.compare_add, value, 8);
+    sq_post(&f.side[0], &cn.qp[0], &w);
+
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_RDMA_WRITE, SEND_ID(20), cn.qp[0].qpn, NULL);
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_FLUSH, SEND_ID(21), cn.qp[0].qpn, &c);
+    g_assert_cmpuint(c.byte_len, ==, LEN);
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_ATOMIC_WRITE, SEND_ID(22), cn.qp[0].qpn, &c);
+    g_assert_cmpuint(c.byte_len, ==, 8);
+    buf_check(&f.side[1], raddr, LEN, 4);
+    qtest_memread(f.side[1].d->qts, raddr + 512, got, 8);
+    g_assert_cmpmem(got, 8, value, 8);
+    g_assert_cmphex(qtest_readq(f.side[1].d->qts, raddr + 520), ==, 0);
+    expect_cq_empty(&f, &f.side[1], &f.side[1].rcq);
+
+    for (guint i = 0; i < f.link.frames->len; i++) {
+        VhcaRocePkt p;
+        const VhcaLinkFrame *fr = frame_at(&f, i, &p);
+
+        if (fr->from == 0 && p.opcode == VHCA_RC_FLUSH) {
+            flushes++;
+            g_assert_true(p.has_feth && p.has_reth);
+            /* Selectivity level 0 (range) in bits 5:4, type in 3:0. */
+            g_assert_cmphex(p.feth, ==, VHCA_FLUSH_GLOBAL);
+            g_assert_cmphex(p.reth_va, ==, iova);
+            g_assert_cmphex(p.reth_rkey, ==, rkey);
+            g_assert_cmpuint(p.reth_len, ==, LEN);
+            g_assert_cmpuint(p.payload_len, ==, 0);
+            g_assert_true(p.ack_req);
+        } else if (fr->from == 0 && p.opcode == VHCA_RC_ATOMIC_WRITE) {
+            writes++;
+            g_assert_cmphex(p.reth_va, ==, iova + 512);
+            g_assert_cmpuint(p.reth_len, ==, 8);
+            g_assert_cmpuint(p.payload_len, ==, 8);
+            g_assert_cmpmem(p.payload, 8, value, 8);
+        } else if (fr->from == 1 && p.opcode == VHCA_RC_READ_RESPONSE_ONLY) {
+            responses++;
+            g_assert_cmpuint(p.payload_len, ==, 0);
+            g_assert_cmphex(VHCA_AETH_KIND(p.aeth_syndrome), ==,
+                            VHCA_AETH_ACK);
+        }
+    }
+    g_assert_cmpuint(flushes, ==, 1);
+    g_assert_cmpuint(writes, ==, 1);
+    g_assert_cmpuint(responses, ==, 2);
+    fabric_down(&f);
+}
+
+/*
  * Multi-packet SEND, WRITE and READ at each path MTU (IBTA 9.7
  * segmentation): FIRST/MIDDLE/LAST opcodes, PSNs across the 2^24 wrap,
  * full-MTU packets, correct data.  PMTU 4096 needs Ethernet MTU 9000.
@@ -2886,6 +2979,7 @@ int main(int argc, char **argv)
                        test_rdma_write);
     vhca_add_test("/vhca/rc/rdma-read", test_rdma_read);
     vhca_add_test("/vhca/rc/atomics", test_atomics);
+    vhca_add_test("/vhca/rc/flush-atomic-write", test_placement_ops);
     for (unsigned i = 0; i < ARRAY_SIZE(mtus); i++) {
         g_autofree char *path = g_strdup_printf("/vhca/rc/multi-packet/%u",
                                                 128u << mtus[i]);

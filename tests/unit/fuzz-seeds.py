@@ -26,7 +26,7 @@ SRQ_LIMIT, SRQ_RESIZE, SRQ_QUERY, SRQ_DESTROY, SRQ_RESIZE_LIMIT = \
     0x08, 0x10, 0x20, 0x40, 0x80
 # Indexes into send_opcodes[] of fuzz-vhca.c.
 WR_WRITE, WR_WRITE_IMM, WR_SEND, WR_SEND_IMM, WR_READ, WR_CAS, WR_FAA, \
-    WR_SEND_INV = range(8)
+    WR_SEND_INV, WR_FLUSH, WR_ATOMIC_WRITE = range(10)
 
 
 def u8(v):
@@ -161,6 +161,12 @@ SEEDS = {
     "frame-read-req": frame(0, RC, 0x0c, off=0x3000, dma_len=2500, flags=2),
     "frame-cas": frame(0, RC, 0x13, off=0x40) + frame(0, RC, 0x14, 1,
                                                       off=0x48),
+    # IBTA 1.5: FLUSH (FETH zero: no placement type) and ATOMIC WRITE.
+    "frame-flush": frame(0, RC, 0x1c, off=0x100, dma_len=64) +
+    frame(0, RC, 0x1d, 1, off=0x108, dma_len=8, plen=8),
+    "traffic-placement": traffic(0, RC, WR_WRITE, 100) +
+    traffic(0, RC, WR_FLUSH, 100) + traffic(1, RC, WR_ATOMIC_WRITE, 0) +
+    time(30),
     "frame-psn-ahead": frame(0, RC, 0x04, 50, plen=4) +
     frame(0, RC, 0x04, 0x80, plen=4),
     "frame-ipv6-vlan": frame(0, RC, 0x04, plen=30, net=1) +

@@ -954,8 +954,8 @@ static void op_frame(Fuzz *f, FuzzIn *in)
 static const uint8_t send_opcodes[] = {
     VHCA_WR_RDMA_WRITE, VHCA_WR_RDMA_WRITE_WITH_IMM, VHCA_WR_SEND,
     VHCA_WR_SEND_WITH_IMM, VHCA_WR_RDMA_READ, VHCA_WR_ATOMIC_CMP_AND_SWP,
-    VHCA_WR_ATOMIC_FETCH_AND_ADD, VHCA_WR_SEND_WITH_INV, VHCA_WR_LOCAL_INV,
-    VHCA_WR_REG_MR,
+    VHCA_WR_ATOMIC_FETCH_AND_ADD, VHCA_WR_SEND_WITH_INV, VHCA_WR_FLUSH,
+    VHCA_WR_ATOMIC_WRITE, VHCA_WR_LOCAL_INV, VHCA_WR_REG_MR,
 };
 
 /* An SGE in one of our MRs (any length), or anywhere. */
@@ -1117,6 +1117,14 @@ static void op_traffic(Fuzz *f, FuzzIn *in)
     }
     wqe_init(&w, ++fn->wr_id, opcode, VHCA_WQE_SIGNALED);
     wqe_sge(&w, fn->n.buf + off, len, fn->keys[0]);
+    if (opcode == VHCA_WR_FLUSH) {
+        /* Global visibility; the length's low bit picks the level. */
+        w.flush_len = GUINT32_TO_LE(len);
+        w.flush_type = VHCA_FLUSH_GLOBAL;
+        w.flush_level = len & 1 ? VHCA_FLUSH_MR : VHCA_FLUSH_RANGE;
+    } else if (opcode == VHCA_WR_ATOMIC_WRITE) {
+        w.compare_add = GUINT64_TO_LE(0x0123456789abcdefull ^ len);
+    }
     if (fq_ud(q)) {
         w.dest_qpn = GUINT32_TO_LE(peer->q[q].qpn);
         w.qkey = GUINT32_TO_LE(UD_QKEY);

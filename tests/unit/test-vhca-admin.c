@@ -91,6 +91,8 @@ static void test_query_device(void)
     g_assert_cmpuint(GUINT32_FROM_LE(attr.gid_tbl_len), ==, 100);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.num_comp_vectors), ==, 18);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_pkeys), ==, 1);
+    g_assert_cmphex(GUINT32_FROM_LE(attr.cap_flags), ==,
+                    VHCA_DEV_CAP_FLUSH_GLOBAL | VHCA_DEV_CAP_ATOMIC_WRITE);
     /* The RDMA limits the device enforces (spec, "RDMA resources"). */
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_qp), ==, cfg.max_qp);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_cq), ==, cfg.max_cq);

@@ -15,6 +15,7 @@
 #include <glib.h>
 
 #include "rxe-frames.h"
+#include "vhca-internal.h"
 #include "vhca-psn.h"
 #include "vhca-wire.h"
 
@@ -141,6 +142,7 @@ static void sample_packet(VhcaWirePacket *pkt, bool ipv6, uint8_t opcode,
         .ack_req = true, .psn = 0xfffffe,
     };
     pkt->tp.deth = (VhcaWireDeth) { .qkey = 0x80010203, .src_qpn = 0x123456 };
+    pkt->tp.feth = (VhcaWireFeth) { .placement = 0xa, .selectivity = 0x3 };
     pkt->tp.reth = (VhcaWireReth) {
         .va = 0x0123456789abcdefull, .rkey = 0xdeadbeef, .dma_len = 0x10000,
     };
@@ -175,6 +177,10 @@ static void assert_transport_equal(const VhcaWireTransport *got,
     g_assert_cmpuint(got->bth.dest_qpn, ==, want->bth.dest_qpn);
     g_assert_cmpint(got->bth.ack_req, ==, want->bth.ack_req);
     g_assert_cmpuint(got->bth.psn, ==, want->bth.psn);
+    if (info->ext & VHCA_WIRE_EXT_FETH) {
+        g_assert_cmphex(got->feth.placement, ==, want->feth.placement);
+        g_assert_cmphex(got->feth.selectivity, ==, want->feth.selectivity);
+    }
     if (info->ext & VHCA_WIRE_EXT_DETH) {
         g_assert_cmphex(got->deth.qkey, ==, want->deth.qkey);
         g_assert_cmphex(got->deth.src_qpn, ==, want->deth.src_qpn);
@@ -343,13 +349,14 @@ static void test_opcode_table(void)
         ext_len += (info->ext & VHCA_WIRE_EXT_ATOMIC_ACK) ? 8 : 0;
         ext_len += (info->ext & VHCA_WIRE_EXT_IMMDT) ? 4 : 0;
         ext_len += (info->ext & VHCA_WIRE_EXT_IETH) ? 4 : 0;
+        ext_len += (info->ext & VHCA_WIRE_EXT_FETH) ? 4 : 0;
         g_assert_cmpuint(info->hdr_len, ==, 12 + ext_len);
         /* Exactly one direction. */
         g_assert_cmpint(!(info->flags & VHCA_WIRE_OPF_REQUEST), !=,
                         !(info->flags & VHCA_WIRE_OPF_RESPONSE));
     }
-    /* RC 23, UC 12, UD 2. */
-    g_assert_cmpuint(known, ==, 37);
+    /* RC 25 (with IBTA 1.5's FLUSH and ATOMIC WRITE), UC 12, UD 2. */
+    g_assert_cmpuint(known, ==, 39);
 
     /* Header sizes as rxe's opcode table has them. */
     g_assert_cmpuint(vhca_wire_opcode_info(
@@ -362,6 +369,16 @@ static void test_opcode_table(void)
         VHCA_IB_OPCODE(UD, SEND_ONLY_IMM))->hdr_len, ==, 24);
     g_assert_cmpuint(vhca_wire_opcode_info(
         VHCA_IB_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE))->hdr_len, ==, 12);
+    /* rxe: FLUSH is BTH, FETH, RETH; ATOMIC WRITE BTH, RETH, 8 bytes. */
+    g_assert_cmpuint(vhca_wire_opcode_info(0x1c)->hdr_len, ==, 32);
+    g_assert_cmpstr(vhca_wire_opcode_info(0x1c)->name, ==, "RC_FLUSH");
+    g_assert_false(vhca_wire_opcode_info(0x1c)->flags &
+                   VHCA_WIRE_OPF_PAYLOAD);
+    g_assert_cmpuint(vhca_wire_opcode_info(0x1d)->hdr_len, ==, 28);
+    g_assert_cmpstr(vhca_wire_opcode_info(0x1d)->name, ==,
+                    "RC_ATOMIC_WRITE");
+    g_assert_true(vhca_wire_opcode_info(0x1d)->flags &
+                  VHCA_WIRE_OPF_PAYLOAD);
     g_assert_cmpstr(vhca_wire_opcode_info(
         VHCA_IB_OPCODE(UC, SEND_LAST_IMM))->name, ==, "UC_SEND_LAST_IMM");
     g_assert_false(vhca_wire_opcode_info(
@@ -373,7 +390,8 @@ static void test_opcode_table(void)
     /* Not RoCE opcodes we take: reserved, UC reads, RD, UD RC-only, CNP. */
     g_assert_null(vhca_wire_opcode_info(0x15));
     g_assert_null(vhca_wire_opcode_info(0x18));
-    g_assert_null(vhca_wire_opcode_info(0x1c));     /* FLUSH */
+    g_assert_null(vhca_wire_opcode_info(0x3c));     /* UC FLUSH */
+    g_assert_null(vhca_wire_opcode_info(0x3d));     /* UC ATOMIC WRITE */
     g_assert_null(vhca_wire_opcode_info(0x2c));
     g_assert_null(vhca_wire_opcode_info(0x36));
     g_assert_null(vhca_wire_opcode_info(0x40));
@@ -505,6 +523,12 @@ static void test_build_rejects(void)
     sample_packet(&pkt, true, VHCA_IB_OPCODE(UD, SEND_ONLY), 0);
     pkt.tp.deth.src_qpn = 1u << 24;
     g_assert_cmpuint(vhca_wire_build(&pkt, frame, sizeof(frame)), ==, 0);
+    sample_packet(&pkt, true, VHCA_IB_OPCODE(RC, FLUSH), 0);
+    pkt.tp.feth.placement = 0x10;
+    g_assert_cmpuint(vhca_wire_build(&pkt, frame, sizeof(frame)), ==, 0);
+    sample_packet(&pkt, true, VHCA_IB_OPCODE(RC, FLUSH), 0);
+    pkt.tp.feth.selectivity = 4;
+    g_assert_cmpuint(vhca_wire_build(&pkt, frame, sizeof(frame)), ==, 0);
     sample_packet(&pkt, true, VHCA_IB_OPCODE(RC, SEND_ONLY), 0);
     pkt.net.flow_label = 1u << 20;
     g_assert_cmpuint(vhca_wire_build(&pkt, frame, sizeof(frame)), ==, 0);
@@ -597,6 +621,66 @@ static void test_rxe_vectors(void)
     g_assert_cmpuint(vhca_wire_udp_sport(0, 0x15, 0x15), ==, 49593);
     g_assert_cmpuint(vhca_wire_udp_sport(0, 0x16, 0x16), ==, 49636);
     g_assert_cmpuint(vhca_wire_udp_sport(0, 0x18, 0x18), ==, 49728);
+}
+
+/*
+ * An RC FLUSH as Linux 6.12's rxe sent it (captured by
+ * tests/guest/test_placement_interop.py, 192.0.2.2 to 192.0.2.1): FETH
+ * placement type 1 (global), range selectivity, RETH VA 0x19ada000, R_Key
+ * 0x2de, length 16.  rxe's ICRC for FLUSH covers the transport headers a
+ * second time (its opcode table has no payload offset for FLUSH); the
+ * parser takes that ICRC on a FLUSH and on nothing else.
+ */
+static const uint8_t rxe_v4_flush[] = {
+    0x52, 0x54, 0x00, 0x56, 0x48, 0x01, 0x52, 0x54, 0x00, 0x56, 0x48, 0x02,
+    0x08, 0x00, 0x45, 0x00, 0x00, 0x40, 0x00, 0x06, 0x40, 0x00, 0x40, 0x11,
+    0xb6, 0xa3, 0xc0, 0x00, 0x02, 0x02, 0xc0, 0x00, 0x02, 0x01, 0xc0, 0x22,
+    0x12, 0xb7, 0x00, 0x2c, 0x00, 0x00, 0x1c, 0x00, 0xff, 0xff, 0x00, 0x00,
+    0x00, 0x02, 0x80, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+    0x00, 0x00, 0x19, 0xad, 0xa0, 0x00, 0x00, 0x00, 0x02, 0xde, 0x00, 0x00,
+    0x00, 0x10, 0x86, 0xa1, 0xcb, 0xb1,
+};
+
+static void test_rxe_flush_icrc(void)
+{
+    uint8_t frame[sizeof(rxe_v4_flush)];
+    size_t bth = 14 + 20 + 8, len = sizeof(frame);
+    VhcaWirePacket pkt;
+    uint32_t right;
+
+    memcpy(frame, rxe_v4_flush, len);
+    g_assert_cmpint(parse_copy(frame, len, &pkt), ==, VHCA_WIRE_OK);
+    g_assert_cmphex(pkt.tp.bth.opcode, ==, VHCA_IB_OPCODE(RC, FLUSH));
+    g_assert_cmphex(pkt.tp.bth.psn, ==, 1);
+    g_assert_cmphex(pkt.tp.bth.dest_qpn, ==, 2);
+    g_assert_cmpuint(pkt.tp.feth.placement, ==, VHCA_FLUSH_GLOBAL);
+    g_assert_cmpuint(pkt.tp.feth.selectivity, ==, VHCA_FLUSH_RANGE);
+    g_assert_cmphex(pkt.tp.reth.va, ==, 0x19ada000);
+    g_assert_cmphex(pkt.tp.reth.rkey, ==, 0x2de);
+    g_assert_cmpuint(pkt.tp.reth.dma_len, ==, 16);
+    g_assert_cmpuint(pkt.payload_len, ==, 0);
+
+    /* It is not the IBTA ICRC, which the parser takes as well. */
+    right = vhca_icrc(frame + 14, 20, false, len - 14 - 4);
+    g_assert_cmphex(right, !=, vhca_ld_le32(frame + len - 4));
+    g_assert_cmphex(vhca_icrc_extend(right, frame + bth, len - bth - 4), ==,
+                    vhca_ld_le32(frame + len - 4));
+    vhca_st_le32(frame + len - 4, right);
+    g_assert_cmpint(parse_copy(frame, len, &pkt), ==, VHCA_WIRE_OK);
+
+    /* One bit off: neither ICRC matches. */
+    memcpy(frame, rxe_v4_flush, len);
+    frame[bth + 20] ^= 0x01;
+    assert_parse(frame, len, VHCA_WIRE_ERR_ICRC);
+
+    /* rxe's form of the ICRC on another opcode is a bad ICRC. */
+    memcpy(frame, rxe_v4_flush, len);
+    frame[bth] = VHCA_IB_OPCODE(RC, RDMA_READ_REQUEST);
+    frame[bth + 12] = 0;                    /* FETH and RETH: a RETH */
+    right = vhca_icrc(frame + 14, 20, false, len - 14 - 4);
+    vhca_st_le32(frame + len - 4,
+                 vhca_icrc_extend(right, frame + bth, len - bth - 4));
+    assert_parse(frame, len, VHCA_WIRE_ERR_ICRC);
 }
 
 static void test_udp_sport(void)
@@ -914,6 +998,41 @@ static void test_bad_transport(void)
     set_udp_len(frame, 14, len - 14 - 20 - 1);
     assert_parse(frame, len, VHCA_WIRE_ERR_PAD);
 
+    /*
+     * IBTA 1.5 FLUSH: FETH then RETH, laid out as rxe's feth_init() does
+     * (placement type bits 3:0, selectivity level bits 5:4).  A READ
+     * request relabelled FLUSH has no room for the FETH: malformed.
+     */
+    len = build_sample(frame, false, VHCA_IB_OPCODE(RC, FLUSH), 0);
+    {
+        static const uint8_t feth_reth[] = {
+            0x00, 0x00, 0x00, 0x3a,
+            0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+            0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x00, 0x00,
+        };
+
+        g_assert_cmpuint(len, ==, bth + 32 + 4);
+        g_assert_cmpmem(frame + bth + 12, sizeof(feth_reth), feth_reth,
+                        sizeof(feth_reth));
+    }
+    assert_parse(frame, len, VHCA_WIRE_OK);
+    len = build_sample(frame, false, VHCA_IB_OPCODE(RC, RDMA_READ_REQUEST), 0);
+    frame[bth] = VHCA_IB_OPCODE(RC, FLUSH);
+    reseal(frame, 14);
+    assert_parse(frame, len, VHCA_WIRE_ERR_EXT_LEN);
+    /* The FETH's reserved bits are ignored. */
+    len = build_sample(frame, false, VHCA_IB_OPCODE(RC, FLUSH), 0);
+    frame[bth + 12] = 0xff;
+    frame[bth + 15] |= 0xc0;
+    reseal(frame, 14);
+    {
+        VhcaWirePacket pkt;
+
+        g_assert_cmpint(parse_copy(frame, len, &pkt), ==, VHCA_WIRE_OK);
+        g_assert_cmphex(pkt.tp.feth.placement, ==, 0xa);
+        g_assert_cmphex(pkt.tp.feth.selectivity, ==, 0x3);
+    }
+
     /* Data on opcodes that carry none. */
     len = build_sample(frame, false, VHCA_IB_OPCODE(RC, SEND_ONLY), 8);
     frame[bth] = VHCA_IB_OPCODE(RC, ACKNOWLEDGE);
@@ -921,6 +1040,11 @@ static void test_bad_transport(void)
     assert_parse(frame, len, VHCA_WIRE_ERR_PAYLOAD);
     len = build_sample(frame, false, VHCA_IB_OPCODE(RC, RDMA_WRITE_ONLY), 4);
     frame[bth] = VHCA_IB_OPCODE(RC, RDMA_READ_REQUEST);
+    reseal(frame, 14);
+    assert_parse(frame, len, VHCA_WIRE_ERR_PAYLOAD);
+    /* A FLUSH with data (IBTA 1.5 oA19-2: it has none). */
+    len = build_sample(frame, false, VHCA_IB_OPCODE(RC, RDMA_WRITE_ONLY), 8);
+    frame[bth] = VHCA_IB_OPCODE(RC, FLUSH);
     reseal(frame, 14);
     assert_parse(frame, len, VHCA_WIRE_ERR_PAYLOAD);
 }
@@ -1351,6 +1475,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/wire/roundtrip", test_roundtrip);
     g_test_add_func("/vhca/wire/build-rejects", test_build_rejects);
     g_test_add_func("/vhca/wire/rxe-vectors", test_rxe_vectors);
+    g_test_add_func("/vhca/wire/rxe-flush-icrc", test_rxe_flush_icrc);
     g_test_add_func("/vhca/wire/udp-sport", test_udp_sport);
     g_test_add_func("/vhca/wire/truncations", test_truncations);
     g_test_add_func("/vhca/wire/bad-l2-l3", test_bad_l2_l3);
