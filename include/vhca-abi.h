@@ -50,7 +50,9 @@ struct vhca_resize_cq_cmd {
 /*
  * IB_USER_VERBS_CMD_CREATE_QP.  The provider allocates the send ring
  * (2^sq_log_size struct vhca_send_wqe) and receive ring (2^rq_log_size
- * struct vhca_recv_wqe), page aligned; the driver pins them.
+ * struct vhca_recv_wqe), page aligned; the driver pins them.  A QP that
+ * receives from an SRQ has no receive ring: rq_buf_addr and rq_log_size
+ * are 0.
  */
 struct vhca_create_qp_cmd {
 	__aligned_u64 sq_buf_addr;
@@ -63,6 +65,35 @@ struct vhca_create_qp_cmd {
 struct vhca_create_qp_resp {
 	__u32 qpn;
 	__u32 rsvd;
+};
+
+/*
+ * IB_USER_VERBS_CMD_CREATE_SRQ.  The provider allocates the ring
+ * (2^log_size struct vhca_recv_wqe, page aligned) and a u32 consumer
+ * record, where the device writes the count of WQEs it has taken; the
+ * driver pins both.
+ */
+struct vhca_create_srq_cmd {
+	__aligned_u64 buf_addr;
+	__aligned_u64 ci_addr;
+	__u8 log_size;
+	__u8 rsvd[7];
+};
+
+struct vhca_create_srq_resp {
+	__u32 srqn;
+	__u32 rsvd;
+};
+
+/*
+ * IB_USER_VERBS_CMD_MODIFY_SRQ.  With IB_SRQ_MAX_WR: the new ring the
+ * provider allocated (2^log_size struct vhca_recv_wqe, page aligned),
+ * which the device moves the SRQ to; 0s otherwise.
+ */
+struct vhca_modify_srq_cmd {
+	__aligned_u64 buf_addr;
+	__u8 log_size;
+	__u8 rsvd[7];
 };
 
 /*

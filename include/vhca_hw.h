@@ -340,6 +340,8 @@ enum vhca_reg_error {
 /* Read and atomic requests a QP may have outstanding (either way). */
 #define VHCA_MAX_RD_ATOMIC		16
 #define VHCA_MAX_MSG_SIZE		0x80000000u	/* IBTA: 2^31 */
+/* XRC domains (ALLOC_XRCD): handles 1..VHCA_MAX_XRCD. */
+#define VHCA_MAX_XRCD			64
 /* QP0 does not exist on RoCE; QP1 is the GSI QP (VHCA_QPT_GSI only). */
 #define VHCA_FIRST_QPN			2
 
@@ -408,6 +410,8 @@ enum vhca_admin_opcode {
 	VHCA_CMD_QUERY_SRQ			= 0x20,
 	VHCA_CMD_DESTROY_SRQ			= 0x21,
 	VHCA_CMD_RESIZE_CQ			= 0x22,
+	VHCA_CMD_ALLOC_XRCD			= 0x23,
+	VHCA_CMD_DEALLOC_XRCD			= 0x24,
 	VHCA_CMD_MAX
 };
 
@@ -443,6 +447,8 @@ static inline const char *vhca_admin_opcode_name(unsigned int opcode)
 		[VHCA_CMD_QUERY_SRQ]		= "QUERY_SRQ",
 		[VHCA_CMD_DESTROY_SRQ]		= "DESTROY_SRQ",
 		[VHCA_CMD_RESIZE_CQ]		= "RESIZE_CQ",
+		[VHCA_CMD_ALLOC_XRCD]		= "ALLOC_XRCD",
+		[VHCA_CMD_DEALLOC_XRCD]		= "DEALLOC_XRCD",
 	};
 
 	return opcode < VHCA_CMD_MAX && names[opcode] ? names[opcode] :
@@ -513,7 +519,8 @@ struct vhca_device_attr {
 	vhca_le32 gid_tbl_len;
 	vhca_le32 max_pkeys;
 	vhca_le32 cap_flags;		/* VHCA_DEV_CAP_* */
-	vhca_le32 rsvd[32];		/* room to grow: 256 bytes */
+	vhca_le32 max_xrcd;		/* XRC domains, 0: no XRC */
+	vhca_le32 rsvd[31];		/* room to grow: 256 bytes */
 };
 
 /*
@@ -730,6 +737,13 @@ enum vhca_qp_type {
 	VHCA_QPT_RC			= 2,	/* IB_QPT_RC */
 	VHCA_QPT_UC			= 3,
 	VHCA_QPT_UD			= 4,
+	/*
+	 * eXtended Reliable Connected (IBTA annex A14): the initiator has a
+	 * send queue only and names the target's XRC SRQ in each request;
+	 * the target has no queues and no CQs, and belongs to an XRC domain.
+	 */
+	VHCA_QPT_XRC_INI		= 9,	/* IB_QPT_XRC_INI */
+	VHCA_QPT_XRC_TGT		= 10,	/* IB_QPT_XRC_TGT */
 };
 
 struct vhca_qp_create {
@@ -746,7 +760,8 @@ struct vhca_qp_create {
 	vhca_le32 rq_npages;
 	vhca_le32 db_page;		/* owner page, or ..._KERNEL_NONE */
 	vhca_le32 srqn;			/* 0, or the SRQ it receives from */
-	vhca_u8 rsvd[16];
+	vhca_le32 xrcdn;		/* XRC_TGT: its XRC domain; else 0 */
+	vhca_u8 rsvd[12];
 };
 
 /*
@@ -765,7 +780,17 @@ struct vhca_srq_create {
 	vhca_u8 rsvd0[3];
 	vhca_le64 ci_addr;		/* u32 the device writes: WQEs taken */
 	vhca_le32 limit;		/* 0, or armed at this (srq_limit) */
-	vhca_u8 rsvd[28];
+	vhca_u8 type;			/* enum vhca_srq_type */
+	vhca_u8 rsvd1[3];
+	vhca_le32 xrcdn;		/* XRC: its XRC domain; else 0 */
+	vhca_le32 cqn;			/* XRC: the CQ of its completions */
+	vhca_u8 rsvd[16];
+};
+
+/* SRQ types: the values of enum ib_srq_type (IBTA 10.2.9, annex A14). */
+enum vhca_srq_type {
+	VHCA_SRQT_BASIC			= 0,	/* its QPs name it at CREATE_QP */
+	VHCA_SRQT_XRC			= 1,	/* XRC requests name it (XRCETH) */
 };
 
 /* MODIFY_SRQ attribute mask: the values of enum ib_srq_attr_mask. */
@@ -937,10 +962,11 @@ struct vhca_ud_av {
 /*
  * Send WQE, 256 bytes.  With VHCA_WQE_INLINE, inline_len bytes of data
  * follow the header in place of the SGEs.  RC and UC WQEs use remote_addr,
- * rkey and (RC) the atomic operands; UD WQEs use dest_qpn, qkey and av in
- * their place.  ATOMIC_WRITE carries its 8 bytes in compare_add (copied
- * to the target as they are in the WQE), FLUSH its length, placement type
- * and selectivity level in place of the atomic operands; neither has SGEs.
+ * rkey and (RC) the atomic operands; XRC_INI WQEs those of RC plus the
+ * target's XRC SRQ number; UD WQEs use dest_qpn, qkey and av in their
+ * place.  ATOMIC_WRITE carries its 8 bytes in compare_add (copied to the
+ * target as they are in the WQE), FLUSH its length, placement type and
+ * selectivity level in place of the atomic operands; neither has SGEs.
  * The local operations (RC, UC) name their MR's key in imm_or_inv;
  * REG_MR's registration fills the SGE area (mr_*).
  */
@@ -961,10 +987,11 @@ struct vhca_send_wqe {
 	vhca_le32 rkey;			/* RC, UC; 0 in UD WQEs */
 	vhca_le32 inline_len;
 	union {
-		struct {		/* RC atomics, ATOMIC_WRITE */
-			vhca_le64 compare_add;
+		struct {		/* RC, XRC; ATOMIC_WRITE */
+			vhca_le64 compare_add;	/* atomics */
 			vhca_le64 swap;
-			vhca_u8 rsvd1[16];
+			vhca_le32 xrc_srqn;	/* XRC_INI: the target's XRC SRQ */
+			vhca_u8 rsvd1[12];
 		};
 		struct {		/* RC FLUSH */
 			vhca_le32 flush_len;	/* RETH DMA Length */
@@ -1207,6 +1234,8 @@ static_assert(__builtin_offsetof(struct vhca_send_wqe, av) == 32, "UD WQE layout
 static_assert(__builtin_offsetof(struct vhca_send_wqe, flush_len) == 32, "FLUSH WQE layout");
 static_assert(__builtin_offsetof(struct vhca_send_wqe, flush_level) == 37, "FLUSH WQE layout");
 static_assert(__builtin_offsetof(struct vhca_send_wqe, sge) == 64, "send WQE layout");
+static_assert(__builtin_offsetof(struct vhca_send_wqe, xrc_srqn) == 48, "XRC WQE layout");
+static_assert(sizeof(struct vhca_srq_create) == 64, "vhca_srq_create layout");
 static_assert(sizeof(struct vhca_recv_wqe) == VHCA_RECV_WQE_SIZE, "vhca_recv_wqe layout");
 static_assert(sizeof(struct vhca_cqe) == 32, "vhca_cqe layout");
 static_assert(sizeof(struct vhca_eth_desc) == 16, "vhca_eth_desc layout");

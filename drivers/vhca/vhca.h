@@ -220,8 +220,8 @@ struct vhca_dev {
 	/*
 	 * RDMA resources, when the device has them (QUERY_DEVICE max_qp > 0):
 	 * one completion EQ per completion vector, a doorbell page of the
-	 * driver's own for kernel queues, and the CQs and QPs that events
-	 * name.  Lookups happen in interrupt context.
+	 * driver's own for kernel queues, and the CQs, QPs and SRQs that
+	 * events name.  Lookups happen in interrupt context.
 	 */
 	bool has_rdma;
 	struct vhca_ceq *ceqs;
@@ -230,6 +230,7 @@ struct vhca_dev {
 	void __iomem *kernel_db;
 	struct xarray cqs;
 	struct xarray qps;
+	struct xarray srqs;
 	/* MR key tags: a new tag for each MR, so a stale key never matches. */
 	atomic_t mr_key_tag;
 };
@@ -297,6 +298,11 @@ int vhcad_cmd_create_qp(struct vhca_dev *dev, struct vhca_qp_create *qp,
 int vhcad_cmd_modify_qp(struct vhca_dev *dev, struct vhca_qp_attr *attr);
 int vhcad_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
 		       struct vhca_qp_attr *attr);
+int vhcad_cmd_create_srq(struct vhca_dev *dev, struct vhca_srq_create *srq,
+			 u32 *srqn);
+int vhcad_cmd_modify_srq(struct vhca_dev *dev, struct vhca_srq_attr *attr);
+int vhcad_cmd_query_srq(struct vhca_dev *dev, u32 srqn,
+			struct vhca_srq_attr *attr);
 int vhcad_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
 		    const u8 gid[16]);
 
@@ -342,6 +348,7 @@ void vhcad_ib_unregister(struct vhca_dev *dev);
 void vhcad_ib_port_event(struct vhca_dev *dev, bool active);
 void vhcad_ib_cq_event(struct vhca_dev *dev, u32 cqn);
 void vhcad_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type);
+void vhcad_ib_srq_event(struct vhca_dev *dev, u32 srqn, u8 type);
 
 /*
  * A doorbell (docs/specs/vhca.rst, "Doorbell pages"): one 64-bit write,

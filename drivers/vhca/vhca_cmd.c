@@ -149,7 +149,10 @@ static int vhcad_cmd_create(struct vhca_dev *dev, u16 opcode, void *mbox,
 	return 0;
 }
 
-/* DESTROY_PD, _MR (by key), _EQ, _CQ and _QP all name just the object. */
+/*
+ * DESTROY_PD, _MR (by key), _EQ, _CQ, _QP and _SRQ all name just the
+ * object.
+ */
 int vhcad_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle)
 {
 	struct vhca_cmd_obj_in in = { .handle = cpu_to_le32(handle) };
@@ -222,6 +225,29 @@ int vhcad_cmd_query_qp(struct vhca_dev *dev, u32 qpn,
 	memset(attr, 0, sizeof(*attr));
 	attr->qpn = cpu_to_le32(qpn);
 	return vhcad_admin_exec_mbox(dev, VHCA_CMD_QUERY_QP, attr,
+				     sizeof(*attr), NULL, 0);
+}
+
+int vhcad_cmd_create_srq(struct vhca_dev *dev, struct vhca_srq_create *srq,
+			 u32 *srqn)
+{
+	return vhcad_cmd_create(dev, VHCA_CMD_CREATE_SRQ, srq, sizeof(*srq),
+				srqn, NULL);
+}
+
+int vhcad_cmd_modify_srq(struct vhca_dev *dev, struct vhca_srq_attr *attr)
+{
+	return vhcad_admin_exec_mbox(dev, VHCA_CMD_MODIFY_SRQ, attr,
+				     sizeof(*attr), NULL, 0);
+}
+
+/* Returns the SRQ's attributes in device byte order. */
+int vhcad_cmd_query_srq(struct vhca_dev *dev, u32 srqn,
+			struct vhca_srq_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->srqn = cpu_to_le32(srqn);
+	return vhcad_admin_exec_mbox(dev, VHCA_CMD_QUERY_SRQ, attr,
 				     sizeof(*attr), NULL, 0);
 }
 

@@ -314,28 +314,35 @@ static bool vhcad_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
 	struct vhca_qp *qp;
 	struct vhca_wq *wq;
 	u32 index, ci, mask;
+	u64 wr_id;
 
 	if (!qpn)
 		return false;
 	qp = xa_load(&dev->qps, qpn);
 	if (!qp)
 		return false;
-	wq = is_recv ? &qp->rq : &qp->sq;
-	mask = BIT(is_recv ? qp->rq_log_size : qp->sq_log_size) - 1;
-	index = (u32)le64_to_cpu(cqe->wr_id);
-	ci = wq->ci;
-	if (!wq->wr_ids || index - ci > mask) {
-		dev_warn_ratelimited(&dev->pdev->dev,
-				     "CQE of QP %u names %s WQE %u, not posted (consumer index %u), ignored\n",
-				     qpn, is_recv ? "receive" : "send", index,
-				     ci);
-		return false;
+	if (is_recv && qp->ibqp.srq) {
+		/* An SRQ's WQE carries the caller's wr_id (vhca_srq.c). */
+		wr_id = le64_to_cpu(cqe->wr_id);
+	} else {
+		wq = is_recv ? &qp->rq : &qp->sq;
+		mask = BIT(is_recv ? qp->rq_log_size : qp->sq_log_size) - 1;
+		index = (u32)le64_to_cpu(cqe->wr_id);
+		ci = wq->ci;
+		if (!wq->wr_ids || index - ci > mask) {
+			dev_warn_ratelimited(&dev->pdev->dev,
+					     "CQE of QP %u names %s WQE %u, not posted (consumer index %u), ignored\n",
+					     qpn, is_recv ? "receive" : "send",
+					     index, ci);
+			return false;
+		}
+		/* In order: every WQE before this one is done too. */
+		WRITE_ONCE(wq->ci, index + 1);
+		wr_id = wq->wr_ids[index & mask];
 	}
-	/* Completions are in order: every WQE before this one is done too. */
-	WRITE_ONCE(wq->ci, index + 1);
 
 	memset(wc, 0, sizeof(*wc));
-	wc->wr_id = wq->wr_ids[index & mask];
+	wc->wr_id = wr_id;
 	wc->status = min_t(u8, cqe->status, IB_WC_GENERAL_ERR);
 	wc->opcode = vhcad_wc_opcode(cqe->opcode);
 	wc->vendor_err = le32_to_cpu(cqe->vendor_err);

@@ -2,8 +2,8 @@
 /*
  * Async event queue, EQ 0 on MSI-X vector 0 (docs/specs/vhca.rst, "Async
  * event queue"): CMD_DONE events wake admin commands, PORT_CHANGE events
- * schedule the link work (vhca_link.c), CQ_ERROR and QP_EVENT events go to
- * the consumers of those objects.
+ * schedule the link work (vhca_link.c), CQ_ERROR, QP_EVENT and SRQ_EVENT
+ * events go to the consumers of those objects.
  */
 
 #include <linux/dma-mapping.h>
@@ -45,6 +45,10 @@ static void vhcad_aeq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
 	case VHCA_EQE_QP_EVENT:
 		vhcad_ib_qp_event(dev, le32_to_cpu(eqe->data[0]),
 				  eqe->subtype);
+		break;
+	case VHCA_EQE_SRQ_EVENT:
+		vhcad_ib_srq_event(dev, le32_to_cpu(eqe->data[0]),
+				   eqe->subtype);
 		break;
 	default:
 		dev_warn_ratelimited(&dev->pdev->dev,

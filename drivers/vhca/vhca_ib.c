@@ -6,7 +6,8 @@
  *
  * The resource verbs (PD, MR, CQ, QP, AH, multicast and the kernel's data
  * path) are registered only when the device has an RDMA engine with
- * resources (QUERY_DEVICE max_qp > 0); only then does the port offer the
+ * resources (QUERY_DEVICE max_qp > 0), the SRQ verbs only when it has
+ * SRQs as well (max_srq > 0); only then does the port offer the
  * MAD layer, the CM and rdma_cm a QP1 (vhcad_get_port_immutable()).
  * Without them the verbs the RDMA core calls "mandatory" are left out, the
  * core marks the device as not usable by kernel ULPs, and user space sees
@@ -77,6 +78,22 @@ static const struct ib_device_ops vhcad_ib_res_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_pd, vhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
 };
+
+static const struct ib_device_ops vhcad_ib_srq_ops = {
+	.create_srq = vhcad_create_srq,
+	.destroy_srq = vhcad_destroy_srq,
+	.modify_srq = vhcad_modify_srq,
+	.post_srq_recv = vhcad_post_srq_recv,
+	.query_srq = vhcad_query_srq,
+
+	INIT_RDMA_OBJ_SIZE(ib_srq, vhca_srq, ibsrq),
+};
+
+static_assert((int)IB_EVENT_SRQ_ERR == (int)VHCA_EVENT_SRQ_ERR);
+static_assert((int)IB_EVENT_SRQ_LIMIT_REACHED ==
+	      (int)VHCA_EVENT_SRQ_LIMIT_REACHED);
+static_assert((int)IB_EVENT_QP_LAST_WQE_REACHED ==
+	      (int)VHCA_EVENT_QP_LAST_WQE_REACHED);
 
 void vhcad_ib_port_event(struct vhca_dev *dev, bool active)
 {
@@ -153,6 +170,35 @@ void vhcad_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type)
 }
 
 /*
+ * SRQ_EVENT: subtype is the enum ib_event_type value.  The limit event
+ * has disarmed the limit (IBTA 10.2.9.5); an SRQ in error gives no more
+ * WQEs (IBTA 11.6.3).
+ */
+void vhcad_ib_srq_event(struct vhca_dev *dev, u32 srqn, u8 type)
+{
+	struct ib_event event = { .event = type };
+	struct vhca_srq *srq;
+
+	/* destroy_srq erases the SRQ, then waits for this handler to finish. */
+	srq = dev->has_rdma ? xa_load(&dev->srqs, srqn) : NULL;
+	if (!srq || (type != IB_EVENT_SRQ_LIMIT_REACHED &&
+		     type != IB_EVENT_SRQ_ERR)) {
+		dev_warn_ratelimited(&dev->pdev->dev,
+				     "SRQ event %u for SRQ %u: no such SRQ or event, ignored\n",
+				     type, srqn);
+		return;
+	}
+	if (type == IB_EVENT_SRQ_ERR)
+		dev_err_ratelimited(&dev->pdev->dev, "SRQ %u is in error\n",
+				    srqn);
+	if (srq->ibsrq.event_handler) {
+		event.device = srq->ibsrq.device;
+		event.element.srq = &srq->ibsrq;
+		srq->ibsrq.event_handler(&event, srq->ibsrq.srq_context);
+	}
+}
+
+/*
  * The doorbell page the kernel's own queues ring, and a completion EQ per
  * completion vector.
  */
@@ -163,6 +209,7 @@ static int vhcad_rdma_init(struct vhca_dev *dev)
 
 	xa_init_flags(&dev->cqs, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->srqs, XA_FLAGS_LOCK_IRQ);
 	atomic_set(&dev->mr_key_tag, get_random_u8());
 
 	err = vhcad_cmd_alloc_uctx(dev, &dev->kernel_db_page);
@@ -210,9 +257,11 @@ static void vhcad_rdma_fini(struct vhca_dev *dev)
 	vhcad_ceqs_destroy(dev);
 	pci_iounmap(dev->pdev, dev->kernel_db);
 	vhcad_cmd_dealloc_uctx(dev, dev->kernel_db_page);
-	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps));
+	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps) ||
+		!xa_empty(&dev->srqs));
 	xa_destroy(&dev->cqs);
 	xa_destroy(&dev->qps);
+	xa_destroy(&dev->srqs);
 }
 
 int vhcad_ib_register(struct vhca_dev *dev)
@@ -247,6 +296,8 @@ int vhcad_ib_register(struct vhca_dev *dev)
 		if (err)
 			return err;
 		ib_set_device_ops(ibdev, &vhcad_ib_res_ops);
+		if (dev->attr.max_srq)
+			ib_set_device_ops(ibdev, &vhcad_ib_srq_ops);
 	}
 
 	err = ib_device_set_netdev(ibdev, dev->netdev, VHCA_PORT_NUM);

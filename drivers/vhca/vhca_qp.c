@@ -4,7 +4,9 @@
  * the General Services QP (QP1) of the kernel's MAD layer, each with a send
  * ring of 256-byte and a receive ring of 128-byte WQEs, owned by a doorbell
  * page: the process's for user QPs (the provider allocates the rings), the
- * driver's own for kernel QPs.  MODIFY_QP follows the IBTA 10.3.1 state
+ * driver's own for kernel QPs.  An RC, UC or UD QP may instead take its
+ * receive WQEs from a shared receive queue (vhca_srq.c): it has no receive
+ * ring then.  MODIFY_QP follows the IBTA 10.3.1 state
  * machine; the driver checks a transition with ib_modify_qp_is_ok() before
  * the device checks it again.
  */
@@ -83,16 +85,23 @@ static int vhcad_qp_check_cap(struct vhca_dev *dev,
 	const struct vhca_dev_attr *attr = &dev->attr;
 
 	if (!vhcad_qp_type_supported(init_attr->qp_type, user) ||
-	    init_attr->srq || init_attr->create_flags)
+	    init_attr->create_flags)
+		return -EOPNOTSUPP;
+	/* The MAD layer's QP1 has a receive queue of its own. */
+	if (init_attr->srq && (init_attr->qp_type == IB_QPT_GSI ||
+			       init_attr->srq->srq_type != IB_SRQT_BASIC))
 		return -EOPNOTSUPP;
 	if (!init_attr->send_cq || !init_attr->recv_cq)
 		return -EINVAL;
 	if (cap->max_send_wr > attr->max_qp_wr ||
-	    cap->max_recv_wr > attr->max_qp_wr ||
 	    cap->max_send_sge > min_t(u32, attr->max_sge, VHCA_MAX_SEND_SGE) ||
-	    cap->max_recv_sge > VHCA_MAX_RECV_SGE ||
 	    cap->max_inline_data > min_t(u32, attr->max_inline_data,
 					 VHCA_MAX_INLINE))
+		return -EINVAL;
+	/* With an SRQ the receive queue's caps are ignored (IBTA 11.2.4.1). */
+	if (!init_attr->srq &&
+	    (cap->max_recv_wr > attr->max_qp_wr ||
+	     cap->max_recv_sge > VHCA_MAX_RECV_SGE))
 		return -EINVAL;
 	return 0;
 }
@@ -116,16 +125,22 @@ static int vhcad_qp_pin_user(struct vhca_dev *dev, struct vhca_qp *qp,
 		return -EINVAL;
 
 	if (cmd.sq_log_size < 1 || cmd.sq_log_size > VHCA_WQ_MAX_LOG_SIZE ||
-	    cmd.rq_log_size < 1 || cmd.rq_log_size > VHCA_WQ_MAX_LOG_SIZE ||
-	    BIT(cmd.sq_log_size) < init_attr->cap.max_send_wr ||
-	    BIT(cmd.rq_log_size) < init_attr->cap.max_recv_wr)
+	    BIT(cmd.sq_log_size) < init_attr->cap.max_send_wr)
 		return -EINVAL;
+	if (init_attr->srq) {
+		if (cmd.rq_log_size || cmd.rq_buf_addr)
+			return -EINVAL;
+	} else if (cmd.rq_log_size < 1 ||
+		   cmd.rq_log_size > VHCA_WQ_MAX_LOG_SIZE ||
+		   BIT(cmd.rq_log_size) < init_attr->cap.max_recv_wr) {
+		return -EINVAL;
+	}
 	qp->sq_log_size = cmd.sq_log_size;
 	qp->rq_log_size = cmd.rq_log_size;
 
 	err = vhcad_queue_buf_pin(dev, &qp->sq_buf, cmd.sq_buf_addr,
 				  VHCA_SEND_WQE_SIZE << qp->sq_log_size);
-	if (err)
+	if (err || init_attr->srq)
 		return err;
 	err = vhcad_queue_buf_pin(dev, &qp->rq_buf, cmd.rq_buf_addr,
 				  VHCA_RECV_WQE_SIZE << qp->rq_log_size);
@@ -154,19 +169,21 @@ static void vhcad_qp_free_bufs(struct vhca_dev *dev, struct vhca_qp *qp)
 static int vhcad_qp_alloc_kernel(struct vhca_dev *dev, struct vhca_qp *qp,
 				 const struct ib_qp_init_attr *init_attr)
 {
+	bool has_rq = !init_attr->srq;
 	int err;
 
 	qp->sq_log_size = vhcad_wq_log_size(init_attr->cap.max_send_wr);
-	qp->rq_log_size = vhcad_wq_log_size(init_attr->cap.max_recv_wr);
+	qp->rq_log_size = has_rq ?
+			  vhcad_wq_log_size(init_attr->cap.max_recv_wr) : 0;
 
 	err = vhcad_queue_buf_alloc(dev, &qp->sq_buf,
 				    VHCA_SEND_WQE_SIZE << qp->sq_log_size);
-	if (!err)
+	if (!err && has_rq)
 		err = vhcad_queue_buf_alloc(dev, &qp->rq_buf,
 					    VHCA_RECV_WQE_SIZE << qp->rq_log_size);
 	if (!err)
 		err = vhcad_wq_init(&qp->sq, qp->sq_log_size);
-	if (!err)
+	if (!err && has_rq)
 		err = vhcad_wq_init(&qp->rq, qp->rq_log_size);
 	if (err)
 		vhcad_qp_free_bufs(dev, qp);
@@ -214,6 +231,8 @@ int vhcad_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	create.sq_npages = cpu_to_le32(qp->sq_buf.pbl.npages);
 	create.rq_npages = cpu_to_le32(qp->rq_buf.pbl.npages);
 	create.db_page = cpu_to_le32(db_page);
+	if (init_attr->srq)
+		create.srqn = cpu_to_le32(to_vhca_srq(init_attr->srq)->srqn);
 	err = vhcad_cmd_create_qp(dev, &create, &qp->qpn);
 	if (err)
 		goto err_free_bufs;
@@ -237,11 +256,11 @@ int vhcad_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	qp->dest_qpn = 0;
 	ibqp->qp_num = qp->qpn;
 
-	/* What every QP of this device can hold. */
+	/* What every QP of this device can hold; on an SRQ, no receive queue. */
 	cap->max_send_wr = BIT(qp->sq_log_size);
-	cap->max_recv_wr = BIT(qp->rq_log_size);
+	cap->max_recv_wr = init_attr->srq ? 0 : BIT(qp->rq_log_size);
 	cap->max_send_sge = min_t(u32, dev->attr.max_sge, VHCA_MAX_SEND_SGE);
-	cap->max_recv_sge = VHCA_MAX_RECV_SGE;
+	cap->max_recv_sge = init_attr->srq ? 0 : VHCA_MAX_RECV_SGE;
 	cap->max_inline_data = min_t(u32, dev->attr.max_inline_data,
 				     VHCA_MAX_INLINE);
 	qp->max_send_sge = cap->max_send_sge;
@@ -358,6 +377,9 @@ static void vhcad_qp_reset_kernel(struct vhca_qp *qp)
 	if (qp->ibqp.recv_cq != qp->ibqp.send_cq)
 		vhcad_cq_clean(to_vhca_cq(qp->ibqp.recv_cq), qp->qpn);
 	for (i = 0; i < ARRAY_SIZE(wqs); i++) {
+		/* A QP on an SRQ has no receive queue of its own. */
+		if (!wqs[i]->wr_ids)
+			continue;
 		spin_lock_irq(&wqs[i]->lock);
 		wqs[i]->pi = 0;
 		WRITE_ONCE(wqs[i]->ci, 0);
@@ -471,6 +493,7 @@ int vhcad_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	init_attr->qp_context = ibqp->qp_context;
 	init_attr->send_cq = ibqp->send_cq;
 	init_attr->recv_cq = ibqp->recv_cq;
+	init_attr->srq = ibqp->srq;
 	init_attr->cap = attr->cap;
 	init_attr->qp_type = ibqp->qp_type;
 	init_attr->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :

@@ -91,6 +91,9 @@ int vhcad_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 		props->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
 	if (attr->cap_flags & VHCA_DEV_CAP_ATOMIC_WRITE)
 		props->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
+	/* MODIFY_SRQ moves an SRQ to a ring of another size (IBTA 11.2.3). */
+	if (attr->max_srq)
+		props->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	return 0;
 }
 

@@ -3,8 +3,8 @@
  * vhca: the ib_device_ops the driver implements: the device and port
  * queries, the RoCE GID table and user contexts with their doorbell page,
  * and, when the device has an RDMA engine with resources, PDs, MRs, CQs,
- * RC, UC, UD and GSI QPs, address handles, multicast attachment and the
- * kernel's data path.
+ * RC, UC, UD and GSI QPs, shared receive queues, address handles,
+ * multicast attachment and the kernel's data path.
  */
 
 #ifndef _VHCA_VERBS_H_
@@ -70,6 +70,29 @@ struct vhca_wq {
 	u64 *wr_ids;		/* the caller's wr_id of each slot */
 };
 
+/*
+ * A shared receive queue (vhca_srq.c): a ring of receive WQEs and the
+ * consumer record where the device counts the WQEs it has taken.
+ */
+struct vhca_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	u32 max_sge;
+	struct mutex mutex;	/* modify_srq and query_srq, one at a time */
+	u8 log_size;		/* of the ring the device reads */
+	struct vhca_queue_buf buf;	/* the ring */
+	struct ib_umem *ci_umem;	/* user SRQs: the provider's record */
+	/* kernel SRQs */
+	spinlock_t lock;	/* pi, the ring (and the one it moves to) */
+	u32 pi;			/* WQEs posted, free running */
+	u32 taken;		/* the record's count when last read */
+	__le32 *ci_rec;		/* WQEs taken, written by the device */
+	dma_addr_t ci_dma;
+	/* While MODIFY_SRQ moves the SRQ: the new ring, posted to as well. */
+	struct vhca_queue_buf *moving_to;
+	u8 moving_log_size;
+};
+
 struct vhca_qp {
 	struct ib_qp ibqp;
 	u32 qpn;
@@ -107,6 +130,11 @@ static inline struct vhca_cq *to_vhca_cq(struct ib_cq *ibcq)
 static inline struct vhca_qp *to_vhca_qp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct vhca_qp, ibqp);
+}
+
+static inline struct vhca_srq *to_vhca_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct vhca_srq, ibsrq);
 }
 
 static inline struct vhca_ah *to_vhca_ah(struct ib_ah *ibah)
@@ -173,6 +201,16 @@ int vhcad_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		   int attr_mask, struct ib_qp_init_attr *init_attr);
 int vhcad_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
+/* vhca_srq.c */
+int vhcad_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
+		     struct ib_udata *udata);
+int vhcad_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask attr_mask, struct ib_udata *udata);
+int vhcad_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int vhcad_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int vhcad_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+
 /* vhca_ah.c */
 int vhcad_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		    struct ib_udata *udata);
@@ -199,5 +237,7 @@ int vhcad_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int vhcad_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+void vhcad_write_recv_wqe(struct vhca_recv_wqe *wqe,
+			  const struct ib_recv_wr *wr, u64 wr_id);
 
 #endif /* _VHCA_VERBS_H_ */

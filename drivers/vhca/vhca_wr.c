@@ -9,7 +9,8 @@
  * Each WQE's wr_id carries its index in the queue, and the caller's wr_id
  * waits in wr_ids[] for the completion (vhca_cq.c): that is how a CQE tells
  * which WQE it completes, and with it, that all earlier ones are done,
- * signalled or not.
+ * signalled or not.  An SRQ's WQEs (vhca_srq.c) carry the caller's wr_id
+ * instead.
  */
 
 #include "vhca.h"
@@ -187,6 +188,22 @@ static int vhcad_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 }
 
 /*
+ * A receive WQE (the QP's or an SRQ's) for @wr, naming @wr_id; the caller
+ * checked num_sge.
+ */
+void vhcad_write_recv_wqe(struct vhca_recv_wqe *wqe,
+			  const struct ib_recv_wr *wr, u64 wr_id)
+{
+	int i;
+
+	memset(wqe, 0, offsetof(struct vhca_recv_wqe, sge));
+	wqe->wr_id = cpu_to_le64(wr_id);
+	wqe->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++)
+		vhcad_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+}
+
+/*
  * IBTA 10.8.2: work requests posted to a QP in RESET, or send requests in
  * INIT or RTR, fail at once.
  */
@@ -251,9 +268,9 @@ int vhcad_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	u32 start, slot;
 	int err = 0;
-	int i;
 
-	if (!vhcad_qp_can_post(qp, false)) {
+	/* A QP on an SRQ receives into the SRQ's WQEs (IBTA 10.2.9). */
+	if (ibqp->srq || !vhcad_qp_can_post(qp, false)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
@@ -271,11 +288,7 @@ int vhcad_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 		slot = rq->pi & (entries - 1);
 		wqe = (struct vhca_recv_wqe *)qp->rq_buf.kva + slot;
-		memset(wqe, 0, offsetof(struct vhca_recv_wqe, sge));
-		wqe->wr_id = cpu_to_le64(rq->pi);
-		wqe->num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++)
-			vhcad_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+		vhcad_write_recv_wqe(wqe, wr, rq->pi);
 		rq->wr_ids[slot] = wr->wr_id;
 		rq->pi++;
 	}

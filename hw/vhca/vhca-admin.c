@@ -118,6 +118,8 @@ static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
     vhca_st_le32(ATTR(max_srq_sge), VHCA_MAX_RECV_SGE);
     vhca_st_le32(ATTR(max_msg_size), VHCA_MAX_MSG_SIZE);
     vhca_st_le32(ATTR(max_inline_data), VHCA_MAX_INLINE);
+    /* XRC (annex A14) needs XRC SRQs: none without SRQs. */
+    vhca_st_le32(ATTR(max_xrcd), core->cfg.max_srq ? VHCA_MAX_XRCD : 0);
 #undef ATTR
 
     if (vhca_dma_write(core, addr, attr, sizeof(attr))) {
@@ -359,6 +361,8 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_QUERY_SRQ] = { vhca_cmd_query_srq },
     [VHCA_CMD_DESTROY_SRQ] = { vhca_cmd_destroy_srq },
     [VHCA_CMD_RESIZE_CQ] = { vhca_cmd_resize_cq },
+    [VHCA_CMD_ALLOC_XRCD] = { vhca_cmd_alloc_xrcd },
+    [VHCA_CMD_DEALLOC_XRCD] = { vhca_cmd_dealloc_xrcd },
 };
 
 static uint8_t vhca_admin_dispatch(VhcaCore *core, VhcaCmdCtx *ctx)

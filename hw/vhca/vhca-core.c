@@ -112,6 +112,10 @@ const char *vhca_core_qp_type_name(uint8_t type)
         return "uc";
     case VHCA_QPT_UD:
         return "ud";
+    case VHCA_QPT_XRC_INI:
+        return "xrc-ini";
+    case VHCA_QPT_XRC_TGT:
+        return "xrc-tgt";
     default:
         return "unknown";
     }

@@ -355,6 +355,9 @@ typedef struct VhcaCore {
 
     /* RDMA objects, indexed by handle (slots below ids.first unused). */
     VhcaIds pd_ids, mr_ids, eq_ids, cq_ids, qp_ids, srq_ids;
+    /* XRC domains (annex A14): XRC SRQs and XRC_TGT QPs in each. */
+    VhcaIds xrcd_ids;
+    uint32_t xrcd_users[VHCA_MAX_XRCD + 1];
     VhcaPd *pds;
     VhcaMr *mrs;
     VhcaEq comp_eqs[VHCA_MAX_COMP_EQS + 1];

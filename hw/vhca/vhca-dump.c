@@ -65,6 +65,10 @@ static const char *vhca_qp_type_name(uint8_t type)
         return "UC";
     case VHCA_QPT_UD:
         return "UD";
+    case VHCA_QPT_XRC_INI:
+        return "XRC_INI";
+    case VHCA_QPT_XRC_TGT:
+        return "XRC_TGT";
     default:
         return "?";
     }
@@ -191,8 +195,8 @@ static void dump_wq(VhcaDump *d, const char *name, const VhcaWq *wq)
 
 static void dump_qp(VhcaDump *d, uint32_t qpn, const VhcaQp *qp)
 {
-    bool connected = qp->type == VHCA_QPT_RC || qp->type == VHCA_QPT_UC;
-    bool rc = qp->type == VHCA_QPT_RC;
+    bool connected = vhca_qp_is_reliable(qp) || qp->type == VHCA_QPT_UC;
+    bool rc = vhca_qp_is_reliable(qp);
 
     dump_add(d, "qp %u type %s state %s pdn %u scqn %u rcqn %u", qpn,
              vhca_qp_type_name(qp->type), vhca_qp_state_name(qp->state),
@@ -202,11 +206,17 @@ static void dump_qp(VhcaDump *d, uint32_t qpn, const VhcaQp *qp)
     } else {
         dump_add(d, " qkey 0x%x", qp->attr.qkey);
     }
-    dump_wq(d, "sq", &qp->sq);
+    /* An XRC target has no queues, an XRC initiator no RQ (A14). */
+    if (qp->sq.pages) {
+        dump_wq(d, "sq", &qp->sq);
+    }
     if (qp->srqn) {
         dump_add(d, " srqn %u", qp->srqn);
-    } else {
+    } else if (qp->rq.pages) {
         dump_wq(d, "rq", &qp->rq);
+    }
+    if (qp->type == VHCA_QPT_XRC_TGT) {
+        dump_add(d, " xrcdn %u", qp->xrcdn);
     }
     /* The requester's next new PSN; the responder's expected PSN. */
     dump_add(d, " sq-psn 0x%06x", qp->req.sent_psn);
@@ -262,6 +272,9 @@ static void dump_srq(VhcaDump *d, uint32_t srqn, const VhcaSrq *srq)
     dump_add(d, "srq %u pdn %u size %u pi %u ci %u limit %u users %u", srqn,
              srq->pdn, 1u << srq->log_size, srq->pi, srq->ci, srq->limit,
              srq->users);
+    if (srq->type == VHCA_SRQT_XRC) {
+        dump_add(d, " xrc xrcdn %u cqn %u", srq->xrcdn, srq->cqn);
+    }
     if (srq->error) {
         dump_add(d, " error");
     }
@@ -350,6 +363,11 @@ void vhca_core_dump(const VhcaCore *core, VhcaDumpLine *line, void *opaque)
     for (id = vhca_ids_next(&core->pd_ids, 0); id;
          id = vhca_ids_next(&core->pd_ids, id + 1)) {
         dump_add(&d, "pd %u users %u", id, core->pds[id].users);
+        dump_end(&d);
+    }
+    for (id = vhca_ids_next(&core->xrcd_ids, 0); id;
+         id = vhca_ids_next(&core->xrcd_ids, id + 1)) {
+        dump_add(&d, "xrcd %u users %u", id, core->xrcd_users[id]);
         dump_end(&d);
     }
     for (i = 0; i < VHCA_MAX_MCAST_GROUPS; i++) {

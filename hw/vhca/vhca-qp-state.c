@@ -5,7 +5,10 @@
  * the one Linux encodes in drivers/infiniband/core/verbs.c
  * (qp_state_table, ib_modify_qp_is_ok), for RC, UC, UD and the GSI QP
  * (QP1: a UD QP without the PORT attribute, whose RESET -> INIT needs no
- * port), so the device accepts exactly what the RDMA core lets through.
+ * port) and the two halves of XRC (annex A14: the initiator is RC without
+ * the responder's attributes, the target RC without the requester's
+ * retries), so the device accepts exactly what the RDMA core lets
+ * through.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -14,7 +17,7 @@
 
 #include "vhca-internal.h"
 
-enum { QPT_RC, QPT_UC, QPT_UD, QPT_GSI, QPT__MAX };
+enum { QPT_RC, QPT_UC, QPT_UD, QPT_GSI, QPT_XRC_INI, QPT_XRC_TGT, QPT__MAX };
 
 typedef struct VhcaQpTransition {
     bool valid;
@@ -36,6 +39,8 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                 [QPT_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
                 [QPT_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
                 [QPT_GSI] = A(PKEY_INDEX) | A(QKEY),
+                [QPT_XRC_INI] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [QPT_XRC_TGT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
             },
         },
     },
@@ -49,6 +54,8 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                 [QPT_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
                 [QPT_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
                 [QPT_GSI] = A(PKEY_INDEX) | A(QKEY),
+                [QPT_XRC_INI] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [QPT_XRC_TGT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
             },
         },
         [S(RTR)] = {
@@ -57,12 +64,21 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                 [QPT_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
                 [QPT_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
                            A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
+                [QPT_XRC_INI] = A(AV) | A(PATH_MTU) | A(DEST_QPN) |
+                                A(RQ_PSN),
+                [QPT_XRC_TGT] = A(AV) | A(PATH_MTU) | A(DEST_QPN) |
+                                A(RQ_PSN) | A(MAX_DEST_RD_ATOMIC) |
+                                A(MIN_RNR_TIMER),
             },
             .opt = {
                 [QPT_UD] = A(PKEY_INDEX) | A(QKEY),
                 [QPT_UC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
                 [QPT_RC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
                 [QPT_GSI] = A(PKEY_INDEX) | A(QKEY),
+                [QPT_XRC_INI] = A(ALT_PATH) | A(ACCESS_FLAGS) |
+                                A(PKEY_INDEX),
+                [QPT_XRC_TGT] = A(ALT_PATH) | A(ACCESS_FLAGS) |
+                                A(PKEY_INDEX),
             },
         },
     },
@@ -77,6 +93,9 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                 [QPT_GSI] = A(SQ_PSN),
                 [QPT_RC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
                            A(SQ_PSN) | A(MAX_QP_RD_ATOMIC),
+                [QPT_XRC_INI] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
+                                A(SQ_PSN) | A(MAX_QP_RD_ATOMIC),
+                [QPT_XRC_TGT] = A(TIMEOUT) | A(SQ_PSN),
             },
             .opt = {
                 [QPT_UD] = A(CUR_STATE) | A(QKEY),
@@ -85,6 +104,11 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                            A(PATH_MIG_STATE),
                 [QPT_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
                            A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                [QPT_XRC_INI] = A(CUR_STATE) | A(ALT_PATH) |
+                                A(ACCESS_FLAGS) | A(PATH_MIG_STATE),
+                [QPT_XRC_TGT] = A(CUR_STATE) | A(ALT_PATH) |
+                                A(ACCESS_FLAGS) | A(MIN_RNR_TIMER) |
+                                A(PATH_MIG_STATE),
             },
         },
     },
@@ -100,6 +124,11 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                            A(PATH_MIG_STATE),
                 [QPT_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
                            A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
+                [QPT_XRC_INI] = A(CUR_STATE) | A(ACCESS_FLAGS) |
+                                A(ALT_PATH) | A(PATH_MIG_STATE),
+                [QPT_XRC_TGT] = A(CUR_STATE) | A(ACCESS_FLAGS) |
+                                A(ALT_PATH) | A(PATH_MIG_STATE) |
+                                A(MIN_RNR_TIMER),
             },
         },
         [S(SQD)] = {
@@ -109,6 +138,8 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                 [QPT_UC] = A(EN_SQD_ASYNC_NOTIFY),
                 [QPT_RC] = A(EN_SQD_ASYNC_NOTIFY),
                 [QPT_GSI] = A(EN_SQD_ASYNC_NOTIFY),
+                [QPT_XRC_INI] = A(EN_SQD_ASYNC_NOTIFY),
+                [QPT_XRC_TGT] = A(EN_SQD_ASYNC_NOTIFY),
             },
         },
     },
@@ -124,6 +155,11 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                            A(PATH_MIG_STATE),
                 [QPT_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
                            A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                [QPT_XRC_INI] = A(CUR_STATE) | A(ALT_PATH) |
+                                A(ACCESS_FLAGS) | A(PATH_MIG_STATE),
+                [QPT_XRC_TGT] = A(CUR_STATE) | A(ALT_PATH) |
+                                A(ACCESS_FLAGS) | A(MIN_RNR_TIMER) |
+                                A(PATH_MIG_STATE),
             },
         },
         [S(SQD)] = {
@@ -138,6 +174,15 @@ static const VhcaQpTransition qp_transitions[S(ERR) + 1][S(ERR) + 1] = {
                            A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
                            A(ACCESS_FLAGS) | A(PKEY_INDEX) |
                            A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                [QPT_XRC_INI] = A(PORT) | A(AV) | A(TIMEOUT) |
+                                A(RETRY_CNT) | A(RNR_RETRY) |
+                                A(MAX_QP_RD_ATOMIC) | A(ALT_PATH) |
+                                A(ACCESS_FLAGS) | A(PKEY_INDEX) |
+                                A(PATH_MIG_STATE),
+                [QPT_XRC_TGT] = A(PORT) | A(AV) | A(TIMEOUT) |
+                                A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
+                                A(ACCESS_FLAGS) | A(PKEY_INDEX) |
+                                A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
             },
         },
     },
@@ -173,6 +218,10 @@ static int vhca_qpt_index(uint8_t type)
         return QPT_UD;
     case VHCA_QPT_GSI:
         return QPT_GSI;
+    case VHCA_QPT_XRC_INI:
+        return QPT_XRC_INI;
+    case VHCA_QPT_XRC_TGT:
+        return QPT_XRC_TGT;
     }
     return -1;
 }

@@ -181,11 +181,11 @@ static void vhca_qp_flush_srq_held(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
         .opcode = VHCA_WC_RECV,
     };
 
-    if (!qp->srqn || !qp->resp.rwqe_held) {
+    if (!vhca_qp_on_srq(qp) || !qp->resp.rwqe_held) {
         return;
     }
     qp->resp.rwqe_held = false;
-    vhca_cq_post(core, qp->recv_cqn, &wc);
+    vhca_cq_post(core, vhca_resp_recv_cqn(core, qp), &wc);
 }
 
 static void vhca_qp_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
@@ -329,12 +329,15 @@ void vhca_qp_rq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
 {
     VhcaQp *qp = vhca_qp_doorbell_target(core, page, qpn, VHCA_RING_RQ, pi);
 
-    if (qp && qp->srqn) {
-        /* Its receive WQEs are posted to the SRQ: it has no RQ. */
+    if (qp && !qp->rq.pages) {
+        /*
+         * Its receive WQEs are posted to the SRQ, or it is an XRC
+         * initiator, which receives nothing (annex A14): it has no RQ.
+         */
         VHCA_HOOK(core, ub_ring_doorbell, VHCA_RING_RQ, qpn, pi);
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
-                         "RQ doorbell for QP %u, which receives from SRQ "
-                         "%u, ignoring", qpn, qp->srqn);
+                         "RQ doorbell for QP %u, which has no RQ (SRQ %u), "
+                         "ignoring", qpn, qp->srqn);
         return;
     }
     if (!qp || !vhca_wq_doorbell(core, qpn, &qp->rq, pi, VHCA_RING_RQ)) {
@@ -364,6 +367,7 @@ static void vhca_qp_create_parse(const uint8_t *raw,
     LD(rq_npages, 32);
     LD(db_page, 32);
     LD(srqn, 32);
+    LD(xrcdn, 32);
 #undef LD
     c->type = raw[offsetof(struct vhca_qp_create, type)];
     c->sq_log_size = raw[offsetof(struct vhca_qp_create, sq_log_size)];
@@ -379,10 +383,19 @@ static void vhca_qp_create_parse(const uint8_t *raw,
 static uint8_t vhca_qp_check_create_srq(VhcaCore *core, VhcaCmdCtx *ctx,
                                         const struct vhca_qp_create *c)
 {
-    if (!vhca_srq_lookup(core, c->srqn)) {
+    const VhcaSrq *srq = vhca_srq_lookup(core, c->srqn);
+
+    if (!srq) {
         ctx->syndrome = c->srqn;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
                              "SRQ %u does not exist", c->srqn);
+    }
+    /* Annex A14: only XRC requests reach an XRC SRQ. */
+    if (srq->type != VHCA_SRQT_BASIC) {
+        ctx->syndrome = c->srqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "SRQ %u is an XRC SRQ: no QP is created on "
+                             "it", c->srqn);
     }
     if (c->type == VHCA_QPT_GSI) {
         ctx->syndrome = c->srqn;
@@ -402,14 +415,77 @@ static uint8_t vhca_qp_check_create_srq(VhcaCore *core, VhcaCmdCtx *ctx,
     return VHCA_ST_OK;
 }
 
+/*
+ * Annex A14: an XRC target is the responder of an XRC domain; it has no
+ * queues, no CQs and no PD (the XRC SRQ each request names brings them).
+ */
+static uint8_t vhca_qp_check_create_xrc_tgt(VhcaCore *core, VhcaCmdCtx *ctx,
+                                            const struct vhca_qp_create *c)
+{
+    if (!vhca_xrcd_exists(core, c->xrcdn)) {
+        ctx->syndrome = c->xrcdn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                             "XRC domain %u does not exist", c->xrcdn);
+    }
+    if (c->pdn || c->send_cqn || c->recv_cqn || c->sq_log_size ||
+        c->rq_log_size || c->sq_pbl_addr || c->rq_pbl_addr ||
+        c->sq_npages || c->rq_npages || c->sq_sig_all || c->srqn) {
+        ctx->syndrome = c->xrcdn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "an XRC target QP has no PD (%u), CQs (%u, %u), "
+                             "queues or SRQ (%u)", c->pdn, c->send_cqn,
+                             c->recv_cqn, c->srqn);
+    }
+    return VHCA_ST_OK;
+}
+
+/* The type and what it lacks: an XRC initiator receives nothing (A14). */
+static uint8_t vhca_qp_check_create_type(VhcaCore *core, VhcaCmdCtx *ctx,
+                                         const struct vhca_qp_create *c)
+{
+    switch (c->type) {
+    case VHCA_QPT_RC:
+    case VHCA_QPT_UC:
+    case VHCA_QPT_UD:
+    case VHCA_QPT_GSI:
+        break;
+    case VHCA_QPT_XRC_INI:
+        if (c->recv_cqn || c->rq_log_size || c->rq_pbl_addr ||
+            c->rq_npages || c->srqn) {
+            ctx->syndrome = c->recv_cqn ? c->recv_cqn : c->srqn;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                                 "an XRC initiator QP has no receive CQ "
+                                 "(%u), RQ or SRQ (%u)", c->recv_cqn,
+                                 c->srqn);
+        }
+        break;
+    default:
+        ctx->syndrome = c->type;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP type %u is not GSI, RC, UC, UD, XRC_INI "
+                             "or XRC_TGT", c->type);
+    }
+    if (c->xrcdn) {
+        ctx->syndrome = c->xrcdn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "only an XRC target QP has an XRC domain (%u)",
+                             c->xrcdn);
+    }
+    return VHCA_ST_OK;
+}
+
 static uint8_t vhca_qp_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
                                     const struct vhca_qp_create *c)
 {
-    if (c->type != VHCA_QPT_RC && c->type != VHCA_QPT_UC &&
-        c->type != VHCA_QPT_UD && c->type != VHCA_QPT_GSI) {
-        ctx->syndrome = c->type;
-        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
-                             "QP type %u is not GSI, RC, UC or UD", c->type);
+    bool has_rq = c->type != VHCA_QPT_XRC_INI && !c->srqn;
+    uint8_t status;
+
+    if (c->type == VHCA_QPT_XRC_TGT) {
+        return vhca_qp_check_create_xrc_tgt(core, ctx, c);
+    }
+    status = vhca_qp_check_create_type(core, ctx, c);
+    if (status != VHCA_ST_OK) {
+        return status;
     }
     /* IBTA 13.4.6: one GSI QP per port, and this device has one port. */
     if (c->type == VHCA_QPT_GSI && vhca_qp_lookup(core, VHCA_GSI_QPN)) {
@@ -424,13 +500,12 @@ static uint8_t vhca_qp_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
                              VHCA_WQ_MAX_LOG_SIZE);
     }
     if (c->srqn) {
-        uint8_t status = vhca_qp_check_create_srq(core, ctx, c);
-
+        status = vhca_qp_check_create_srq(core, ctx, c);
         if (status != VHCA_ST_OK) {
             return status;
         }
-    } else if (c->rq_log_size < 1 ||
-               c->rq_log_size > VHCA_WQ_MAX_LOG_SIZE) {
+    } else if (has_rq && (c->rq_log_size < 1 ||
+                          c->rq_log_size > VHCA_WQ_MAX_LOG_SIZE)) {
         ctx->syndrome = c->rq_log_size;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
                              "RQ log size %u outside 1..%u", c->rq_log_size,
@@ -442,7 +517,7 @@ static uint8_t vhca_qp_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
                              "PD %u does not exist", c->pdn);
     }
     if (!vhca_cq_lookup(core, c->send_cqn) ||
-        !vhca_cq_lookup(core, c->recv_cqn)) {
+        (c->type != VHCA_QPT_XRC_INI && !vhca_cq_lookup(core, c->recv_cqn))) {
         ctx->syndrome = vhca_cq_lookup(core, c->send_cqn) ? c->recv_cqn
                                                           : c->send_cqn;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
@@ -455,6 +530,34 @@ static uint8_t vhca_qp_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
                              c->db_page);
     }
     return VHCA_ST_OK;
+}
+
+/*
+ * The objects a QP uses count it (@delta +1 at CREATE, -1 at DESTROY), so
+ * that none of them goes away under it.  XRC QPs lack some (annex A14).
+ */
+static void vhca_qp_users(VhcaCore *core, const VhcaQp *qp, int delta)
+{
+    if (qp->pdn) {
+        core->pds[qp->pdn].users += delta;
+    }
+    if (qp->send_cqn) {
+        core->cqs[qp->send_cqn].users += delta;
+    }
+    if (qp->recv_cqn) {
+        core->cqs[qp->recv_cqn].users += delta;
+    }
+    if (qp->srqn) {
+        core->srqs[qp->srqn].users += delta;
+    }
+    if (qp->xrcdn) {
+        core->xrcd_users[qp->xrcdn] += delta;
+    }
+    if (delta > 0) {
+        vhca_db_page_get(core, qp->db_page);
+    } else {
+        vhca_db_page_put(core, qp->db_page);
+    }
 }
 
 static uint8_t vhca_qp_wq_init(VhcaCore *core, VhcaCmdCtx *ctx, VhcaWq *wq,
@@ -487,9 +590,13 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     }
 
     memset(&qp, 0, sizeof(qp));
-    status = vhca_qp_wq_init(core, ctx, &qp.sq, c.sq_pbl_addr, c.sq_npages,
-                             c.sq_log_size, VHCA_SEND_WQE_SIZE);
-    if (status == VHCA_ST_OK && !c.srqn) {
+    if (c.type != VHCA_QPT_XRC_TGT) {
+        status = vhca_qp_wq_init(core, ctx, &qp.sq, c.sq_pbl_addr,
+                                 c.sq_npages, c.sq_log_size,
+                                 VHCA_SEND_WQE_SIZE);
+    }
+    if (status == VHCA_ST_OK && !c.srqn && c.type != VHCA_QPT_XRC_INI &&
+        c.type != VHCA_QPT_XRC_TGT) {
         status = vhca_qp_wq_init(core, ctx, &qp.rq, c.rq_pbl_addr,
                                  c.rq_npages, c.rq_log_size,
                                  VHCA_RECV_WQE_SIZE);
@@ -518,16 +625,13 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     qp.pdn = c.pdn;
     qp.send_cqn = c.send_cqn;
     qp.recv_cqn = c.recv_cqn;
-    qp.db_page = c.db_page;
+    /* An XRC target has no queue to ring. */
+    qp.db_page = c.type == VHCA_QPT_XRC_TGT ? VHCA_DB_PAGE_KERNEL_NONE
+                                            : c.db_page;
     qp.srqn = c.srqn;
+    qp.xrcdn = c.xrcdn;
     core->qps[qpn] = qp;
-    if (c.srqn) {
-        core->srqs[c.srqn].users++;
-    }
-    core->pds[c.pdn].users++;
-    core->cqs[c.send_cqn].users++;
-    core->cqs[c.recv_cqn].users++;
-    vhca_db_page_get(core, c.db_page);
+    vhca_qp_users(core, &qp, 1);
     vhca_cmd_set_handle_out(ctx, qpn, 0);
     return VHCA_ST_OK;
 }
@@ -550,7 +654,7 @@ static void vhca_qp_drain_unreliable(VhcaCore *core, uint32_t qpn,
 {
     unsigned budget = VHCA_QP_DRAIN_BUDGET;
 
-    if (qp->type == VHCA_QPT_RC) {
+    if (vhca_qp_is_reliable(qp)) {
         return;
     }
     vhca_req_run(core, qpn, qp, &budget);
@@ -568,13 +672,7 @@ uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx)
                              "QP %u does not exist", qpn);
     }
     vhca_qp_drain_unreliable(core, qpn, qp);
-    core->pds[qp->pdn].users--;
-    core->cqs[qp->send_cqn].users--;
-    core->cqs[qp->recv_cqn].users--;
-    if (qp->srqn) {
-        core->srqs[qp->srqn].users--;
-    }
-    vhca_db_page_put(core, qp->db_page);
+    vhca_qp_users(core, qp, -1);
     vhca_mcast_qp_gone(core, qpn);
     vhca_qp_transport_reset(core, qpn, qp);
     vhca_qp_transport_free(core, qp);
@@ -617,9 +715,12 @@ uint8_t vhca_cmd_query_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     /* SQD and WQEs still in flight (IBTA 11.2.5.2 sq_draining). */
     attr.sq_draining = qp->state == VHCA_QPS_SQD &&
                        qp->sq.ci != qp->req.fetched;
-    attr.max_send_wr = 1u << qp->sq.log_size;
-    /* A QP on an SRQ has no receive ring of its own (IBTA 11.2.5.2). */
-    attr.max_recv_wr = qp->srqn ? 0 : 1u << qp->rq.log_size;
+    attr.max_send_wr = qp->sq.pages ? 1u << qp->sq.log_size : 0;
+    /*
+     * A QP on an SRQ has no receive ring of its own (IBTA 11.2.5.2), nor
+     * has an XRC QP (annex A14).
+     */
+    attr.max_recv_wr = qp->rq.pages ? 1u << qp->rq.log_size : 0;
     attr.max_send_sge = VHCA_MAX_SEND_SGE;
     attr.max_recv_sge = VHCA_MAX_RECV_SGE;
     attr.max_inline_data = VHCA_MAX_INLINE;

@@ -77,6 +77,10 @@ struct VhcaSrq {
     uint32_t limit;                 /* armed limit, 0: disarmed */
     bool error;                     /* its ring failed: gives no WQE */
     uint32_t users;                 /* QPs that receive from it */
+    /* XRC SRQ (annex A14): named by requests to XRC_TGT QPs of xrcdn. */
+    uint8_t type;                   /* enum vhca_srq_type */
+    uint32_t xrcdn;
+    uint32_t cqn;                   /* where its receive completions go */
 };
 
 /* One work queue (SQ or RQ) of a QP. */
@@ -158,6 +162,7 @@ typedef struct VhcaSendMeta {
     uint8_t flags;                  /* VHCA_WQE_* */
     uint8_t num_sge;
     uint8_t status;                 /* not SUCCESS: complete with it */
+    uint32_t xrc_srqn;              /* XRC_INI: the target's XRC SRQ */
     uint8_t flush_type;             /* FLUSH: placement type bits */
     uint8_t flush_level;            /* FLUSH: selectivity level */
     /* UD: the destination and the Q_Key the DETH carries (10.2.5). */
@@ -196,6 +201,7 @@ typedef struct VhcaRdRes {
     uint64_t va;
     uint32_t rkey;
     uint64_t gen;                   /* the MR @rkey named (vhca_mr_check) */
+    uint32_t pdn;                   /* the PD it was checked in */
     uint32_t len;
     uint64_t orig;                  /* atomic: original remote data */
 } VhcaRdRes;
@@ -219,6 +225,7 @@ typedef struct VhcaResponder {
      * (IBTA 10.2.9: the QP owns it from the take); vhca_rq_take().
      */
     bool rwqe_held;
+    uint32_t rwqe_srqn;             /* the SRQ it came from, 0: the RQ */
     uint32_t rwqe_index;            /* its RQ or SRQ index, for traces */
     uint32_t rwqe_pdn;              /* the PD its buffer is checked in */
     uint64_t rwqe_wr_id;
@@ -233,9 +240,15 @@ typedef struct VhcaResponder {
     uint64_t read_va;
     uint32_t read_rkey;
     uint64_t read_gen;              /* the MR the READ request checked */
+    uint32_t read_pdn;              /* and the PD it was checked in */
     uint32_t read_len;
     uint32_t read_psn;              /* PSN of the stream's first packet */
     uint32_t read_idx;              /* next packet of the stream */
+    /*
+     * XRC_TGT: the XRC SRQ the request being executed named (annex A14),
+     * checked for each packet; a SEND's packets all name the same.
+     */
+    uint32_t xrc_srqn;
     /* Coalesced ACK, sent at the end of a pass. */
     bool ack_pending;
     uint32_t ack_psn;
@@ -268,6 +281,7 @@ struct VhcaQp {
     uint32_t recv_cqn;
     uint32_t db_page;
     uint32_t srqn;                  /* 0, or the SRQ it receives from */
+    uint32_t xrcdn;                 /* XRC_TGT: its XRC domain */
     VhcaWq sq;
     VhcaWq rq;                      /* empty (no pages) with an SRQ */
     /* What MODIFY_QP set, in host byte order; QUERY_QP returns it. */
@@ -287,6 +301,27 @@ struct VhcaQp {
     uint64_t deadline;              /* retransmit or RNR timer */
     VhcaQpError err;
 };
+
+/* RC and both halves of XRC run the reliable transport (9.7, A14). */
+static inline bool vhca_qp_is_reliable(const VhcaQp *qp)
+{
+    return qp->type == VHCA_QPT_RC || qp->type == VHCA_QPT_XRC_INI ||
+           qp->type == VHCA_QPT_XRC_TGT;
+}
+
+static inline bool vhca_qp_is_xrc(const VhcaQp *qp)
+{
+    return qp->type == VHCA_QPT_XRC_INI || qp->type == VHCA_QPT_XRC_TGT;
+}
+
+/*
+ * The QP's receive WQEs come from an SRQ: the one it was created on, or
+ * for an XRC_TGT QP the one each request names (annex A14).
+ */
+static inline bool vhca_qp_on_srq(const VhcaQp *qp)
+{
+    return qp->srqn || qp->type == VHCA_QPT_XRC_TGT;
+}
 
 /* What vhca_mr_check() found (IBTA 10.6.3). */
 typedef enum VhcaMrStatus {
@@ -386,6 +421,24 @@ uint8_t vhca_cmd_create_srq(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_modify_srq(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_query_srq(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_destroy_srq(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_alloc_xrcd(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_dealloc_xrcd(VhcaCore *core, VhcaCmdCtx *ctx);
+
+/* vhca-xrc.c: XRC domains and the target's SRQ rule (annex A14). */
+bool vhca_xrcd_exists(const VhcaCore *core, uint32_t xrcdn);
+void vhca_xrcd_reset(VhcaCore *core);
+/*
+ * The XRC SRQ a request to XRC_TGT QP @qp names: NULL unless @srqn is an
+ * XRC SRQ in the QP's domain.
+ */
+VhcaSrq *vhca_xrc_request_srq(VhcaCore *core, const VhcaQp *qp,
+                              uint32_t srqn);
+/*
+ * XRC SRQ @srqn is destroyed: XRC_TGT QPs holding one of its WQEs for a
+ * message in progress drop it without a completion (no QP is attached
+ * to an XRC SRQ to keep it alive); the rest of that message fails.
+ */
+void vhca_xrc_srq_gone(VhcaCore *core, uint32_t srqn);
 
 /* vhca-srq.c: shared receive queues (IBTA 10.2.9, 11.2.3). */
 void vhca_srq_doorbell(VhcaCore *core, uint32_t page, uint32_t srqn,

@@ -91,6 +91,7 @@ static bool vhca_req_opcode_ok(const VhcaQp *qp, uint8_t op)
         return true;
     case VHCA_WR_RDMA_WRITE:
     case VHCA_WR_RDMA_WRITE_WITH_IMM:
+        return vhca_qp_is_reliable(qp) || qp->type == VHCA_QPT_UC;
     case VHCA_WR_LOCAL_INV:
     case VHCA_WR_REG_MR:
         return qp->type == VHCA_QPT_RC || qp->type == VHCA_QPT_UC;
@@ -98,6 +99,9 @@ static bool vhca_req_opcode_ok(const VhcaQp *qp, uint8_t op)
     case VHCA_WR_RDMA_READ:
     case VHCA_WR_ATOMIC_CMP_AND_SWP:
     case VHCA_WR_ATOMIC_FETCH_AND_ADD:
+        /* RC and XRC (annex A14: XRC has the RC operations). */
+        return vhca_qp_is_reliable(qp);
+    /* IBTA 1.5's, on RC only: vhca has no FLUSH or ATOMIC WRITE on XRC. */
     case VHCA_WR_FLUSH:
     case VHCA_WR_ATOMIC_WRITE:
         return qp->type == VHCA_QPT_RC;
@@ -159,6 +163,7 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
     m->rkey = vhca_ld_le32(raw + WQE_OFF(rkey));
     m->compare_add = vhca_ld_le64(raw + WQE_OFF(compare_add));
     m->swap = vhca_ld_le64(raw + WQE_OFF(swap));
+    m->xrc_srqn = vhca_ld_le32(raw + WQE_OFF(xrc_srqn)) & VHCA_IB_QPN_MASK;
 
     if (!vhca_req_opcode_ok(qp, m->opcode)) {
         return VHCA_WC_LOC_QP_OP_ERR;
@@ -360,7 +365,7 @@ void vhca_req_fail(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
      * it goes on receiving (the MAD layer moves QP1 back to RTS).  The
      * rest of the SQ is flushed either way.
      */
-    if (qp->type == VHCA_QPT_RC) {
+    if (vhca_qp_is_reliable(qp)) {
         vhca_qp_set_error(core, qpn, qp);
     } else {
         vhca_qp_set_sq_error(core, qpn, qp);
@@ -663,12 +668,15 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
          * IBTA 9.7.2: AckReq at the end of a message, and now and then;
          * never on UC, which has no ACKs (9.8).
          */
-        bth->ack_req = qp->type == VHCA_QPT_RC &&
+        bth->ack_req = vhca_qp_is_reliable(qp) &&
                        (*last || qp->req.probe ||
                         qp->req.noack_pkts + 1 >= VHCA_REQ_ACKREQ_EVERY);
         break;
     }
     qp->req.noack_pkts = bth->ack_req ? 0 : qp->req.noack_pkts + 1;
+    /* Annex A14: XRC opcodes, and the target's SRQ in every request. */
+    bth->opcode = vhca_qp_wire_opcode(qp, bth->opcode);
+    pkt.tp.xrc_srqn = m->xrc_srqn;
     vhca_xmit(core, qpn, &qp->path, &pkt);
     return VHCA_WC_SUCCESS;
 }
@@ -687,7 +695,7 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                   unsigned *budget)
 {
     VhcaRequester *req = &qp->req;
-    bool reliable = qp->type == VHCA_QPT_RC;
+    bool reliable = vhca_qp_is_reliable(qp);
 
     if (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD) {
         return false;

@@ -320,6 +320,7 @@ int vhca_rdma_init(VhcaCore *core)
         vhca_ids_init(&core->cq_ids, 1, cfg->max_cq) ||
         /* max_srq 0: no handle is ever free. */
         vhca_ids_init(&core->srq_ids, 1, cfg->max_srq) ||
+        vhca_ids_init(&core->xrcd_ids, 1, VHCA_MAX_XRCD) ||
         /* QPN 1 (GSI) has a slot too; CREATE_QP hands it out alone. */
         vhca_ids_init(&core->qp_ids, VHCA_GSI_QPN, last_qpn) ||
         vhca_ids_init(&core->sched_pending, VHCA_GSI_QPN, last_qpn)) {
@@ -357,6 +358,7 @@ void vhca_rdma_reset(VhcaCore *core)
 
     vhca_rdma_free_queues(core);
     vhca_srq_reset(core);
+    vhca_xrcd_reset(core);
     memset(core->comp_eqs, 0, sizeof(core->comp_eqs));
     memset(core->pds, 0, (cfg->max_pd + 1) * sizeof(*core->pds));
     memset(core->mrs, 0, (cfg->max_mr + 1) * sizeof(*core->mrs));
@@ -382,6 +384,7 @@ void vhca_rdma_cleanup(VhcaCore *core)
     free(core->srqs);
     core->srqs = NULL;
     vhca_ids_destroy(&core->srq_ids);
+    vhca_ids_destroy(&core->xrcd_ids);
     free(core->pds);
     free(core->mrs);
     free(core->cqs);

@@ -46,7 +46,7 @@
  */
 static uint8_t vhca_resp_ack_syndrome(const VhcaQp *qp)
 {
-    if (qp->srqn) {
+    if (vhca_qp_on_srq(qp)) {
         return vhca_aeth_ack(VHCA_IB_CREDIT_CODE_INVALID);
     }
     return vhca_aeth_ack(vhca_aeth_credit_code(qp->rq.pi - qp->rq.ci));
@@ -63,6 +63,7 @@ static void vhca_resp_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         resp->ack_pending = false;
     }
     pkt->tp.aeth.msn = resp->msn & VHCA_MSN_MASK;
+    pkt->tp.bth.opcode = vhca_qp_wire_opcode(qp, pkt->tp.bth.opcode);
     vhca_xmit(core, qpn, &qp->path, pkt);
 }
 
@@ -141,16 +142,39 @@ static void vhca_resp_placement_ack(VhcaCore *core, uint32_t qpn,
 /* Receive WQEs                                                           */
 /* ---------------------------------------------------------------------- */
 
+uint32_t vhca_resp_recv_cqn(const VhcaCore *core, const VhcaQp *qp)
+{
+    if (qp->type == VHCA_QPT_XRC_TGT) {
+        return core->srqs[qp->resp.rwqe_srqn].cqn;
+    }
+    return qp->recv_cqn;
+}
+
+uint32_t vhca_resp_pdn(const VhcaCore *core, const VhcaQp *qp)
+{
+    if (qp->type == VHCA_QPT_XRC_TGT) {
+        return core->srqs[qp->resp.xrc_srqn].pdn;
+    }
+    return qp->pdn;
+}
+
+/* The SRQ a new message takes its receive WQE from; 0: the QP's RQ. */
+static uint32_t vhca_resp_srqn(const VhcaQp *qp)
+{
+    return qp->type == VHCA_QPT_XRC_TGT ? qp->resp.xrc_srqn : qp->srqn;
+}
+
 void vhca_resp_complete_recv(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                              const VhcaCompletion *proto)
 {
     VhcaCompletion wc = *proto;
 
+    /* An XRC target's completions name it, as ConnectX reports them. */
     wc.qpn = qpn;
     wc.wr_id = qp->resp.rwqe_wr_id;
-    vhca_cq_post(core, qp->recv_cqn, &wc);
+    vhca_cq_post(core, vhca_resp_recv_cqn(core, qp), &wc);
     /* A WQE taken from an SRQ left it when it was taken. */
-    if (!qp->srqn) {
+    if (!vhca_qp_on_srq(qp)) {
         qp->rq.ci++;
     }
     qp->resp.rwqe_held = false;
@@ -162,8 +186,8 @@ bool vhca_rq_has_wqe(const VhcaCore *core, const VhcaQp *qp)
     if (qp->resp.rwqe_held) {
         return true;
     }
-    if (qp->srqn) {
-        return vhca_srq_has_wqe(core, qp->srqn);
+    if (vhca_qp_on_srq(qp)) {
+        return vhca_srq_has_wqe(core, vhca_resp_srqn(qp));
     }
     return qp->rq.ci != qp->rq.pi;
 }
@@ -207,13 +231,16 @@ VhcaRqTake vhca_rq_take(VhcaCore *core, VhcaQp *qp, uint8_t *status,
     resp->rwqe_wr_id = 0;
     resp->rwqe_nsge = 0;
     resp->rwqe_cap = 0;
-    if (qp->srqn) {
+    if (vhca_qp_on_srq(qp)) {
+        uint32_t srqn = vhca_resp_srqn(qp);
+
         /* An SRQ whose ring fails gives no more WQEs: as if empty. */
-        if (!vhca_srq_take(core, qp->srqn, raw, &resp->rwqe_index)) {
+        if (!vhca_srq_take(core, srqn, raw, &resp->rwqe_index)) {
             return VHCA_RQ_EMPTY;
         }
         resp->rwqe_held = true;
-        resp->rwqe_pdn = core->srqs[qp->srqn].pdn;
+        resp->rwqe_srqn = srqn;
+        resp->rwqe_pdn = core->srqs[srqn].pdn;
     } else {
         resp->rwqe_held = true;
         resp->rwqe_index = qp->rq.ci;
@@ -245,7 +272,7 @@ uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
 
 static VhcaRingId vhca_resp_rwqe_ring(const VhcaQp *qp)
 {
-    return qp->srqn ? VHCA_RING_SRQ : VHCA_RING_RQ;
+    return vhca_qp_on_srq(qp) ? VHCA_RING_SRQ : VHCA_RING_RQ;
 }
 
 void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
@@ -264,7 +291,7 @@ void vhca_resp_fail_rwqe(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
                          "QP %u: receive WQE %u%s completes with status %u, "
                          "QP to ERR", qpn, qp->resp.rwqe_index,
-                         qp->srqn ? " of its SRQ" : "", status);
+                         vhca_qp_on_srq(qp) ? " of its SRQ" : "", status);
     }
     vhca_qp_note_error(qp, status, vendor_err);
     vhca_resp_complete_recv(core, qpn, qp, &wc);
@@ -323,7 +350,8 @@ static void vhca_resp_fatal(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                          "QP %u: receive WQE %u%s completes with status %u, "
                          "QP to ERR (NAK remote operational error for PSN "
                          "0x%x)", qpn, qp->resp.rwqe_index,
-                         qp->srqn ? " of its SRQ" : "", status, psn);
+                         vhca_qp_on_srq(qp) ? " of its SRQ" : "", status,
+                         psn);
     }
     vhca_qp_note_error(qp, status, vendor_err);
     vhca_resp_ack(core, qpn, qp, psn, vhca_aeth_nak(code));
@@ -481,8 +509,8 @@ VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
          */
         resp->write_gen = VHCA_MR_GEN_ANY;
         if (reth->dma_len &&
-            vhca_mr_check(core, reth->rkey, qp->pdn, reth->va,
-                          reth->dma_len, VHCA_ACCESS_REMOTE_WRITE,
+            vhca_mr_check(core, reth->rkey, vhca_resp_pdn(core, qp),
+                          reth->va, reth->dma_len, VHCA_ACCESS_REMOTE_WRITE,
                           &resp->write_gen) != VHCA_MR_OK) {
             return VHCA_WRITE_ACCESS;
         }
@@ -544,7 +572,8 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
      */
     if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, resp->write_rkey,
                          resp->write_gen, resp->write_va + resp->cur_len,
-                         (uint8_t *)pkt->payload, plen, qp->pdn,
+                         (uint8_t *)pkt->payload, plen,
+                         vhca_resp_pdn(core, qp),
                          VHCA_ACCESS_REMOTE_WRITE) != VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -572,11 +601,13 @@ static VhcaRdRes *vhca_resp_res_alloc(VhcaQp *qp)
 }
 
 static void vhca_resp_read_start(VhcaQp *qp, uint64_t va, uint32_t rkey,
-                                 uint64_t gen, uint32_t len, uint32_t psn)
+                                 uint64_t gen, uint32_t pdn, uint32_t len,
+                                 uint32_t psn)
 {
     VhcaResponder *resp = &qp->resp;
 
     resp->read_active = true;
+    resp->read_pdn = pdn;
     resp->read_va = va;
     resp->read_rkey = rkey;
     resp->read_gen = gen;
@@ -589,6 +620,7 @@ static void vhca_resp_do_read(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                               const VhcaWirePacket *pkt)
 {
     const VhcaWireReth *reth = &pkt->tp.reth;
+    uint32_t pdn = vhca_resp_pdn(core, qp);
     uint32_t psn = pkt->tp.bth.psn;
     uint64_t gen = VHCA_MR_GEN_ANY;
     VhcaRdRes *res;
@@ -601,7 +633,7 @@ static void vhca_resp_do_read(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     if (reth->dma_len &&
-        vhca_mr_check(core, reth->rkey, qp->pdn, reth->va, reth->dma_len,
+        vhca_mr_check(core, reth->rkey, pdn, reth->va, reth->dma_len,
                       VHCA_ACCESS_REMOTE_READ, &gen) != VHCA_MR_OK) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -614,8 +646,10 @@ static void vhca_resp_do_read(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     res->va = reth->va;
     res->rkey = reth->rkey;
     res->gen = gen;
+    res->pdn = pdn;
     res->len = reth->dma_len;
-    vhca_resp_read_start(qp, reth->va, reth->rkey, gen, reth->dma_len, psn);
+    vhca_resp_read_start(qp, reth->va, reth->rkey, gen, pdn, reth->dma_len,
+                         psn);
     /* IBTA 9.4.4: a READ request takes one PSN per response packet. */
     qp->resp.epsn = vhca_psn_add(psn, npkts);
     qp->resp.msn++;
@@ -625,6 +659,7 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                                 const VhcaWirePacket *pkt, uint8_t op)
 {
     const VhcaWireAtomicEth *at = &pkt->tp.atomic;
+    uint32_t pdn = vhca_resp_pdn(core, qp);
     uint32_t psn = pkt->tp.bth.psn;
     uint8_t raw[8];
     uint64_t orig, result;
@@ -637,7 +672,7 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     if (vhca_sg_copy_one(core, VHCA_SG_GATHER, at->rkey, VHCA_MR_GEN_ANY,
-                         at->va, raw, 8, qp->pdn,
+                         at->va, raw, 8, pdn,
                          VHCA_ACCESS_REMOTE_ATOMIC) !=
         VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
@@ -656,7 +691,7 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     vhca_st_le64(raw, result);
     if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, at->rkey, VHCA_MR_GEN_ANY,
-                         at->va, raw, 8, qp->pdn,
+                         at->va, raw, 8, pdn,
                          VHCA_ACCESS_REMOTE_ATOMIC) !=
         VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
@@ -726,10 +761,11 @@ static void vhca_resp_do_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     if (feth->selectivity == VHCA_FLUSH_MR) {
-        st = vhca_mr_check_whole(core, reth->rkey, qp->pdn, access);
+        st = vhca_mr_check_whole(core, reth->rkey, vhca_resp_pdn(core, qp),
+                                  access);
     } else {
-        st = vhca_mr_check(core, reth->rkey, qp->pdn, reth->va,
-                           reth->dma_len, access, NULL);
+        st = vhca_mr_check(core, reth->rkey, vhca_resp_pdn(core, qp),
+                           reth->va, reth->dma_len, access, NULL);
     }
     if (st != VHCA_MR_OK) {
         vhca_resp_access(core, qpn, qp, psn);
@@ -759,8 +795,8 @@ static void vhca_resp_do_atomic_write(VhcaCore *core, uint32_t qpn,
         vhca_resp_invalid(core, qpn, qp, psn);
         return;
     }
-    if (vhca_mr_check(core, reth->rkey, qp->pdn, reth->va, 8,
-                      VHCA_ACCESS_REMOTE_WRITE, NULL) != VHCA_MR_OK) {
+    if (vhca_mr_check(core, reth->rkey, vhca_resp_pdn(core, qp), reth->va,
+                      8, VHCA_ACCESS_REMOTE_WRITE, NULL) != VHCA_MR_OK) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
     }
@@ -769,7 +805,8 @@ static void vhca_resp_do_atomic_write(VhcaCore *core, uint32_t qpn,
         return;
     }
     if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, reth->rkey, VHCA_MR_GEN_ANY,
-                         reth->va, (uint8_t *)pkt->payload, 8, qp->pdn,
+                         reth->va, (uint8_t *)pkt->payload, 8,
+                         vhca_resp_pdn(core, qp),
                          VHCA_ACCESS_REMOTE_WRITE) != VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -798,7 +835,7 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
      */
     if (vhca_sg_copy_one(core, VHCA_SG_GATHER, resp->read_rkey,
                          resp->read_gen, resp->read_va + seg.offset,
-                         core->roce_payload, seg.len, qp->pdn,
+                         core->roce_payload, seg.len, resp->read_pdn,
                          VHCA_ACCESS_REMOTE_READ) != VHCA_WC_SUCCESS) {
         resp->read_active = false;
         vhca_resp_access(core, qpn, qp, psn);
@@ -868,7 +905,7 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                     len = pkt->tp.reth.dma_len;
                 }
                 vhca_resp_read_start(qp, res->va + off, res->rkey, res->gen,
-                                     len, psn);
+                                     res->pdn, len, psn);
             }
             return;
         }
@@ -881,6 +918,31 @@ static void vhca_resp_duplicate(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         resp->ack_pending = true;
         resp->ack_psn = vhca_psn_add(resp->epsn, VHCA_PSN_MASK);
     }
+}
+
+/*
+ * Annex A14: an XRC target executes a request for an XRC SRQ of its own
+ * domain only; that SRQ gives the receive WQE and the PD of every memory
+ * check.  Naming another is a protection violation, as a PD mismatch is:
+ * NAK remote access error (class C).  The packets of one message all name
+ * the SRQ its first packet named.
+ */
+static bool vhca_resp_xrc_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                                const VhcaWirePacket *pkt)
+{
+    VhcaResponder *resp = &qp->resp;
+    uint32_t srqn = pkt->tp.xrc_srqn;
+
+    if (!vhca_xrc_request_srq(core, qp, srqn)) {
+        vhca_resp_access(core, qpn, qp, pkt->tp.bth.psn);
+        return false;
+    }
+    if (resp->cur != VHCA_RESP_NONE && srqn != resp->xrc_srqn) {
+        vhca_resp_invalid(core, qpn, qp, pkt->tp.bth.psn);
+        return false;
+    }
+    resp->xrc_srqn = srqn;
+    return true;
 }
 
 static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
@@ -920,6 +982,10 @@ static void vhca_resp_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     resp->nak_sent = false;
+    if (qp->type == VHCA_QPT_XRC_TGT &&
+        !vhca_resp_xrc_check(core, qpn, qp, pkt)) {
+        return;
+    }
 
     /* 9.7.5.2.3: the opcode sequence, FIRST [MIDDLE...] LAST or ONLY. */
     if ((resp->cur == VHCA_RESP_NONE && !first) ||
@@ -1000,6 +1066,7 @@ bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         f = vhca_frameq_pop(core, &qp->rxq_req);
         switch (qp->type) {
         case VHCA_QPT_RC:
+        case VHCA_QPT_XRC_TGT:
             vhca_resp_packet(core, qpn, qp, &f->pkt);
             break;
         case VHCA_QPT_UC:

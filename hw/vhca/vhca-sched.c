@@ -290,10 +290,18 @@ static bool vhca_rx_pkey_ok(uint16_t pkey)
     return (pkey & 0x7fff) == (VHCA_DEFAULT_PKEY & 0x7fff);
 }
 
-/* IBTA 9.6.1: each QP type takes its own transport's opcodes only. */
-static bool vhca_qp_takes(const VhcaQp *qp, uint8_t opcode)
+/*
+ * IBTA 9.6.1: each QP type takes its own transport's opcodes only; of
+ * XRC's, the target takes the requests and the initiator the responses
+ * (annex A14).
+ */
+static bool vhca_qp_takes(const VhcaQp *qp, uint8_t opcode,
+                          const VhcaWireOpcodeInfo *info)
 {
     switch (opcode & VHCA_IB_TRANSPORT_MASK) {
+    case VHCA_IB_TRANSPORT_XRC:
+        return qp->type == ((info->flags & VHCA_WIRE_OPF_REQUEST) ?
+                            VHCA_QPT_XRC_TGT : VHCA_QPT_XRC_INI);
     case VHCA_IB_TRANSPORT_RC:
         return qp->type == VHCA_QPT_RC;
     case VHCA_IB_TRANSPORT_UC:
@@ -441,7 +449,7 @@ void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
     }
     qp = vhca_qp_lookup(core, qpn);
     /* IBTA 9.6.1: unknown QP, or a service the QP does not run: drop. */
-    if (!qp || !vhca_qp_takes(qp, pkt->tp.bth.opcode)) {
+    if (!qp || !vhca_qp_takes(qp, pkt->tp.bth.opcode, info)) {
         vhca_rx_drop(core, VHCA_DROP_NO_QP, qpn);
         return;
     }

@@ -147,7 +147,8 @@ void vhca_srq_doorbell(VhcaCore *core, uint32_t page, uint32_t srqn,
         return;
     }
     srq->pi = pi;
-    if (srq->error || srq->pi == srq->ci || !srq->users) {
+    if (srq->error || srq->pi == srq->ci ||
+        (!srq->users && srq->type != VHCA_SRQT_XRC)) {
         return;
     }
     /* Frames that waited for a WQE (RNR, UD/UC drops aside) may go on. */
@@ -155,7 +156,10 @@ void vhca_srq_doorbell(VhcaCore *core, uint32_t page, uint32_t srqn,
          qpn = vhca_ids_next(&core->qp_ids, qpn + 1)) {
         VhcaQp *qp = &core->qps[qpn];
 
-        if (qp->srqn == srqn && qp->rxq_req.head) {
+        /* XRC targets of its domain may be waiting for it (A14). */
+        if ((qp->srqn == srqn ||
+             (qp->type == VHCA_QPT_XRC_TGT && srq->type == VHCA_SRQT_XRC &&
+              qp->xrcdn == srq->xrcdn)) && qp->rxq_req.head) {
             vhca_sched_kick(core, qpn);
         }
     }
@@ -176,8 +180,11 @@ static void vhca_srq_create_parse(const uint8_t *raw,
     LD(npages, 32);
     LD(ci_addr, 64);
     LD(limit, 32);
+    LD(xrcdn, 32);
+    LD(cqn, 32);
 #undef LD
     c->log_size = raw[offsetof(struct vhca_srq_create, log_size)];
+    c->type = raw[offsetof(struct vhca_srq_create, type)];
 }
 
 static uint8_t vhca_srq_check_log_size(VhcaCore *core, VhcaCmdCtx *ctx,
@@ -203,6 +210,41 @@ static uint8_t vhca_srq_check_limit_value(VhcaCore *core, VhcaCmdCtx *ctx,
                              limit, 1u << log_size);
     }
     return VHCA_ST_OK;
+}
+
+/*
+ * Annex A14: an XRC SRQ is in an XRC domain and has a CQ of its own, as
+ * no QP is attached to it; a basic SRQ names neither.
+ */
+static uint8_t vhca_srq_check_type(VhcaCore *core, VhcaCmdCtx *ctx,
+                                   const struct vhca_srq_create *c)
+{
+    switch (c->type) {
+    case VHCA_SRQT_BASIC:
+        if (c->xrcdn || c->cqn) {
+            ctx->syndrome = c->xrcdn ? c->xrcdn : c->cqn;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                                 "a basic SRQ has no XRC domain (%u) and "
+                                 "no CQ (%u)", c->xrcdn, c->cqn);
+        }
+        return VHCA_ST_OK;
+    case VHCA_SRQT_XRC:
+        if (!vhca_xrcd_exists(core, c->xrcdn)) {
+            ctx->syndrome = c->xrcdn;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                                 "XRC domain %u does not exist", c->xrcdn);
+        }
+        if (!vhca_cq_lookup(core, c->cqn)) {
+            ctx->syndrome = c->cqn;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
+                                 "CQ %u does not exist", c->cqn);
+        }
+        return VHCA_ST_OK;
+    default:
+        ctx->syndrome = c->type;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "SRQ type %u is not BASIC or XRC", c->type);
+    }
 }
 
 static uint8_t vhca_srq_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
@@ -236,7 +278,11 @@ static uint8_t vhca_srq_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
                              "consumer record 0x%llx is not 4-byte aligned",
                              (unsigned long long)c->ci_addr);
     }
-    return vhca_srq_check_limit_value(core, ctx, c->limit, c->log_size);
+    status = vhca_srq_check_limit_value(core, ctx, c->limit, c->log_size);
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    return vhca_srq_check_type(core, ctx, c);
 }
 
 uint8_t vhca_cmd_create_srq(VhcaCore *core, VhcaCmdCtx *ctx)
@@ -286,6 +332,13 @@ uint8_t vhca_cmd_create_srq(VhcaCore *core, VhcaCmdCtx *ctx)
     srq->db_page = c.db_page;
     srq->ci_addr = c.ci_addr;
     srq->limit = c.limit;
+    srq->type = c.type;
+    if (c.type == VHCA_SRQT_XRC) {
+        srq->xrcdn = c.xrcdn;
+        srq->cqn = c.cqn;
+        core->xrcd_users[c.xrcdn]++;
+        core->cqs[c.cqn].users++;
+    }
     core->pds[c.pdn].users++;
     vhca_db_page_get(core, c.db_page);
     vhca_cmd_set_handle_out(ctx, srqn, 0);
@@ -315,6 +368,11 @@ uint8_t vhca_cmd_destroy_srq(VhcaCore *core, VhcaCmdCtx *ctx)
                              "SRQ %u still has %u QPs", srqn, srq->users);
     }
     ctx->syndrome = 0;
+    if (srq->type == VHCA_SRQT_XRC) {
+        vhca_xrc_srq_gone(core, srqn);
+        core->xrcd_users[srq->xrcdn]--;
+        core->cqs[srq->cqn].users--;
+    }
     core->pds[srq->pdn].users--;
     vhca_db_page_put(core, srq->db_page);
     vhca_srq_free(core, srqn, srq);

@@ -61,8 +61,21 @@ void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
 static inline bool vhca_qp_receives(const VhcaQp *qp)
 {
     return qp->state >= VHCA_QPS_RTR &&
-           qp->state <= (qp->type == VHCA_QPT_RC ? VHCA_QPS_SQD
+           qp->state <= (vhca_qp_is_reliable(qp) ? VHCA_QPS_SQD
                                                  : VHCA_QPS_SQE);
+}
+
+/*
+ * The opcode @qp sends for the RC opcode @opcode: XRC QPs send the same
+ * operations with the XRC transport bits (annex A14).
+ */
+static inline uint8_t vhca_qp_wire_opcode(const VhcaQp *qp, uint8_t opcode)
+{
+    if (!vhca_qp_is_xrc(qp)) {
+        return opcode;
+    }
+    return (uint8_t)((opcode & ~VHCA_IB_TRANSPORT_MASK) |
+                     VHCA_IB_TRANSPORT_XRC);
 }
 
 /* The QP's path MTU in bytes (IBTA 9.7.4: 256..4096). */
@@ -132,6 +145,16 @@ typedef enum VhcaRqTake {
 /* VHCA_RQ_BAD: *status and *vendor_err say how it completes. */
 VhcaRqTake vhca_rq_take(VhcaCore *core, VhcaQp *qp, uint8_t *status,
                         uint32_t *vendor_err);
+/*
+ * The CQ the held receive WQE completes to: the QP's receive CQ, or for
+ * an XRC target the CQ of the XRC SRQ it came from (annex A14).
+ */
+uint32_t vhca_resp_recv_cqn(const VhcaCore *core, const VhcaQp *qp);
+/*
+ * The PD the request being executed is checked in: the QP's, or for an
+ * XRC target the PD of the XRC SRQ the request named (annex A14).
+ */
+uint32_t vhca_resp_pdn(const VhcaCore *core, const VhcaQp *qp);
 /* Write @len bytes at @offset of the held receive WQE's buffer. */
 uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
                           const uint8_t *data, uint32_t len);

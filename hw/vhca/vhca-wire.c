@@ -65,6 +65,8 @@
  *   IETH       0-3 R_Key
  *   FETH       0-3 reserved:26 SelectivityLevel:2 PlacementType:4
  *              (IBTA 1.5; before the RETH of a FLUSH)
+ *   XRCETH     0 reserved | 1-3 XRCSRQ (annex A14; right after the BTH
+ *              of every XRC request)
  *
  * F and B are InfiniBand's congestion notification bits; RoCEv2 marks
  * congestion in the IP header's ECN field instead.
@@ -137,7 +139,8 @@ static void st_be64(uint8_t *p, uint64_t v)
      (((ext) & VHCA_WIRE_EXT_AETH) ? VHCA_IB_AETH_LEN : 0) + \
      (((ext) & VHCA_WIRE_EXT_ATOMIC_ACK) ? VHCA_IB_ATOMIC_ACK_ETH_LEN : 0) + \
      (((ext) & VHCA_WIRE_EXT_IMMDT) ? VHCA_IB_IMMDT_LEN : 0) + \
-     (((ext) & VHCA_WIRE_EXT_IETH) ? VHCA_IB_IETH_LEN : 0))
+     (((ext) & VHCA_WIRE_EXT_IETH) ? VHCA_IB_IETH_LEN : 0) + \
+     (((ext) & VHCA_WIRE_EXT_XRCETH) ? VHCA_IB_XRCETH_LEN : 0))
 
 #define OPCODE(transport, op, ext_, flags_) \
     [VHCA_IB_OPCODE(transport, op)] = { \
@@ -155,6 +158,7 @@ static void st_be64(uint8_t *p, uint64_t v)
 #define IMMDT       VHCA_WIRE_EXT_IMMDT
 #define IETH        VHCA_WIRE_EXT_IETH
 #define FETH        VHCA_WIRE_EXT_FETH
+#define XRCETH      VHCA_WIRE_EXT_XRCETH
 
 /* Position in a message and direction. */
 #define REQ_FIRST   (VHCA_WIRE_OPF_REQUEST | VHCA_WIRE_OPF_FIRST)
@@ -214,6 +218,34 @@ static const VhcaWireOpcodeInfo vhca_wire_opcodes[256] = {
     /* UD: SENDs of a single packet, addressed by the DETH. */
     OPCODE(UD, SEND_ONLY,                   DETH,           DATA | REQ_ONLY),
     OPCODE(UD, SEND_ONLY_IMM,               DETH | IMMDT,   DATA | REQ_ONLY),
+    /*
+     * XRC (annex A14): the RC operations; every request carries an
+     * XRCETH naming the target's XRC SRQ, responses do not.
+     */
+    OPCODE(XRC, SEND_FIRST,             XRCETH,         DATA | REQ_FIRST),
+    OPCODE(XRC, SEND_MIDDLE,            XRCETH,         DATA | REQ_MIDDLE),
+    OPCODE(XRC, SEND_LAST,              XRCETH,         DATA | REQ_LAST),
+    OPCODE(XRC, SEND_LAST_IMM,          XRCETH | IMMDT, DATA | REQ_LAST),
+    OPCODE(XRC, SEND_ONLY,              XRCETH,         DATA | REQ_ONLY),
+    OPCODE(XRC, SEND_ONLY_IMM,          XRCETH | IMMDT, DATA | REQ_ONLY),
+    OPCODE(XRC, RDMA_WRITE_FIRST,       XRCETH | RETH,  DATA | REQ_FIRST),
+    OPCODE(XRC, RDMA_WRITE_MIDDLE,      XRCETH,         DATA | REQ_MIDDLE),
+    OPCODE(XRC, RDMA_WRITE_LAST,        XRCETH,         DATA | REQ_LAST),
+    OPCODE(XRC, RDMA_WRITE_LAST_IMM,    XRCETH | IMMDT, DATA | REQ_LAST),
+    OPCODE(XRC, RDMA_WRITE_ONLY,        XRCETH | RETH,  DATA | REQ_ONLY),
+    OPCODE(XRC, RDMA_WRITE_ONLY_IMM,    XRCETH | RETH | IMMDT,
+           DATA | REQ_ONLY),
+    OPCODE(XRC, RDMA_READ_REQUEST,      XRCETH | RETH,  REQ_ONLY),
+    OPCODE(XRC, RDMA_READ_RESPONSE_FIRST,   AETH,       DATA | RSP_FIRST),
+    OPCODE(XRC, RDMA_READ_RESPONSE_MIDDLE,  0,          DATA | RSP_MIDDLE),
+    OPCODE(XRC, RDMA_READ_RESPONSE_LAST,    AETH,       DATA | RSP_LAST),
+    OPCODE(XRC, RDMA_READ_RESPONSE_ONLY,    AETH,       DATA | RSP_ONLY),
+    OPCODE(XRC, ACKNOWLEDGE,            AETH,           RSP_ONLY),
+    OPCODE(XRC, ATOMIC_ACKNOWLEDGE,     AETH | ATOMIC_ACK, RSP_ONLY),
+    OPCODE(XRC, COMPARE_SWAP,           XRCETH | ATOMIC_ETH, REQ_ONLY),
+    OPCODE(XRC, FETCH_ADD,              XRCETH | ATOMIC_ETH, REQ_ONLY),
+    OPCODE(XRC, SEND_LAST_INV,          XRCETH | IETH,  DATA | REQ_LAST),
+    OPCODE(XRC, SEND_ONLY_INV,          XRCETH | IETH,  DATA | REQ_ONLY),
 };
 
 const VhcaWireOpcodeInfo *vhca_wire_opcode_info(uint8_t opcode)
@@ -335,6 +367,7 @@ static bool vhca_seg_allowed(uint8_t transport, VhcaWireMsg msg,
 {
     switch (transport) {
     case VHCA_IB_TRANSPORT_RC:
+    case VHCA_IB_TRANSPORT_XRC:
         return true;
     case VHCA_IB_TRANSPORT_UC:
         return msg != VHCA_WIRE_MSG_SEND_INV &&
@@ -448,9 +481,14 @@ static bool vhca_udp_checksum_ok(const uint8_t *ip, bool ipv6,
 }
 
 /* Write the extension headers @ext in wire order; returns their end. */
-static uint8_t *vhca_wire_put_ext(uint8_t *p, uint8_t ext,
+static uint8_t *vhca_wire_put_ext(uint8_t *p, uint16_t ext,
                                   const VhcaWireTransport *tp)
 {
+    if (ext & VHCA_WIRE_EXT_XRCETH) {
+        p[0] = 0;
+        st_be24(p + 1, tp->xrc_srqn);
+        p += VHCA_IB_XRCETH_LEN;
+    }
     if (ext & VHCA_WIRE_EXT_FETH) {
         st_be32(p, (uint32_t)tp->feth.placement |
                    (uint32_t)tp->feth.selectivity << FETH_SELECTIVITY_SHIFT);
@@ -496,9 +534,13 @@ static uint8_t *vhca_wire_put_ext(uint8_t *p, uint8_t ext,
 }
 
 /* The caller has checked that the opcode's headers are all there. */
-static void vhca_wire_get_ext(const uint8_t *p, uint8_t ext,
+static void vhca_wire_get_ext(const uint8_t *p, uint16_t ext,
                               VhcaWireTransport *tp)
 {
+    if (ext & VHCA_WIRE_EXT_XRCETH) {
+        tp->xrc_srqn = ld_be24(p + 1);
+        p += VHCA_IB_XRCETH_LEN;
+    }
     if (ext & VHCA_WIRE_EXT_FETH) {
         uint32_t feth = ld_be32(p);
 
@@ -582,6 +624,7 @@ static bool vhca_wire_fields_fit(const VhcaWirePacket *pkt)
            tp->deth.src_qpn <= VHCA_IB_QPN_MASK &&
            tp->feth.placement <= FETH_PLACEMENT_MASK &&
            tp->feth.selectivity <= FETH_SELECTIVITY_MASK &&
+           tp->xrc_srqn <= VHCA_IB_QPN_MASK &&
            pkt->net.flow_label <= IPV6_FLOW_LABEL_MASK;
 }
 

@@ -46,6 +46,7 @@
 #define VHCA_IB_IETH_LEN            4   /* 9.3.8 Invalidate */
 #define VHCA_IB_FETH_LEN            4   /* IBTA 1.5 FLUSH extended header */
 #define VHCA_IB_ICRC_LEN            4   /* 7.8.1 Invariant CRC */
+#define VHCA_IB_XRCETH_LEN          4   /* annex A14: XRC SRQ number */
 
 /* BTH TVer: the only transport header version (9.2). */
 #define VHCA_IB_BTH_TVER            0
@@ -60,6 +61,8 @@
 #define VHCA_IB_TRANSPORT_UC        0x20
 #define VHCA_IB_TRANSPORT_RD        0x40
 #define VHCA_IB_TRANSPORT_UD        0x60
+/* Annex A14: XRC, 101b, the RC operations with an XRCETH in requests. */
+#define VHCA_IB_TRANSPORT_XRC       0xa0
 
 enum vhca_ib_operation {
     VHCA_IB_OP_SEND_FIRST                   = 0x00,
@@ -102,7 +105,8 @@ enum {
     VHCA_WIRE_EXT_ATOMIC_ACK    = 1u << 4,
     VHCA_WIRE_EXT_IMMDT         = 1u << 5,
     VHCA_WIRE_EXT_IETH          = 1u << 6,
-    VHCA_WIRE_EXT_FETH          = 1u << 7,  /* comes first, before RETH */
+    VHCA_WIRE_EXT_FETH          = 1u << 7,  /* before RETH */
+    VHCA_WIRE_EXT_XRCETH        = 1u << 8,  /* right after the BTH */
 };
 
 /* Properties of an opcode (VhcaWireOpcodeInfo.flags). */
@@ -116,14 +120,14 @@ enum {
 
 typedef struct VhcaWireOpcodeInfo {
     const char *name;
-    uint8_t ext;            /* VHCA_WIRE_EXT_* */
+    uint16_t ext;           /* VHCA_WIRE_EXT_* */
     uint8_t flags;          /* VHCA_WIRE_OPF_* */
     uint8_t hdr_len;        /* BTH plus the extension headers */
 } VhcaWireOpcodeInfo;
 
 /*
- * NULL if the parser does not know @opcode.  It knows the RC, UC and UD
- * opcodes, IBTA 1.5's RC FLUSH and ATOMIC_WRITE included; RD and the
+ * NULL if the parser does not know @opcode.  It knows the RC, UC, UD and
+ * XRC opcodes, IBTA 1.5's RC FLUSH and ATOMIC_WRITE included; RD and the
  * RoCEv2 CNP are unknown.
  */
 const VhcaWireOpcodeInfo *vhca_wire_opcode_info(uint8_t opcode);
@@ -223,7 +227,7 @@ uint32_t vhca_wire_packet_count(uint32_t msg_len, uint8_t mtu);
 
 /*
  * Packet @index of a message of kind @msg on @transport
- * (VHCA_IB_TRANSPORT_RC, _UC or _UD).  Returns false, leaving @seg
+ * (VHCA_IB_TRANSPORT_RC, _UC, _UD or _XRC).  Returns false, leaving @seg
  * untouched, if the message cannot be sent that way: bad MTU, length,
  * index, or a kind the service lacks (UD sends a single packet only).
  */
@@ -296,6 +300,7 @@ typedef struct VhcaWireTransport {
     uint64_t atomic_orig;           /* AtomicAckETH OrigRemData */
     uint32_t imm_data;              /* ImmDt */
     uint32_t inv_rkey;              /* IETH */
+    uint32_t xrc_srqn;              /* XRCETH XRCSRQ (24 bits) */
 } VhcaWireTransport;
 
 /*
@@ -333,6 +338,7 @@ typedef struct VhcaWirePacket {
 
 /* Ethernet (with a tag) + IPv6 + UDP + the longest IB headers + ICRC. */
 #define VHCA_WIRE_MAX_HEADERS   (18 + 40 + 8 + VHCA_IB_BTH_LEN + \
+                                 VHCA_IB_XRCETH_LEN + \
                                  VHCA_IB_ATOMIC_ETH_LEN + VHCA_IB_ICRC_LEN)
 
 bool vhca_wire_gid_is_ipv4(const uint8_t gid[VHCA_GID_LEN]);

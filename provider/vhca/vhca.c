@@ -21,7 +21,7 @@
 static void vhca_free_context(struct ibv_context *ibctx);
 
 /*
- * Verbs the device does not do (SRQs, memory windows) are left unset:
+ * Verbs the device does not do (XRC, memory windows) are left unset:
  * libibverbs then answers them with EOPNOTSUPP.
  * Without RDMA resources on the device the kernel driver refuses the
  * resource verbs with EOPNOTSUPP itself.  Multicast attach and detach are
@@ -35,27 +35,33 @@ static const struct verbs_context_ops vhca_context_ops = {
 	.create_cq_ex = vhca_create_cq_ex,
 	.create_qp = vhca_create_qp,
 	.create_qp_ex = vhca_create_qp_ex,
+	.create_srq = vhca_create_srq,
+	.create_srq_ex = vhca_create_srq_ex,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dereg_mr = vhca_dereg_mr,
 	.destroy_ah = vhca_destroy_ah,
 	.destroy_cq = vhca_destroy_cq,
 	.destroy_qp = vhca_destroy_qp,
+	.destroy_srq = vhca_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = vhca_free_context,
 	.modify_qp = vhca_modify_qp,
+	.modify_srq = vhca_modify_srq,
 	.poll_cq = vhca_poll_cq,
 	.post_recv = vhca_post_recv,
 	.post_send = vhca_post_send,
+	.post_srq_recv = vhca_post_srq_recv,
 	.query_device_ex = vhca_query_device_ex,
 	.query_port = vhca_query_port,
 	.query_qp = vhca_query_qp,
+	.query_srq = vhca_query_srq,
 	.reg_mr = vhca_reg_mr,
 	.rereg_mr = vhca_rereg_mr,
 	.req_notify_cq = vhca_arm_cq,
 	.resize_cq = vhca_resize_cq,
 };
 
-/* The device's queue limits, for sizing CQs and QPs. */
+/* The device's queue limits, for sizing CQs, QPs and SRQs. */
 static int vhca_read_limits(struct vhca_context *ctx)
 {
 	struct ibv_device_attr attr;
@@ -67,6 +73,9 @@ static int vhca_read_limits(struct vhca_context *ctx)
 
 	ctx->max_qp_wr = attr.max_qp_wr;
 	ctx->max_cqe = attr.max_cqe;
+	ctx->max_srq_wr = attr.max_srq_wr;
+	ctx->max_srq_sge = attr.max_srq_sge < VHCA_MAX_RECV_SGE ?
+			   attr.max_srq_sge : VHCA_MAX_RECV_SGE;
 	/*
 	 * max_sge is the smaller of the send and receive limits; a send WQE
 	 * holds VHCA_MAX_SEND_SGE, and the kernel checks the device's own.

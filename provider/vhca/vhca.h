@@ -40,6 +40,8 @@ struct vhca_context {
 	uint32_t max_cqe;
 	uint32_t max_send_sge;
 	uint32_t max_inline_data;
+	uint32_t max_srq_wr;
+	uint32_t max_srq_sge;
 
 	/*
 	 * QPs by number, for poll_cq.  Changed under qp_table_mutex and the
@@ -105,6 +107,23 @@ struct vhca_qp {
 	bool ex_need_dest;		/* UD: ex_wqe has no destination yet */
 };
 
+/*
+ * A shared receive queue (vhca_srq.c): a ring of receive WQEs and the
+ * consumer record where the device counts the WQEs it has taken.
+ */
+struct vhca_srq {
+	struct verbs_srq vsrq;
+	pthread_spinlock_t lock;	/* pi, the ring and moving it */
+	void *ring;
+	size_t ring_size;
+	uint8_t log_size;
+	uint32_t pi;			/* WQEs posted, free running */
+	uint32_t taken;			/* the record's count when last read */
+	uint32_t *ci_rec;		/* WQEs taken (LE), written by the device */
+	uint32_t max_sge;
+	uint32_t srqn;
+};
+
 /* A UD address handle: the address vector its send WQEs carry. */
 struct vhca_ah {
 	struct ibv_ah ibv_ah;
@@ -134,6 +153,11 @@ static inline struct vhca_qp *to_vhca_qp(struct ibv_qp *ibqp)
 static inline struct vhca_qp *to_vhca_qp_ex(struct ibv_qp_ex *ibqp)
 {
 	return container_of(ibqp, struct vhca_qp, vqp.qp_ex);
+}
+
+static inline struct vhca_srq *to_vhca_srq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct vhca_srq, vsrq.srq);
 }
 
 static inline struct vhca_ah *to_vhca_ah(struct ibv_ah *ibah)

@@ -18,6 +18,10 @@ DECLARE_DRV_CMD(vhca_cmd_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		vhca_resize_cq_cmd, empty);
 DECLARE_DRV_CMD(vhca_cmd_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		vhca_create_qp_cmd, vhca_create_qp_resp);
+DECLARE_DRV_CMD(vhca_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		vhca_create_srq_cmd, vhca_create_srq_resp);
+DECLARE_DRV_CMD(vhca_cmd_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		vhca_modify_srq_cmd, empty);
 DECLARE_DRV_CMD(vhca_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, vhca_create_ah_resp);
 

@@ -77,21 +77,28 @@ static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	qp = qpn ? vhca_find_qp(ctx, qpn) : NULL;
 	if (!qp)
 		return false;
-	wq = is_recv ? &qp->rq : &qp->sq;
-	mask = (1u << wq->log_size) - 1;
-	index = (uint32_t)le64toh(cqe->wr_id);
+	if (is_recv && qp->vqp.qp.srq) {
+		/* An SRQ's WQE carries the caller's wr_id (vhca_srq.c). */
+		wc->wr_id = le64toh(cqe->wr_id);
+	} else {
+		wq = is_recv ? &qp->rq : &qp->sq;
+		mask = (1u << wq->log_size) - 1;
+		index = (uint32_t)le64toh(cqe->wr_id);
 
-	pthread_spin_lock(&wq->lock);
-	if (index - wq->ci > mask || index - wq->ci >= wq->pi - wq->ci) {
+		pthread_spin_lock(&wq->lock);
+		if (index - wq->ci > mask ||
+		    index - wq->ci >= wq->pi - wq->ci) {
+			pthread_spin_unlock(&wq->lock);
+			verbs_warn(&ctx->ibv_ctx,
+				   "CQ %u: CQE of QP %u names %s WQE %u, not outstanding\n",
+				   cq->cqn, qpn, is_recv ? "receive" : "send",
+				   index);
+			return false;
+		}
+		wc->wr_id = wq->wr_ids[index & mask];
+		wq->ci = index + 1;
 		pthread_spin_unlock(&wq->lock);
-		verbs_warn(&ctx->ibv_ctx,
-			   "CQ %u: CQE of QP %u names %s WQE %u, not outstanding\n",
-			   cq->cqn, qpn, is_recv ? "receive" : "send", index);
-		return false;
 	}
-	wc->wr_id = wq->wr_ids[index & mask];
-	wq->ci = index + 1;
-	pthread_spin_unlock(&wq->lock);
 
 	wc->status = cqe->status <= IBV_WC_GENERAL_ERR ? cqe->status :
 							 IBV_WC_GENERAL_ERR;

@@ -7,7 +7,8 @@
  * doorbell page with the new producer index.  Each WQE's wr_id holds its
  * index in the queue; the caller's wr_id waits in wr_ids[] until poll_cq
  * meets the CQE (see vhca_cq.c).  A ring is full when it holds as many
- * WQEs as it has slots and poll_cq has not yet seen them complete.
+ * WQEs as it has slots and poll_cq has not yet seen them complete.  SRQs
+ * (vhca_srq.c) post with vhca_write_recv_wqe() too.
  *
  * RC, UC and UD share the WQE; a UD WQE carries a copy of its AH's address
  * vector (vhca_ah.c), so the device never reads the AH itself.
@@ -260,6 +261,22 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return err;
 }
 
+/*
+ * A receive WQE (the QP's or an SRQ's) for @wr, naming @wr_id; the caller
+ * checked num_sge.
+ */
+void vhca_write_recv_wqe(struct vhca_recv_wqe *wqe,
+			 const struct ibv_recv_wr *wr, uint64_t wr_id)
+{
+	int i;
+
+	memset(wqe, 0, offsetof(struct vhca_recv_wqe, sge));
+	wqe->wr_id = htole64(wr_id);
+	wqe->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++)
+		vhca_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+}
+
 int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
@@ -270,10 +287,12 @@ int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct vhca_recv_wqe *wqe;
 	uint32_t start, slot;
 	int err = 0;
-	int i;
 
-	/* IBTA 10.8.2: receive requests from INIT on. */
-	if (ibqp->state == IBV_QPS_RESET) {
+	/*
+	 * IBTA 10.8.2: receive requests from INIT on; a QP on an SRQ
+	 * receives into the SRQ's WQEs (10.2.9).
+	 */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->srq) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -292,11 +311,7 @@ int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		}
 		slot = rq->pi & (entries - 1);
 		wqe = (struct vhca_recv_wqe *)rq->ring + slot;
-		memset(wqe, 0, offsetof(struct vhca_recv_wqe, sge));
-		wqe->wr_id = htole64(rq->pi);
-		wqe->num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++)
-			vhca_set_sge(&wqe->sge[i], &wr->sg_list[i]);
+		vhca_write_recv_wqe(wqe, wr, rq->pi);
 		rq->wr_ids[slot] = wr->wr_id;
 		rq->pi++;
 	}

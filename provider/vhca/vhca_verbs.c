@@ -134,13 +134,12 @@ int vhca_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
-static size_t vhca_page_size(void)
+size_t vhca_page_size(void)
 {
 	return sysconf(_SC_PAGESIZE);
 }
 
-/* Page-aligned, zeroed memory the kernel driver pins for a queue. */
-static void *vhca_alloc_queue_mem(size_t size)
+void *vhca_alloc_queue_mem(size_t size)
 {
 	void *buf;
 
@@ -151,7 +150,7 @@ static void *vhca_alloc_queue_mem(size_t size)
 }
 
 /* log2 of the smallest power of two >= n, at least 1 (two entries). */
-static uint8_t vhca_log_size(uint32_t n)
+uint8_t vhca_log_size(uint32_t n)
 {
 	return n <= 2 ? 1 : ilog32(n - 1);
 }
@@ -440,6 +439,9 @@ err_free_ring:
 
 static void vhca_wq_free(struct vhca_wq *wq)
 {
+	/* A QP on an SRQ has no receive queue of its own. */
+	if (!wq->ring)
+		return;
 	pthread_spin_destroy(&wq->lock);
 	free(wq->wr_ids);
 	free(wq->ring);
@@ -472,13 +474,13 @@ static int vhca_check_qp_attr(struct vhca_context *ctx,
 		return EOPNOTSUPP;
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
 		return EINVAL;
-	if (attr->srq)
-		return EOPNOTSUPP;
 	if (cap->max_send_wr > ctx->max_qp_wr ||
-	    cap->max_recv_wr > ctx->max_qp_wr ||
 	    cap->max_send_sge > ctx->max_send_sge ||
-	    cap->max_recv_sge > VHCA_MAX_RECV_SGE ||
 	    cap->max_inline_data > ctx->max_inline_data)
+		return EINVAL;
+	/* With an SRQ the receive queue's caps are ignored (IBTA 11.2.4.1). */
+	if (!attr->srq && (cap->max_recv_wr > ctx->max_qp_wr ||
+			   cap->max_recv_sge > VHCA_MAX_RECV_SGE))
 		return EINVAL;
 	return 0;
 }
@@ -513,10 +515,14 @@ struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx,
 			    VHCA_SEND_WQE_SIZE);
 	if (ret)
 		goto err_free_qp;
-	ret = vhca_wq_alloc(&qp->rq, vhca_log_size(attr->cap.max_recv_wr),
-			    VHCA_RECV_WQE_SIZE);
-	if (ret)
-		goto err_free_sq;
+	/* A QP on an SRQ takes its receive WQEs from it (IBTA 10.2.9). */
+	if (!attr->srq) {
+		ret = vhca_wq_alloc(&qp->rq,
+				    vhca_log_size(attr->cap.max_recv_wr),
+				    VHCA_RECV_WQE_SIZE);
+		if (ret)
+			goto err_free_sq;
+	}
 	if (qp->sq.log_size > VHCA_WQ_MAX_LOG_SIZE ||
 	    qp->rq.log_size > VHCA_WQ_MAX_LOG_SIZE) {
 		ret = EINVAL;
@@ -599,6 +605,8 @@ static void vhca_qp_reset(struct vhca_qp *qp)
 	vhca_lock_cqs(&qp->vqp.qp);
 	vhca_clean_cqs(qp);
 	for (i = 0; i < ARRAY_SIZE(wqs); i++) {
+		if (!wqs[i]->ring)
+			continue;
 		pthread_spin_lock(&wqs[i]->lock);
 		wqs[i]->pi = 0;
 		wqs[i]->ci = 0;

@@ -38,6 +38,22 @@ int vhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int vhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask, struct ibv_qp_init_attr *init_attr);
 int vhca_destroy_qp(struct ibv_qp *ibqp);
+/* Page-aligned, zeroed memory the kernel driver pins for a queue. */
+void *vhca_alloc_queue_mem(size_t size);
+size_t vhca_page_size(void);
+uint8_t vhca_log_size(uint32_t n);
+
+/* vhca_srq.c: shared receive queues */
+struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+struct ibv_srq *vhca_create_srq_ex(struct ibv_context *ibctx,
+				   struct ibv_srq_init_attr_ex *attr);
+int vhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int attr_mask);
+int vhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int vhca_destroy_srq(struct ibv_srq *ibsrq);
+int vhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
 
 /* vhca_ah.c: UD address handles */
 struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
@@ -54,6 +70,8 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+void vhca_write_recv_wqe(struct vhca_recv_wqe *wqe,
+			 const struct ibv_recv_wr *wr, uint64_t wr_id);
 int vhca_qp_ex_set_ops(struct vhca_qp *qp, enum ibv_qp_type qp_type,
 		       uint64_t send_ops_flags);
 

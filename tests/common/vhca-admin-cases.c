@@ -73,6 +73,8 @@ typedef enum CaseRef {
     V_UD_QPN,           /* the UD QP (W_UD) */
     V_SRQN, V_DEAD_SRQN, /* the SRQ (W_SRQ); one destroyed */
     V_SRQ_CI,           /* the good CREATE_SRQ's consumer record (+ k) */
+    V_XRCDN, V_DEAD_XRCDN, /* the XRC domain (W_XRCD); one freed */
+    V_XRC_SRQN,         /* the XRC SRQ (W_XRC_SRQ) */
     V_MAX_SRQ,          /* QUERY_DEVICE's max_srq (+ k) */
     V_KEY,              /* the MR's key (W_MR) */
     V_MRN,              /* the MR's index, key >> 8 (W_MR) */
@@ -133,6 +135,9 @@ typedef struct CaseEdit {
 #define W_CQ_ERROR      (1u << 11)
 
 #define PENDING_CQES    3
+#define W_XRCD          (1u << 12)  /* an XRC domain */
+#define W_XRC_SRQ       (1u << 13)  /* an XRC SRQ in it, completing to rcqn */
+#define W_XRC_TGT       (1u << 14)  /* an XRC target QP in it */
 
 typedef struct VhcaAdminCase {
     const char *name;               /* "<command>/<what>" */
@@ -626,8 +631,10 @@ static const VhcaAdminCase cases[] = {
         .edit = { QP(type, LIT(0)) }, .syndrome = SYN_EDIT(0)),
     ROW("create-qp/type-5", VHCA_CMD_CREATE_QP, BAD_PARAM,
         .edit = { QP(type, LIT(5)) }, .syndrome = SYN_EDIT(0)),
-    ROW("create-qp/type-9", VHCA_CMD_CREATE_QP, BAD_PARAM,
-        .edit = { QP(type, LIT(9)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-qp/type-8", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .edit = { QP(type, LIT(8)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-qp/type-11", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .edit = { QP(type, LIT(11)) }, .syndrome = SYN_EDIT(0)),
     ROW("create-qp/type-0xff", VHCA_CMD_CREATE_QP, BAD_PARAM,
         .edit = { QP(type, LIT(0xff)) }, .syndrome = SYN_EDIT(0)),
     ROW("create-qp/sq-log-size-0", VHCA_CMD_CREATE_QP, BAD_PARAM,
@@ -773,6 +780,95 @@ static const VhcaAdminCase cases[] = {
     ROW("destroy-srq/has-qp", VHCA_CMD_DESTROY_SRQ, BUSY,
         .world = W_SRQ | W_SRQ_QP, .syndrome = REF(SRQN, 0)),
     ROW("destroy-pd/has-srq", VHCA_CMD_DESTROY_PD, BUSY, .world = W_SRQ),
+
+    /*
+     * XRC (annex A14; spec "XRC"): domains, XRC SRQs, XRC QPs.  The good
+     * XRC SRQ is the good SRQ with type XRC, the domain and the receive
+     * CQ; the good target QP is type 10 in the domain with nothing else.
+     */
+    ROW("alloc-xrcd/table-full", VHCA_CMD_ALLOC_XRCD, NO_RESOURCES,
+        .world = W_FULL),
+    /* No SRQs, no XRC: max_xrcd is 0. */
+    ROW("alloc-xrcd/max-srq-0", VHCA_CMD_ALLOC_XRCD, NO_RESOURCES,
+        .cfg = &no_srq_cfg, .world = W_FULL),
+    ROW("dealloc-xrcd/0", VHCA_CMD_DEALLOC_XRCD, BAD_INDEX,
+        .edit = { OBJ_IN(LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("dealloc-xrcd/freed", VHCA_CMD_DEALLOC_XRCD, BAD_INDEX,
+        .edit = { OBJ_IN(REF(DEAD_XRCDN, 0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("dealloc-xrcd/past-table", VHCA_CMD_DEALLOC_XRCD, BAD_INDEX,
+        .edit = { OBJ_IN(LIT(VHCA_MAX_XRCD + 1)) }, .syndrome = SYN_EDIT(0)),
+    ROW("dealloc-xrcd/has-xrc-srq", VHCA_CMD_DEALLOC_XRCD, BUSY,
+        .world = W_XRCD | W_XRC_SRQ, .syndrome = REF(XRCDN, 0)),
+    ROW("dealloc-xrcd/has-target-qp", VHCA_CMD_DEALLOC_XRCD, BUSY,
+        .world = W_XRCD | W_XRC_TGT, .syndrome = REF(XRCDN, 0)),
+    ROW("create-srq/type-2", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(type, LIT(2)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/basic-with-xrcd", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .world = W_XRCD, .edit = { SRQ(xrcdn, REF(XRCDN, 0)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/basic-with-cq", VHCA_CMD_CREATE_SRQ, BAD_PARAM,
+        .edit = { SRQ(cqn, REF(RCQN, 0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("create-srq/xrc-xrcd-0", VHCA_CMD_CREATE_SRQ, BAD_INDEX,
+        .edit = { SRQ(type, LIT(VHCA_SRQT_XRC)), SRQ(cqn, REF(RCQN, 0)) },
+        .syndrome = LIT(0)),
+    ROW("create-srq/xrc-xrcd-freed", VHCA_CMD_CREATE_SRQ, BAD_INDEX,
+        .edit = { SRQ(type, LIT(VHCA_SRQT_XRC)), SRQ(cqn, REF(RCQN, 0)),
+                  SRQ(xrcdn, REF(DEAD_XRCDN, 0)) },
+        .syndrome = SYN_EDIT(2)),
+    ROW("create-srq/xrc-cq-0", VHCA_CMD_CREATE_SRQ, BAD_INDEX,
+        .world = W_XRCD,
+        .edit = { SRQ(type, LIT(VHCA_SRQT_XRC)),
+                  SRQ(xrcdn, REF(XRCDN, 0)) },
+        .syndrome = LIT(0)),
+    ROW("create-srq/xrc-cq-destroyed", VHCA_CMD_CREATE_SRQ, BAD_INDEX,
+        .world = W_XRCD,
+        .edit = { SRQ(type, LIT(VHCA_SRQT_XRC)), SRQ(xrcdn, REF(XRCDN, 0)),
+                  SRQ(cqn, REF(DEAD_CQN, 0)) },
+        .syndrome = SYN_EDIT(2)),
+    ROW("destroy-cq/cq-of-xrc-srq", VHCA_CMD_DESTROY_CQ, BUSY,
+        .world = W_XRCD | W_XRC_SRQ, .edit = { OBJ_IN(REF(RCQN, 0)) }),
+    ROW("destroy-pd/has-xrc-srq", VHCA_CMD_DESTROY_PD, BUSY,
+        .world = W_XRCD | W_XRC_SRQ),
+    /* No QP is created on an XRC SRQ: only XRC requests reach it. */
+    ROW("create-qp/on-xrc-srq", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .world = W_XRCD | W_XRC_SRQ,
+        .edit = { QP(srqn, REF(XRC_SRQN, 0)), QP(rq_log_size, LIT(0)),
+                  QP(rq_pbl_addr, LIT(0)), QP(rq_npages, LIT(0)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("create-qp/rc-with-xrcd", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .world = W_XRCD, .edit = { QP(xrcdn, REF(XRCDN, 0)) },
+        .syndrome = SYN_EDIT(0)),
+    /* An XRC initiator receives nothing: no receive CQ, RQ or SRQ. */
+    ROW("create-qp/xrc-ini-recv-cq", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .edit = { QP(type, LIT(VHCA_QPT_XRC_INI)), QP(rq_log_size, LIT(0)),
+                  QP(rq_pbl_addr, LIT(0)), QP(rq_npages, LIT(0)) },
+        .syndrome = REF(RCQN, 0)),
+    ROW("create-qp/xrc-ini-rq", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .edit = { QP(type, LIT(VHCA_QPT_XRC_INI)), QP(recv_cqn, LIT(0)) },
+        .syndrome = LIT(0)),
+    ROW("create-qp/xrc-ini-srq", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .world = W_SRQ,
+        .edit = { QP_ON_SRQ, QP(type, LIT(VHCA_QPT_XRC_INI)),
+                  QP(recv_cqn, LIT(0)) },
+        .syndrome = REF(SRQN, 0)),
+    ROW("create-qp/xrc-ini-with-xrcd", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .world = W_XRCD,
+        .edit = { QP(type, LIT(VHCA_QPT_XRC_INI)), QP(recv_cqn, LIT(0)),
+                  QP(rq_log_size, LIT(0)), QP(rq_pbl_addr, LIT(0)),
+                  QP(rq_npages, LIT(0)), QP(xrcdn, REF(XRCDN, 0)) },
+        .syndrome = SYN_EDIT(5)),
+    ROW("create-qp/xrc-tgt-xrcd-0", VHCA_CMD_CREATE_QP, BAD_INDEX,
+        .edit = { QP(type, LIT(VHCA_QPT_XRC_TGT)) }, .syndrome = LIT(0)),
+    ROW("create-qp/xrc-tgt-xrcd-freed", VHCA_CMD_CREATE_QP, BAD_INDEX,
+        .edit = { QP(type, LIT(VHCA_QPT_XRC_TGT)),
+                  QP(xrcdn, REF(DEAD_XRCDN, 0)) },
+        .syndrome = SYN_EDIT(1)),
+    /* A target has no PD, CQs or queues (the good RC QP has them all). */
+    ROW("create-qp/xrc-tgt-with-queues", VHCA_CMD_CREATE_QP, BAD_PARAM,
+        .world = W_XRCD,
+        .edit = { QP(type, LIT(VHCA_QPT_XRC_TGT)),
+                  QP(xrcdn, REF(XRCDN, 0)) },
+        .syndrome = SYN_EDIT(1)),
     ROW("query-srq/0", VHCA_CMD_QUERY_SRQ, BAD_INDEX, .world = W_SRQ,
         .edit = { SRQ_ATTR(srqn, LIT(0)) }, .syndrome = SYN_EDIT(0)),
     ROW("query-srq/destroyed", VHCA_CMD_QUERY_SRQ, BAD_INDEX, .world = W_SRQ,
@@ -1014,7 +1110,8 @@ static const VhcaAdminCase cases[] = {
 /* ---------------------------------------------------------------------- */
 
 typedef enum ObjKind {
-    OBJ_UCTX, OBJ_PD, OBJ_MR, OBJ_EQ, OBJ_CQ, OBJ_QP, OBJ_SRQ, OBJ_N,
+    OBJ_UCTX, OBJ_PD, OBJ_MR, OBJ_EQ, OBJ_CQ, OBJ_QP, OBJ_SRQ, OBJ_XRCD,
+    OBJ_N,
     OBJ_NONE = OBJ_N
 } ObjKind;
 
@@ -1031,6 +1128,7 @@ typedef struct World {
     uint32_t scqn, rcqn, dead_cqn;
     uint32_t qpn, dead_qpn, ud_qpn;
     uint32_t srqn, dead_srqn, srq_qpn;
+    uint32_t xrcdn, dead_xrcdn, xrc_srqn, tgt_qpn;
     uint32_t key, dead_key;
 
     /* Guest memory the good inputs name. */
@@ -1079,6 +1177,8 @@ static ObjKind created_kind(uint16_t opcode)
         return OBJ_QP;
     case VHCA_CMD_CREATE_SRQ:
         return OBJ_SRQ;
+    case VHCA_CMD_ALLOC_XRCD:
+        return OBJ_XRCD;
     default:
         return OBJ_NONE;
     }
@@ -1090,7 +1190,7 @@ static uint16_t destroy_opcode(ObjKind kind)
         [OBJ_UCTX] = VHCA_CMD_DEALLOC_UCTX, [OBJ_PD] = VHCA_CMD_DESTROY_PD,
         [OBJ_MR] = VHCA_CMD_DESTROY_MR, [OBJ_EQ] = VHCA_CMD_DESTROY_EQ,
         [OBJ_CQ] = VHCA_CMD_DESTROY_CQ, [OBJ_QP] = VHCA_CMD_DESTROY_QP,
-        [OBJ_SRQ] = VHCA_CMD_DESTROY_SRQ,
+        [OBJ_SRQ] = VHCA_CMD_DESTROY_SRQ, [OBJ_XRCD] = VHCA_CMD_DEALLOC_XRCD,
     };
 
     return op[kind];
@@ -1114,6 +1214,8 @@ static uint32_t table_size(World *w, ObjKind kind)
         return w->dev.max_qp;
     case OBJ_SRQ:
         return w->dev.max_srq;
+    case OBJ_XRCD:
+        return w->dev.max_xrcd;
     default:
         g_assert_not_reached();
     }
@@ -1446,8 +1548,10 @@ static void good_command(World *w, uint16_t opcode, Cmd *c)
     case VHCA_CMD_DESTROY_EQ:
     case VHCA_CMD_DESTROY_CQ:
     case VHCA_CMD_DESTROY_QP:
-    case VHCA_CMD_DESTROY_SRQ: {
-        uint32_t handle = opcode == VHCA_CMD_DESTROY_PD ? w->pdn :
+    case VHCA_CMD_DESTROY_SRQ:
+    case VHCA_CMD_DEALLOC_XRCD: {
+        uint32_t handle = opcode == VHCA_CMD_DEALLOC_XRCD ? w->xrcdn :
+                          opcode == VHCA_CMD_DESTROY_PD ? w->pdn :
                           opcode == VHCA_CMD_DESTROY_MR ? w->key :
                           opcode == VHCA_CMD_DESTROY_EQ ? w->eqn :
                           opcode == VHCA_CMD_DESTROY_CQ ? w->scqn :
@@ -1520,7 +1624,10 @@ static void good_command(World *w, uint16_t opcode, Cmd *c)
         return;
     }
     default:
-        /* NOP, ALLOC_UCTX, CREATE_PD, unknown opcodes: no input. */
+        /*
+         * NOP, ALLOC_UCTX, CREATE_PD, ALLOC_XRCD, unknown opcodes: no
+         * input.
+         */
         cmd_inline(c, opcode, NULL, 0);
         return;
     }
@@ -1661,6 +1768,7 @@ static void world_build(World *w)
     TO_HOST(num_comp_vectors);
     TO_HOST(gid_tbl_len);
     TO_HOST(max_srq);
+    TO_HOST(max_xrcd);
 #undef TO_HOST
 
     memcpy(gid.gid, local_gid, sizeof(gid.gid));
@@ -1722,6 +1830,32 @@ static void world_build(World *w)
         w->srq_qpn = must(w, &c, "CREATE_QP on the SRQ").handle;
         w->live[OBJ_QP]++;
     }
+    if (row->world & W_XRCD) {
+        w->xrcdn = create(w, VHCA_CMD_ALLOC_XRCD, NULL);
+    }
+    if (row->world & W_XRC_SRQ) {
+        struct vhca_srq_create q;
+
+        good_srq(w, &q);
+        q.type = VHCA_SRQT_XRC;
+        g_assert_cmpuint(w->xrcdn, !=, 0);
+        q.xrcdn = GUINT32_TO_LE(w->xrcdn);
+        q.cqn = GUINT32_TO_LE(w->rcqn);
+        cmd_mailbox(w, &c, VHCA_CMD_CREATE_SRQ, &q, sizeof(q));
+        w->xrc_srqn = must(w, &c, "CREATE_SRQ of an XRC SRQ").handle;
+        w->live[OBJ_SRQ]++;
+    }
+    if (row->world & W_XRC_TGT) {
+        struct vhca_qp_create q;
+
+        memset(&q, 0, sizeof(q));
+        q.type = VHCA_QPT_XRC_TGT;
+        g_assert_cmpuint(w->xrcdn, !=, 0);
+        q.xrcdn = GUINT32_TO_LE(w->xrcdn);
+        cmd_mailbox(w, &c, VHCA_CMD_CREATE_QP, &q, sizeof(q));
+        w->tgt_qpn = must(w, &c, "CREATE_QP of an XRC target").handle;
+        w->live[OBJ_QP]++;
+    }
     if (row->world & W_GSI) {
         g_assert_cmpuint(create_qp_of_type(w, VHCA_QPT_GSI), ==,
                          VHCA_GSI_QPN);
@@ -1763,6 +1897,10 @@ static void world_build(World *w)
     if (w->dev.max_srq > w->live[OBJ_SRQ]) {
         w->dead_srqn = create(w, VHCA_CMD_CREATE_SRQ, NULL);
         must_destroy(w, OBJ_SRQ, w->dead_srqn);
+    }
+    if (w->dev.max_xrcd > w->live[OBJ_XRCD]) {
+        w->dead_xrcdn = create(w, VHCA_CMD_ALLOC_XRCD, NULL);
+        must_destroy(w, OBJ_XRCD, w->dead_xrcdn);
     }
 
     /* Last: the receive CQ's CQEs must not meet the dead QP's creation. */
@@ -1846,6 +1984,12 @@ static uint64_t resolve(World *w, CaseValue v)
         return need(w->dead_srqn, "a destroyed SRQ") + k;
     case V_SRQ_CI:
         return w->srq_ci + k;
+    case V_XRCDN:
+        return need(w->xrcdn, "the XRC domain (W_XRCD)") + k;
+    case V_DEAD_XRCDN:
+        return need(w->dead_xrcdn, "a freed XRC domain") + k;
+    case V_XRC_SRQN:
+        return need(w->xrc_srqn, "the XRC SRQ (W_XRC_SRQ)") + k;
     case V_MAX_SRQ:
         return w->dev.max_srq + k;
     case V_KEY:

@@ -20,18 +20,16 @@ VHCA_PYVERBS_NIC=rxe runs the same suite on Linux's soft-RoCE instead
 
 import json
 import os
-import subprocess
 import sys
-import tarfile
-import tempfile
 import unittest
 
+sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
+import rdma_core_tests  # noqa: E402
 import vhca_fabric  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "../..")
-GUEST_DIR = "/tmp/rdma-core-tests"
+GUEST_DIR = rdma_core_tests.GUEST_DIR
 RUNNER = "guest_pyverbs_suite.py"
 NIC = os.environ.get("VHCA_PYVERBS_NIC", "vhca")
 # "auto": the suite picks the GID, as for a new user; "ipv4": the IPv4
@@ -43,32 +41,18 @@ fabric = vhca_fabric.ModuleFabric("pyverbs", count=1, nics=[NIC])
 rows = []
 
 
-def rdma_core_tests_dir():
-    """tests/ of the rdma-core source scripts/build-provider.sh uses."""
-    so = subprocess.run([os.path.join(ROOT, "scripts/build-provider.sh")],
-                        check=True, stdout=subprocess.PIPE,
-                        text=True).stdout.split()[-1]
-    return os.path.join(os.path.dirname(so), "../../src/tests")
-
-
 def modules():
     chosen = os.environ.get("VHCA_PYVERBS_MODULES")
     if chosen:
         return chosen.split(",")
-    return sorted(f[:-3] for f in os.listdir(rdma_core_tests_dir())
+    return sorted(f[:-3] for f in os.listdir(rdma_core_tests.tests_dir())
                   if f.startswith("test_") and f.endswith(".py"))
 
 
 def setUpModule():
     fabric.start()
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            tgz = os.path.join(tmp, "tests.tgz")
-            with tarfile.open(tgz, "w:gz") as tar:
-                tar.add(rdma_core_tests_dir(), arcname="tests")
-            fabric[1].put_file("/tmp/tests.tgz", tgz)
-        fabric[1].run("rm -rf %s && mkdir %s && tar -C %s -xzf /tmp/tests.tgz"
-                      % (GUEST_DIR, GUEST_DIR, GUEST_DIR))
+        rdma_core_tests.put(fabric[1])
         fabric[1].put_file("/tmp/" + RUNNER, os.path.join(HERE, RUNNER))
     except BaseException:
         fabric.stop()

@@ -82,6 +82,8 @@ TABLES = [
          name="Event", value="Value"),
     dict(id="srq-events", kind="enum", enum="vhca_srq_event",
          prefix="VHCA_EVENT_", name="Event", value="Value"),
+    dict(id="srq-types", kind="enum", enum="vhca_srq_type",
+         prefix="VHCA_SRQT_", name="Type", value="Value"),
     dict(id="srq-attr-mask", kind="macros", bits=True,
          prefixes=["VHCA_SRQ_"], name="Attribute", value="Bit"),
     dict(id="port-states", kind="enum", enum="vhca_port_state",

@@ -2561,6 +2561,215 @@ static void test_srq_loopback(void)
     fabric_down(&f);
 }
 
+/* ---- XRC ---------------------------------------------------------------- */
+
+/* An XRC SRQ of @log_size in domain @xrcdn, completing to @cqn. */
+static void xrc_srq_make(Side *s, Srq *q, unsigned log_size, uint32_t xrcdn,
+                         uint32_t cqn)
+{
+    struct vhca_srq_create c;
+    struct vhca_cmd_obj_out out;
+
+    memset(q, 0, sizeof(*q));
+    q->log_size = log_size;
+    vhca_pages_alloc(s->d, &q->ring, VHCA_RECV_WQE_SIZE << log_size);
+    q->ci_rec = buf_alloc(s, 4);
+    memset(&c, 0, sizeof(c));
+    c.pdn = cpu_to_le32(s->pdn);
+    c.db_page = cpu_to_le32(s->page);
+    c.pbl_addr = cpu_to_le64(q->ring.pbl);
+    c.npages = cpu_to_le32(q->ring.npages);
+    c.log_size = log_size;
+    c.ci_addr = cpu_to_le64(q->ci_rec);
+    c.type = VHCA_SRQT_XRC;
+    c.xrcdn = cpu_to_le32(xrcdn);
+    c.cqn = cpu_to_le32(cqn);
+    g_assert_cmpuint(vhca_cmd_mbox(s->d, VHCA_CMD_CREATE_SRQ, &c, sizeof(c),
+                                   NULL, &out), ==, VHCA_ST_OK);
+    q->srqn = le32_to_cpu(out.handle);
+}
+
+/*
+ * Linux's XRC rows of the Modify QP table: the initiator has no responder
+ * attributes, the target no retries.
+ */
+static void xrc_to_rts(Side *s, uint32_t qpn, bool target, uint32_t dest_qpn,
+                       uint32_t sq_psn, uint32_t rq_psn)
+{
+    struct vhca_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.qpn = cpu_to_le32(qpn);
+    a.port = 1;
+    a.qp_access_flags = cpu_to_le32(ALL_REMOTE);
+    qp_modify_ok_at(s, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
+                    VHCA_QP_ACCESS_FLAGS, G_STRLOC);
+    memset(&a, 0, sizeof(a));
+    a.qpn = cpu_to_le32(qpn);
+    a.path_mtu = VHCA_IB_MTU_1024;
+    a.dest_qp_num = cpu_to_le32(dest_qpn);
+    a.rq_psn = cpu_to_le32(rq_psn);
+    a.max_dest_rd_atomic = s->dev.max_qp_rd_atom;
+    a.min_rnr_timer = 1;
+    memcpy(a.dgid, s->gid, sizeof(a.dgid));
+    memcpy(a.dmac, fn_mac[s->idx], sizeof(a.dmac));
+    a.hop_limit = 64;
+    qp_modify_ok_at(s, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
+                    VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
+                    (target ? VHCA_QP_MAX_DEST_RD_ATOMIC |
+                              VHCA_QP_MIN_RNR_TIMER : 0), G_STRLOC);
+    memset(&a, 0, sizeof(a));
+    a.qpn = cpu_to_le32(qpn);
+    a.sq_psn = cpu_to_le32(sq_psn);
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = 7;
+    a.max_rd_atomic = s->dev.max_qp_init_rd_atom;
+    qp_modify_ok_at(s, &a, VHCA_QPS_RTS, VHCA_QP_SQ_PSN | VHCA_QP_TIMEOUT |
+                    (target ? 0 : VHCA_QP_RETRY_CNT | VHCA_QP_RNR_RETRY |
+                                  VHCA_QP_MAX_QP_RD_ATOMIC), G_STRLOC);
+}
+
+/*
+ * XRC (annex A14) in loopback: an initiator and a target of one function,
+ * the target's domain holding two XRC SRQs that complete to two CQs.
+ * Each SEND lands in the SRQ its WQE names and completes to that SRQ's
+ * CQ under the target's QPN; RDMA WRITE, READ and an atomic go through
+ * the target too; a request naming no XRC SRQ of the domain is refused
+ * with a remote access error.
+ */
+static void test_xrc_loopback(void)
+{
+    enum { LEN = 3000, SLOT = 4096 };
+    Fabric f;
+    Side *s;
+    Srq q[2];
+    VhcaCq cq2;
+    VhcaQp ini;
+    struct vhca_qp_create cr;
+    struct vhca_cmd_obj_out out;
+    struct vhca_send_wqe w;
+    struct vhca_cqe c;
+    struct vhca_qp_attr a;
+    uint64_t sbuf, rbuf, tbuf;
+    uint32_t skey, rkey, tkey, xrcdn, tgt;
+
+    fabric_up(&f, 0);
+    f.link.filter = drop_all;
+    s = &f.side[0];
+    g_assert_cmpuint(le32_to_cpu(s->dev.max_xrcd), ==, VHCA_MAX_XRCD);
+    g_assert_cmpuint(vhca_cmd_exec(s->d, VHCA_CMD_ALLOC_XRCD, NULL, 0, &out),
+                     ==, VHCA_ST_OK);
+    xrcdn = le32_to_cpu(out.handle);
+    g_assert_cmpuint(xrcdn, ==, 1);
+    vhca_cq_make(s->d, &cq2, CQ_LOG, s->eq.eqn, s->page);
+    xrc_srq_make(s, &q[0], 3, xrcdn, s->rcq.cqn);
+    xrc_srq_make(s, &q[1], 3, xrcdn, cq2.cqn);
+
+    /* The initiator: a send queue only. */
+    vhca_qp_prepare(s->d, &ini, VHCA_QPT_XRC_INI, s->pdn, s->scq.cqn, 0,
+                    conf_default.sq_log, 1, s->page, &cr);
+    cr.rq_log_size = 0;
+    cr.rq_pbl_addr = 0;
+    cr.rq_npages = 0;
+    g_assert_cmpuint(vhca_cmd_create_qp(s->d, &cr, &ini.qpn), ==,
+                     VHCA_ST_OK);
+    /* The target: its domain, nothing else. */
+    memset(&cr, 0, sizeof(cr));
+    cr.type = VHCA_QPT_XRC_TGT;
+    cr.xrcdn = cpu_to_le32(xrcdn);
+    g_assert_cmpuint(vhca_cmd_create_qp(s->d, &cr, &tgt), ==, VHCA_ST_OK);
+    xrc_to_rts(s, ini.qpn, false, tgt, initial_psn[0], initial_psn[1]);
+    xrc_to_rts(s, tgt, true, ini.qpn, initial_psn[1], initial_psn[0]);
+    g_assert_cmpuint(vhca_cmd_query_qp(s->d, tgt, &a), ==, VHCA_ST_OK);
+    g_assert_cmpuint(le32_to_cpu(a.max_send_wr), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(a.max_recv_wr), ==, 0);
+
+    sbuf = buf_alloc(s, 4 * SLOT);
+    skey = mr_phys(s, sbuf, 4 * SLOT, VHCA_ACCESS_LOCAL_WRITE);
+    rbuf = buf_alloc(s, 4 * SLOT);
+    rkey = mr_phys(s, rbuf, 4 * SLOT, VHCA_ACCESS_LOCAL_WRITE);
+    tbuf = buf_alloc(s, SLOT);
+    tkey = mr_phys(s, tbuf, SLOT, ALL_ACCESS);
+    srq_post(s, &q[0], RECV_ID(0), rbuf, SLOT, rkey);
+    srq_post(s, &q[1], RECV_ID(1), rbuf + SLOT, SLOT, rkey);
+
+    /* A SEND to each SRQ, the second one first. */
+    buf_fill(s, sbuf, LEN, 31);
+    buf_fill(s, sbuf + SLOT, LEN, 32);
+    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND_WITH_IMM, VHCA_WQE_SIGNALED);
+    w.imm_or_inv = cpu_to_be32(IMM);
+    w.xrc_srqn = cpu_to_le32(q[1].srqn);
+    wqe_sge(&w, sbuf + SLOT, LEN, skey);
+    sq_post(s, &ini, &w);
+    expect_cqe(&f, s, &cq2, VHCA_WC_SUCCESS, VHCA_WC_RECV, RECV_ID(1), tgt,
+               &c);
+    g_assert_cmpuint(c.byte_len, ==, LEN);
+    g_assert_cmphex(cqe_imm(&c), ==, IMM);
+    expect_cqe(&f, s, &s->scq, VHCA_WC_SUCCESS, VHCA_WC_SEND, SEND_ID(1),
+               ini.qpn, NULL);
+    wqe_init(&w, SEND_ID(0), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    w.xrc_srqn = cpu_to_le32(q[0].srqn);
+    wqe_sge(&w, sbuf, LEN, skey);
+    sq_post(s, &ini, &w);
+    expect_cqe(&f, s, &s->rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV, RECV_ID(0), tgt,
+               &c);
+    g_assert_cmpuint(c.byte_len, ==, LEN);
+    expect_cqe(&f, s, &s->scq, VHCA_WC_SUCCESS, VHCA_WC_SEND, SEND_ID(0),
+               ini.qpn, NULL);
+    buf_check(s, rbuf, LEN, 31);
+    buf_check(s, rbuf + SLOT, LEN, 32);
+    g_assert_cmpuint(qtest_readl(s->d->qts, q[0].ci_rec), ==, 1);
+    g_assert_cmpuint(qtest_readl(s->d->qts, q[1].ci_rec), ==, 1);
+
+    /* RDMA WRITE, READ back, FETCH_ADD through the target. */
+    wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    w.xrc_srqn = cpu_to_le32(q[0].srqn);
+    wqe_sge(&w, sbuf, LEN, skey);
+    wqe_remote(&w, tbuf, tkey);
+    sq_post(s, &ini, &w);
+    expect_cqe(&f, s, &s->scq, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE,
+               SEND_ID(2), ini.qpn, NULL);
+    buf_check(s, tbuf, LEN, 31);
+    wqe_init(&w, SEND_ID(3), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
+    w.xrc_srqn = cpu_to_le32(q[1].srqn);
+    wqe_sge(&w, sbuf + 2 * SLOT, LEN, skey);
+    wqe_remote(&w, tbuf, tkey);
+    sq_post(s, &ini, &w);
+    expect_cqe(&f, s, &s->scq, VHCA_WC_SUCCESS, VHCA_WC_RDMA_READ,
+               SEND_ID(3), ini.qpn, NULL);
+    buf_check(s, sbuf + 2 * SLOT, LEN, 31);
+    qtest_writeq(s->d->qts, tbuf + 3584, 1000);
+    wqe_init(&w, SEND_ID(4), VHCA_WR_ATOMIC_FETCH_AND_ADD,
+             VHCA_WQE_SIGNALED);
+    w.xrc_srqn = cpu_to_le32(q[0].srqn);
+    w.compare_add = cpu_to_le64(24);
+    wqe_sge(&w, sbuf + 3 * SLOT, 8, skey);
+    wqe_remote(&w, tbuf + 3584, tkey);
+    sq_post(s, &ini, &w);
+    expect_cqe(&f, s, &s->scq, VHCA_WC_SUCCESS, VHCA_WC_FETCH_ADD,
+               SEND_ID(4), ini.qpn, NULL);
+    g_assert_cmpuint(qtest_readq(s->d->qts, sbuf + 3 * SLOT), ==, 1000);
+    g_assert_cmpuint(qtest_readq(s->d->qts, tbuf + 3584), ==, 1024);
+
+    /* The domain is in use; an SRQ it does not have is refused. */
+    g_assert_cmpuint(vhca_cmd_destroy(s->d, VHCA_CMD_DEALLOC_XRCD, xrcdn), ==,
+                     VHCA_ST_BUSY);
+    wqe_init(&w, SEND_ID(5), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    w.xrc_srqn = cpu_to_le32(99);
+    wqe_sge(&w, sbuf, 8, skey);
+    sq_post(s, &ini, &w);
+    expect_cqe(&f, s, &s->scq, VHCA_WC_REM_ACCESS_ERR, VHCA_WC_SEND,
+               SEND_ID(5), ini.qpn, &c);
+    g_assert_cmphex(c.vendor_err, ==, VHCA_VENDOR_ERR_NAK | 2);
+    g_assert_cmpuint(vhca_cmd_query_qp(s->d, tgt, &a), ==, VHCA_ST_OK);
+    g_assert_cmpuint(a.qp_state, ==, VHCA_QPS_ERR);
+    expect_cq_empty(&f, s, &s->rcq);
+    expect_cq_empty(&f, s, &cq2);
+    g_assert_cmpuint(f.link.seen[0], ==, 0);
+    fabric_down(&f);
+}
+
 /* ---- wire format -------------------------------------------------------- */
 
 /*
@@ -3116,6 +3325,7 @@ int main(int argc, char **argv)
     vhca_add_test("/vhca/rc/solicited-event", test_solicited_event);
     vhca_add_test("/vhca/rc/loopback", test_loopback);
     vhca_add_test("/vhca/rc/srq-loopback", test_srq_loopback);
+    vhca_add_test("/vhca/rc/xrc-loopback", test_xrc_loopback);
     vhca_add_test("/vhca/rc/wire-format", test_wire_format);
     vhca_add_test("/vhca/rc/hostile-frames", test_hostile_frames);
     return g_test_run();

@@ -104,10 +104,59 @@ static const Row rows[] = {
     { VHCA_QPT_GSI, SQD, RTS, 0, A(CUR_STATE) | A(QKEY) },
     { VHCA_QPT_GSI, SQD, SQD, 0, A(PKEY_INDEX) | A(QKEY) },
     { VHCA_QPT_GSI, SQE, RTS, 0, A(CUR_STATE) | A(QKEY) },
+    /*
+     * XRC (annex A14; Linux's IB_QPT_XRC_INI and IB_QPT_XRC_TGT columns):
+     * the initiator has no responder attributes, the target no retries.
+     */
+#define XI  VHCA_QPT_XRC_INI
+#define XT  VHCA_QPT_XRC_TGT
+    { XI, R, I, A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS), 0 },
+    { XT, R, I, A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS), 0 },
+    { XI, I, I, 0, A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS) },
+    { XT, I, I, 0, A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS) },
+    { XI, I, RTR, A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
+      A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) },
+    { XT, I, RTR, A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
+      A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
+      A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) },
+    { XI, RTR, RTS, A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) | A(SQ_PSN) |
+      A(MAX_QP_RD_ATOMIC),
+      A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PATH_MIG_STATE) },
+    { XT, RTR, RTS, A(TIMEOUT) | A(SQ_PSN),
+      A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(MIN_RNR_TIMER) |
+      A(PATH_MIG_STATE) },
+    { XI, RTS, RTS, 0, A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+      A(PATH_MIG_STATE) },
+    { XT, RTS, RTS, 0, A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+      A(PATH_MIG_STATE) | A(MIN_RNR_TIMER) },
+    { XI, RTS, SQD, 0, A(EN_SQD_ASYNC_NOTIFY) },
+    { XT, RTS, SQD, 0, A(EN_SQD_ASYNC_NOTIFY) },
+    { XI, SQD, RTS, 0, A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+      A(PATH_MIG_STATE) },
+    { XT, SQD, RTS, 0, A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+      A(MIN_RNR_TIMER) | A(PATH_MIG_STATE) },
+    { XI, SQD, SQD, 0, A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) |
+      A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+      A(PKEY_INDEX) | A(PATH_MIG_STATE) },
+    { XT, SQD, SQD, 0, A(PORT) | A(AV) | A(TIMEOUT) |
+      A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+      A(PKEY_INDEX) | A(MIN_RNR_TIMER) | A(PATH_MIG_STATE) },
+    /* Never in SQE, as RC. */
+    { XI, SQE, RTS, 0, 0 },
+    { XT, SQE, RTS, 0, 0 },
+#undef XI
+#undef XT
 };
 
+/* Types test_full_table() creates QPs of (XRC QPs need more objects). */
 static const uint8_t types[] = {
     VHCA_QPT_RC, VHCA_QPT_UC, VHCA_QPT_UD, VHCA_QPT_GSI,
+};
+
+/* Types whose table test_table_function() compares, XRC's too. */
+static const uint8_t table_types[] = {
+    VHCA_QPT_RC, VHCA_QPT_UC, VHCA_QPT_UD, VHCA_QPT_GSI,
+    VHCA_QPT_XRC_INI, VHCA_QPT_XRC_TGT,
 };
 
 static bool lookup(uint8_t type, uint8_t cur, uint8_t next, Row *out)
@@ -273,17 +322,32 @@ static void test_table_function(void)
     uint8_t cur, next;
     uint32_t bad;
 
-    for (t = 0; t < G_N_ELEMENTS(types); t++) {
+    for (t = 0; t < G_N_ELEMENTS(table_types); t++) {
         for (cur = R; cur <= E; cur++) {
             for (next = R; next <= E; next++) {
+                uint8_t type = table_types[t];
                 Row row;
-                bool valid = lookup(types[t], cur, next, &row);
+                bool valid = lookup(type, cur, next, &row);
                 uint32_t mask = A(STATE) | (valid ? row.req | row.opt : 0);
 
-                g_assert_cmpuint(vhca_qp_modify_is_ok(types[t], cur, next,
-                                                      mask, &bad),
+                g_assert_cmpuint(vhca_qp_modify_is_ok(type, cur, next, mask,
+                                                      &bad),
                                  ==, valid ? VHCA_QP_MODIFY_OK
                                            : VHCA_QP_MODIFY_BAD_TRANSITION);
+                if (!valid) {
+                    continue;
+                }
+                /* Each required bit is required, each other one refused. */
+                for (uint32_t b = A(CUR_STATE); b & ALL_ATTRS; b <<= 1) {
+                    if (row.opt & b) {
+                        continue;
+                    }
+                    g_assert_cmpuint(vhca_qp_modify_is_ok(type, cur, next,
+                                                          mask ^ b, &bad),
+                                     ==, (row.req & b) ?
+                                     VHCA_QP_MODIFY_MISSING_ATTR :
+                                     VHCA_QP_MODIFY_EXTRA_ATTR);
+                }
             }
         }
     }

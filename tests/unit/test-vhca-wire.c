@@ -156,6 +156,7 @@ static void sample_packet(VhcaWirePacket *pkt, bool ipv6, uint8_t opcode,
     pkt->tp.atomic_orig = 0x0badc0ffee0ddf00ull;
     pkt->tp.imm_data = 0xcafef00d;
     pkt->tp.inv_rkey = 0x0a0b0c0d;
+    pkt->tp.xrc_srqn = 0x5a5b5c;
     pkt->payload = payload_len ? test_payload : NULL;
     pkt->payload_len = payload_len;
 }
@@ -177,6 +178,9 @@ static void assert_transport_equal(const VhcaWireTransport *got,
     g_assert_cmpuint(got->bth.dest_qpn, ==, want->bth.dest_qpn);
     g_assert_cmpint(got->bth.ack_req, ==, want->bth.ack_req);
     g_assert_cmpuint(got->bth.psn, ==, want->bth.psn);
+    if (info->ext & VHCA_WIRE_EXT_XRCETH) {
+        g_assert_cmphex(got->xrc_srqn, ==, want->xrc_srqn);
+    }
     if (info->ext & VHCA_WIRE_EXT_FETH) {
         g_assert_cmphex(got->feth.placement, ==, want->feth.placement);
         g_assert_cmphex(got->feth.selectivity, ==, want->feth.selectivity);
@@ -349,14 +353,39 @@ static void test_opcode_table(void)
         ext_len += (info->ext & VHCA_WIRE_EXT_ATOMIC_ACK) ? 8 : 0;
         ext_len += (info->ext & VHCA_WIRE_EXT_IMMDT) ? 4 : 0;
         ext_len += (info->ext & VHCA_WIRE_EXT_IETH) ? 4 : 0;
+        ext_len += (info->ext & VHCA_WIRE_EXT_XRCETH) ? 4 : 0;
         ext_len += (info->ext & VHCA_WIRE_EXT_FETH) ? 4 : 0;
         g_assert_cmpuint(info->hdr_len, ==, 12 + ext_len);
+        /* Annex A14: XRC requests, and only they, carry an XRCETH. */
+        g_assert_cmpint(!!(info->ext & VHCA_WIRE_EXT_XRCETH), ==,
+                        (op & VHCA_IB_TRANSPORT_MASK) ==
+                        VHCA_IB_TRANSPORT_XRC &&
+                        (info->flags & VHCA_WIRE_OPF_REQUEST));
+        /* XRC has every RC operation, with the same other headers. */
+        if ((op & VHCA_IB_TRANSPORT_MASK) == VHCA_IB_TRANSPORT_XRC) {
+            const VhcaWireOpcodeInfo *rc = vhca_wire_opcode_info(
+                op & ~VHCA_IB_TRANSPORT_MASK);
+
+            g_assert_nonnull(rc);
+            g_assert_cmphex(info->ext & ~VHCA_WIRE_EXT_XRCETH, ==, rc->ext);
+            g_assert_cmphex(info->flags, ==, rc->flags);
+        }
         /* Exactly one direction. */
         g_assert_cmpint(!(info->flags & VHCA_WIRE_OPF_REQUEST), !=,
                         !(info->flags & VHCA_WIRE_OPF_RESPONSE));
     }
-    /* RC 25 (with IBTA 1.5's FLUSH and ATOMIC WRITE), UC 12, UD 2. */
-    g_assert_cmpuint(known, ==, 39);
+    /*
+     * RC 25 (with IBTA 1.5's FLUSH and ATOMIC WRITE), UC 12, UD 2, XRC
+     * 23 (annex A14: the RC operations of IBTA 1.4).
+     */
+    g_assert_cmpuint(known, ==, 62);
+    g_assert_cmpuint(vhca_wire_opcode_info(
+        VHCA_IB_OPCODE(XRC, COMPARE_SWAP))->hdr_len, ==, 44);
+    g_assert_cmpuint(vhca_wire_opcode_info(
+        VHCA_IB_OPCODE(XRC, RDMA_WRITE_ONLY_IMM))->hdr_len, ==, 36);
+    g_assert_cmpstr(vhca_wire_opcode_info(0xa4)->name, ==, "XRC_SEND_ONLY");
+    g_assert_cmpstr(vhca_wire_opcode_info(0xb7)->name, ==,
+                    "XRC_SEND_ONLY_INV");
 
     /* Header sizes as rxe's opcode table has them. */
     g_assert_cmpuint(vhca_wire_opcode_info(
@@ -973,6 +1002,31 @@ static void test_bad_transport(void)
     assert_parse(frame, len, VHCA_WIRE_ERR_EXT_LEN);
     /* As RDMA WRITE LAST it is fine: same headers. */
     frame[bth] = VHCA_IB_OPCODE(RC, RDMA_WRITE_LAST);
+    reseal(frame, 14);
+    assert_parse(frame, len, VHCA_WIRE_OK);
+
+    /*
+     * Annex A14: the XRCETH follows the BTH, 8 reserved bits and the
+     * 24-bit XRCSRQ.  An empty SEND relabelled as XRC has no room for it.
+     */
+    len = build_sample(frame, false, VHCA_IB_OPCODE(XRC, SEND_ONLY_IMM), 4);
+    g_assert_cmphex(frame[bth + 12], ==, 0);
+    g_assert_cmphex(frame[bth + 13], ==, 0x5a);
+    g_assert_cmphex(frame[bth + 14], ==, 0x5b);
+    g_assert_cmphex(frame[bth + 15], ==, 0x5c);
+    g_assert_cmphex(frame[bth + 16], ==, 0xca);     /* then ImmDt */
+    len = build_sample(frame, false, VHCA_IB_OPCODE(RC, SEND_ONLY), 0);
+    frame[bth] = VHCA_IB_OPCODE(XRC, SEND_ONLY);
+    reseal(frame, 14);
+    assert_parse(frame, len, VHCA_WIRE_ERR_EXT_LEN);
+    /* An XRCETH cut short in front of a RETH. */
+    len = build_sample(frame, false, VHCA_IB_OPCODE(RC, RDMA_WRITE_ONLY), 0);
+    frame[bth] = VHCA_IB_OPCODE(XRC, RDMA_WRITE_ONLY);
+    reseal(frame, 14);
+    assert_parse(frame, len, VHCA_WIRE_ERR_EXT_LEN);
+    /* XRC responses carry no XRCETH: an RC ACK relabelled parses. */
+    len = build_sample(frame, false, VHCA_IB_OPCODE(RC, ACKNOWLEDGE), 0);
+    frame[bth] = VHCA_IB_OPCODE(XRC, ACKNOWLEDGE);
     reseal(frame, 14);
     assert_parse(frame, len, VHCA_WIRE_OK);
 
