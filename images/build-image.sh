@@ -14,12 +14,15 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
 kver="$(guest_kernel_version)"
-[ -f "/boot/vmlinuz-$kver" ] || die "guest kernel /boot/vmlinuz-$kver missing; run scripts/setup-host.sh"
+kroot="$(guest_kernel_root "$kver")"
+[ -f "$kroot/boot/vmlinuz-$kver" ] || die "guest kernel $kroot/boot/vmlinuz-$kver missing; run scripts/setup-host.sh"
 
-packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infiniband-diags,python3-pyverbs,iproute2,kmod,iputils-ping,procps,ethtool,coreutils
+packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infiniband-diags,python3-pyverbs,iproute2,kmod,iputils-ping,procps,ethtool,coreutils,nvme-cli,fio
 # Host kernel modules the guest needs beyond vhca.ko (dependencies follow).
 # crc32_generic: rxe needs the crc32 crypto driver, which nothing else pulls in.
-modules="ib_uverbs rdma_ucm ib_ipoib rdma_rxe crc32_generic virtio_net 9p 9pnet_virtio configfs"
+# nvme-rdma, nvmet-rdma, null_blk: NVMe over RDMA between two guests
+# (tests/guest/test_nvme_rdma.py), a RAM-backed null_blk namespace.
+modules="ib_uverbs rdma_ucm ib_ipoib rdma_rxe crc32_generic virtio_net 9p 9pnet_virtio configfs nvme-rdma nvmet-rdma null_blk"
 
 base_key="$(hash_inputs "$packages" "$modules" "$kver" "$0")"
 base="$VHCA_CACHE/image-base-$base_key"
@@ -35,10 +38,10 @@ if [ ! -f "$base/done" ]; then
 	rm -rf "$root"/usr/share/{doc,man,info,locale}/* "$root"/var/cache/apt/* \
 		"$root"/var/lib/apt/lists/*
 	# Kernel modules: the wanted ones and everything they depend on.
-	mdir="/lib/modules/$kver"
+	mdir="$kroot/lib/modules/$kver"
 	want=()
 	for m in $modules; do
-		want+=("$(modinfo -k "$kver" -n "$m")") ||
+		want+=("$(modinfo -b "$kroot" -k "$kver" -n "$m")") ||
 			die "kernel module $m not found for $kver"
 	done
 	python3 - "$mdir" "${want[@]}" > "$base/modules.list" <<'PY'
@@ -91,4 +94,4 @@ if [ ! -f "$final/initrd.cpio" ]; then
 	find "$VHCA_CACHE" -maxdepth 1 -regextype egrep -regex '.*/image-[0-9a-f]{16}' \
 		-printf '%T@ %p\n' | sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -rf
 fi
-echo "/boot/vmlinuz-$kver $final/initrd.cpio"
+echo "$kroot/boot/vmlinuz-$kver $final/initrd.cpio"

@@ -660,6 +660,14 @@ struct vhca_cmd_obj_out {
 /* CREATE_MR flags */
 #define VHCA_MR_PHYS			(1u << 0)	/* kernel DMA MR: iova = guest physical */
 #define VHCA_MR_AT_INDEX		(1u << 1)	/* create at index mrn (reregister) */
+/*
+ * Fast-register MR (IBTA 10.6.3.2, 10.7; Linux IB_MR_TYPE_MEM_REG): no
+ * page list at create, npages = the most pages a REG_MR WQE may map
+ * (1..VHCA_FAST_REG_MAX_PAGES); free until a REG_MR WQE makes it valid.
+ */
+#define VHCA_MR_FAST_REG		(1u << 2)
+/* Pages one REG_MR WQE maps: its level 1 list fills one 4 KiB page. */
+#define VHCA_FAST_REG_MAX_PAGES		512
 
 struct vhca_mr_create {
 	vhca_le32 pdn;
@@ -904,9 +912,12 @@ enum vhca_wqe_opcode {			/* the values of enum ibv_wr_opcode */
 	VHCA_WR_RDMA_READ		= 4,
 	VHCA_WR_ATOMIC_CMP_AND_SWP	= 5,
 	VHCA_WR_ATOMIC_FETCH_AND_ADD	= 6,
+	VHCA_WR_LOCAL_INV		= 7,	/* key in imm_or_inv */
 	VHCA_WR_SEND_WITH_INV		= 9,
 	VHCA_WR_FLUSH			= 14,
 	VHCA_WR_ATOMIC_WRITE		= 15,
+	/* Kernel only: the value of Linux's IB_WR_REG_MR. */
+	VHCA_WR_REG_MR			= 0x20,
 };
 
 /* FLUSH placement type: the values of enum ibv_placement_type. */
@@ -956,6 +967,8 @@ struct vhca_ud_av {
  * place.  ATOMIC_WRITE carries its 8 bytes in compare_add (copied to the
  * target as they are in the WQE), FLUSH its length, placement type and
  * selectivity level in place of the atomic operands; neither has SGEs.
+ * The local operations (RC, UC) name their MR's key in imm_or_inv;
+ * REG_MR's registration fills the SGE area (mr_*).
  */
 struct vhca_send_wqe {
 	vhca_le64 wr_id;
@@ -991,6 +1004,15 @@ struct vhca_send_wqe {
 	union {
 		struct vhca_sge sge[VHCA_MAX_SEND_SGE];
 		vhca_u8 inline_data[VHCA_MAX_INLINE];
+		struct {		/* REG_MR; the new key in imm_or_inv */
+			vhca_le64 mr_iova;
+			vhca_le64 mr_length;
+			vhca_le64 mr_pbl_addr;	/* level 1: mr_npages u64 */
+			vhca_le32 mr_npages;
+			vhca_le32 mr_access;	/* VHCA_ACCESS_* */
+			vhca_u8 mr_page_shift;	/* 12..30 */
+			vhca_u8 rsvd3[7];
+		};
 	};
 };
 
@@ -1008,8 +1030,11 @@ enum vhca_cqe_opcode {			/* the values of enum ibv_wc_opcode */
 	VHCA_WC_RDMA_READ		= 2,
 	VHCA_WC_COMP_SWAP		= 3,
 	VHCA_WC_FETCH_ADD		= 4,
+	VHCA_WC_LOCAL_INV		= 6,
 	VHCA_WC_FLUSH			= 8,
 	VHCA_WC_ATOMIC_WRITE		= 9,
+	/* Kernel only: Linux 6.12's IB_WC_REG_MR (not an ibv value). */
+	VHCA_WC_REG_MR			= 10,
 	VHCA_WC_RECV			= 128,
 	VHCA_WC_RECV_RDMA_WITH_IMM	= 129,
 };

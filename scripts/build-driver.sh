@@ -9,7 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kver="$(guest_kernel_version)"
-kdir="/usr/src/linux-headers-$kver"
+kdir="$(guest_kernel_root "$kver")/usr/src/linux-headers-$kver"
 [ -d "$kdir" ] || die "kernel headers $kdir missing; run scripts/setup-host.sh"
 command -v sparse >/dev/null || die "sparse not found; run scripts/setup-host.sh"
 

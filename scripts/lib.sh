@@ -18,6 +18,15 @@ guest_kernel_version() {
 		sort -V | tail -1
 }
 
+# Where the guest kernel's packages are unpacked (scripts/setup-host.sh):
+# its vmlinuz in boot/, its modules in lib/modules/KVER, its headers in
+# usr/src/linux-headers-KVER.  Unpacked into the cache rather than
+# installed, so the host's /boot, boot loader and initramfs stay as they
+# were.
+guest_kernel_root() {
+	echo "$VHCA_CACHE/kernel-$1"
+}
+
 # Hash of files, folders and strings, for cache keys.  Only contents and
 # names inside a folder count, not where the clone is.
 hash_inputs() {

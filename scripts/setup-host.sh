@@ -2,8 +2,10 @@
 # Prepare a Debian 12 host for building and running vhca.  Idempotent: a
 # second run only checks.  Adds the apt sources the build needs (deb-src for
 # bookworm, bookworm-backports, deb-src only for trixie - never trixie
-# binaries, they would upgrade libc), then installs the build dependencies,
-# the guest kernel and its headers, and QEMU's firmware.
+# binaries, they would upgrade libc), then installs the build dependencies
+# and QEMU's firmware, and unpacks the guest kernel and its headers into
+# the cache (never into the host's /boot: installing linux-image would run
+# the host's initramfs and boot loader hooks).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -60,6 +62,9 @@ pkgs=(
 	tshark iproute2 sparse
 	# checkpatch.pl for the driver lint test
 	linux-source-6.12
+	# building vhca.ko against the unpacked headers: what linux-kbuild and
+	# linux-headers depend on (gcc-12 comes with build-essential)
+	libelf1 libssl3 pahole
 	# fuzzing: libFuzzer builds (scripts/fuzz-engine.sh, fuzz-qemu.sh);
 	# gcc's ASan/UBSan for the test command's run come with build-essential
 	clang clang-14 libclang-rt-14-dev
@@ -73,10 +78,36 @@ apt-get install -y -qq -t bookworm-backports meson python3-pycotap >/dev/null ||
 
 kver="$(guest_kernel_version)"
 [ -n "$kver" ] || die "no linux-image-6.12.*+deb12-amd64 in apt; is bookworm-updates/security enabled?"
-log "apt-get install guest kernel $kver and its headers"
-apt-get install -y -qq --no-install-recommends \
-	"linux-image-$kver" "linux-headers-$kver" >/dev/null ||
-	die "installing linux-image/linux-headers-$kver failed"
+kroot="$(guest_kernel_root "$kver")"
+if [ ! -f "$kroot/done" ]; then
+	# linux-headers-KVER-common and linux-kbuild-X are named after the
+	# version without its flavour (-amd64).
+	kbase="${kver%-amd64}"
+	debs="$VHCA_CACHE/kernel-debs"
+	rm -rf "$kroot" "$debs"
+	mkdir -p "$kroot" "$debs"
+	log "downloading guest kernel $kver and its headers into $debs"
+	# _apt must be able to write there, or apt downloads unsandboxed.
+	chown _apt "$debs" 2>/dev/null || true
+	( cd "$debs" && apt-get download -q "linux-image-$kver" \
+		"linux-headers-$kver" "linux-headers-$kbase-common" \
+		"linux-kbuild-$kbase" >/dev/null ) ||
+		die "downloading linux-image/linux-headers-$kver failed; check the Debian mirror is reachable"
+	log "unpacking them into $kroot"
+	for deb in "$debs"/*.deb; do
+		dpkg-deb -x "$deb" "$kroot" ||
+			die "unpacking $(basename "$deb") failed"
+	done
+	rm -rf "$debs"
+	# The flavour's Makefile includes the common one by absolute path.
+	sed -i "s|^include /usr/src/|include $kroot/usr/src/|" \
+		"$kroot/usr/src/linux-headers-$kver/Makefile"
+	grep -q "^include $kroot/usr/src/" "$kroot/usr/src/linux-headers-$kver/Makefile" ||
+		die "could not point linux-headers-$kver at its common headers (package layout changed?)"
+	# The package leaves modules.dep to its postinst: make it here.
+	depmod -b "$kroot" "$kver" || die "depmod for the unpacked $kver failed"
+	touch "$kroot/done"
+fi
 
 echo "$want" > "$stamp"
 log "host ready (guest kernel $kver)"

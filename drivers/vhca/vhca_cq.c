@@ -267,6 +267,10 @@ static enum ib_wc_opcode vhcad_wc_opcode(u8 opcode)
 		return IB_WC_COMP_SWAP;
 	case VHCA_WC_FETCH_ADD:
 		return IB_WC_FETCH_ADD;
+	case VHCA_WC_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case VHCA_WC_REG_MR:
+		return IB_WC_REG_MR;
 	case VHCA_WC_FLUSH:
 		return IB_WC_FLUSH;
 	case VHCA_WC_ATOMIC_WRITE:

@@ -47,6 +47,7 @@ static const struct ib_device_ops vhcad_ib_dev_ops = {
 };
 
 static const struct ib_device_ops vhcad_ib_res_ops = {
+	.alloc_mr = vhcad_alloc_mr,
 	.alloc_pd = vhcad_alloc_pd,
 	.attach_mcast = vhcad_attach_mcast,
 	.create_ah = vhcad_create_ah,
@@ -60,6 +61,7 @@ static const struct ib_device_ops vhcad_ib_res_ops = {
 	.destroy_qp = vhcad_destroy_qp,
 	.detach_mcast = vhcad_detach_mcast,
 	.get_dma_mr = vhcad_get_dma_mr,
+	.map_mr_sg = vhcad_map_mr_sg,
 	.modify_qp = vhcad_modify_qp,
 	.poll_cq = vhcad_poll_cq,
 	.post_recv = vhcad_post_recv,

@@ -2,8 +2,10 @@
 /*
  * Memory regions (docs/specs/vhca.rst, "Memory regions"): a kernel DMA MR
  * maps iova to bus addresses one to one; a user MR is its pinned pages in
- * a page list of the largest page size that fits the region.  lkey and rkey
- * are the same key, index << 8 | tag.
+ * a page list of the largest page size that fits the region; a kernel
+ * fast-register MR gets its pages from IB_WR_REG_MR work requests, through
+ * a page list map_mr_sg fills.  lkey and rkey are the same key,
+ * index << 8 | tag.
  */
 
 #include <linux/random.h>
@@ -278,6 +280,116 @@ err_unmap:
 	return ERR_PTR(err);
 }
 
+/**
+ * vhcad_alloc_mr - allocate a fast-register MR (IB_MR_TYPE_MEM_REG)
+ * @ibpd: its protection domain, a kernel one
+ * @mr_type: only IB_MR_TYPE_MEM_REG
+ * @max_num_sg: most pages one registration maps, 1..512
+ *
+ * The device makes the MR free: it maps nothing until an IB_WR_REG_MR
+ * names it (IBTA 10.6.3.2).  Its page list, one coherent level 1 list of
+ * @max_num_sg entries, stays with the MR: map_mr_sg writes it, the device
+ * reads it at the REG_MR and at each access while the MR is valid.  User
+ * PDs get none: a REG_MR names guest physical pages, which no user QP
+ * may do.
+ *
+ * Return: the MR, or an ERR_PTR.
+ */
+struct ib_mr *vhcad_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			     u32 max_num_sg)
+{
+	struct vhca_dev *dev = to_vhca_dev(ibpd->device);
+	struct vhca_mr_create create = {};
+	struct vhca_mr *mr;
+	int err;
+
+	if (mr_type != IB_MR_TYPE_MEM_REG || ibpd->uobject)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > VHCA_FAST_REG_MAX_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = vhcad_pbl_alloc(dev, &mr->pbl, max_num_sg, false);
+	if (err)
+		goto err_free;
+
+	create.pdn = cpu_to_le32(to_vhca_pd(ibpd)->pdn);
+	create.npages = cpu_to_le32(max_num_sg);
+	create.flags = cpu_to_le16(VHCA_MR_FAST_REG);
+	err = vhcad_mr_create(dev, mr, &create);
+	if (err)
+		goto err_pbl;
+	mr->fast_reg = true;
+	return &mr->ibmr;
+
+err_pbl:
+	vhcad_pbl_free(dev, &mr->pbl);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static int vhcad_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct vhca_mr *mr = to_vhca_mr(ibmr);
+
+	if (mr->npages >= mr->pbl.npages)
+		return -ENOMEM;
+	vhcad_pbl_set(&mr->pbl, mr->npages++, addr);
+	return 0;
+}
+
+/*
+ * The pages of @sg, in ibmr->page_size blocks, into the MR's page list:
+ * what the next IB_WR_REG_MR registers.  The ULP calls it only while the
+ * MR is free, so the device is not reading the list.
+ */
+int vhcad_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct vhca_mr *mr = to_vhca_mr(ibmr);
+
+	if (!mr->fast_reg)
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, vhcad_set_page);
+}
+
+/**
+ * vhcad_set_reg_mr_wqe - the registration of an IB_WR_REG_MR work request
+ * @wqe: the send WQE, opcode set, its SGE area to fill
+ * @reg: the work request
+ *
+ * The new key (reg->key, the MR's index with the tag the ULP chose through
+ * ib_update_fast_reg_key()), and the iova, length, page size and pages
+ * map_mr_sg gave the MR.
+ *
+ * Return: 0, or -EINVAL for a request the device would refuse anyway.
+ */
+int vhcad_set_reg_mr_wqe(struct vhca_send_wqe *wqe,
+			 const struct ib_reg_wr *reg)
+{
+	struct vhca_mr *mr = to_vhca_mr(reg->mr);
+	int access = vhcad_mr_access(reg->access);
+
+	if (!mr->fast_reg || !mr->npages || access < 0 ||
+	    (reg->key >> 8) != (mr->ibmr.lkey >> 8) ||
+	    !is_power_of_2(mr->ibmr.page_size))
+		return -EINVAL;
+
+	memset(wqe->sge, 0, sizeof(wqe->sge));
+	wqe->imm_or_inv = cpu_to_le32(reg->key);
+	wqe->mr_iova = cpu_to_le64(mr->ibmr.iova);
+	wqe->mr_length = cpu_to_le64(mr->ibmr.length);
+	wqe->mr_pbl_addr = cpu_to_le64(vhcad_pbl_addr(&mr->pbl));
+	wqe->mr_npages = cpu_to_le32(mr->npages);
+	wqe->mr_access = cpu_to_le32(access);
+	wqe->mr_page_shift = ilog2(mr->ibmr.page_size);
+	return 0;
+}
+
 int vhcad_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibmr->device);
@@ -286,7 +398,9 @@ int vhcad_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 	/*
 	 * IBTA 10.6.7.2: the device fails every later access, in flight too.
-	 * An MR a failed rereg left invalid has no device MR any more.
+	 * An MR a failed rereg left invalid has no device MR any more.  A
+	 * fast-register MR's key may carry a tag its last REG_MR never gave
+	 * the device (it was flushed): the device names it by index.
 	 */
 	if (!mr->invalid) {
 		err = vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_MR, ibmr->lkey);

@@ -73,9 +73,15 @@ int vhcad_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	props->max_mcast_qp_attach = VHCA_MAX_MCAST_QPS;
 	props->max_total_mcast_qp_attach = VHCA_MAX_MCAST_GROUPS *
 					   VHCA_MAX_MCAST_QPS;
-	/* The device counts Q_Key and P_Key violations (IBTA 16.1.3.5). */
+	/*
+	 * The device counts Q_Key and P_Key violations (IBTA 16.1.3.5), and
+	 * has fast registration and invalidation (IBTA 10.6.3.2, 10.6.5):
+	 * IB_WR_REG_MR, IB_WR_LOCAL_INV, SEND with Invalidate.
+	 */
 	props->device_cap_flags = IB_DEVICE_BAD_PKEY_CNTR |
-				  IB_DEVICE_BAD_QKEY_CNTR;
+				  IB_DEVICE_BAD_QKEY_CNTR |
+				  IB_DEVICE_MEM_MGT_EXTENSIONS;
+	props->max_fast_reg_page_list_len = VHCA_FAST_REG_MAX_PAGES;
 	/*
 	 * IBTA 1.5 memory placement extensions, as far as the device
 	 * executes them: the core then lets MRs and QPs ask for FLUSH of

@@ -37,6 +37,12 @@ struct vhca_mr {
 	struct vhca_pbl pbl;	/* user MRs: the device reads it on access */
 	int access;		/* user MRs: IB_ACCESS_* as registered */
 	bool invalid;		/* a failed rereg destroyed the device MR */
+	/*
+	 * Fast-register MRs: pbl holds up to pbl.npages pages, of which
+	 * map_mr_sg filled npages for the next IB_WR_REG_MR to name.
+	 */
+	bool fast_reg;
+	u32 npages;
 };
 
 struct vhca_cq {
@@ -183,6 +189,12 @@ struct ib_mr *vhcad_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 virt_addr, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
 int vhcad_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *vhcad_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			     u32 max_num_sg);
+int vhcad_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int vhcad_set_reg_mr_wqe(struct vhca_send_wqe *wqe,
+			 const struct ib_reg_wr *reg);
 
 /* vhca_cq.c */
 int vhcad_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

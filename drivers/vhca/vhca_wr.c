@@ -24,6 +24,8 @@ static_assert((int)IB_WR_RDMA_READ == (int)VHCA_WR_RDMA_READ);
 static_assert((int)IB_WR_ATOMIC_CMP_AND_SWP == (int)VHCA_WR_ATOMIC_CMP_AND_SWP);
 static_assert((int)IB_WR_ATOMIC_FETCH_AND_ADD == (int)VHCA_WR_ATOMIC_FETCH_AND_ADD);
 static_assert((int)IB_WR_SEND_WITH_INV == (int)VHCA_WR_SEND_WITH_INV);
+static_assert((int)IB_WR_LOCAL_INV == (int)VHCA_WR_LOCAL_INV);
+static_assert((int)IB_WR_REG_MR == (int)VHCA_WR_REG_MR);
 /*
  * FLUSH and ATOMIC WRITE keep their values, but struct ib_send_wr has no
  * room for their operands: kernel users cannot post them (as on rxe).
@@ -61,7 +63,8 @@ static int vhcad_set_inline(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 
 /*
  * The operations each transport has (IBTA 9.4, Table 38 and 10.2.3): UD
- * only sends, UC also RDMA writes; RC has them all.
+ * only sends, UC also RDMA writes and the local memory operations; RC
+ * has them all.
  */
 static bool vhcad_wr_opcode_valid(enum ib_qp_type type, enum ib_wr_opcode op)
 {
@@ -71,6 +74,8 @@ static bool vhcad_wr_opcode_valid(enum ib_qp_type type, enum ib_wr_opcode op)
 		return true;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_REG_MR:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
 	case IB_WR_SEND_WITH_INV:
 	case IB_WR_RDMA_READ:
@@ -140,6 +145,14 @@ static int vhcad_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		wqe->compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
 		wqe->swap = cpu_to_le64(atomic_wr(wr)->swap);
 		break;
+	case IB_WR_LOCAL_INV:
+		wqe->imm_or_inv = cpu_to_le32(wr->ex.invalidate_rkey);
+		break;
+	case IB_WR_REG_MR:
+		err = vhcad_set_reg_mr_wqe(wqe, reg_wr(wr));
+		if (err)
+			return err;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -156,6 +169,10 @@ static int vhcad_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		wqe->flags |= VHCA_WQE_FENCE;
 	if (wr->send_flags & IB_SEND_SOLICITED)
 		wqe->flags |= VHCA_WQE_SOLICITED;
+
+	/* The local operations carry no data (REG_MR's fields fill sge[]). */
+	if (wr->opcode == IB_WR_LOCAL_INV || wr->opcode == IB_WR_REG_MR)
+		return 0;
 
 	/* Only sends and RDMA writes carry data from the WQE itself. */
 	if (wr->send_flags & IB_SEND_INLINE &&

@@ -310,6 +310,9 @@ static void dump_mr(VhcaDump *d, uint32_t index, const VhcaMr *mr)
     if (mr->flags & VHCA_MR_PHYS) {
         dump_add(d, " phys");
     }
+    if (mr->flags & VHCA_MR_FAST_REG) {
+        dump_add(d, mr->valid ? " fast-reg valid" : " fast-reg free");
+    }
     dump_end(d);
 }
 

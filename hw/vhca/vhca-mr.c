@@ -82,10 +82,19 @@ static void vhca_mr_create_parse(const uint8_t *raw,
     c->pbl_levels = raw[offsetof(struct vhca_mr_create, pbl_levels)];
 }
 
-/* Read @n u64 page list entries at @addr and check each is a page. */
-static uint8_t vhca_mr_check_entries(VhcaCore *core, VhcaCmdCtx *ctx,
-                                     uint64_t addr, uint32_t n,
-                                     uint64_t align)
+typedef enum VhcaPblScan {
+    VHCA_PBL_OK,
+    VHCA_PBL_UNREADABLE,            /* *@bad: the first entry not read */
+    VHCA_PBL_MISALIGNED,            /* *@bad: the entry */
+} VhcaPblScan;
+
+/*
+ * Read @n u64 page list entries at @addr and check each is a non-zero
+ * address aligned to @align: CREATE_MR's and REG_MR's check.
+ */
+static VhcaPblScan vhca_mr_scan_entries(VhcaCore *core, uint64_t addr,
+                                        uint32_t n, uint64_t align,
+                                        uint32_t *bad, uint64_t *bad_page)
 {
     uint8_t raw[VHCA_PBL_CHUNK * 8];
     uint32_t done, i;
@@ -94,26 +103,46 @@ static uint8_t vhca_mr_check_entries(VhcaCore *core, VhcaCmdCtx *ctx,
         uint32_t count = n - done < VHCA_PBL_CHUNK ? n - done
                                                    : VHCA_PBL_CHUNK;
 
+        *bad = done;
         if (vhca_dma_read(core, addr + 8ull * done, raw, 8u * count)) {
-            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
-                                 "cannot read %u page list entries at "
-                                 "0x%llx", count,
-                                 (unsigned long long)(addr + 8ull * done));
+            return VHCA_PBL_UNREADABLE;
         }
         for (i = 0; i < count; i++) {
             uint64_t page = vhca_ld_le64(raw + 8 * i);
 
             if (page == 0 || (page & (align - 1))) {
-                ctx->syndrome = done + i;
-                return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
-                                     "page list entry %u (0x%llx) is not "
-                                     "aligned to %llu bytes", done + i,
-                                     (unsigned long long)page,
-                                     (unsigned long long)align);
+                *bad = done + i;
+                *bad_page = page;
+                return VHCA_PBL_MISALIGNED;
             }
         }
     }
-    return VHCA_ST_OK;
+    return VHCA_PBL_OK;
+}
+
+static uint8_t vhca_mr_check_entries(VhcaCore *core, VhcaCmdCtx *ctx,
+                                     uint64_t addr, uint32_t n,
+                                     uint64_t align)
+{
+    uint64_t page = 0;
+    uint32_t bad = 0;
+
+    switch (vhca_mr_scan_entries(core, addr, n, align, &bad, &page)) {
+    case VHCA_PBL_UNREADABLE:
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_ADDR,
+                             "cannot read page list entries from %u at "
+                             "0x%llx", bad,
+                             (unsigned long long)(addr + 8ull * bad));
+    case VHCA_PBL_MISALIGNED:
+        ctx->syndrome = bad;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "page list entry %u (0x%llx) is not "
+                             "aligned to %llu bytes", bad,
+                             (unsigned long long)page,
+                             (unsigned long long)align);
+    default:
+        return VHCA_ST_OK;
+    }
 }
 
 /* Level 2: each pointer names a 4 KiB page of up to 512 entries. */
@@ -188,10 +217,29 @@ static uint8_t vhca_mr_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
                              "PD %u does not exist", c->pdn);
     }
-    if (c->flags & ~(VHCA_MR_PHYS | VHCA_MR_AT_INDEX)) {
+    if (c->flags & ~(VHCA_MR_PHYS | VHCA_MR_AT_INDEX | VHCA_MR_FAST_REG)) {
         ctx->syndrome = c->flags;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
                              "unknown flags 0x%x", c->flags);
+    }
+    /*
+     * A fast-register MR has no pages, rights or range until a REG_MR
+     * WQE gives them (IBTA 10.6.3.2): only its size counts here.
+     */
+    if (c->flags & VHCA_MR_FAST_REG) {
+        if (c->flags != VHCA_MR_FAST_REG) {
+            ctx->syndrome = c->flags;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                                 "flags 0x%x: FAST_REG goes alone",
+                                 c->flags);
+        }
+        if (c->npages == 0 || c->npages > VHCA_FAST_REG_MAX_PAGES) {
+            ctx->syndrome = c->npages;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                                 "fast-register npages %u outside 1..%u",
+                                 c->npages, VHCA_FAST_REG_MAX_PAGES);
+        }
+        return VHCA_ST_OK;
     }
     if (c->access & ~VHCA_ACCESS_ALL) {
         ctx->syndrome = c->access;
@@ -256,7 +304,15 @@ uint8_t vhca_cmd_create_mr(VhcaCore *core, VhcaCmdCtx *ctx)
     mr.access = c.access;
     mr.iova = c.iova;
     mr.length = c.length;
-    if (!(c.flags & VHCA_MR_PHYS)) {
+    mr.valid = true;
+    if (c.flags & VHCA_MR_FAST_REG) {
+        /* Free: nothing until REG_MR (vhca_mr_fast_reg()). */
+        mr.access = 0;
+        mr.iova = 0;
+        mr.length = 0;
+        mr.max_pages = c.npages;
+        mr.valid = false;
+    } else if (!(c.flags & VHCA_MR_PHYS)) {
         mr.pbl_addr = c.pbl_addr;
         mr.npages = c.npages;
         mr.page_shift = c.page_shift;
@@ -299,6 +355,15 @@ uint8_t vhca_cmd_destroy_mr(VhcaCore *core, VhcaCmdCtx *ctx)
     uint32_t key = vhca_cmd_handle_in(ctx);
     VhcaMr *mr = vhca_mr_by_key(core, key);
 
+    /*
+     * A fast-register MR's tag changes with each REG_MR, and the driver
+     * cannot know whether its last one ran: the index names it.
+     */
+    if (!mr && vhca_ids_used(&core->mr_ids, key >> 8) &&
+        (core->mrs[key >> 8].flags & VHCA_MR_FAST_REG)) {
+        mr = &core->mrs[key >> 8];
+    }
+
     if (!mr) {
         ctx->syndrome = key;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
@@ -329,6 +394,10 @@ static VhcaMrStatus vhca_mr_check_access(const VhcaMr *mr, uint32_t pdn,
 {
     if (!mr) {
         return VHCA_MR_BAD_KEY;
+    }
+    /* IBTA 10.6.5: a free (invalidated) MR grants nothing. */
+    if (!mr->valid) {
+        return VHCA_MR_NOT_VALID;
     }
     if (mr->pdn != pdn) {
         return VHCA_MR_PD_MISMATCH;
@@ -377,12 +446,101 @@ const char *vhca_mr_status_name(VhcaMrStatus status)
         [VHCA_MR_OUT_OF_BOUNDS] = "out of bounds",
         [VHCA_MR_NO_ACCESS] = "access right missing",
         [VHCA_MR_MISALIGNED] = "misaligned atomic",
+        [VHCA_MR_NOT_VALID] = "invalidated",
     };
 
     if ((unsigned)status >= sizeof(names) / sizeof(names[0])) {
         return "unknown";
     }
     return names[status];
+}
+
+/* ---------------------------------------------------------------------- */
+/* Fast registration and invalidation (IBTA 10.6.3.2, 10.6.5, 10.7)       */
+/* ---------------------------------------------------------------------- */
+
+#define WQE_OFF(f)          offsetof(struct vhca_send_wqe, f)
+
+uint8_t vhca_mr_fast_reg(VhcaCore *core, uint32_t pdn, const uint8_t *wqe)
+{
+    uint32_t key = vhca_ld_le32(wqe + WQE_OFF(imm_or_inv));
+    uint64_t iova = vhca_ld_le64(wqe + WQE_OFF(mr_iova));
+    uint64_t length = vhca_ld_le64(wqe + WQE_OFF(mr_length));
+    uint64_t pbl_addr = vhca_ld_le64(wqe + WQE_OFF(mr_pbl_addr));
+    uint32_t npages = vhca_ld_le32(wqe + WQE_OFF(mr_npages));
+    uint32_t access = vhca_ld_le32(wqe + WQE_OFF(mr_access));
+    uint8_t shift = wqe[WQE_OFF(mr_page_shift)];
+    uint32_t index = key >> 8;
+    uint64_t offset, bad_page;
+    uint32_t bad;
+    VhcaMr *mr;
+
+    /* The key carries the new tag: the index alone names the MR. */
+    if (!vhca_ids_used(&core->mr_ids, index)) {
+        return VHCA_WC_LOC_PROT_ERR;
+    }
+    mr = &core->mrs[index];
+    /* IBTA 10.7.2: a fast-register MR of the QP's PD, and not valid. */
+    if (!(mr->flags & VHCA_MR_FAST_REG) || mr->pdn != pdn || mr->valid) {
+        return VHCA_WC_LOC_PROT_ERR;
+    }
+    if (shift < VHCA_MR_MIN_PAGE_SHIFT || shift > VHCA_MR_MAX_PAGE_SHIFT ||
+        npages == 0 || npages > mr->max_pages ||
+        (access & ~VHCA_ACCESS_ALL) ||
+        ((access & (VHCA_ACCESS_REMOTE_WRITE | VHCA_ACCESS_REMOTE_ATOMIC)) &&
+         !(access & VHCA_ACCESS_LOCAL_WRITE)) ||
+        length > UINT64_MAX - iova) {
+        return VHCA_WC_LOC_PROT_ERR;
+    }
+    /* Both sides are below 2^40: no overflow. */
+    offset = iova & ((1ull << shift) - 1);
+    if (length > ((uint64_t)npages << shift) - offset) {
+        return VHCA_WC_LOC_PROT_ERR;
+    }
+    if (vhca_mr_scan_entries(core, pbl_addr, npages, 1ull << shift, &bad,
+                             &bad_page) != VHCA_PBL_OK) {
+        return VHCA_WC_LOC_PROT_ERR;
+    }
+
+    mr->key_tag = key & 0xff;
+    mr->gen = ++core->mr_gen;
+    mr->access = access;
+    mr->iova = iova;
+    mr->length = length;
+    mr->pbl_addr = pbl_addr;
+    mr->npages = npages;
+    mr->page_shift = shift;
+    mr->pbl_levels = 1;
+    mr->offset = (uint32_t)offset;
+    mr->valid = true;
+    return VHCA_WC_SUCCESS;
+}
+
+/*
+ * IBTA 10.6.5: only MRs allocated for fast registration (and memory
+ * windows, which vhca has not) can be invalidated, through their current
+ * key and from a QP of their PD.  Invalidating a free MR changes nothing.
+ */
+static bool vhca_mr_invalidate(VhcaCore *core, uint32_t pdn, uint32_t key)
+{
+    VhcaMr *mr = vhca_mr_by_key(core, key);
+
+    if (!mr || !(mr->flags & VHCA_MR_FAST_REG) || mr->pdn != pdn) {
+        return false;
+    }
+    mr->valid = false;
+    return true;
+}
+
+uint8_t vhca_mr_local_inv(VhcaCore *core, uint32_t pdn, uint32_t key)
+{
+    return vhca_mr_invalidate(core, pdn, key) ? VHCA_WC_SUCCESS
+                                              : VHCA_WC_LOC_PROT_ERR;
+}
+
+bool vhca_mr_remote_invalidate(VhcaCore *core, uint32_t pdn, uint32_t key)
+{
+    return vhca_mr_invalidate(core, pdn, key);
 }
 
 /* Guest physical address of page @index of a paged MR, or 0. */

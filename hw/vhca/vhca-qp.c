@@ -116,6 +116,8 @@ uint8_t vhca_send_wc_opcode(uint8_t wr_opcode)
         [VHCA_WR_SEND_WITH_INV] = { true, VHCA_WC_SEND },
         [VHCA_WR_FLUSH] = { true, VHCA_WC_FLUSH },
         [VHCA_WR_ATOMIC_WRITE] = { true, VHCA_WC_ATOMIC_WRITE },
+        [VHCA_WR_LOCAL_INV] = { true, VHCA_WC_LOCAL_INV },
+        [VHCA_WR_REG_MR] = { true, VHCA_WC_REG_MR },
     };
 
     if (wr_opcode < sizeof(map) / sizeof(map[0]) && map[wr_opcode].valid) {

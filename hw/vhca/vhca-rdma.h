@@ -40,6 +40,13 @@ struct VhcaMr {
     uint8_t page_shift;
     uint8_t pbl_levels;
     uint32_t offset;
+    /*
+     * VHCA_MR_FAST_REG: the most pages a REG_MR may map, and whether one
+     * did since the MR was made or last invalidated (IBTA 10.6.5: valid
+     * or free).  Every other MR is valid from CREATE_MR to DESTROY_MR.
+     */
+    uint32_t max_pages;
+    bool valid;
 };
 
 struct VhcaCq {
@@ -324,6 +331,7 @@ typedef enum VhcaMrStatus {
     VHCA_MR_OUT_OF_BOUNDS,
     VHCA_MR_NO_ACCESS,              /* a right the MR does not grant */
     VHCA_MR_MISALIGNED,             /* atomic not 8-byte aligned/sized */
+    VHCA_MR_NOT_VALID,              /* fast-register MR, free */
 } VhcaMrStatus;
 
 /* A command's view of its admin queue entry (vhca-admin.c). */
@@ -487,6 +495,17 @@ VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
 VhcaMrStatus vhca_mr_check_whole(VhcaCore *core, uint32_t key, uint32_t pdn,
                                  uint32_t access);
 const char *vhca_mr_status_name(VhcaMrStatus status);
+
+/*
+ * Fast registration (IBTA 10.6.3.2, 10.7): the REG_MR and LOCAL_INV send
+ * WQEs of a QP in PD @pdn (@wqe: the raw 256 bytes), and the invalidation
+ * a SEND with Invalidate asks for.  Each returns VHCA_WC_SUCCESS or the
+ * status its WQE completes with; vhca_mr_remote_invalidate() returns
+ * false if @key cannot be invalidated.
+ */
+uint8_t vhca_mr_fast_reg(VhcaCore *core, uint32_t pdn, const uint8_t *wqe);
+uint8_t vhca_mr_local_inv(VhcaCore *core, uint32_t pdn, uint32_t key);
+bool vhca_mr_remote_invalidate(VhcaCore *core, uint32_t pdn, uint32_t key);
 
 /* Which way vhca_sg_copy() moves the data. */
 typedef enum VhcaSgDir {

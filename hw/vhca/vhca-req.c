@@ -46,6 +46,12 @@ static bool vhca_wr_is_rd_atomic(uint8_t op)
     return op == VHCA_WR_RDMA_READ || vhca_wr_is_atomic(op);
 }
 
+/* Work on the device's own MRs: no packet (IBTA 10.6.3.2, 10.6.5). */
+static bool vhca_wr_is_local(uint8_t op)
+{
+    return op == VHCA_WR_REG_MR || op == VHCA_WR_LOCAL_INV;
+}
+
 /* IBTA 1.5 memory placement extensions: no local data, no SGEs. */
 static bool vhca_wr_is_placement(uint8_t op)
 {
@@ -86,6 +92,9 @@ static bool vhca_req_opcode_ok(const VhcaQp *qp, uint8_t op)
     case VHCA_WR_RDMA_WRITE:
     case VHCA_WR_RDMA_WRITE_WITH_IMM:
         return vhca_qp_is_reliable(qp) || qp->type == VHCA_QPT_UC;
+    case VHCA_WR_LOCAL_INV:
+    case VHCA_WR_REG_MR:
+        return qp->type == VHCA_QPT_RC || qp->type == VHCA_QPT_UC;
     case VHCA_WR_SEND_WITH_INV:
     case VHCA_WR_RDMA_READ:
     case VHCA_WR_ATOMIC_CMP_AND_SWP:
@@ -158,6 +167,12 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
 
     if (!vhca_req_opcode_ok(qp, m->opcode)) {
         return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    /* Executed when fetched (vhca_req_local()): nothing to gather. */
+    if (vhca_wr_is_local(m->opcode)) {
+        m->num_sge = 0;
+        m->len = 0;
+        return VHCA_WC_SUCCESS;
     }
     if (vhca_qp_is_ud(qp)) {
         status = vhca_req_parse_ud(core, qp, raw, m);
@@ -401,6 +416,26 @@ void vhca_req_restart_timer(VhcaCore *core, VhcaQp *qp)
 /* Fetching and sending                                                   */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * REG_MR and LOCAL_INV act when fetched, so every later WQE (fetched
+ * after) sees their effect.  LOCAL_INV waits until every earlier WQE
+ * has completed: a retransmission must not meet a buffer invalidated
+ * behind it.  Returns false if the WQE must wait.
+ */
+static bool vhca_req_local(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
+                           VhcaSendMeta *m)
+{
+    if (m->opcode == VHCA_WR_LOCAL_INV) {
+        if (qp->req.fetched != qp->sq.ci) {
+            return false;
+        }
+        m->status = vhca_mr_local_inv(core, qp->pdn, m->imm_or_inv);
+    } else {
+        m->status = vhca_mr_fast_reg(core, qp->pdn, raw);
+    }
+    return true;
+}
+
 /* Fetch the WQE at req.fetched into the window; false if it must wait. */
 static bool vhca_req_fetch(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
@@ -443,7 +478,14 @@ static bool vhca_req_fetch(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
         m.npkts = vhca_wr_is_atomic(m.opcode) ||
                   vhca_wr_is_placement(m.opcode) || vhca_qp_is_ud(qp) ? 1 :
                   vhca_wire_packet_count(m.len, qp->attr.path_mtu);
-    } else {
+        if (vhca_wr_is_local(m.opcode)) {
+            m.npkts = 0;
+            if (!vhca_req_local(core, qp, raw, &m)) {
+                return false;
+            }
+        }
+    }
+    if (m.status != VHCA_WC_SUCCESS) {
         VHCA_HOOK(core, err_wqe, qpn, VHCA_RING_SQ, req->fetched,
                   vhca_send_wc_opcode(m.opcode), m.status, m.vendor_err);
         vhca_guest_error(core, VHCA_GUEST_ERR_QP,
@@ -669,6 +711,11 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             vhca_req_fail(core, qpn, qp, m->status, m->vendor_err);
             return false;
         }
+        /* A local operation at the head is done: nothing to wait for. */
+        if (m && vhca_wr_is_local(m->opcode) && req->cur != qp->sq.ci) {
+            vhca_req_complete_head(core, qpn, qp);
+            continue;
+        }
         if (req->rnr_wait) {
             break;
         }
@@ -681,6 +728,12 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         m = vhca_req_meta(qp, req->cur);
         if (m->status != VHCA_WC_SUCCESS) {
             break;
+        }
+        /* Done when fetched; it completes in order (above, completer). */
+        if (vhca_wr_is_local(m->opcode)) {
+            req->cur++;
+            req->cur_pkt = 0;
+            continue;
         }
         psn = vhca_psn_add(m->first_psn, req->cur_pkt);
         if (reliable &&

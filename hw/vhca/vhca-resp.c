@@ -423,10 +423,7 @@ void vhca_resp_complete_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         wc.flags = VHCA_CQE_WITH_IMM;
         wc.imm_or_inv = __builtin_bswap32(pkt->tp.imm_data);
     } else if (vhca_op_has_inv(op)) {
-        /*
-         * No MR of this device can be invalidated (no memory windows,
-         * no fast-register MRs): the key is reported, nothing more.
-         */
+        /* vhca_resp_do_send() invalidated the key. */
         wc.flags = VHCA_CQE_WITH_INV;
         wc.imm_or_inv = pkt->tp.inv_rkey;
     }
@@ -471,6 +468,18 @@ static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     resp->cur_len += pkt->payload_len;
+    /*
+     * IBTA 9.4.1.1, 10.6.5: a SEND with Invalidate frees the fast-register
+     * MR its key names once the message is placed.  A key that cannot be
+     * invalidated is the peer's invalid request (rxe's class J): traced
+     * and counted as the NAK it earns, like every class C error.
+     */
+    if (last && vhca_op_has_inv(op) &&
+        !vhca_mr_remote_invalidate(core, qp->pdn, pkt->tp.inv_rkey)) {
+        vhca_resp_fatal(core, qpn, qp, psn, VHCA_IB_NAK_INVALID_REQUEST,
+                        VHCA_WC_REM_INV_REQ_ERR, 0, 0);
+        return;
+    }
     if (last) {
         resp->msn++;
         vhca_resp_complete_send(core, qpn, qp, pkt, op);

@@ -749,6 +749,84 @@ static void test_rdma_write(const void *data)
     fabric_down(&f);
 }
 
+/*
+ * Fast registration through the PCI device (IBTA 10.6.3.2, 10.6.5): side 1
+ * registers a fast-register MR with a REG_MR WQE, side 0 writes through
+ * the new R_Key, then frees it with a SEND with Invalidate; a WRITE after
+ * that fails with a remote access error.
+ */
+static void test_fast_reg(void)
+{
+    enum { LEN = 700, PAGES = 2 };
+    const uint64_t iova = 0x7f0000000f00ull;    /* crosses a page */
+    struct vhca_mr_create mc;
+    Fabric f;
+    Conn cn;
+    struct vhca_send_wqe w;
+    struct vhca_cqe c;
+    VhcaPages p;
+    uint64_t sbuf, rrecv;
+    uint32_t skey, free_key, key, rrecv_key;
+
+    fabric_up(&f, 0);
+    conn_make(&cn, &f.side[0], &f.side[1], &conf_default);
+    sbuf = buf_alloc(&f.side[0], LEN);
+    buf_fill(&f.side[0], sbuf, LEN, 5);
+    skey = mr_phys(&f.side[0], sbuf, LEN, 0);
+    rrecv = buf_alloc(&f.side[1], 64);
+    rrecv_key = mr_phys(&f.side[1], rrecv, 64, VHCA_ACCESS_LOCAL_WRITE);
+
+    memset(&mc, 0, sizeof(mc));
+    mc.pdn = cpu_to_le32(f.side[1].pdn);
+    mc.npages = cpu_to_le32(8);
+    mc.flags = cpu_to_le16(VHCA_MR_FAST_REG);
+    mc.key_tag = cpu_to_le32(0x21);
+    g_assert_cmpuint(vhca_cmd_create_mr(f.side[1].d, &mc, NULL, &free_key),
+                     ==, VHCA_ST_OK);
+    key = (free_key & ~0xffu) | 0x22;
+    vhca_pages_alloc(f.side[1].d, &p, PAGES * VHCA_TEST_PAGE_SIZE);
+    wqe_init(&w, SEND_ID(1), VHCA_WR_REG_MR, VHCA_WQE_SIGNALED);
+    w.imm_or_inv = cpu_to_le32(key);
+    w.mr_iova = cpu_to_le64(iova);
+    w.mr_length = cpu_to_le64(LEN);
+    w.mr_pbl_addr = cpu_to_le64(p.pbl);
+    w.mr_npages = cpu_to_le32(PAGES);
+    w.mr_access = cpu_to_le32(VHCA_ACCESS_LOCAL_WRITE |
+                              VHCA_ACCESS_REMOTE_WRITE);
+    w.mr_page_shift = 12;
+    sq_post(&f.side[1], &cn.qp[1], &w);
+    expect_cqe(&f, &f.side[1], &f.side[1].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_REG_MR, SEND_ID(1), cn.qp[1].qpn, NULL);
+
+    wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, sbuf, LEN, skey);
+    wqe_remote(&w, iova, key);
+    sq_post(&f.side[0], &cn.qp[0], &w);
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_RDMA_WRITE, SEND_ID(2), cn.qp[0].qpn, NULL);
+    buf_check(&f.side[1], p.addr + 0xf00, LEN, 5);
+
+    rq_post(&f.side[1], &cn.qp[1], RECV_ID(3), rrecv, 64, rrecv_key);
+    wqe_init(&w, SEND_ID(4), VHCA_WR_SEND_WITH_INV, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, sbuf, 16, skey);
+    w.imm_or_inv = cpu_to_le32(key);
+    sq_post(&f.side[0], &cn.qp[0], &w);
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_SEND, SEND_ID(4), cn.qp[0].qpn, NULL);
+    expect_cqe(&f, &f.side[1], &f.side[1].rcq, VHCA_WC_SUCCESS,
+               VHCA_WC_RECV, RECV_ID(3), cn.qp[1].qpn, &c);
+    g_assert_cmphex(c.flags, ==, VHCA_CQE_WITH_INV);
+    g_assert_cmphex(c.imm_or_inv, ==, key);
+
+    wqe_init(&w, SEND_ID(5), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, sbuf, 8, skey);
+    wqe_remote(&w, iova, key);
+    sq_post(&f.side[0], &cn.qp[0], &w);
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_REM_ACCESS_ERR,
+               VHCA_WC_RDMA_WRITE, SEND_ID(5), cn.qp[0].qpn, NULL);
+    fabric_down(&f);
+}
+
 /* RDMA READ of several packets: READ_RESPONSE_FIRST/MIDDLE/LAST. */
 static void test_rdma_read(void)
 {
@@ -1549,7 +1627,7 @@ static void test_malformed_wqe(const void *data)
         w.num_sge = VHCA_MAX_SEND_SGE + 1;
         break;
     case MF_BAD_OPCODE:
-        w.opcode = 7;           /* ibv_wr_opcode 7 is LOCAL_INV: not ours */
+        w.opcode = 8;           /* ibv_wr_opcode 8 is BIND_MW: not ours */
         wqe_sge(&w, sbuf, 4, skey);
         break;
     case MF_INLINE_TOO_LONG:
@@ -3187,6 +3265,7 @@ int main(int argc, char **argv)
     vhca_add_data_test("/vhca/rc/rdma-write-with-imm", GINT_TO_POINTER(1),
                        test_rdma_write);
     vhca_add_test("/vhca/rc/rdma-read", test_rdma_read);
+    vhca_add_test("/vhca/rc/fast-reg", test_fast_reg);
     vhca_add_test("/vhca/rc/atomics", test_atomics);
     vhca_add_test("/vhca/rc/flush-atomic-write", test_placement_ops);
     for (unsigned i = 0; i < ARRAY_SIZE(mtus); i++) {

@@ -955,7 +955,7 @@ static const uint8_t send_opcodes[] = {
     VHCA_WR_RDMA_WRITE, VHCA_WR_RDMA_WRITE_WITH_IMM, VHCA_WR_SEND,
     VHCA_WR_SEND_WITH_IMM, VHCA_WR_RDMA_READ, VHCA_WR_ATOMIC_CMP_AND_SWP,
     VHCA_WR_ATOMIC_FETCH_AND_ADD, VHCA_WR_SEND_WITH_INV, VHCA_WR_FLUSH,
-    VHCA_WR_ATOMIC_WRITE,
+    VHCA_WR_ATOMIC_WRITE, VHCA_WR_LOCAL_INV, VHCA_WR_REG_MR,
 };
 
 /* An SGE in one of our MRs (any length), or anywhere. */
@@ -996,6 +996,14 @@ static void op_send_wqe(Fuzz *f, FuzzIn *in)
     wqe_init(&w, ++fn->wr_id,
              opsel < 0xf0 ? send_opcodes[opsel % G_N_ELEMENTS(send_opcodes)]
                           : in_u8(in), in_u8(in));
+    /*
+     * REG_MR reads its registration from the SGE area: whatever the SGEs
+     * below hold, so its pages may be anywhere.
+     */
+    if (w.opcode == VHCA_WR_REG_MR) {
+        fn->named_bad_addr = true;
+        fn->shadow_unknown = true;
+    }
     w.num_sge = nsge < 0xf0 ? nsge % (VHCA_MAX_SEND_SGE + 1) : nsge;
     for (i = 0; i < MIN(w.num_sge, VHCA_MAX_SEND_SGE); i++) {
         in_sge(in, fn, &w.sge[i]);
@@ -1209,7 +1217,8 @@ static void op_admin(Fuzz *f, FuzzIn *in)
             c.npages = GUINT32_TO_LE(in_u16(in));
             c.page_shift = in_u8(in);
             c.pbl_levels = in_u8(in) % 4;
-            c.flags = GUINT16_TO_LE(mode & 2 ? in_u16(in) : 0);
+            c.flags = GUINT16_TO_LE(mode & 2 ? in_u16(in) :
+                                    mode & 0x20 ? VHCA_MR_FAST_REG : 0);
         } else if (mode < 0xe0) {
             c.iova = GUINT64_TO_LE(fn->n.buf + in_u16(in) * 16ull);
             c.length = GUINT64_TO_LE(in_u32(in) % (DATA_PAGES * 4096));

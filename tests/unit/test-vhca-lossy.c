@@ -183,6 +183,7 @@ static void test_case(gconstpointer data)
     Pair p;
     unsigned round, i, n = 0;
     uint64_t target = 0x1000, expect_ret[PER_ROUND];
+    uint32_t inv_key;
 
     o.mtu = VHCA_IB_MTU_512;
     o.timeout = 8;                      /* 1 ms */
@@ -193,6 +194,8 @@ static void test_case(gconstpointer data)
     wire_attach(&p.a, &wa);
     wire_attach(&p.b, &wb);
     st64(&p.b, ATOMIC_OFF, target);
+    /* What SEND with Invalidate names: a free MR stays free. */
+    inv_key = node_fast_mr(&p.b, 1, 0x77);
 
     for (round = 0; round < ROUNDS; round++) {
         uint32_t lens[PER_ROUND], imm[PER_ROUND];
@@ -204,6 +207,10 @@ static void test_case(gconstpointer data)
 
             lens[i] = msg_len(op, r, round * PER_ROUND + i);
             imm[i] = g_rand_int(r);
+            /* Drawn all the same: the seeded sequence stays as it was. */
+            if (op->wr == VHCA_WR_SEND_WITH_INV) {
+                imm[i] = inv_key;
+            }
             fill(&p.a, SRC_OFF + off, lens[i], seed + n + i);
             fill(&p.b, RD_OFF + off, lens[i], seed + n + i + 1);
             /* Stale bytes where data lands, to be overwritten. */

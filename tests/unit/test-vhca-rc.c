@@ -58,8 +58,10 @@ static void test_send_recv(void)
     struct vhca_cqe cqe;
     struct vhca_send_wqe w;
     const uint8_t imm[4] = { 0xde, 0xad, 0xbe, 0xef };
+    uint32_t inv_key;
 
     pair_init(&p, &default_opts);
+    inv_key = node_fast_mr(&p.b, 1, 0x34);
     post_recv(&p.b, 0xb1, 0x10000, 8192);
     post_recv(&p.b, 0xb2, 0x20000, 64);
     post_recv(&p.b, 0xb3, 0x30000, 64);
@@ -74,7 +76,7 @@ static void test_send_recv(void)
     qp_put_send_wqe(p.a.h, &p.a.qp, &w);
     wqe_init(&w, 0xa3, VHCA_WR_SEND_WITH_INV, VHCA_WQE_SIGNALED);
     wqe_sge(&w, p.a.buf + 200, 8, p.a.key);
-    w.imm_or_inv = GUINT32_TO_LE(0x1234);
+    w.imm_or_inv = GUINT32_TO_LE(inv_key);
     qp_put_send_wqe(p.a.h, &p.a.qp, &w);
     /* A zero-length SEND. */
     post(&p.a, 0xa4, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 0, 0, 0);
@@ -101,7 +103,7 @@ static void test_send_recv(void)
     expect_same(&p.a, 100, &p.b, 0x20000, 40);
     cqe = expect_cqe(&p.b, &p.b.rcq, 0xb3, VHCA_WC_SUCCESS, VHCA_WC_RECV);
     g_assert_cmpuint(cqe.flags, ==, VHCA_CQE_WITH_INV);
-    g_assert_cmpuint(GUINT32_FROM_LE(cqe.imm_or_inv), ==, 0x1234);
+    g_assert_cmpuint(GUINT32_FROM_LE(cqe.imm_or_inv), ==, inv_key);
     cqe = expect_cqe(&p.b, &p.b.rcq, 0xb4, VHCA_WC_SUCCESS, VHCA_WC_RECV);
     g_assert_cmpuint(cqe.byte_len, ==, 0);
     expect_no_cqe(&p.b, &p.b.rcq);
@@ -699,7 +701,7 @@ static void test_local_errors(void)
             wqe_sge(&w, p.a.buf, 10, p.a.key + 0x100);  /* bad lkey */
             break;
         case 1:
-            w.opcode = 7;                               /* no such opcode */
+            w.opcode = 8;                               /* BIND_MW: none */
             break;
         case 2:
             w.num_sge = VHCA_MAX_SEND_SGE + 1;

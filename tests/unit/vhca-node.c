@@ -44,6 +44,39 @@ void node_init(Node *n, uint8_t id, uint8_t qp_type)
                                  ACCESS_ALL);
 }
 
+uint32_t node_fast_mr(Node *n, uint32_t max_pages, uint8_t tag)
+{
+    struct vhca_mr_create c;
+    uint32_t index = 0, key = 0;
+
+    memset(&c, 0, sizeof(c));
+    c.pdn = GUINT32_TO_LE(n->pdn);
+    c.npages = GUINT32_TO_LE(max_pages);
+    c.flags = GUINT16_TO_LE(VHCA_MR_FAST_REG);
+    c.key_tag = GUINT32_TO_LE(tag);
+    g_assert_cmpuint(rdma_cmd(n->h, VHCA_CMD_CREATE_MR, &c, sizeof(c),
+                              &index, &key), ==, VHCA_ST_OK);
+    g_assert_cmpuint(key, ==, index << 8 | tag);
+    return key;
+}
+
+uint64_t wqe_reg_mr(Node *n, struct vhca_send_wqe *w, uint64_t wr_id,
+                    uint32_t key, uint32_t off, uint32_t npages,
+                    uint64_t iova, uint64_t len, uint32_t access)
+{
+    uint64_t pbl = rdma_pbl(n->h, n->buf + off, npages, false);
+
+    wqe_init(w, wr_id, VHCA_WR_REG_MR, VHCA_WQE_SIGNALED);
+    w->imm_or_inv = GUINT32_TO_LE(key);
+    w->mr_iova = GUINT64_TO_LE(iova);
+    w->mr_length = GUINT64_TO_LE(len);
+    w->mr_pbl_addr = GUINT64_TO_LE(pbl);
+    w->mr_npages = GUINT32_TO_LE(npages);
+    w->mr_access = GUINT32_TO_LE(access);
+    w->mr_page_shift = 12;
+    return pbl;
+}
+
 void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
                   uint32_t mask)
 {

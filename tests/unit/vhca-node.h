@@ -40,6 +40,16 @@ void wqe_init(struct vhca_send_wqe *w, uint64_t wr_id, uint8_t opcode,
 void wqe_sge(struct vhca_send_wqe *w, uint64_t addr, uint32_t len,
              uint32_t lkey);
 void wqe_remote(struct vhca_send_wqe *w, uint64_t addr, uint32_t rkey);
+/* A fast-register MR of @max_pages in @n's PD, free; returns its key. */
+uint32_t node_fast_mr(Node *n, uint32_t max_pages, uint8_t tag);
+/*
+ * A REG_MR WQE giving the fast-register MR @key (new tag included) the
+ * @npages 4 KiB pages of @n's buffer from @off, through a page list it
+ * writes in guest memory (returned), iova = @iova, @len bytes, @access.
+ */
+uint64_t wqe_reg_mr(Node *n, struct vhca_send_wqe *w, uint64_t wr_id,
+                    uint32_t key, uint32_t off, uint32_t npages,
+                    uint64_t iova, uint64_t len, uint32_t access);
 /* A WQE with one SGE of [n->buf + off, +len) and the remote address. */
 void post(Node *n, uint64_t wr_id, uint8_t opcode, uint8_t flags,
           uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey);
