@@ -33,34 +33,29 @@ def xsrq_pingpong_ok(test, cli, srv):
         test.assertRegex(out, r"remote: LID .* SRQN [0-9a-f]{6}")
 
 
-CASES = [
-    datagram_cases.Case(
-        "xsrq_pingpong",
-        "ibv_xsrq_pingpong -d %(dev)s -g %(gid)s -n 20",
-        "ibv_xsrq_pingpong -d %(dev)s -g %(gid)s -n 20 %(srv)s",
-        18515, datagram_cases.TCP, xsrq_pingpong_ok),
-    # Messages of three packets at the 1024-byte path MTU: each MIDDLE
-    # and LAST packet names the SRQ its FIRST packet named.
-    datagram_cases.Case(
-        "xsrq_pingpong_multi_packet",
-        "ibv_xsrq_pingpong -d %(dev)s -g %(gid)s -s 3000 -n 20",
-        "ibv_xsrq_pingpong -d %(dev)s -g %(gid)s -s 3000 -n 20 %(srv)s",
-        18515, datagram_cases.TCP, xsrq_pingpong_ok),
-]
+XSRQ_PINGPONG = datagram_cases.Case(
+    "xsrq_pingpong",
+    "ibv_xsrq_pingpong -d %(dev)s -g %(gid)s -n 20",
+    "ibv_xsrq_pingpong -d %(dev)s -g %(gid)s -n 20 %(srv)s",
+    18515, datagram_cases.TCP, xsrq_pingpong_ok)
+# Messages of three packets at the 1024-byte path MTU: each MIDDLE and
+# LAST packet names the SRQ its FIRST packet named.
+XSRQ_PINGPONG_MULTI_PACKET = datagram_cases.Case(
+    "xsrq_pingpong_multi_packet",
+    "ibv_xsrq_pingpong -d %(dev)s -g %(gid)s -s 3000 -n 20",
+    "ibv_xsrq_pingpong -d %(dev)s -g %(gid)s -s 3000 -n 20 %(srv)s",
+    18515, datagram_cases.TCP, xsrq_pingpong_ok)
 
 
 class VhcaServesVhca(unittest.TestCase):
     """Guest 2 serves, guest 1 is the client."""
 
+    def test_xsrq_pingpong(self):
+        datagram_cases.run_case(self, XSRQ_PINGPONG, fabric[2], fabric[1])
 
-def _add(case):
-    def vhca_serves_vhca(self):
-        datagram_cases.run_case(self, case, fabric[2], fabric[1])
-    setattr(VhcaServesVhca, "test_" + case.name, vhca_serves_vhca)
-
-
-for _case in CASES:
-    _add(_case)
+    def test_xsrq_pingpong_multi_packet(self):
+        datagram_cases.run_case(self, XSRQ_PINGPONG_MULTI_PACKET, fabric[2],
+                                fabric[1])
 
 
 class DeviceAttributes(unittest.TestCase):
