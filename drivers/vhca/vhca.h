@@ -65,6 +65,7 @@ struct vhca_dev_attr {
 	u32 max_srq;
 	u32 max_srq_wr;
 	u32 max_srq_sge;
+	u32 max_xrcd;
 	u32 max_msg_size;
 	u32 max_inline_data;
 	u32 max_uctx;
@@ -285,6 +286,7 @@ int vhcad_cmd_alloc_uctx(struct vhca_dev *dev, u32 *db_page);
 int vhcad_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page);
 int vhcad_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle);
 int vhcad_cmd_create_pd(struct vhca_dev *dev, u32 *pdn);
+int vhcad_cmd_alloc_xrcd(struct vhca_dev *dev, u32 *xrcdn);
 int vhcad_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
 			u32 *key);
 int vhcad_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,

@@ -37,6 +37,7 @@ int vhcad_cmd_query_device(struct vhca_dev *dev, struct vhca_dev_attr *attr)
 	attr->max_srq = le32_to_cpu(da.max_srq);
 	attr->max_srq_wr = le32_to_cpu(da.max_srq_wr);
 	attr->max_srq_sge = le32_to_cpu(da.max_srq_sge);
+	attr->max_xrcd = le32_to_cpu(da.max_xrcd);
 	attr->max_msg_size = le32_to_cpu(da.max_msg_size);
 	attr->max_inline_data = le32_to_cpu(da.max_inline_data);
 	attr->max_uctx = le32_to_cpu(da.max_uctx);
@@ -160,18 +161,29 @@ int vhcad_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle)
 	return vhcad_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
 }
 
-int vhcad_cmd_create_pd(struct vhca_dev *dev, u32 *pdn)
+/* A command with no input that answers with a handle: PD, XRC domain. */
+static int vhcad_cmd_alloc_handle(struct vhca_dev *dev, u16 opcode,
+				  u32 *handle)
 {
 	struct vhca_cmd_obj_out out;
 	int err;
 
-	err = vhcad_admin_exec(dev, VHCA_CMD_CREATE_PD, NULL, 0, &out,
-			       sizeof(out));
+	err = vhcad_admin_exec(dev, opcode, NULL, 0, &out, sizeof(out));
 	if (err)
 		return err;
 
-	*pdn = le32_to_cpu(out.handle);
+	*handle = le32_to_cpu(out.handle);
 	return 0;
+}
+
+int vhcad_cmd_create_pd(struct vhca_dev *dev, u32 *pdn)
+{
+	return vhcad_cmd_alloc_handle(dev, VHCA_CMD_CREATE_PD, pdn);
+}
+
+int vhcad_cmd_alloc_xrcd(struct vhca_dev *dev, u32 *xrcdn)
+{
+	return vhcad_cmd_alloc_handle(dev, VHCA_CMD_ALLOC_XRCD, xrcdn);
 }
 
 int vhcad_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,

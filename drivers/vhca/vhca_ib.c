@@ -89,6 +89,14 @@ static const struct ib_device_ops vhcad_ib_srq_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_srq, vhca_srq, ibsrq),
 };
 
+/* XRC (annex A14): domains, and the XRC SRQs and QPs that use them. */
+static const struct ib_device_ops vhcad_ib_xrc_ops = {
+	.alloc_xrcd = vhcad_alloc_xrcd,
+	.dealloc_xrcd = vhcad_dealloc_xrcd,
+
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, vhca_xrcd, ibxrcd),
+};
+
 static_assert((int)IB_EVENT_SRQ_ERR == (int)VHCA_EVENT_SRQ_ERR);
 static_assert((int)IB_EVENT_SRQ_LIMIT_REACHED ==
 	      (int)VHCA_EVENT_SRQ_LIMIT_REACHED);
@@ -298,6 +306,8 @@ int vhcad_ib_register(struct vhca_dev *dev)
 		ib_set_device_ops(ibdev, &vhcad_ib_res_ops);
 		if (dev->attr.max_srq)
 			ib_set_device_ops(ibdev, &vhcad_ib_srq_ops);
+		if (dev->attr.max_srq && dev->attr.max_xrcd)
+			ib_set_device_ops(ibdev, &vhcad_ib_xrc_ops);
 	}
 
 	err = ib_device_set_netdev(ibdev, dev->netdev, VHCA_PORT_NUM);

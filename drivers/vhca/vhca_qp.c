@@ -6,9 +6,13 @@
  * page: the process's for user QPs (the provider allocates the rings), the
  * driver's own for kernel QPs.  An RC, UC or UD QP may instead take its
  * receive WQEs from a shared receive queue (vhca_srq.c): it has no receive
- * ring then.  MODIFY_QP follows the IBTA 10.3.1 state
- * machine; the driver checks a transition with ib_modify_qp_is_ok() before
- * the device checks it again.
+ * ring then.  XRC (annex A14): an initiator (XRC_INI, user space only, as
+ * the kernel has no way to name the target's SRQ in a send) has a send
+ * ring only; a target (XRC_TGT, which the RDMA core creates on an XRC
+ * domain without udata) has no rings, no CQs and no doorbell, its
+ * requests going to the XRC SRQs they name.  MODIFY_QP follows the IBTA
+ * 10.3.1 state machine; the driver checks a transition with
+ * ib_modify_qp_is_ok() before the device checks it again.
  */
 
 #include <linux/log2.h>
@@ -52,6 +56,8 @@ static_assert((int)IB_QPT_GSI == (int)VHCA_QPT_GSI);
 static_assert((int)IB_QPT_RC == (int)VHCA_QPT_RC);
 static_assert((int)IB_QPT_UC == (int)VHCA_QPT_UC);
 static_assert((int)IB_QPT_UD == (int)VHCA_QPT_UD);
+static_assert((int)IB_QPT_XRC_INI == (int)VHCA_QPT_XRC_INI);
+static_assert((int)IB_QPT_XRC_TGT == (int)VHCA_QPT_XRC_TGT);
 
 static u8 vhcad_wq_log_size(u32 max_wr)
 {
@@ -62,7 +68,8 @@ static u8 vhcad_wq_log_size(u32 max_wr)
  * The QP types the device has.  RoCE has no QP0 (annex A17.6); QP1 is
  * the kernel MAD layer's alone (user space reaches it through umad).
  */
-static bool vhcad_qp_type_supported(enum ib_qp_type type, bool user)
+static bool vhcad_qp_type_supported(struct vhca_dev *dev,
+				    enum ib_qp_type type, bool user)
 {
 	switch (type) {
 	case IB_QPT_RC:
@@ -71,9 +78,20 @@ static bool vhcad_qp_type_supported(enum ib_qp_type type, bool user)
 		return true;
 	case IB_QPT_GSI:
 		return !user;
+	case IB_QPT_XRC_INI:
+		return user && dev->attr.max_xrcd;
+	case IB_QPT_XRC_TGT:
+		return !!dev->attr.max_xrcd;
 	default:
 		return false;
 	}
+}
+
+/* A receive ring of its own: not on an SRQ, not XRC. */
+static bool vhcad_qp_has_rq(const struct ib_qp_init_attr *init_attr)
+{
+	return !init_attr->srq && init_attr->qp_type != IB_QPT_XRC_INI &&
+	       init_attr->qp_type != IB_QPT_XRC_TGT;
 }
 
 /* The device's limits, and the WQE layout's, for the requested queues. */
@@ -84,14 +102,24 @@ static int vhcad_qp_check_cap(struct vhca_dev *dev,
 	const struct ib_qp_cap *cap = &init_attr->cap;
 	const struct vhca_dev_attr *attr = &dev->attr;
 
-	if (!vhcad_qp_type_supported(init_attr->qp_type, user) ||
+	if (!vhcad_qp_type_supported(dev, init_attr->qp_type, user) ||
 	    init_attr->create_flags)
 		return -EOPNOTSUPP;
+	/* An XRC target has no queues: the core gives it none. */
+	if (init_attr->qp_type == IB_QPT_XRC_TGT)
+		return init_attr->xrcd ? 0 : -EINVAL;
+	/* An XRC initiator receives nothing (annex A14). */
+	if (init_attr->qp_type == IB_QPT_XRC_INI) {
+		if (init_attr->recv_cq || init_attr->srq)
+			return -EINVAL;
+	} else if (!init_attr->recv_cq) {
+		return -EINVAL;
+	}
 	/* The MAD layer's QP1 has a receive queue of its own. */
 	if (init_attr->srq && (init_attr->qp_type == IB_QPT_GSI ||
 			       init_attr->srq->srq_type != IB_SRQT_BASIC))
 		return -EOPNOTSUPP;
-	if (!init_attr->send_cq || !init_attr->recv_cq)
+	if (!init_attr->send_cq)
 		return -EINVAL;
 	if (cap->max_send_wr > attr->max_qp_wr ||
 	    cap->max_send_sge > min_t(u32, attr->max_sge, VHCA_MAX_SEND_SGE) ||
@@ -99,7 +127,7 @@ static int vhcad_qp_check_cap(struct vhca_dev *dev,
 					 VHCA_MAX_INLINE))
 		return -EINVAL;
 	/* With an SRQ the receive queue's caps are ignored (IBTA 11.2.4.1). */
-	if (!init_attr->srq &&
+	if (vhcad_qp_has_rq(init_attr) &&
 	    (cap->max_recv_wr > attr->max_qp_wr ||
 	     cap->max_recv_sge > VHCA_MAX_RECV_SGE))
 		return -EINVAL;
@@ -127,7 +155,7 @@ static int vhcad_qp_pin_user(struct vhca_dev *dev, struct vhca_qp *qp,
 	if (cmd.sq_log_size < 1 || cmd.sq_log_size > VHCA_WQ_MAX_LOG_SIZE ||
 	    BIT(cmd.sq_log_size) < init_attr->cap.max_send_wr)
 		return -EINVAL;
-	if (init_attr->srq) {
+	if (!vhcad_qp_has_rq(init_attr)) {
 		if (cmd.rq_log_size || cmd.rq_buf_addr)
 			return -EINVAL;
 	} else if (cmd.rq_log_size < 1 ||
@@ -140,7 +168,7 @@ static int vhcad_qp_pin_user(struct vhca_dev *dev, struct vhca_qp *qp,
 
 	err = vhcad_queue_buf_pin(dev, &qp->sq_buf, cmd.sq_buf_addr,
 				  VHCA_SEND_WQE_SIZE << qp->sq_log_size);
-	if (err || init_attr->srq)
+	if (err || !vhcad_qp_has_rq(init_attr))
 		return err;
 	err = vhcad_queue_buf_pin(dev, &qp->rq_buf, cmd.rq_buf_addr,
 				  VHCA_RECV_WQE_SIZE << qp->rq_log_size);
@@ -206,7 +234,9 @@ int vhcad_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	if (err)
 		return err;
 
-	if (udata) {
+	if (init_attr->qp_type == IB_QPT_XRC_TGT) {
+		db_page = VHCA_DB_PAGE_KERNEL_NONE;
+	} else if (udata) {
 		uctx = rdma_udata_to_drv_context(udata, struct vhca_ucontext,
 						 ibucontext);
 		db_page = uctx->db_page;
@@ -221,11 +251,18 @@ int vhcad_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	create.type = init_attr->qp_type;
 	create.sq_log_size = qp->sq_log_size;
 	create.rq_log_size = qp->rq_log_size;
-	qp->sq_sig_all = init_attr->sq_sig_type == IB_SIGNAL_ALL_WR;
-	create.sq_sig_all = qp->sq_sig_all;
-	create.pdn = cpu_to_le32(to_vhca_pd(ibqp->pd)->pdn);
-	create.send_cqn = cpu_to_le32(to_vhca_cq(init_attr->send_cq)->cqn);
-	create.recv_cqn = cpu_to_le32(to_vhca_cq(init_attr->recv_cq)->cqn);
+	if (init_attr->qp_type == IB_QPT_XRC_TGT) {
+		create.xrcdn = cpu_to_le32(to_vhca_xrcd(init_attr->xrcd)->xrcdn);
+	} else {
+		qp->sq_sig_all = init_attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+		create.sq_sig_all = qp->sq_sig_all;
+		create.pdn = cpu_to_le32(to_vhca_pd(ibqp->pd)->pdn);
+		create.send_cqn =
+			cpu_to_le32(to_vhca_cq(init_attr->send_cq)->cqn);
+	}
+	if (init_attr->recv_cq)
+		create.recv_cqn =
+			cpu_to_le32(to_vhca_cq(init_attr->recv_cq)->cqn);
 	create.sq_pbl_addr = cpu_to_le64(vhcad_pbl_addr(&qp->sq_buf.pbl));
 	create.rq_pbl_addr = cpu_to_le64(vhcad_pbl_addr(&qp->rq_buf.pbl));
 	create.sq_npages = cpu_to_le32(qp->sq_buf.pbl.npages);
@@ -256,13 +293,23 @@ int vhcad_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	qp->dest_qpn = 0;
 	ibqp->qp_num = qp->qpn;
 
-	/* What every QP of this device can hold; on an SRQ, no receive queue. */
-	cap->max_send_wr = BIT(qp->sq_log_size);
-	cap->max_recv_wr = init_attr->srq ? 0 : BIT(qp->rq_log_size);
-	cap->max_send_sge = min_t(u32, dev->attr.max_sge, VHCA_MAX_SEND_SGE);
-	cap->max_recv_sge = init_attr->srq ? 0 : VHCA_MAX_RECV_SGE;
-	cap->max_inline_data = min_t(u32, dev->attr.max_inline_data,
-				     VHCA_MAX_INLINE);
+	/*
+	 * What every QP of this device can hold; on an SRQ or XRC, no
+	 * receive queue; an XRC target, no queue at all.
+	 */
+	if (init_attr->qp_type == IB_QPT_XRC_TGT) {
+		memset(cap, 0, sizeof(*cap));
+	} else {
+		cap->max_send_wr = BIT(qp->sq_log_size);
+		cap->max_send_sge = min_t(u32, dev->attr.max_sge,
+					  VHCA_MAX_SEND_SGE);
+		cap->max_inline_data = min_t(u32, dev->attr.max_inline_data,
+					     VHCA_MAX_INLINE);
+		cap->max_recv_wr = vhcad_qp_has_rq(init_attr) ?
+				   BIT(qp->rq_log_size) : 0;
+		cap->max_recv_sge = vhcad_qp_has_rq(init_attr) ?
+				    VHCA_MAX_RECV_SGE : 0;
+	}
 	qp->max_send_sge = cap->max_send_sge;
 	qp->max_recv_sge = cap->max_recv_sge;
 	qp->max_inline_data = cap->max_inline_data;
@@ -477,7 +524,8 @@ int vhcad_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->retry_cnt = va.retry_cnt;
 	attr->rnr_retry = va.rnr_retry;
 	/* Only connected QPs have a path; a UD QP's is in each AH. */
-	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC)
+	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC ||
+	    ibqp->qp_type == IB_QPT_XRC_INI || ibqp->qp_type == IB_QPT_XRC_TGT)
 		vhcad_roce_ah_attr(&attr->ah_attr, va.dgid, va.dmac,
 				   le32_to_cpu(va.flow_label),
 				   va.sgid_index, va.hop_limit,
@@ -494,6 +542,7 @@ int vhcad_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	init_attr->send_cq = ibqp->send_cq;
 	init_attr->recv_cq = ibqp->recv_cq;
 	init_attr->srq = ibqp->srq;
+	init_attr->xrcd = ibqp->xrcd;
 	init_attr->cap = attr->cap;
 	init_attr->qp_type = ibqp->qp_type;
 	init_attr->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :

@@ -33,6 +33,7 @@
 
 static_assert((int)IB_SRQ_MAX_WR == (int)VHCA_SRQ_MAX_WR);
 static_assert((int)IB_SRQ_LIMIT == (int)VHCA_SRQ_LIMIT);
+static_assert((int)IB_SRQT_XRC == (int)VHCA_SRQT_XRC);
 
 static u32 vhcad_srq_max_sge(struct vhca_dev *dev)
 {
@@ -160,8 +161,9 @@ int vhcad_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 	u32 db_page;
 	int err;
 
-	/* XRC SRQs need XRC domains, which the device does not have yet. */
-	if (init_attr->srq_type != IB_SRQT_BASIC)
+	/* No tag matching; XRC SRQs with the XRC ops only (annex A14). */
+	if (init_attr->srq_type != IB_SRQT_BASIC &&
+	    (init_attr->srq_type != IB_SRQT_XRC || !dev->attr.max_xrcd))
 		return -EOPNOTSUPP;
 	err = vhcad_srq_check_attr(dev, attr);
 	if (err)
@@ -195,9 +197,19 @@ int vhcad_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 	create.log_size = srq->log_size;
 	create.ci_addr = cpu_to_le64(ci_dma);
 	create.limit = cpu_to_le32(attr->srq_limit);
+	/* An XRC SRQ: its domain, and the CQ of its completions (annex A14). */
+	if (init_attr->srq_type == IB_SRQT_XRC) {
+		create.type = VHCA_SRQT_XRC;
+		create.xrcdn =
+			cpu_to_le32(to_vhca_xrcd(init_attr->ext.xrc.xrcd)->xrcdn);
+		create.cqn = cpu_to_le32(to_vhca_cq(init_attr->ext.cq)->cqn);
+	}
 	err = vhcad_cmd_create_srq(dev, &create, &srq->srqn);
 	if (err)
 		goto err_free_bufs;
+	/* XRC requests name it by this number (XRCETH), as uverbs reports. */
+	if (init_attr->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srqn;
 	vhcad_queue_buf_created(dev, &srq->buf);
 
 	err = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);

@@ -94,6 +94,9 @@ int vhcad_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	/* MODIFY_SRQ moves an SRQ to a ring of another size (IBTA 11.2.3). */
 	if (attr->max_srq)
 		props->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
+	/* XRC domains, XRC SRQs and XRC QPs (annex A14). */
+	if (attr->max_srq && attr->max_xrcd)
+		props->device_cap_flags |= IB_DEVICE_XRC;
 	return 0;
 }
 

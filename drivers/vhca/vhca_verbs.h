@@ -25,6 +25,12 @@ struct vhca_pd {
 	u32 pdn;
 };
 
+/* An XRC domain (annex A14): a number from the device (ALLOC_XRCD). */
+struct vhca_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
+};
+
 struct vhca_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;	/* user MRs */
@@ -117,6 +123,11 @@ static inline struct vhca_pd *to_vhca_pd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct vhca_pd, ibpd);
 }
 
+static inline struct vhca_xrcd *to_vhca_xrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct vhca_xrcd, ibxrcd);
+}
+
 static inline struct vhca_mr *to_vhca_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct vhca_mr, ibmr);
@@ -166,6 +177,8 @@ void vhcad_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
 /* vhca_pd.c */
 int vhcad_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int vhcad_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int vhcad_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int vhcad_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 
 /* vhca_mr.c */
 struct ib_mr *vhcad_get_dma_mr(struct ib_pd *ibpd, int access);

@@ -21,7 +21,7 @@
 static void vhca_free_context(struct ibv_context *ibctx);
 
 /*
- * Verbs the device does not do (XRC, memory windows) are left unset:
+ * Verbs the device does not do (memory windows) are left unset:
  * libibverbs then answers them with EOPNOTSUPP.
  * Without RDMA resources on the device the kernel driver refuses the
  * resource verbs with EOPNOTSUPP itself.  Multicast attach and detach are
@@ -30,6 +30,7 @@ static void vhca_free_context(struct ibv_context *ibctx);
 static const struct verbs_context_ops vhca_context_ops = {
 	.alloc_pd = vhca_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
+	.close_xrcd = vhca_close_xrcd,
 	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_cq_ex = vhca_create_cq_ex,
@@ -45,8 +46,11 @@ static const struct verbs_context_ops vhca_context_ops = {
 	.destroy_srq = vhca_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = vhca_free_context,
+	.get_srq_num = vhca_get_srq_num,
 	.modify_qp = vhca_modify_qp,
 	.modify_srq = vhca_modify_srq,
+	.open_qp = vhca_open_qp,
+	.open_xrcd = vhca_open_xrcd,
 	.poll_cq = vhca_poll_cq,
 	.post_recv = vhca_post_recv,
 	.post_send = vhca_post_send,

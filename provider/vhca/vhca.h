@@ -66,6 +66,8 @@ struct vhca_cq {
 	uint32_t cqn;
 	uint8_t log_size;
 	uint32_t ci;			/* free running */
+	/* XRC SRQs reporting here: receive CQEs of QPs not in the table. */
+	uint32_t xrc_srqs;
 	/*
 	 * The extended poll API (ibv_start_poll .. ibv_end_poll): the current
 	 * completion, decoded by the same code as poll_cq's, and ci when the

@@ -20,6 +20,8 @@ DECLARE_DRV_CMD(vhca_cmd_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		vhca_create_qp_cmd, vhca_create_qp_resp);
 DECLARE_DRV_CMD(vhca_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		vhca_create_srq_cmd, vhca_create_srq_resp);
+DECLARE_DRV_CMD(vhca_cmd_create_xsrq, IB_USER_VERBS_CMD_CREATE_XSRQ,
+		vhca_create_srq_cmd, vhca_create_srq_resp);
 DECLARE_DRV_CMD(vhca_cmd_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
 		vhca_modify_srq_cmd, empty);
 DECLARE_DRV_CMD(vhca_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,

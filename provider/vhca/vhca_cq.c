@@ -75,9 +75,16 @@ static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	struct vhca_wq *wq;
 
 	qp = qpn ? vhca_find_qp(ctx, qpn) : NULL;
-	if (!qp)
+	/*
+	 * An XRC SRQ's receive completion names the target QP (annex
+	 * A14), which may be another process's or a receive QP that is
+	 * in no table: the WQE's wr_id is the caller's, as for any SRQ.
+	 */
+	if (!qp && qpn && is_recv && cq->xrc_srqs) {
+		wc->wr_id = le64toh(cqe->wr_id);
+	} else if (!qp) {
 		return false;
-	if (is_recv && qp->vqp.qp.srq) {
+	} else if (is_recv && qp->vqp.qp.srq) {
 		/* An SRQ's WQE carries the caller's wr_id (vhca_srq.c). */
 		wc->wr_id = le64toh(cqe->wr_id);
 	} else {

@@ -11,7 +11,9 @@
  * (vhca_srq.c) post with vhca_write_recv_wqe() too.
  *
  * RC, UC and UD share the WQE; a UD WQE carries a copy of its AH's address
- * vector (vhca_ah.c), so the device never reads the AH itself.
+ * vector (vhca_ah.c), so the device never reads the AH itself.  An XRC
+ * send QP's WQE is RC's plus the number of the target's XRC SRQ
+ * (IBTA annex A14), which goes into each request's XRCETH.
  */
 #include <errno.h>
 #include <string.h>
@@ -67,7 +69,8 @@ static int vhca_wqe_set_sges(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 /*
  * The operations each transport has (the BTH OpCode table, IBTA 9.2.3):
  * UC has no RDMA READ, atomics or SEND with invalidate, UD only SENDs;
- * FLUSH and ATOMIC WRITE (IBTA 1.5) are RC only.
+ * XRC has RC's (annex A14); FLUSH and ATOMIC WRITE (IBTA 1.5) are RC
+ * only.
  */
 static bool vhca_opcode_valid(enum ibv_qp_type qp_type,
 			      enum ibv_wr_opcode opcode)
@@ -78,11 +81,13 @@ static bool vhca_opcode_valid(enum ibv_qp_type qp_type,
 		return true;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return qp_type == IBV_QPT_RC || qp_type == IBV_QPT_UC;
+		return qp_type == IBV_QPT_RC || qp_type == IBV_QPT_UC ||
+		       qp_type == IBV_QPT_XRC_SEND;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
+		return qp_type == IBV_QPT_RC || qp_type == IBV_QPT_XRC_SEND;
 	case IBV_WR_FLUSH:
 	case IBV_WR_ATOMIC_WRITE:
 		return qp_type == IBV_QPT_RC;
@@ -195,6 +200,8 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		if (err)
 			return err;
 	}
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		wqe->xrc_srqn = htole32(wr->qp_type.xrc.remote_srqn);
 
 	if (!(wr->send_flags & IBV_SEND_INLINE))
 		return vhca_wqe_set_sges(qp, wqe, wr->sg_list, wr->num_sge);
@@ -569,6 +576,16 @@ static void vhca_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 	qp->ex_need_dest = false;
 }
 
+/* The target's XRC SRQ the request names (XRCETH, annex A14). */
+static void vhca_wr_set_xrc_srqn(struct ibv_qp_ex *ibqp, uint32_t remote_srqn)
+{
+	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
+	struct vhca_send_wqe *wqe = vhca_wr_cur(qp);
+
+	if (wqe)
+		wqe->xrc_srqn = htole32(remote_srqn);
+}
+
 static void vhca_wr_set_sge_list(struct ibv_qp_ex *ibqp, size_t num_sge,
 				 const struct ibv_sge *sg_list)
 {
@@ -625,11 +642,12 @@ static void vhca_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
 #define VHCA_UC_SEND_OPS						\
 	(VHCA_UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE |			\
 	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
-#define VHCA_RC_SEND_OPS						\
+#define VHCA_XRC_SEND_OPS						\
 	(VHCA_UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ |			\
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |				\
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV | \
-	 IBV_QP_EX_WITH_FLUSH | IBV_QP_EX_WITH_ATOMIC_WRITE)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
+#define VHCA_RC_SEND_OPS						\
+	(VHCA_XRC_SEND_OPS | IBV_QP_EX_WITH_FLUSH | IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 int vhca_qp_ex_set_ops(struct vhca_qp *qp, enum ibv_qp_type qp_type,
 		       uint64_t send_ops_flags)
@@ -646,6 +664,9 @@ int vhca_qp_ex_set_ops(struct vhca_qp *qp, enum ibv_qp_type qp_type,
 		break;
 	case IBV_QPT_UD:
 		supported = VHCA_UD_SEND_OPS;
+		break;
+	case IBV_QPT_XRC_SEND:
+		supported = VHCA_XRC_SEND_OPS;
 		break;
 	default:
 		return EOPNOTSUPP;
@@ -679,6 +700,8 @@ int vhca_qp_ex_set_ops(struct vhca_qp *qp, enum ibv_qp_type qp_type,
 	ex->wr_set_inline_data_list = vhca_wr_set_inline_data_list;
 	if (qp_type == IBV_QPT_UD)
 		ex->wr_set_ud_addr = vhca_wr_set_ud_addr;
+	if (qp_type == IBV_QPT_XRC_SEND)
+		ex->wr_set_xrc_srqn = vhca_wr_set_xrc_srqn;
 	ex->wr_start = vhca_wr_start;
 	ex->wr_complete = vhca_wr_complete;
 	ex->wr_abort = vhca_wr_abort;

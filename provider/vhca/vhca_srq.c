@@ -43,17 +43,25 @@ static int vhca_srq_check_size(struct vhca_context *ctx, uint32_t max_wr)
 	return 0;
 }
 
-struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
-				struct ibv_srq_init_attr *attr)
+/*
+ * A basic SRQ (ibv_create_srq) or, with @attr_ex, an XRC SRQ in domain
+ * attr_ex->xrcd whose completions go to attr_ex->cq (annex A14).
+ */
+static struct ibv_srq *vhca_srq_new(struct ibv_pd *pd,
+				    struct ibv_srq_init_attr *attr,
+				    struct ibv_srq_init_attr_ex *attr_ex)
 {
 	struct vhca_context *ctx = to_vhca_ctx(pd->context);
+	struct vhca_cmd_create_xsrq_resp xresp = {};
+	struct vhca_cmd_create_xsrq xcmd = {};
 	struct vhca_cmd_create_srq_resp resp = {};
 	struct vhca_cmd_create_srq cmd = {};
+	struct ibv_srq_attr *sattr = attr_ex ? &attr_ex->attr : &attr->attr;
 	struct vhca_srq *srq;
 	int ret;
 
-	ret = vhca_srq_check_size(ctx, attr->attr.max_wr);
-	if (!ret && attr->attr.max_sge > ctx->max_srq_sge)
+	ret = vhca_srq_check_size(ctx, sattr->max_wr);
+	if (!ret && sattr->max_sge > ctx->max_srq_sge)
 		ret = EINVAL;
 	if (ret) {
 		errno = ret;
@@ -64,7 +72,7 @@ struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
 	if (!srq)
 		return NULL;
 
-	srq->log_size = vhca_log_size(attr->attr.max_wr);
+	srq->log_size = vhca_log_size(sattr->max_wr);
 	srq->ring_size = vhca_srq_ring_size(srq->log_size);
 	srq->ring = vhca_alloc_queue_mem(srq->ring_size);
 	if (!srq->ring)
@@ -76,20 +84,31 @@ struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
 	if (pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE))
 		goto err_free_rec;
 
-	cmd.buf_addr = (uintptr_t)srq->ring;
-	cmd.ci_addr = (uintptr_t)srq->ci_rec;
-	cmd.log_size = srq->log_size;
-	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
-				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (attr_ex) {
+		xcmd.buf_addr = (uintptr_t)srq->ring;
+		xcmd.ci_addr = (uintptr_t)srq->ci_rec;
+		xcmd.log_size = srq->log_size;
+		ret = ibv_cmd_create_srq_ex(pd->context, &srq->vsrq, attr_ex,
+					    &xcmd.ibv_cmd, sizeof(xcmd),
+					    &xresp.ibv_resp, sizeof(xresp));
+		srq->srqn = xresp.srqn;
+	} else {
+		cmd.buf_addr = (uintptr_t)srq->ring;
+		cmd.ci_addr = (uintptr_t)srq->ci_rec;
+		cmd.log_size = srq->log_size;
+		ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr,
+					 &cmd.ibv_cmd, sizeof(cmd),
+					 &resp.ibv_resp, sizeof(resp));
+		srq->srqn = resp.srqn;
+	}
 	if (ret) {
 		verbs_err(&ctx->ibv_ctx, "create SRQ of %u WQEs failed: %s\n",
-			  attr->attr.max_wr, strerror(ret));
+			  sattr->max_wr, strerror(ret));
 		errno = ret;
 		goto err_destroy_lock;
 	}
-	/* ibv_cmd_create_srq() returned the size and SGEs the kernel granted. */
-	srq->srqn = resp.srqn;
-	srq->max_sge = attr->attr.max_sge;
+	/* The command returned the size and SGEs the kernel granted. */
+	srq->max_sge = sattr->max_sge;
 	return &srq->vsrq.srq;
 
 err_destroy_lock:
@@ -103,10 +122,45 @@ err_free_srq:
 	return NULL;
 }
 
+struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr)
+{
+	return vhca_srq_new(pd, attr, NULL);
+}
+
 /*
- * ibv_create_srq_ex(): basic SRQs only.  libibverbs itself sends a basic
- * SRQ with no other attributes to create_srq; XRC SRQs need XRC domains
- * and tag matching SRQs tag matching, which the device does not have.
+ * An XRC SRQ (annex A14): XRC requests name it by number; its receive
+ * completions go to its CQ, with the number of a target QP that may be
+ * another process's, so that CQ learns to take them without their QP.
+ */
+static struct ibv_srq *vhca_create_xrc_srq(struct ibv_context *ibctx,
+					   struct ibv_srq_init_attr_ex *attr)
+{
+	const uint32_t needed = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE |
+				IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	struct vhca_cq *cq;
+	struct ibv_srq *ibsrq;
+
+	if ((attr->comp_mask & needed) != needed || !attr->pd ||
+	    !attr->xrcd || !attr->cq || attr->pd->context != ibctx ||
+	    attr->cq->context != ibctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = to_vhca_cq(attr->cq);
+	ibsrq = vhca_srq_new(attr->pd, NULL, attr);
+	if (!ibsrq)
+		return NULL;
+	pthread_spin_lock(&cq->lock);
+	cq->xrc_srqs++;
+	pthread_spin_unlock(&cq->lock);
+	return ibsrq;
+}
+
+/*
+ * ibv_create_srq_ex(): basic and XRC SRQs.  libibverbs itself sends a
+ * basic SRQ with no other attributes to create_srq; tag matching SRQs
+ * need tag matching, which the device does not have.
  */
 struct ibv_srq *vhca_create_srq_ex(struct ibv_context *ibctx,
 				   struct ibv_srq_init_attr_ex *attr)
@@ -117,6 +171,17 @@ struct ibv_srq *vhca_create_srq_ex(struct ibv_context *ibctx,
 	};
 	struct ibv_srq *ibsrq;
 
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	    attr->srq_type == IBV_SRQT_XRC) {
+		if (attr->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_PD |
+						  IBV_SRQ_INIT_ATTR_TYPE |
+						  IBV_SRQ_INIT_ATTR_XRCD |
+						  IBV_SRQ_INIT_ATTR_CQ)) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+		return vhca_create_xrc_srq(ibctx, attr);
+	}
 	if (attr->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_PD |
 					  IBV_SRQ_INIT_ATTR_TYPE) ||
 	    ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
@@ -139,6 +204,17 @@ struct ibv_srq *vhca_create_srq_ex(struct ibv_context *ibctx,
 	ibsrq->events_completed = 0;
 	attr->attr = base.attr;
 	return ibsrq;
+}
+
+/* The number XRC senders name this SRQ by (annex A14). */
+int vhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct vhca_srq *srq = to_vhca_srq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EOPNOTSUPP;
+	*srq_num = srq->srqn;
+	return 0;
 }
 
 /*
@@ -204,6 +280,13 @@ int vhca_destroy_srq(struct ibv_srq *ibsrq)
 	if (ret)
 		return ret;
 
+	if (srq->vsrq.srq_type == IBV_SRQT_XRC) {
+		struct vhca_cq *cq = to_vhca_cq(srq->vsrq.cq);
+
+		pthread_spin_lock(&cq->lock);
+		cq->xrc_srqs--;
+		pthread_spin_unlock(&cq->lock);
+	}
 	pthread_spin_destroy(&srq->lock);
 	free(srq->ci_rec);
 	free(srq->ring);

@@ -84,6 +84,45 @@ int vhca_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
+/*
+ * XRC domains (IBTA annex A14): the kernel shares one between the
+ * processes that open the same file (attr->fd) and numbers it.
+ */
+struct ibv_xrcd *vhca_open_xrcd(struct ibv_context *ibctx,
+				struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct ibv_open_xrcd cmd = {};
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd)
+		return NULL;
+
+	ret = ibv_cmd_open_xrcd(ibctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+int vhca_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ibxrcd, struct verbs_xrcd, xrcd);
+	int ret;
+
+	ret = ibv_cmd_close_xrcd(xrcd);
+	if (ret)
+		return ret;
+
+	free(xrcd);
+	return 0;
+}
+
 struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access)
 {
@@ -376,13 +415,24 @@ static void vhca_clear_qp(struct vhca_context *ctx, uint32_t qpn)
 }
 
 /*
+ * The CQ of a QP's receive completions: an XRC send QP receives nothing
+ * (annex A14), its send CQ stands in.
+ */
+static struct vhca_cq *vhca_qp_recv_cq(struct ibv_qp *ibqp)
+{
+	if (ibqp->qp_type == IBV_QPT_XRC_SEND || !ibqp->recv_cq)
+		return to_vhca_cq(ibqp->send_cq);
+	return to_vhca_cq(ibqp->recv_cq);
+}
+
+/*
  * Take the locks of a QP's CQs, always in the same (address) order so two
  * threads working on QPs that share CQs cannot deadlock.
  */
 static void vhca_lock_cqs(struct ibv_qp *ibqp)
 {
 	struct vhca_cq *send_cq = to_vhca_cq(ibqp->send_cq);
-	struct vhca_cq *recv_cq = to_vhca_cq(ibqp->recv_cq);
+	struct vhca_cq *recv_cq = vhca_qp_recv_cq(ibqp);
 
 	if (send_cq == recv_cq) {
 		pthread_spin_lock(&send_cq->lock);
@@ -398,7 +448,7 @@ static void vhca_lock_cqs(struct ibv_qp *ibqp)
 static void vhca_unlock_cqs(struct ibv_qp *ibqp)
 {
 	struct vhca_cq *send_cq = to_vhca_cq(ibqp->send_cq);
-	struct vhca_cq *recv_cq = to_vhca_cq(ibqp->recv_cq);
+	struct vhca_cq *recv_cq = vhca_qp_recv_cq(ibqp);
 
 	pthread_spin_unlock(&send_cq->lock);
 	if (send_cq != recv_cq)
@@ -409,10 +459,12 @@ static void vhca_unlock_cqs(struct ibv_qp *ibqp)
 static void vhca_clean_cqs(struct vhca_qp *qp)
 {
 	struct ibv_qp *ibqp = &qp->vqp.qp;
+	struct vhca_cq *send_cq = to_vhca_cq(ibqp->send_cq);
+	struct vhca_cq *recv_cq = vhca_qp_recv_cq(ibqp);
 
-	vhca_cq_clean(to_vhca_cq(ibqp->send_cq), ibqp->qp_num);
-	if (ibqp->recv_cq != ibqp->send_cq)
-		vhca_cq_clean(to_vhca_cq(ibqp->recv_cq), ibqp->qp_num);
+	vhca_cq_clean(send_cq, ibqp->qp_num);
+	if (recv_cq != send_cq)
+		vhca_cq_clean(recv_cq, ibqp->qp_num);
 }
 
 static int vhca_wq_alloc(struct vhca_wq *wq, uint8_t log_size,
@@ -447,6 +499,13 @@ static void vhca_wq_free(struct vhca_wq *wq)
 	free(wq->ring);
 }
 
+/* A receive ring of its own: not on an SRQ, not XRC (annex A14). */
+static bool vhca_qp_has_rq(const struct ibv_qp_init_attr_ex *attr)
+{
+	return !attr->srq && attr->qp_type != IBV_QPT_XRC_SEND &&
+	       attr->qp_type != IBV_QPT_XRC_RECV;
+}
+
 /*
  * The transports the device runs, and what the queues will hold.  A UD
  * send WQE keeps its address vector in the header (struct vhca_send_wqe),
@@ -461,6 +520,11 @@ static int vhca_check_qp_attr(struct vhca_context *ctx,
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
+		break;
+	case IBV_QPT_XRC_SEND:
+		/* An initiator receives nothing (annex A14). */
+		if (attr->srq)
+			return EINVAL;
 		break;
 	default:
 		return EOPNOTSUPP;
@@ -479,10 +543,71 @@ static int vhca_check_qp_attr(struct vhca_context *ctx,
 	    cap->max_inline_data > ctx->max_inline_data)
 		return EINVAL;
 	/* With an SRQ the receive queue's caps are ignored (IBTA 11.2.4.1). */
-	if (!attr->srq && (cap->max_recv_wr > ctx->max_qp_wr ||
-			   cap->max_recv_sge > VHCA_MAX_RECV_SGE))
+	if (vhca_qp_has_rq(attr) && (cap->max_recv_wr > ctx->max_qp_wr ||
+				     cap->max_recv_sge > VHCA_MAX_RECV_SGE))
 		return EINVAL;
 	return 0;
+}
+
+/*
+ * An XRC receive QP (the XRC target, annex A14): it has no queues and no
+ * CQs, and the kernel creates it on the domain with no udata of ours.
+ * Its requests receive into the XRC SRQs they name, whose CQs report the
+ * completions, so no CQ needs to find it: it stays out of the QP table.
+ */
+static struct ibv_qp *vhca_create_xrc_recv_qp(struct ibv_context *ibctx,
+					      struct ibv_qp_init_attr_ex *attr)
+{
+	struct vhca_cmd_create_qp_ex_resp resp = {};
+	struct vhca_cmd_create_qp_ex cmd = {};
+	struct vhca_qp *qp;
+	int ret;
+
+	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_XRCD |
+					  IBV_QP_INIT_ATTR_PD) ||
+	    !(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	ret = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp,
+				    sizeof(resp));
+	if (ret) {
+		verbs_err(verbs_get_ctx(ibctx), "create XRC QP failed: %s\n",
+			  strerror(ret));
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	return &qp->vqp.qp;
+}
+
+/* Open an XRC receive QP another process created on the same domain. */
+struct ibv_qp *vhca_open_qp(struct ibv_context *ibctx,
+			    struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_open_qp cmd = {};
+	struct vhca_qp *qp;
+	int ret;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	ret = ibv_cmd_open_qp(ibctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	return &qp->vqp.qp;
 }
 
 struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx,
@@ -494,6 +619,8 @@ struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx,
 	struct vhca_qp *qp;
 	int ret;
 
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return vhca_create_xrc_recv_qp(ibctx, attr);
 	ret = vhca_check_qp_attr(ctx, attr);
 	if (ret) {
 		errno = ret;
@@ -516,7 +643,7 @@ struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx,
 	if (ret)
 		goto err_free_qp;
 	/* A QP on an SRQ takes its receive WQEs from it (IBTA 10.2.9). */
-	if (!attr->srq) {
+	if (vhca_qp_has_rq(attr)) {
 		ret = vhca_wq_alloc(&qp->rq,
 				    vhca_log_size(attr->cap.max_recv_wr),
 				    VHCA_RECV_WQE_SIZE);
@@ -625,7 +752,9 @@ int vhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (ret)
 		return ret;
 
-	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+	/* An XRC receive QP has no rings and no CQs to clean. */
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET &&
+	    ibqp->qp_type != IBV_QPT_XRC_RECV)
 		vhca_qp_reset(to_vhca_qp(ibqp));
 	return 0;
 }
@@ -648,6 +777,10 @@ int vhca_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	if (ibqp->qp_type == IBV_QPT_XRC_RECV) {
+		free(qp);
+		return 0;
+	}
 
 	/*
 	 * The device makes no more completions for it; the ones it made are

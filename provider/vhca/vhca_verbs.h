@@ -17,6 +17,11 @@ int vhca_query_port(struct ibv_context *ibctx, uint8_t port,
 		    struct ibv_port_attr *attr);
 struct ibv_pd *vhca_alloc_pd(struct ibv_context *ibctx);
 int vhca_dealloc_pd(struct ibv_pd *pd);
+struct ibv_xrcd *vhca_open_xrcd(struct ibv_context *ibctx,
+				struct ibv_xrcd_init_attr *attr);
+int vhca_close_xrcd(struct ibv_xrcd *ibxrcd);
+struct ibv_qp *vhca_open_qp(struct ibv_context *ibctx,
+			    struct ibv_qp_open_attr *attr);
 struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int vhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
@@ -48,6 +53,7 @@ struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr);
 struct ibv_srq *vhca_create_srq_ex(struct ibv_context *ibctx,
 				   struct ibv_srq_init_attr_ex *attr);
+int vhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 int vhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		    int attr_mask);
 int vhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
