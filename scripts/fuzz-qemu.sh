@@ -19,8 +19,11 @@
 #
 # run: the device on q35 with a user-mode netdev (the fuzzer does not
 # inject frames; RoCE traffic to the device's own GIDs loops back):
-#   QEMU_FUZZ_ARGS='-M q35 -nodefaults -netdev user,id=n0
+#   QEMU_FUZZ_ARGS='-M q35 -nodefaults -L /usr/share/seabios
+#                   -L /usr/share/qemu -netdev user,id=n0
 #                   -device vhca,netdev=n0'
+# (-L: Debian's +ds tarball has no firmware blobs; q35 needs SeaBIOS from
+# the seabios package, as the normal build's --firmwarepath gives it)
 #   QEMU_FUZZ_OBJECTS='vhca'      (the MemoryRegions vhca-ctrl and
 #                                  vhca-doorbell, and the device's DMA)
 # for SECONDS (default 3600) with the corpus in $VHCA_CACHE/qemu-fuzz-corpus;
@@ -58,7 +61,7 @@ qemu_build="$top/build"
 fuzzer="$qemu_build/qemu-fuzz-x86_64"
 corpus="$VHCA_CACHE/qemu-fuzz-corpus"
 
-export QEMU_FUZZ_ARGS="${QEMU_FUZZ_ARGS:--M q35 -nodefaults -netdev user,id=n0 -device vhca,netdev=n0}"
+export QEMU_FUZZ_ARGS="${QEMU_FUZZ_ARGS:--M q35 -nodefaults -L /usr/share/seabios -L /usr/share/qemu -netdev user,id=n0 -device vhca,netdev=n0}"
 export QEMU_FUZZ_OBJECTS="${QEMU_FUZZ_OBJECTS:-vhca}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
