@@ -447,8 +447,8 @@ static bool vhca_admq_execute_one(VhcaCore *core)
 
 void vhca_admq_doorbell(VhcaCore *core, uint32_t pi)
 {
-    uint32_t entries = vhca_ring_entries(&core->admq);
     uint32_t pending = (pi - core->admq.ci) & VHCA_ADMQ_PI_MASK;
+    uint32_t entries;
 
     if (!core->enabled) {
         VHCA_HOOK(core, ub_ring_doorbell, VHCA_RING_ADMQ, 0, pi);
@@ -457,6 +457,8 @@ void vhca_admq_doorbell(VhcaCore *core, uint32_t pi)
                          "enabled, ignoring", pi);
         return;
     }
+    /* Only ENABLE checks ADMQ_LOG_SIZE: until then it holds any value. */
+    entries = vhca_ring_entries(&core->admq);
     if (pending > entries) {
         core->status |= VHCA_STATUS_ADMQ_ERROR;
         VHCA_HOOK(core, err_doorbell_index, VHCA_RING_ADMQ, 0, pi,

@@ -112,8 +112,8 @@ static bool vhca_eth_doorbell_ok(VhcaCore *core, const VhcaRing *ring,
                                  bool enabled, const char *name,
                                  VhcaGuestError kind, uint32_t pi)
 {
-    uint32_t entries = vhca_ring_entries(ring);
     VhcaRingId id = kind == VHCA_GUEST_ERR_TX ? VHCA_RING_TX : VHCA_RING_RX;
+    uint32_t entries;
 
     if (!enabled) {
         VHCA_HOOK(core, ub_ring_doorbell, id, 0, pi);
@@ -121,6 +121,8 @@ static bool vhca_eth_doorbell_ok(VhcaCore *core, const VhcaRing *ring,
                          "disabled, ignoring", name, pi);
         return false;
     }
+    /* Only enabling the ring checks its LOG_SIZE: until then, any value. */
+    entries = vhca_ring_entries(ring);
     if (pi - ring->ci > entries) {
         VHCA_HOOK(core, err_doorbell_index, id, 0, pi, ring->ci,
                   ring->ci + entries);

@@ -138,6 +138,32 @@ static void test_ring_registers(void)
     harness_free(h);
 }
 
+/*
+ * A doorbell rung while its ring is off, with a LOG_SIZE no enable has
+ * checked yet (here 1536), is ignored: it must not size the ring from it
+ * (found by QEMU's generic-fuzz: a shift by 1536 under UBSan).
+ */
+static void test_doorbell_before_enable(void)
+{
+    Harness *h = harness_new(NULL);
+
+    reg_write(h, VHCA_REG_ADMQ_LOG_SIZE, 1536);
+    reg_write(h, VHCA_REG_ADMQ_PI, 1);
+    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_ADMQ], ==, 1);
+    g_assert_cmphex(reg_read(h, VHCA_REG_ADMQ_CI), ==, 0);
+    g_assert_cmpuint(counter(h, VHCA_CNT_ADMIN_COMMANDS), ==, 0);
+
+    reg_write(h, VHCA_REG_TX_LOG_SIZE, 1536);
+    reg_write(h, VHCA_REG_TX_PI, 1);
+    reg_write(h, VHCA_REG_RX_LOG_SIZE, 4000);
+    reg_write(h, VHCA_REG_RX_PI, 1);
+    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_TX], ==, 1);
+    g_assert_cmpuint(h->guest_errors[VHCA_GUEST_ERR_RX], ==, 1);
+    g_assert_cmphex(reg_read(h, VHCA_REG_TX_CI), ==, 0);
+    g_assert_cmphex(reg_read(h, VHCA_REG_RX_CI), ==, 0);
+    harness_free(h);
+}
+
 static void expect_enable_refused(Harness *h)
 {
     reg_write(h, VHCA_REG_CTRL, VHCA_CTRL_ENABLE);
@@ -365,6 +391,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/regs/bad-access-size", test_bad_access_size);
     g_test_add_func("/vhca/regs/ring-registers", test_ring_registers);
     g_test_add_func("/vhca/regs/enable-validation", test_enable_validation);
+    g_test_add_func("/vhca/regs/doorbell-before-enable",
+                    test_doorbell_before_enable);
     g_test_add_func("/vhca/regs/ring-config-locked",
                     test_ring_config_locked_while_running);
     g_test_add_func("/vhca/regs/counters-latch", test_counters_latch);
