@@ -326,6 +326,8 @@ int vhcad_queue_buf_alloc(struct vhca_dev *dev, struct vhca_queue_buf *buf,
 			  size_t size);
 int vhcad_queue_buf_pin(struct vhca_dev *dev, struct vhca_queue_buf *buf,
 			u64 addr, size_t size);
+int vhcad_record_pin(struct vhca_dev *dev, u64 addr, struct ib_umem **umem,
+		     dma_addr_t *dma);
 void vhcad_queue_buf_created(struct vhca_dev *dev, struct vhca_queue_buf *buf);
 void vhcad_queue_buf_free(struct vhca_dev *dev, struct vhca_queue_buf *buf);
 

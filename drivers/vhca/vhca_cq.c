@@ -73,18 +73,10 @@ static int vhcad_cq_pin_user(struct vhca_dev *dev, struct vhca_cq *cq,
 	if (err)
 		return err;
 
-	cq->dbrec_umem = ib_umem_get(&dev->ibdev, cmd.dbrec_addr, sizeof(u32),
-				     IB_ACCESS_LOCAL_WRITE);
-	if (IS_ERR(cq->dbrec_umem)) {
-		err = PTR_ERR(cq->dbrec_umem);
-		cq->dbrec_umem = NULL;
+	err = vhcad_record_pin(dev, cmd.dbrec_addr, &cq->dbrec_umem, dbrec_dma);
+	if (err)
 		vhcad_queue_buf_free(dev, &cq->buf);
-		return err;
-	}
-	/* 4 bytes, aligned: within the first (only) page pinned. */
-	*dbrec_dma = sg_dma_address(cq->dbrec_umem->sgt_append.sgt.sgl) +
-		     ib_umem_offset(cq->dbrec_umem);
-	return 0;
+	return err;
 }
 
 /*

@@ -121,6 +121,24 @@ int vhcad_queue_buf_alloc(struct vhca_dev *dev, struct vhca_queue_buf *buf,
 }
 
 /*
+ * The 4-byte, aligned record a user queue shares with the device (a CQ's
+ * doorbell record, an SRQ's consumer record), pinned at @addr: *@dma is
+ * its bus address, within the first (only) page pinned.
+ */
+int vhcad_record_pin(struct vhca_dev *dev, u64 addr, struct ib_umem **umem,
+		     dma_addr_t *dma)
+{
+	struct ib_umem *u;
+
+	u = ib_umem_get(&dev->ibdev, addr, sizeof(u32), IB_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
+	*umem = u;
+	*dma = sg_dma_address(u->sgt_append.sgt.sgl) + ib_umem_offset(u);
+	return 0;
+}
+
+/*
  * A ring the provider allocated at @addr: page aligned, so each 4 KiB block
  * of the pinned memory is one page of the ring.
  */

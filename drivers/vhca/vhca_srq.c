@@ -97,18 +97,10 @@ static int vhcad_srq_pin_user(struct vhca_dev *dev, struct vhca_srq *srq,
 	if (err)
 		return err;
 
-	srq->ci_umem = ib_umem_get(&dev->ibdev, cmd.ci_addr, sizeof(u32),
-				   IB_ACCESS_LOCAL_WRITE);
-	if (IS_ERR(srq->ci_umem)) {
-		err = PTR_ERR(srq->ci_umem);
-		srq->ci_umem = NULL;
+	err = vhcad_record_pin(dev, cmd.ci_addr, &srq->ci_umem, ci_dma);
+	if (err)
 		vhcad_queue_buf_free(dev, &srq->buf);
-		return err;
-	}
-	/* 4 bytes, aligned: within the first (only) page pinned. */
-	*ci_dma = sg_dma_address(srq->ci_umem->sgt_append.sgt.sgl) +
-		  ib_umem_offset(srq->ci_umem);
-	return 0;
+	return err;
 }
 
 /*
