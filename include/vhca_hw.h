@@ -412,6 +412,8 @@ enum vhca_admin_opcode {
 	VHCA_CMD_RESIZE_CQ			= 0x22,
 	VHCA_CMD_ALLOC_XRCD			= 0x23,
 	VHCA_CMD_DEALLOC_XRCD			= 0x24,
+	VHCA_CMD_ALLOC_MW			= 0x25,
+	VHCA_CMD_DEALLOC_MW			= 0x26,
 	VHCA_CMD_MAX
 };
 
@@ -449,6 +451,8 @@ static inline const char *vhca_admin_opcode_name(unsigned int opcode)
 		[VHCA_CMD_RESIZE_CQ]		= "RESIZE_CQ",
 		[VHCA_CMD_ALLOC_XRCD]		= "ALLOC_XRCD",
 		[VHCA_CMD_DEALLOC_XRCD]		= "DEALLOC_XRCD",
+		[VHCA_CMD_ALLOC_MW]		= "ALLOC_MW",
+		[VHCA_CMD_DEALLOC_MW]		= "DEALLOC_MW",
 	};
 
 	return opcode < VHCA_CMD_MAX && names[opcode] ? names[opcode] :
@@ -520,7 +524,8 @@ struct vhca_device_attr {
 	vhca_le32 max_pkeys;
 	vhca_le32 cap_flags;		/* VHCA_DEV_CAP_* */
 	vhca_le32 max_xrcd;		/* XRC domains, 0: no XRC */
-	vhca_le32 rsvd[31];		/* room to grow: 256 bytes */
+	vhca_le32 max_mw;		/* memory windows, 0: none */
+	vhca_le32 rsvd[30];		/* room to grow: 256 bytes */
 };
 
 /*
@@ -654,6 +659,8 @@ struct vhca_cmd_obj_out {
 #define VHCA_ACCESS_REMOTE_WRITE	(1u << 1)
 #define VHCA_ACCESS_REMOTE_READ		(1u << 2)
 #define VHCA_ACCESS_REMOTE_ATOMIC	(1u << 3)
+#define VHCA_ACCESS_MW_BIND		(1u << 4)
+#define VHCA_ACCESS_ZERO_BASED		(1u << 5)
 #define VHCA_ACCESS_FLUSH_GLOBAL	(1u << 8)
 #define VHCA_ACCESS_FLUSH_PERSISTENT	(1u << 9)
 
@@ -683,6 +690,24 @@ struct vhca_mr_create {
 	vhca_le32 key_tag;		/* low 8 bits: the key byte to use */
 	vhca_le32 mrn;			/* VHCA_MR_AT_INDEX: the index to take */
 	vhca_u8 rsvd[12];
+};
+
+/*
+ * ALLOC_MW: a memory window (IBTA 10.6.7) in PD pdn, in `in`.  Its key
+ * is index << 8 | key_tag, from the MR table's index space: keys of MRs
+ * and windows never collide.  out = struct vhca_cmd_obj_out.
+ */
+enum vhca_mw_type {			/* the values of enum ib_mw_type */
+	VHCA_MW_TYPE_1			= 1,
+	VHCA_MW_TYPE_2			= 2,	/* type 2B: bound to one QP */
+};
+
+struct vhca_cmd_mw_in {
+	vhca_le32 pdn;
+	vhca_u8 type;			/* enum vhca_mw_type */
+	vhca_u8 rsvd0[3];
+	vhca_le32 key_tag;		/* low 8 bits: the first key's tag */
+	vhca_u8 rsvd[20];
 };
 
 /* CREATE_EQ: a completion event queue on MSI-X vector >= 2. */
@@ -913,6 +938,7 @@ enum vhca_wqe_opcode {			/* the values of enum ibv_wr_opcode */
 	VHCA_WR_ATOMIC_CMP_AND_SWP	= 5,
 	VHCA_WR_ATOMIC_FETCH_AND_ADD	= 6,
 	VHCA_WR_LOCAL_INV		= 7,	/* key in imm_or_inv */
+	VHCA_WR_BIND_MW			= 8,
 	VHCA_WR_SEND_WITH_INV		= 9,
 	VHCA_WR_FLUSH			= 14,
 	VHCA_WR_ATOMIC_WRITE		= 15,
@@ -968,7 +994,9 @@ struct vhca_ud_av {
  * target as they are in the WQE), FLUSH its length, placement type and
  * selectivity level in place of the atomic operands; neither has SGEs.
  * The local operations (RC, UC) name their MR's key in imm_or_inv;
- * REG_MR's registration fills the SGE area (mr_*).
+ * REG_MR's registration fills the SGE area (mr_*).  BIND_MW names the
+ * window by its current key in rkey, its new key in imm_or_inv, and the
+ * binding in the SGE area (mw_*).
  */
 struct vhca_send_wqe {
 	vhca_le64 wr_id;
@@ -1013,6 +1041,13 @@ struct vhca_send_wqe {
 			vhca_u8 mr_page_shift;	/* 12..30 */
 			vhca_u8 rsvd3[7];
 		};
+		struct {		/* BIND_MW */
+			vhca_le64 mw_addr;	/* window start (MR iova) */
+			vhca_le64 mw_length;	/* 0: unbind (type 1) */
+			vhca_le32 mw_mr_lkey;	/* the MR it lies in */
+			vhca_le32 mw_access;	/* VHCA_ACCESS_* */
+			vhca_u8 rsvd4[8];
+		};
 	};
 };
 
@@ -1030,6 +1065,7 @@ enum vhca_cqe_opcode {			/* the values of enum ibv_wc_opcode */
 	VHCA_WC_RDMA_READ		= 2,
 	VHCA_WC_COMP_SWAP		= 3,
 	VHCA_WC_FETCH_ADD		= 4,
+	VHCA_WC_BIND_MW			= 5,
 	VHCA_WC_LOCAL_INV		= 6,
 	VHCA_WC_FLUSH			= 8,
 	VHCA_WC_ATOMIC_WRITE		= 9,
@@ -1061,6 +1097,7 @@ enum vhca_wc_status {
 	VHCA_WC_LOC_QP_OP_ERR		= 2,
 	VHCA_WC_LOC_PROT_ERR		= 4,
 	VHCA_WC_WR_FLUSH_ERR		= 5,
+	VHCA_WC_MW_BIND_ERR		= 6,
 	VHCA_WC_REM_INV_REQ_ERR		= 9,
 	VHCA_WC_REM_ACCESS_ERR		= 10,
 	VHCA_WC_REM_OP_ERR		= 11,
@@ -1223,6 +1260,7 @@ static_assert(sizeof(struct vhca_eqe) == 16, "vhca_eqe layout");
 static_assert(sizeof(struct vhca_cmd_obj_in) == 32, "vhca_cmd_obj_in layout");
 static_assert(sizeof(struct vhca_cmd_obj_out) == 16, "vhca_cmd_obj_out layout");
 static_assert(sizeof(struct vhca_mr_create) == 64, "vhca_mr_create layout");
+static_assert(sizeof(struct vhca_cmd_mw_in) == 32, "vhca_cmd_mw_in layout");
 static_assert(sizeof(struct vhca_eq_create) == 32, "vhca_eq_create layout");
 static_assert(sizeof(struct vhca_cq_create) == 64, "vhca_cq_create layout");
 static_assert(sizeof(struct vhca_qp_create) == 64, "vhca_qp_create layout");

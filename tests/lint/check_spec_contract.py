@@ -84,6 +84,8 @@ TABLES = [
          prefix="VHCA_EVENT_", name="Event", value="Value"),
     dict(id="srq-types", kind="enum", enum="vhca_srq_type",
          prefix="VHCA_SRQT_", name="Type", value="Value"),
+    dict(id="mw-types", kind="enum", enum="vhca_mw_type",
+         prefix="VHCA_MW_", name="Type", value="Value"),
     dict(id="srq-attr-mask", kind="macros", bits=True,
          prefixes=["VHCA_SRQ_"], name="Attribute", value="Bit"),
     dict(id="port-states", kind="enum", enum="vhca_port_state",
