@@ -73,6 +73,7 @@ struct vhca_dev_attr {
 	u32 gid_tbl_len;
 	u32 max_pkeys;
 	u32 cap_flags;		/* VHCA_DEV_CAP_* */
+	u32 max_mw;		/* memory windows; 0: none */
 };
 
 struct vhca_admin_slot {
@@ -232,7 +233,10 @@ struct vhca_dev {
 	struct xarray cqs;
 	struct xarray qps;
 	struct xarray srqs;
-	/* MR key tags: a new tag for each MR, so a stale key never matches. */
+	/*
+	 * Key tags of MRs and memory windows: a new tag for each, so a stale
+	 * key never matches.
+	 */
 	atomic_t mr_key_tag;
 };
 
@@ -287,6 +291,8 @@ int vhcad_cmd_dealloc_uctx(struct vhca_dev *dev, u32 db_page);
 int vhcad_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle);
 int vhcad_cmd_create_pd(struct vhca_dev *dev, u32 *pdn);
 int vhcad_cmd_alloc_xrcd(struct vhca_dev *dev, u32 *xrcdn);
+int vhcad_cmd_alloc_mw(struct vhca_dev *dev, u32 pdn, u8 type, u32 key_tag,
+		       u32 *key);
 int vhcad_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
 			u32 *key);
 int vhcad_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,

@@ -45,6 +45,7 @@ int vhcad_cmd_query_device(struct vhca_dev *dev, struct vhca_dev_attr *attr)
 	attr->gid_tbl_len = le32_to_cpu(da.gid_tbl_len);
 	attr->max_pkeys = le32_to_cpu(da.max_pkeys);
 	attr->cap_flags = le32_to_cpu(da.cap_flags);
+	attr->max_mw = le32_to_cpu(da.max_mw);
 	return 0;
 }
 
@@ -151,8 +152,8 @@ static int vhcad_cmd_create(struct vhca_dev *dev, u16 opcode, void *mbox,
 }
 
 /*
- * DESTROY_PD, _MR (by key), _EQ, _CQ, _QP and _SRQ all name just the
- * object.
+ * DESTROY_PD, _MR (by key), _EQ, _CQ, _QP, _SRQ and DEALLOC_MW (by key)
+ * all name just the object.
  */
 int vhcad_cmd_destroy(struct vhca_dev *dev, u16 opcode, u32 handle)
 {
@@ -193,6 +194,27 @@ int vhcad_cmd_create_mr(struct vhca_dev *dev, struct vhca_mr_create *mr,
 
 	return vhcad_cmd_create(dev, VHCA_CMD_CREATE_MR, mr, sizeof(*mr),
 				&index, key);
+}
+
+/* ALLOC_MW: its input inline, out.key the window's first key. */
+int vhcad_cmd_alloc_mw(struct vhca_dev *dev, u32 pdn, u8 type, u32 key_tag,
+		       u32 *key)
+{
+	struct vhca_cmd_mw_in in = {
+		.pdn = cpu_to_le32(pdn),
+		.type = type,
+		.key_tag = cpu_to_le32(key_tag),
+	};
+	struct vhca_cmd_obj_out out;
+	int err;
+
+	err = vhcad_admin_exec(dev, VHCA_CMD_ALLOC_MW, &in, sizeof(in), &out,
+			       sizeof(out));
+	if (err)
+		return err;
+
+	*key = le32_to_cpu(out.key);
+	return 0;
 }
 
 int vhcad_cmd_create_eq(struct vhca_dev *dev, struct vhca_eq_create *eq,

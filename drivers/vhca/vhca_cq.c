@@ -259,6 +259,8 @@ static enum ib_wc_opcode vhcad_wc_opcode(u8 opcode)
 		return IB_WC_COMP_SWAP;
 	case VHCA_WC_FETCH_ADD:
 		return IB_WC_FETCH_ADD;
+	case VHCA_WC_BIND_MW:
+		return IB_WC_BIND_MW;
 	case VHCA_WC_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case VHCA_WC_REG_MR:

@@ -7,8 +7,9 @@
  * The resource verbs (PD, MR, CQ, QP, AH, multicast and the kernel's data
  * path) are registered only when the device has an RDMA engine with
  * resources (QUERY_DEVICE max_qp > 0), the SRQ verbs only when it has
- * SRQs as well (max_srq > 0); only then does the port offer the
- * MAD layer, the CM and rdma_cm a QP1 (vhcad_get_port_immutable()).
+ * SRQs as well (max_srq > 0), the memory window verbs only when it has
+ * windows (max_mw > 0).  Only with the resource verbs does the port offer
+ * the MAD layer, the CM and rdma_cm a QP1 (vhcad_get_port_immutable()).
  * Without them the verbs the RDMA core calls "mandatory" are left out, the
  * core marks the device as not usable by kernel ULPs, and user space sees
  * -EOPNOTSUPP for them.
@@ -77,6 +78,14 @@ static const struct ib_device_ops vhcad_ib_res_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
+};
+
+/* Memory windows (IBTA 10.6.7), bound from user space only (vhca_mw.c). */
+static const struct ib_device_ops vhcad_ib_mw_ops = {
+	.alloc_mw = vhcad_alloc_mw,
+	.dealloc_mw = vhcad_dealloc_mw,
+
+	INIT_RDMA_OBJ_SIZE(ib_mw, vhca_mw, ibmw),
 };
 
 static const struct ib_device_ops vhcad_ib_srq_ops = {
@@ -304,6 +313,8 @@ int vhcad_ib_register(struct vhca_dev *dev)
 		if (err)
 			return err;
 		ib_set_device_ops(ibdev, &vhcad_ib_res_ops);
+		if (dev->attr.max_mw)
+			ib_set_device_ops(ibdev, &vhcad_ib_mw_ops);
 		if (dev->attr.max_srq)
 			ib_set_device_ops(ibdev, &vhcad_ib_srq_ops);
 		if (dev->attr.max_srq && dev->attr.max_xrcd)

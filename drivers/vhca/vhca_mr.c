@@ -40,8 +40,9 @@ static_assert(IB_ACCESS_FLUSH_PERSISTENT == VHCA_ACCESS_FLUSH_PERSISTENT);
  * the MR its first packet was checked against, whatever the tag.
  */
 /*
- * Held by every CREATE_MR and by rereg from its DESTROY_MR to its
- * CREATE_MR at the same index, so that no new MR takes the index between.
+ * Held by every CREATE_MR and ALLOC_MW (windows take their index from the
+ * MR table) and by rereg from its DESTROY_MR to its CREATE_MR at the same
+ * index, so that no new MR or window takes the index between.
  */
 static DEFINE_MUTEX(vhcad_mr_index_lock);
 
@@ -52,12 +53,59 @@ static u32 vhcad_next_key_tag(struct vhca_dev *dev)
 	return (u32)atomic_add_return(step, &dev->mr_key_tag) & 0xff;
 }
 
-/* Access flags the device enforces; the optional ones may be ignored. */
-static int vhcad_mr_access(int access)
+/*
+ * Access flags the device enforces; the optional ones may be ignored.
+ * MW_BIND only where the device has memory windows (IBTA 10.6.7.2.1: an
+ * MR without it cannot have windows bound to it).
+ */
+static int vhcad_mr_access(struct vhca_dev *dev, int access)
 {
-	if (access & ~(VHCA_MR_ACCESS | IB_ACCESS_OPTIONAL))
+	int supported = VHCA_MR_ACCESS;
+
+	if (dev->attr.max_mw)
+		supported |= IB_ACCESS_MW_BIND;
+	if (access & ~(supported | IB_ACCESS_OPTIONAL))
 		return -EOPNOTSUPP;
-	return access & VHCA_MR_ACCESS;
+	return access & supported;
+}
+
+/**
+ * vhcad_alloc_mw_key - ALLOC_MW under the MR table's index lock
+ * @dev: the device
+ * @pdn: the window's PD
+ * @type: VHCA_MW_TYPE_1 or VHCA_MW_TYPE_2
+ * @key: the window's first key, on success
+ *
+ * A window takes the lowest free index of the MR table, and a key tag
+ * drawn as an MR's is, for the same reason: a stale key held from an
+ * earlier MR or window at that index must not name this one.
+ *
+ * Return: 0 or the errno of the command's status.
+ */
+int vhcad_alloc_mw_key(struct vhca_dev *dev, u32 pdn, u8 type, u32 *key)
+{
+	u32 tag = vhcad_next_key_tag(dev);
+	int err;
+
+	mutex_lock(&vhcad_mr_index_lock);
+	err = vhcad_cmd_alloc_mw(dev, pdn, type, tag, key);
+	mutex_unlock(&vhcad_mr_index_lock);
+	return err;
+}
+
+/*
+ * DESTROY_MR, which fails BUSY while memory windows are bound to the MR
+ * (docs/specs/vhca.rst, "Memory windows"); rxe refuses it the same way.
+ */
+static int vhcad_destroy_mr_cmd(struct vhca_dev *dev, u32 key)
+{
+	int err = vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_MR, key);
+
+	if (err == -EBUSY)
+		dev_warn_ratelimited(&dev->pdev->dev,
+				     "MR 0x%x still has memory windows bound: unbind, invalidate or deallocate them first\n",
+				     key);
+	return err;
 }
 
 static int vhcad_mr_create(struct vhca_dev *dev, struct vhca_mr *mr,
@@ -85,7 +133,7 @@ struct ib_mr *vhcad_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct vhca_mr *mr;
 	int err;
 
-	err = vhcad_mr_access(access);
+	err = vhcad_mr_access(dev, access);
 	if (err < 0)
 		return ERR_PTR(err);
 
@@ -121,7 +169,7 @@ static int vhcad_umem_map(struct vhca_dev *dev, u64 start, u64 length,
 	u32 i = 0;
 	int err;
 
-	err = vhcad_mr_access(access);
+	err = vhcad_mr_access(dev, access);
 	if (err < 0)
 		return err;
 	create->access = cpu_to_le32(err);
@@ -254,7 +302,7 @@ struct ib_mr *vhcad_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 
 	/* No other CREATE_MR may take the index between the two commands. */
 	mutex_lock(&vhcad_mr_index_lock);
-	err = vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_MR, key);
+	err = vhcad_destroy_mr_cmd(dev, key);
 	if (err) {
 		mutex_unlock(&vhcad_mr_index_lock);
 		goto err_unmap;
@@ -371,8 +419,9 @@ int vhcad_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int vhcad_set_reg_mr_wqe(struct vhca_send_wqe *wqe,
 			 const struct ib_reg_wr *reg)
 {
+	struct vhca_dev *dev = to_vhca_dev(reg->mr->device);
 	struct vhca_mr *mr = to_vhca_mr(reg->mr);
-	int access = vhcad_mr_access(reg->access);
+	int access = vhcad_mr_access(dev, reg->access);
 
 	if (!mr->fast_reg || !mr->npages || access < 0 ||
 	    (reg->key >> 8) != (mr->ibmr.lkey >> 8) ||
@@ -403,7 +452,7 @@ int vhcad_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	 * the device (it was flushed): the device names it by index.
 	 */
 	if (!mr->invalid) {
-		err = vhcad_cmd_destroy(dev, VHCA_CMD_DESTROY_MR, ibmr->lkey);
+		err = vhcad_destroy_mr_cmd(dev, ibmr->lkey);
 		if (err)
 			return err;
 	}

@@ -94,6 +94,15 @@ int vhcad_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	/* MODIFY_SRQ moves an SRQ to a ring of another size (IBTA 11.2.3). */
 	if (attr->max_srq)
 		props->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
+	/*
+	 * Memory windows of type 1 and 2B (IBTA 10.6.7), as rxe; not 2A,
+	 * which would let any QP of the PD use a type 2 window.
+	 */
+	if (attr->max_mw) {
+		props->max_mw = vhcad_limit(attr->max_mw);
+		props->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+					   IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	}
 	/* XRC domains, XRC SRQs and XRC QPs (annex A14). */
 	if (attr->max_srq && attr->max_xrcd)
 		props->device_cap_flags |= IB_DEVICE_XRC;

@@ -3,8 +3,8 @@
  * vhca: the ib_device_ops the driver implements: the device and port
  * queries, the RoCE GID table and user contexts with their doorbell page,
  * and, when the device has an RDMA engine with resources, PDs, MRs, CQs,
- * RC, UC, UD and GSI QPs, shared receive queues, address handles,
- * multicast attachment and the kernel's data path.
+ * memory windows, RC, UC, UD and GSI QPs, shared receive queues, address
+ * handles, multicast attachment and the kernel's data path.
  */
 
 #ifndef _VHCA_VERBS_H_
@@ -43,6 +43,11 @@ struct vhca_mr {
 	 */
 	bool fast_reg;
 	u32 npages;
+};
+
+/* A memory window (vhca_mw.c): the device holds all of its state. */
+struct vhca_mw {
+	struct ib_mw ibmw;
 };
 
 struct vhca_cq {
@@ -195,6 +200,11 @@ int vhcad_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int vhcad_set_reg_mr_wqe(struct vhca_send_wqe *wqe,
 			 const struct ib_reg_wr *reg);
+int vhcad_alloc_mw_key(struct vhca_dev *dev, u32 pdn, u8 type, u32 *key);
+
+/* vhca_mw.c */
+int vhcad_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int vhcad_dealloc_mw(struct ib_mw *ibmw);
 
 /* vhca_cq.c */
 int vhcad_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
