@@ -21,14 +21,15 @@
 static void vhca_free_context(struct ibv_context *ibctx);
 
 /*
- * Verbs the device does not do (memory windows) are left unset:
- * libibverbs then answers them with EOPNOTSUPP.
- * Without RDMA resources on the device the kernel driver refuses the
- * resource verbs with EOPNOTSUPP itself.  Multicast attach and detach are
- * the kernel's business alone: the provider keeps no state for them.
+ * Without RDMA resources (or memory windows) on the device the kernel
+ * driver refuses the resource (or window) verbs with EOPNOTSUPP itself.
+ * Multicast attach and detach are the kernel's business alone: the
+ * provider keeps no state for them.
  */
 static const struct verbs_context_ops vhca_context_ops = {
+	.alloc_mw = vhca_alloc_mw,
 	.alloc_pd = vhca_alloc_pd,
+	.bind_mw = vhca_bind_mw,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.close_xrcd = vhca_close_xrcd,
 	.create_ah = vhca_create_ah,
@@ -38,6 +39,7 @@ static const struct verbs_context_ops vhca_context_ops = {
 	.create_qp_ex = vhca_create_qp_ex,
 	.create_srq = vhca_create_srq,
 	.create_srq_ex = vhca_create_srq_ex,
+	.dealloc_mw = vhca_dealloc_mw,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dereg_mr = vhca_dereg_mr,
 	.destroy_ah = vhca_destroy_ah,

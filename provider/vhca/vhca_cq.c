@@ -49,6 +49,10 @@ static enum ibv_wc_opcode vhca_wc_opcode(uint8_t opcode)
 		return IBV_WC_COMP_SWAP;
 	case VHCA_WC_FETCH_ADD:
 		return IBV_WC_FETCH_ADD;
+	case VHCA_WC_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case VHCA_WC_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	case VHCA_WC_FLUSH:
 		return IBV_WC_FLUSH;
 	case VHCA_WC_ATOMIC_WRITE:

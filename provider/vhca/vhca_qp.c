@@ -14,6 +14,11 @@
  * vector (vhca_ah.c), so the device never reads the AH itself.  An XRC
  * send QP's WQE is RC's plus the number of the target's XRC SRQ
  * (IBTA annex A14), which goes into each request's XRCETH.
+ *
+ * Memory windows (IBTA 10.6.7) are bound by BIND_MW WQEs: ibv_bind_mw()
+ * posts one for a type 1 window, IBV_WR_BIND_MW and ibv_wr_bind_mw() for
+ * a type 2 one; LOCAL_INV frees a type 2 window.  The device checks the
+ * binding (docs/specs/vhca.rst, "Memory windows").
  */
 #include <errno.h>
 #include <string.h>
@@ -70,7 +75,8 @@ static int vhca_wqe_set_sges(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
  * The operations each transport has (the BTH OpCode table, IBTA 9.2.3):
  * UC has no RDMA READ, atomics or SEND with invalidate, UD only SENDs;
  * XRC has RC's (annex A14); FLUSH and ATOMIC WRITE (IBTA 1.5) are RC
- * only.
+ * only.  The local operations, LOCAL_INV and BIND_MW, are for the QPs
+ * that can be given memory windows' keys: RC, UC and XRC (IBTA 10.6.7).
  */
 static bool vhca_opcode_valid(enum ibv_qp_type qp_type,
 			      enum ibv_wr_opcode opcode)
@@ -81,6 +87,8 @@ static bool vhca_opcode_valid(enum ibv_qp_type qp_type,
 		return true;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
 		return qp_type == IBV_QPT_RC || qp_type == IBV_QPT_UC ||
 		       qp_type == IBV_QPT_XRC_SEND;
 	case IBV_WR_RDMA_READ:
@@ -113,9 +121,38 @@ static int vhca_wqe_set_ud_dest(struct vhca_send_wqe *wqe, struct ibv_ah *ah,
 }
 
 /*
+ * BIND_MW: the window by its current key, its new key (same index, the
+ * tag the consumer chose) and the binding, in the SGE area.  A type 1
+ * unbind, of length 0, may name no MR.  The device checks the rest
+ * (docs/specs/vhca.rst, "Memory windows").
+ */
+static_assert(IBV_ACCESS_LOCAL_WRITE == VHCA_ACCESS_LOCAL_WRITE, "access");
+static_assert(IBV_ACCESS_REMOTE_WRITE == VHCA_ACCESS_REMOTE_WRITE, "access");
+static_assert(IBV_ACCESS_REMOTE_READ == VHCA_ACCESS_REMOTE_READ, "access");
+static_assert(IBV_ACCESS_REMOTE_ATOMIC == VHCA_ACCESS_REMOTE_ATOMIC, "access");
+static_assert(IBV_ACCESS_ZERO_BASED == VHCA_ACCESS_ZERO_BASED, "access");
+static_assert(IBV_ACCESS_FLUSH_GLOBAL == VHCA_ACCESS_FLUSH_GLOBAL, "access");
+
+static int vhca_wqe_set_bind(struct vhca_send_wqe *wqe,
+			     const struct ibv_mw *mw, uint32_t new_rkey,
+			     const struct ibv_mw_bind_info *info)
+{
+	if (!mw || (!info->mr && info->length))
+		return EINVAL;
+	memset(wqe->sge, 0, sizeof(wqe->sge));
+	wqe->rkey = htole32(mw->rkey);
+	wqe->imm_or_inv = htole32(new_rkey);
+	wqe->mw_addr = htole64(info->addr);
+	wqe->mw_length = htole64(info->length);
+	wqe->mw_mr_lkey = htole32(info->mr ? info->mr->lkey : 0);
+	wqe->mw_access = htole32(info->mw_access_flags);
+	return 0;
+}
+
+/*
  * The header of the WQE for @wr, the WQE at @index of the queue: all but
  * the UD destination and the data.  Only wr's opcode, send_flags, imm_data
- * or invalidate_rkey and its rdma or atomic part are read.
+ * or invalidate_rkey and its rdma, atomic or bind_mw part are read.
  */
 static int vhca_wqe_set_header(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 			       const struct ibv_send_wr *wr, uint32_t index)
@@ -132,8 +169,18 @@ static int vhca_wqe_set_header(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		wqe->imm_or_inv = (uint32_t)wr->imm_data;
 		break;
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
 		wqe->imm_or_inv = htole32(wr->invalidate_rkey);
 		break;
+	case IBV_WR_BIND_MW: {
+		int err = vhca_wqe_set_bind(wqe, wr->bind_mw.mw,
+					    wr->bind_mw.rkey,
+					    &wr->bind_mw.bind_info);
+
+		if (err)
+			return err;
+		break;
+	}
 	case IBV_WR_SEND:
 		break;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -169,10 +216,17 @@ static int vhca_wqe_set_header(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	return 0;
 }
 
+/* The local operations have no data: their SGE area holds other fields. */
+static bool vhca_opcode_is_local(uint8_t opcode)
+{
+	return opcode == IBV_WR_LOCAL_INV || opcode == IBV_WR_BIND_MW;
+}
+
 /* Only sends and RDMA writes carry data of their own inline. */
 static bool vhca_opcode_has_inline(uint8_t opcode)
 {
-	return opcode != IBV_WR_RDMA_READ &&
+	return !vhca_opcode_is_local(opcode) &&
+	       opcode != IBV_WR_RDMA_READ &&
 	       opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
 	       opcode != IBV_WR_ATOMIC_FETCH_AND_ADD &&
 	       opcode != IBV_WR_FLUSH && opcode != IBV_WR_ATOMIC_WRITE;
@@ -203,6 +257,9 @@ static int vhca_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
 		wqe->xrc_srqn = htole32(wr->qp_type.xrc.remote_srqn);
 
+	/* Their sg_list and num_sge mean nothing, as for rxe. */
+	if (vhca_opcode_is_local(wqe->opcode))
+		return 0;
 	if (!(wr->send_flags & IBV_SEND_INLINE))
 		return vhca_wqe_set_sges(qp, wqe, wr->sg_list, wr->num_sge);
 
@@ -266,6 +323,40 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (err)
 		*bad_wr = wr;
 	return err;
+}
+
+/*
+ * Bind a type 1 window (ibv_bind_mw(), which checked the type and that
+ * the MR is in the window's PD): a BIND_MW WQE with the next key, which
+ * the window has from now on; the consumer puts the old key back if the
+ * bind completes in error (man ibv_bind_mw), as with rxe and mlx5.
+ */
+int vhca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+	};
+	struct ibv_send_wr *bad_wr;
+	int err;
+
+	/* IBTA o10-36.2.2: a type 1 window is never zero based. */
+	if (mw_bind->bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+	err = vhca_post_send(ibqp, &wr, &bad_wr);
+	if (err) {
+		errno = err;
+		return err;
+	}
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
 }
 
 /*
@@ -463,6 +554,34 @@ static void vhca_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
 	vhca_wr_build(ibqp, &wr);
 }
 
+/*
+ * A type 2 window's bind (type 1 has ibv_bind_mw()): @rkey is the new
+ * key.  As with IBV_WR_BIND_MW, the consumer keeps the key: @mw's stays
+ * as it is, as rxe leaves it.
+ */
+static void vhca_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
+			    uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_BIND_MW,
+		.bind_mw = { .mw = mw, .rkey = rkey },
+	};
+
+	if (info)
+		wr.bind_mw.bind_info = *info;
+	vhca_wr_build(ibqp, &wr);
+}
+
+static void vhca_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_LOCAL_INV,
+		.invalidate_rkey = invalidate_rkey,
+	};
+
+	vhca_wr_build(ibqp, &wr);
+}
+
 static void vhca_wr_rdma(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode opcode,
 			 uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
@@ -592,7 +711,11 @@ static void vhca_wr_set_sge_list(struct ibv_qp_ex *ibqp, size_t num_sge,
 	struct vhca_qp *qp = to_vhca_qp_ex(ibqp);
 	struct vhca_send_wqe *wqe = vhca_wr_cur(qp);
 
-	if (wqe)
+	if (!wqe)
+		return;
+	if (vhca_opcode_is_local(wqe->opcode))
+		qp->ex_err = EINVAL;
+	else
 		qp->ex_err = vhca_wqe_set_sges(qp, wqe, sg_list, num_sge);
 }
 
@@ -641,7 +764,8 @@ static void vhca_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
 #define VHCA_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define VHCA_UC_SEND_OPS						\
 	(VHCA_UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE |			\
-	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_LOCAL_INV |	\
+	 IBV_QP_EX_WITH_BIND_MW)
 #define VHCA_XRC_SEND_OPS						\
 	(VHCA_UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ |			\
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |				\
@@ -694,6 +818,10 @@ int vhca_qp_ex_set_ops(struct vhca_qp *qp, enum ibv_qp_type qp_type,
 		ex->wr_flush = vhca_wr_flush;
 	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE)
 		ex->wr_atomic_write = vhca_wr_atomic_write;
+	if (send_ops_flags & IBV_QP_EX_WITH_LOCAL_INV)
+		ex->wr_local_inv = vhca_wr_local_inv;
+	if (send_ops_flags & IBV_QP_EX_WITH_BIND_MW)
+		ex->wr_bind_mw = vhca_wr_bind_mw;
 	ex->wr_set_sge = vhca_wr_set_sge;
 	ex->wr_set_sge_list = vhca_wr_set_sge_list;
 	ex->wr_set_inline_data = vhca_wr_set_inline_data;

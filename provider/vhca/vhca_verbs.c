@@ -173,6 +173,45 @@ int vhca_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/*
+ * Memory windows (IBTA 10.6.7): the kernel driver makes and frees them
+ * (ALLOC_MW, DEALLOC_MW); binding is a work request (vhca_qp.c).  The
+ * device has type 1 and type 2B; the kernel refuses any other type with
+ * EINVAL.
+ */
+struct ibv_mw *vhca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+int vhca_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_mw(mw);
+	if (ret)
+		return ret;
+
+	free(mw);
+	return 0;
+}
+
 size_t vhca_page_size(void)
 {
 	return sysconf(_SC_PAGESIZE);

@@ -27,6 +27,8 @@ struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int vhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access);
 int vhca_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *vhca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int vhca_dealloc_mw(struct ibv_mw *mw);
 struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);
@@ -72,6 +74,8 @@ void vhca_cq_clean(struct vhca_cq *cq, uint32_t qpn);
 void vhca_cq_ex_set_ops(struct vhca_cq *cq, uint64_t wc_flags);
 
 /* vhca_qp.c: the posting side of the data path */
+int vhca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
 int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
