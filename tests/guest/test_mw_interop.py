@@ -1,0 +1,198 @@
+"""Memory windows (IBTA 10.6.7) on vhca: rdma-core's own window cases,
+and a peer reaching memory through a window's key, between vhca and
+Linux's soft-RoCE (rdma_rxe) both ways and between two vhcas.
+
+Guests 1 and 2 have a vhca, guest 3 rxe0 on a virtio-net NIC, on one
+fabric.  rdma-core 56.1's test_mr.MWTest (7 cases) and
+test_qpex.QpExTestCase.test_qp_ex_rc_bind_mw run unmodified on guest 1's
+vhca0, every case passing, none skipped.
+
+No unmodified program binds a window and lets the other side use it, so
+guest_mw.py runs on both sides of an RC connection: the owner binds a
+window of type 1 (ibv_bind_mw()) or type 2 (ibv_wr_bind_mw()) on part of
+an MR that grants no remote rights itself; the peer does an RDMA WRITE,
+an RDMA READ and a fetch-and-add through the window's key, and the bytes
+on both sides show that each went where the window says.  Then the owner
+unbinds the type 1 window (a bind of length 0) or invalidates the type 2
+one (LOCAL_INV, or the peer's SEND with Invalidate), and the peer's next
+access through the key completes with a remote access error.
+"""
+
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
+import guest_scripts  # noqa: E402
+import rdma_core_tests  # noqa: E402
+import vhca_fabric  # noqa: E402
+
+fabric = vhca_fabric.ModuleFabric("mw-interop", pcap=True,
+                                  nics=["vhca", "vhca", "rxe"])
+tearDownModule = fabric.stop
+
+# rdma-core's cases of memory windows, as run_tests.py names them.
+UPSTREAM = "test_mr.MWTest test_qpex.QpExTestCase.test_qp_ex_rc_bind_mw"
+UPSTREAM_COUNT = 8
+
+# rdma-core's enum ibv_wc_status / ibv_wc_opcode / ibv_wc_flags values.
+IBV_WC_SUCCESS = 0
+IBV_WC_REM_ACCESS_ERR = 10
+IBV_WC_SEND = 0
+IBV_WC_RDMA_WRITE = 1
+IBV_WC_RDMA_READ = 2
+IBV_WC_FETCH_ADD = 4
+IBV_WC_BIND_MW = 5
+IBV_WC_LOCAL_INV = 6
+IBV_WC_RECV = 128
+
+# guest_mw.py's layout: the owner's MR holds i & 0xff at offset i.
+WINDOW_OFFSET = 0x200
+READ_OFFSET = 0x40
+ATOMIC_OFFSET = 0x80
+DATA = bytes(range(0xa0, 0xb0))
+
+
+def owner_bytes(offset, length):
+    return bytes((offset + i) & 0xff for i in range(length))
+
+
+def setUpModule():
+    fabric.start()
+    try:
+        rdma_core_tests.put(fabric[1])
+    except BaseException:
+        fabric.stop()
+        raise
+
+
+class UpstreamCases(unittest.TestCase):
+    def test_rdma_core_mw_cases(self):
+        rdma_core_tests.run_all_cases(self, fabric[1], UPSTREAM,
+                                      UPSTREAM_COUNT)
+
+
+class WindowInterop(unittest.TestCase):
+    FIFO = "/tmp/mw-%s.fifo"
+    LOG = "/tmp/mw-%s.log"
+    PID = "/tmp/mw-%s.pid"
+
+    def stop_scripts(self):
+        for g in (fabric[1], fabric[2], fabric[3]):
+            g.exec("for r in owner peer; do "
+                   "kill $(cat /tmp/mw-$r.pid) 2>/dev/null; done; true")
+
+    tearDown = stop_scripts
+
+    def start(self, guest, role, args=""):
+        script = guest_scripts.put(guest, "guest_mw.py")
+        guest.run("rm -f %s %s; mkfifo %s; timeout 300 python3 %s %s %s %s "
+                  "%s > %s 2>&1 < /dev/null & echo $! > %s"
+                  % (self.FIFO % role, self.LOG % role, self.FIFO % role,
+                     script, role, guest.rdma_dev, self.FIFO % role, args,
+                     self.LOG % role, self.PID % role))
+
+    def expect(self, guest, role, prefix, timeout=120):
+        """The script's first line starting with prefix, once printed,
+        without the prefix."""
+        line = guest.run(
+            "for i in $(seq %d); do "
+            "grep -m1 '^%s' %s && exit 0; "
+            "kill -0 $(cat %s) 2>/dev/null || break; sleep 0.1; done; "
+            "echo 'no \"%s\" from the script:'; cat %s; exit 1"
+            % (timeout * 10, prefix, self.LOG % role, self.PID % role,
+               prefix, self.LOG % role), timeout + 30).strip()
+        return line[len(prefix):].strip()
+
+    def tell(self, guest, role, line):
+        guest.run("timeout 60 sh -c 'echo %s > %s'"
+                  % (line, self.FIFO % role), 90)
+
+    def access(self, peer, addr, rkey, ops):
+        self.tell(peer, "peer", "access %d %d %s" % (addr, rkey,
+                                                     ",".join(ops)))
+        return json.loads(self.expect(peer, "peer", "RESULT"))
+
+    def scenario(self, owner, peer, mw_type, invalidation, failing_op):
+        """One window's life: bind, use, invalidation ("unbind",
+        "local" or "remote"), refused use by failing_op."""
+        # What a failed scenario before left running reads the new FIFOs.
+        self.stop_scripts()
+        self.start(owner, "owner", str(mw_type))
+        self.start(peer, "peer")
+        owner_line = self.expect(owner, "owner", "LOCAL")
+        peer_line = self.expect(peer, "peer", "LOCAL")
+        self.tell(owner, "owner", peer_line)
+        self.tell(peer, "peer", owner_line)
+        self.expect(owner, "owner", "CONNECTED")
+        self.expect(peer, "peer", "CONNECTED")
+
+        addr, rkey, bind = self.expect(owner, "owner", "WINDOW").split(
+            maxsplit=2)
+        addr, rkey, bind = int(addr), int(rkey), json.loads(bind)
+        self.assertEqual((bind["status"], bind["opcode"]),
+                         (IBV_WC_SUCCESS, IBV_WC_BIND_MW), bind)
+
+        result = self.access(peer, addr, rkey, ["write", "read", "atomic"])
+        self.assertEqual([(wc["status"], wc["opcode"])
+                          for wc in result["wcs"]],
+                         [(IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE),
+                          (IBV_WC_SUCCESS, IBV_WC_RDMA_READ),
+                          (IBV_WC_SUCCESS, IBV_WC_FETCH_ADD)], result)
+        self.assertEqual(result["read"], owner_bytes(
+            WINDOW_OFFSET + READ_OFFSET, len(DATA)).hex())
+        atomic_old = int.from_bytes(
+            owner_bytes(WINDOW_OFFSET + ATOMIC_OFFSET, 8), "little")
+        self.assertEqual(result["atomic_old"], atomic_old)
+        self.tell(owner, "owner", "check")
+        self.assertEqual(self.expect(owner, "owner", "MEM"), "%s %s" % (
+            DATA.hex(), ((atomic_old + 1) % 2**64).to_bytes(
+                8, "little").hex()))
+
+        if invalidation == "remote":
+            self.tell(owner, "owner", "await-inv")
+            self.tell(peer, "peer", "inv %d" % rkey)
+            sent = json.loads(self.expect(peer, "peer", "SENT"))
+            self.assertEqual((sent["status"], sent["opcode"]),
+                             (IBV_WC_SUCCESS, IBV_WC_SEND), sent)
+            inv = json.loads(self.expect(owner, "owner", "INVALIDATED"))
+            self.assertEqual((inv["status"], inv["opcode"],
+                              inv["invalidated"]),
+                             (IBV_WC_SUCCESS, IBV_WC_RECV, rkey), inv)
+        else:
+            self.tell(owner, "owner", "invalidate")
+            inv = json.loads(self.expect(owner, "owner", "INVALIDATED"))
+            want = IBV_WC_BIND_MW if invalidation == "unbind" \
+                else IBV_WC_LOCAL_INV
+            self.assertEqual((inv["status"], inv["opcode"]),
+                             (IBV_WC_SUCCESS, want), inv)
+
+        result = self.access(peer, addr, rkey, [failing_op])
+        self.assertEqual([wc["status"] for wc in result["wcs"]],
+                         [IBV_WC_REM_ACCESS_ERR], result)
+        for guest, role in ((peer, "peer"), (owner, "owner")):
+            self.tell(guest, role, "exit")
+            self.expect(guest, role, "DONE")
+
+    def windows(self, owner, peer):
+        with self.subTest("type 1, unbound"):
+            self.scenario(owner, peer, 1, "unbind", "write")
+        with self.subTest("type 2, LOCAL_INV"):
+            self.scenario(owner, peer, 2, "local", "read")
+        with self.subTest("type 2, SEND with Invalidate"):
+            self.scenario(owner, peer, 2, "remote", "atomic")
+
+    def test_vhca_owner_rxe_peer(self):
+        self.windows(fabric[1], fabric[3])
+
+    def test_rxe_owner_vhca_peer(self):
+        self.windows(fabric[3], fabric[1])
+
+    def test_vhca_owner_vhca_peer(self):
+        self.windows(fabric[1], fabric[2])
+
+
+if __name__ == "__main__":
+    unittest.main()
