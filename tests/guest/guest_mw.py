@@ -25,7 +25,7 @@ completion>".  Its commands:
                 type 2: LOCAL_INV of its key; print "INVALIDATED <json>"
     await-inv   (type 2) wait for the receive a SEND with Invalidate of
                 the window's key completes, print "INVALIDATED <json>"
-                with its invalidated key
+                with its wc_flags and invalidated key
     exit
 
 The peer's commands:
@@ -167,8 +167,8 @@ class Owner:
     def await_inv(self):
         wc = poll(self.cq)
         # struct ibv_wc's invalidated_rkey shares imm_data's place.
-        inv = wc.imm_data if wc.wc_flags & e.IBV_WC_WITH_INV else None
-        out("INVALIDATED %s" % json.dumps(wc_json(wc, invalidated=inv)))
+        out("INVALIDATED %s" % json.dumps(wc_json(
+            wc, wc_flags=wc.wc_flags, invalidated=wc.imm_data)))
 
     def run(self, cmd):
         if cmd == ["check"]:

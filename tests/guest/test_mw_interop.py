@@ -29,7 +29,7 @@ import guest_scripts  # noqa: E402
 import rdma_core_tests  # noqa: E402
 import vhca_fabric  # noqa: E402
 
-fabric = vhca_fabric.ModuleFabric("mw-interop", pcap=True,
+fabric = vhca_fabric.ModuleFabric("mw-interop", count=3, pcap=True,
                                   nics=["vhca", "vhca", "rxe"])
 tearDownModule = fabric.stop
 
@@ -47,6 +47,8 @@ IBV_WC_FETCH_ADD = 4
 IBV_WC_BIND_MW = 5
 IBV_WC_LOCAL_INV = 6
 IBV_WC_RECV = 128
+IBV_WC_WITH_INV = 1 << 3
+IB_WC_WITH_INVALIDATE = 1 << 2
 
 # guest_mw.py's layout: the owner's MR holds i & 0xff at offset i.
 WINDOW_OFFSET = 0x200
@@ -79,6 +81,9 @@ class WindowInterop(unittest.TestCase):
     LOG = "/tmp/mw-%s.log"
     PID = "/tmp/mw-%s.pid"
 
+    def setUp(self):
+        self.seen = {}
+
     def stop_scripts(self):
         for g in (fabric[1], fabric[2], fabric[3]):
             g.exec("for r in owner peer; do "
@@ -87,6 +92,7 @@ class WindowInterop(unittest.TestCase):
     tearDown = stop_scripts
 
     def start(self, guest, role, args=""):
+        self.seen[role] = {}
         script = guest_scripts.put(guest, "guest_mw.py")
         guest.run("rm -f %s %s; mkfifo %s; timeout 300 python3 %s %s %s %s "
                   "%s > %s 2>&1 < /dev/null & echo $! > %s"
@@ -95,15 +101,17 @@ class WindowInterop(unittest.TestCase):
                      self.LOG % role, self.PID % role))
 
     def expect(self, guest, role, prefix, timeout=120):
-        """The script's first line starting with prefix, once printed,
-        without the prefix."""
+        """The script's next line starting with prefix (the first not
+        returned before), once printed, without the prefix."""
+        n = self.seen[role].get(prefix, 0) + 1
         line = guest.run(
             "for i in $(seq %d); do "
-            "grep -m1 '^%s' %s && exit 0; "
+            "grep '^%s' %s | sed -n %dp | grep . && exit 0; "
             "kill -0 $(cat %s) 2>/dev/null || break; sleep 0.1; done; "
-            "echo 'no \"%s\" from the script:'; cat %s; exit 1"
-            % (timeout * 10, prefix, self.LOG % role, self.PID % role,
-               prefix, self.LOG % role), timeout + 30).strip()
+            "echo 'no \"%s\" (#%d) from the script:'; cat %s; exit 1"
+            % (timeout * 10, prefix, self.LOG % role, n, self.PID % role,
+               prefix, n, self.LOG % role), timeout + 30).strip()
+        self.seen[role][prefix] = n
         return line[len(prefix):].strip()
 
     def tell(self, guest, role, line):
@@ -158,9 +166,13 @@ class WindowInterop(unittest.TestCase):
             self.assertEqual((sent["status"], sent["opcode"]),
                              (IBV_WC_SUCCESS, IBV_WC_SEND), sent)
             inv = json.loads(self.expect(owner, "owner", "INVALIDATED"))
+            # rxe (Linux 6.12) hands user space the kernel's
+            # IB_WC_WITH_INVALIDATE (1 << 2) for IBV_WC_WITH_INV (1 << 3).
+            flag = IBV_WC_WITH_INV if owner.rdma_dev.startswith("vhca") \
+                else IB_WC_WITH_INVALIDATE
             self.assertEqual((inv["status"], inv["opcode"],
-                              inv["invalidated"]),
-                             (IBV_WC_SUCCESS, IBV_WC_RECV, rkey), inv)
+                              inv["wc_flags"] & flag, inv["invalidated"]),
+                             (IBV_WC_SUCCESS, IBV_WC_RECV, flag, rkey), inv)
         else:
             self.tell(owner, "owner", "invalidate")
             inv = json.loads(self.expect(owner, "owner", "INVALIDATED"))
