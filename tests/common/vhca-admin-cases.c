@@ -394,8 +394,12 @@ static const VhcaAdminCase cases[] = {
     ROW("create-mr/phys-pd-destroyed", VHCA_CMD_CREATE_MR, BAD_INDEX,
         .edit = { MR(flags, LIT(VHCA_MR_PHYS)), MR(pdn, REF(DEAD_PDN, 0)) },
         .syndrome = SYN_EDIT(1)),
-    ROW("create-mr/access-bit-4", VHCA_CMD_CREATE_MR, BAD_PARAM,
-        .edit = { MR(access, LIT(0x10)) }),
+    /* ZERO_BASED is a window's right only (IBTA 10.6.7.2.3). */
+    ROW("create-mr/access-zero-based", VHCA_CMD_CREATE_MR, BAD_PARAM,
+        .edit = { MR(access, LIT(VHCA_ACCESS_LOCAL_WRITE |
+                                 VHCA_ACCESS_ZERO_BASED)) }),
+    ROW("create-mr/access-bit-6", VHCA_CMD_CREATE_MR, BAD_PARAM,
+        .edit = { MR(access, LIT(0x40)) }),
     /* No persistence placement type: the device makes nothing durable. */
     ROW("create-mr/access-flush-persistent", VHCA_CMD_CREATE_MR, BAD_PARAM,
         .edit = { MR(access, LIT(VHCA_ACCESS_LOCAL_WRITE |

@@ -1627,7 +1627,7 @@ static void test_malformed_wqe(const void *data)
         w.num_sge = VHCA_MAX_SEND_SGE + 1;
         break;
     case MF_BAD_OPCODE:
-        w.opcode = 8;           /* ibv_wr_opcode 8 is BIND_MW: not ours */
+        w.opcode = 10;          /* ibv_wr_opcode 10 is TSO: not ours */
         wqe_sge(&w, sbuf, 4, skey);
         break;
     case MF_INLINE_TOO_LONG:
