@@ -795,6 +795,45 @@ static void test_reset_frees(void)
     harness_free(n.h);
 }
 
+static void collect_line(void *opaque, const char *line)
+{
+    g_string_append_printf(opaque, "%s\n", line);
+}
+
+/* "info vhca" shows each window: free, unbound, or what it is bound to. */
+static void test_dump(void)
+{
+    Pair p;
+    g_autoptr(GString) text = g_string_new("");
+    g_autofree char *free2 = NULL, *bound1 = NULL, *unbound = NULL;
+    uint32_t mr, mw1, mw2, key;
+
+    pair_init(&p, &default_opts);
+    mr = bind_mr(&p.b, ACCESS_ALL | VHCA_ACCESS_MW_BIND);
+    mw1 = new_mw(&p.b, VHCA_MW_TYPE_1, 0x10);
+    mw2 = new_mw(&p.b, VHCA_MW_TYPE_2, 0x20);
+    unbound = g_strdup_printf("mw %u key 0x%x type 1 pdn %u unbound\n",
+                              mw1 >> 8, mw1, p.b.pdn);
+    free2 = g_strdup_printf("mw %u key 0x%x type 2 pdn %u free\n",
+                            mw2 >> 8, mw2, p.b.pdn);
+    vhca_core_dump(&p.b.h->core, collect_line, text);
+    g_assert_nonnull(strstr(text->str, unbound));
+    g_assert_nonnull(strstr(text->str, free2));
+
+    key = bind(&p, &p.b, 0xb1, mw2, 0x21, mr, mr_addr(&p.b, WIN_OFF),
+               WIN_LEN, VHCA_ACCESS_REMOTE_READ | VHCA_ACCESS_ZERO_BASED);
+    expect_cqe(&p.b, &p.b.scq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_BIND_MW);
+    bound1 = g_strdup_printf("mw %u key 0x%x type 2 pdn %u mr %u addr "
+                             "0x%" G_GINT64_MODIFIER "x length %u access "
+                             "remote-read|zero-based qpn %u\n", key >> 8,
+                             key, p.b.pdn, mr >> 8, mr_addr(&p.b, WIN_OFF),
+                             WIN_LEN, p.b.qp.qpn);
+    g_string_truncate(text, 0);
+    vhca_core_dump(&p.b.h->core, collect_line, text);
+    g_assert_nonnull(strstr(text->str, bound1));
+    pair_free(&p);
+}
+
 /*
  * A rebind between the packets of one WRITE, with the same key: the
  * rest of the message is pinned to the old generation and stops.
@@ -890,6 +929,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/mw/destroy-qp-frees-type2",
                     test_destroy_qp_frees_type2);
     g_test_add_func("/vhca/mw/reset-frees", test_reset_frees);
+    g_test_add_func("/vhca/mw/dump", test_dump);
     g_test_add_func("/vhca/mw/rebind-under-write", test_rebind_under_write);
     return g_test_run();
 }
