@@ -270,6 +270,10 @@ VhcaMrStatus vhca_mw_check(VhcaCore *core, const VhcaMr *mw, uint32_t pdn,
         return VHCA_MR_NOT_VALID;
     }
     *addr = *addr - start + mw->iova;
+    /* A zero-based window may start anywhere: the word itself too. */
+    if ((access & VHCA_ACCESS_REMOTE_ATOMIC) && (*addr & 7)) {
+        return VHCA_MR_MISALIGNED;
+    }
     *mr = target;
     return VHCA_MR_OK;
 }

@@ -477,6 +477,30 @@ static void test_type2_zero_based(void)
     pair_free(&p);
 }
 
+/*
+ * An atomic at an aligned offset of a zero-based window that starts
+ * off a word boundary would act on a misaligned word: refused.
+ */
+static void test_zero_based_atomic_misaligned(void)
+{
+    Pair p;
+    uint32_t mr, mw, key;
+
+    pair_init(&p, &default_opts);
+    mr = bind_mr(&p.b, ACCESS_ALL | VHCA_ACCESS_MW_BIND);
+    mw = new_mw(&p.b, VHCA_MW_TYPE_2, 0x78);
+    key = bind(&p, &p.b, 0xb1, mw, 0x79, mr, mr_addr(&p.b, WIN_OFF + 4), 64,
+               VHCA_ACCESS_REMOTE_ATOMIC | VHCA_ACCESS_ZERO_BASED);
+    expect_cqe(&p.b, &p.b.scq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_BIND_MW);
+    a_op(&p, 0xa1, VHCA_WR_ATOMIC_FETCH_AND_ADD, DST_OFF, 8, 8, key);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_REM_ACCESS_ERR,
+               VHCA_WC_FETCH_ADD);
+    g_assert_cmpint(vhca_mr_check(&p.b.h->core, key, p.b.pdn, p.b.qp.qpn, 8,
+                                  8, VHCA_ACCESS_REMOTE_ATOMIC, NULL), ==,
+                    VHCA_MR_MISALIGNED);
+    pair_free(&p);
+}
+
 /* Each BIND_MW check that fails: MW_BIND_ERR, nothing changes, QP ERR. */
 static void test_bind_refused(void)
 {
@@ -922,6 +946,8 @@ int main(int argc, char **argv)
                     test_send_with_inv_refused);
     g_test_add_func("/vhca/mw/type2-dealloc", test_type2_dealloc);
     g_test_add_func("/vhca/mw/type2-zero-based", test_type2_zero_based);
+    g_test_add_func("/vhca/mw/zero-based-atomic-misaligned",
+                    test_zero_based_atomic_misaligned);
     g_test_add_func("/vhca/mw/bind-refused", test_bind_refused);
     g_test_add_func("/vhca/mw/bind-refused-uc", test_bind_refused_uc);
     g_test_add_func("/vhca/mw/access-checks", test_access_checks);
