@@ -478,6 +478,73 @@ static void test_type2_zero_based(void)
 }
 
 /*
+ * IBTA 1.5's FLUSH and ATOMIC WRITE through a window: each needs its
+ * right in the window (FLUSH_GLOBAL, REMOTE_WRITE), not in the MR; an
+ * MR-level FLUSH covers the window.
+ */
+static void test_placement(void)
+{
+    ConnOpts o = default_opts;
+    unsigned granted;
+
+    o.access |= VHCA_ACCESS_FLUSH_GLOBAL;
+    for (granted = 0; granted < 2; granted++) {
+        uint8_t status = granted ? VHCA_WC_SUCCESS : VHCA_WC_REM_ACCESS_ERR;
+        struct vhca_send_wqe w;
+        uint64_t v;
+        uint32_t mr, mw, key;
+        Pair p;
+
+        g_test_message("window %s the rights", granted ? "grants" : "lacks");
+        pair_init(&p, &o);
+        /* The MR grants neither: the window does. */
+        mr = bind_mr(&p.b, VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_MW_BIND);
+        mw = new_mw(&p.b, VHCA_MW_TYPE_1, 0x50);
+        key = bind(&p, &p.b, 0xb1, mw, 0x51, mr, mr_addr(&p.b, WIN_OFF),
+                   WIN_LEN, granted ? VHCA_ACCESS_REMOTE_WRITE |
+                                      VHCA_ACCESS_FLUSH_GLOBAL
+                                    : VHCA_ACCESS_REMOTE_READ);
+        expect_cqe(&p.b, &p.b.scq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_BIND_MW);
+
+        wqe_init(&w, 0xa1, VHCA_WR_ATOMIC_WRITE, VHCA_WQE_SIGNALED);
+        wqe_remote(&w, mr_addr(&p.b, WIN_OFF + 16), key);
+        w.compare_add = GUINT64_TO_LE(0x1122334455667788ull);
+        qp_put_send_wqe(p.a.h, &p.a.qp, &w);
+        ring_sq(&p.a);
+        settle(&p);
+        expect_cqe(&p.a, &p.a.scq, 0xa1, status, VHCA_WC_ATOMIC_WRITE);
+        ram_read(p.b.h, mr_addr(&p.b, WIN_OFF + 16), &v, 8);
+        g_assert_cmphex(GUINT64_FROM_LE(v), ==,
+                        granted ? 0x1122334455667788ull : 0);
+        if (!granted) {
+            pair_free(&p);
+            continue;
+        }
+        wqe_init(&w, 0xa2, VHCA_WR_FLUSH, VHCA_WQE_SIGNALED);
+        wqe_remote(&w, mr_addr(&p.b, WIN_OFF), key);
+        w.flush_len = GUINT32_TO_LE(WIN_LEN);
+        w.flush_type = VHCA_FLUSH_GLOBAL;
+        w.flush_level = VHCA_FLUSH_RANGE;
+        qp_put_send_wqe(p.a.h, &p.a.qp, &w);
+        w.wr_id = GUINT64_TO_LE(0xa3);
+        w.flush_level = VHCA_FLUSH_MR;
+        qp_put_send_wqe(p.a.h, &p.a.qp, &w);
+        /* One byte past the window. */
+        w.wr_id = GUINT64_TO_LE(0xa4);
+        w.flush_len = GUINT32_TO_LE(WIN_LEN + 1);
+        w.flush_level = VHCA_FLUSH_RANGE;
+        qp_put_send_wqe(p.a.h, &p.a.qp, &w);
+        ring_sq(&p.a);
+        settle(&p);
+        expect_cqe(&p.a, &p.a.scq, 0xa2, VHCA_WC_SUCCESS, VHCA_WC_FLUSH);
+        expect_cqe(&p.a, &p.a.scq, 0xa3, VHCA_WC_SUCCESS, VHCA_WC_FLUSH);
+        expect_cqe(&p.a, &p.a.scq, 0xa4, VHCA_WC_REM_ACCESS_ERR,
+                   VHCA_WC_FLUSH);
+        pair_free(&p);
+    }
+}
+
+/*
  * An atomic at an aligned offset of a zero-based window that starts
  * off a word boundary would act on a misaligned word: refused.
  */
@@ -946,6 +1013,7 @@ int main(int argc, char **argv)
                     test_send_with_inv_refused);
     g_test_add_func("/vhca/mw/type2-dealloc", test_type2_dealloc);
     g_test_add_func("/vhca/mw/type2-zero-based", test_type2_zero_based);
+    g_test_add_func("/vhca/mw/placement", test_placement);
     g_test_add_func("/vhca/mw/zero-based-atomic-misaligned",
                     test_zero_based_atomic_misaligned);
     g_test_add_func("/vhca/mw/bind-refused", test_bind_refused);
