@@ -376,7 +376,13 @@ typedef struct VhcaCore {
     bool sched_requested;           /* ops->schedule() is outstanding */
     uint64_t sched_timer;           /* deadline armed, UINT64_MAX: none */
     uint32_t rx_queued;             /* received frames waiting on QPs */
-    uint32_t rx_queued_bytes;       /* and their sizes */
+    uint32_t rx_queued_bytes;       /* and their buffers' sizes */
+    /*
+     * Receive frame buffers no queue holds, kept for the next frames of
+     * their size class (small, large): allocated once, then reused.
+     */
+    struct VhcaRxFrame *rx_free[2];
+    uint32_t rx_free_bytes;
     uint16_t roce_ip_id;            /* IPv4 identification of RoCE frames */
     /* Bounce buffers for one RoCE packet's payload and frame. */
     uint8_t roce_payload[4096];

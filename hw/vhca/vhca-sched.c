@@ -268,9 +268,78 @@ VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q)
     return f;
 }
 
+/*
+ * Receive buffers: two size classes, so that ACKs and small messages do
+ * not each hold a buffer for a full MTU.  A buffer freed goes on its
+ * class's list and the next frame of that class takes it: in a steady
+ * stream no frame costs a malloc(), and the heap does not shrink after a
+ * burst and grow again for the next (issue 12: that was more than half
+ * of the engine's time).
+ */
+uint32_t vhca_rx_buf_size(uint32_t len)
+{
+    if (len <= VHCA_RX_DATAGRAM_SMALL) {
+        return (uint32_t)sizeof(VhcaRxFrame) + VHCA_RX_DATAGRAM_SMALL;
+    }
+    if (len <= VHCA_RX_DATAGRAM_MAX) {
+        return (uint32_t)sizeof(VhcaRxFrame) + VHCA_RX_DATAGRAM_MAX;
+    }
+    return 0;
+}
+
+static unsigned vhca_rx_buf_class(uint32_t size)
+{
+    return size > sizeof(VhcaRxFrame) + VHCA_RX_DATAGRAM_SMALL;
+}
+
+/* Free the kept buffers of class @class. */
+static void vhca_rx_buf_release(VhcaCore *core, unsigned class)
+{
+    VhcaRxFrame *f;
+
+    while ((f = core->rx_free[class])) {
+        core->rx_free[class] = f->next;
+        core->rx_free_bytes -= f->size;
+        free(f);
+    }
+}
+
+/*
+ * A buffer of @size bytes (vhca_rx_buf_size()) for a frame the queue
+ * bounds admitted: a kept one, or a new one once the buffers kept in the
+ * other class are given up, so that kept and queued buffers stay within
+ * VHCA_RXQ_MAX_DEV_BYTES.  NULL if the heap has none.
+ */
+static VhcaRxFrame *vhca_rx_buf_get(VhcaCore *core, uint32_t size)
+{
+    unsigned class = vhca_rx_buf_class(size);
+    VhcaRxFrame *f = core->rx_free[class];
+
+    if (f) {
+        core->rx_free[class] = f->next;
+        core->rx_free_bytes -= size;
+        return f;
+    }
+    if ((uint64_t)core->rx_queued_bytes + core->rx_free_bytes + size >
+        VHCA_RXQ_MAX_DEV_BYTES) {
+        vhca_rx_buf_release(core, !class);
+    }
+    f = malloc(size);
+    if (f) {
+        f->core = core;
+        f->size = size;
+    }
+    return f;
+}
+
 void vhca_rx_frame_free(VhcaRxFrame *f)
 {
-    free(f);
+    VhcaCore *core = f->core;
+    unsigned class = vhca_rx_buf_class(f->size);
+
+    f->next = core->rx_free[class];
+    core->rx_free[class] = f;
+    core->rx_free_bytes += f->size;
 }
 
 /* The QP leaves a receiving state or goes away: its frames are lost. */
@@ -354,7 +423,11 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
         vhca_rx_drop(core, VHCA_DROP_MALFORMED, qpn);
         return;
     }
-    size = (uint32_t)(sizeof(*f) + end - start);
+    size = vhca_rx_buf_size((uint32_t)(end - start));
+    if (!size) {
+        vhca_rx_drop(core, VHCA_DROP_OVERSIZE, qpn);
+        return;
+    }
     if (q->count >= VHCA_RXQ_MAX_QP || core->rx_queued >= VHCA_RXQ_MAX_DEV ||
         q->bytes + size > VHCA_RXQ_MAX_QP_BYTES ||
         core->rx_queued_bytes + size > VHCA_RXQ_MAX_DEV_BYTES) {
@@ -362,12 +435,11 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
         vhca_rx_drop(core, VHCA_DROP_QUEUE_FULL, qpn);
         return;
     }
-    f = malloc(size);
+    f = vhca_rx_buf_get(core, size);
     if (!f) {
         vhca_rx_drop(core, VHCA_DROP_NO_MEMORY, qpn);
         return;
     }
-    f->size = size;
     memcpy(f->data, frame + start, end - start);
     f->pkt = *pkt;
     f->pkt.l3_offset -= start;
@@ -543,6 +615,8 @@ void vhca_sched_cleanup(VhcaCore *core)
     }
     core->rx_queued = 0;
     core->rx_queued_bytes = 0;
+    vhca_rx_buf_release(core, 0);
+    vhca_rx_buf_release(core, 1);
     if (core->sched_pending.map) {
         vhca_ids_clear(&core->sched_pending);
     }

@@ -1319,9 +1319,9 @@ static void test_rx_copies_datagram(void)
     harness_deliver(p.b.h, frame, len);
     g_assert_cmpuint(p.b.h->core.rx_queued, ==, 1);
     g_assert_cmpuint(p.b.h->core.rx_queued_bytes, ==,
-                     sizeof(VhcaRxFrame) + datagram);
+                     vhca_rx_buf_size(datagram));
     g_assert_cmpuint(p.b.h->core.qps[p.b.qp.qpn].rxq_req.bytes, ==,
-                     sizeof(VhcaRxFrame) + datagram);
+                     vhca_rx_buf_size(datagram));
     harness_run(p.b.h);
     g_assert_cmpuint(p.b.h->core.rx_queued_bytes, ==, 0);
     g_assert_cmpuint(expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS,
@@ -1363,7 +1363,7 @@ static void test_rx_queue_byte_bounds(void)
     g_autofree uint8_t *frame = g_malloc(16384);
     VhcaCore *core;
     VhcaFrameQueue *q;
-    uint32_t qpns[NQPS], size, max_size = 0, per_qp, queued = 0;
+    uint32_t qpns[NQPS], size, max_size = 0, per_qp, queued = 0, kept;
     uint32_t delivered = 0;
     size_t len;
     unsigned i, j, k;
@@ -1376,7 +1376,7 @@ static void test_rx_queue_byte_bounds(void)
         qpns[i] = extra_qp(&p, &o);
     }
     len = peer_send_frame(&p, qpns[0], o.a_psn, PLEN, 0, frame, 16384);
-    size = sizeof(VhcaRxFrame) + len - VHCA_ETH_HLEN;
+    size = vhca_rx_buf_size((uint32_t)(len - VHCA_ETH_HLEN));
     per_qp = VHCA_RXQ_MAX_QP_BYTES / size;
     g_assert_cmpuint(per_qp, <, VHCA_RXQ_MAX_QP);
 
@@ -1400,7 +1400,7 @@ static void test_rx_queue_byte_bounds(void)
             }
             len = peer_frame(&p, opcodes[k], qpns[j], o.a_psn, PLEN, 0,
                              frame, 16384);
-            size = sizeof(VhcaRxFrame) + len - VHCA_ETH_HLEN;
+            size = vhca_rx_buf_size((uint32_t)(len - VHCA_ETH_HLEN));
             max_size = MAX(max_size, size);
             for (i = 0; i < VHCA_RXQ_MAX_QP; i++) {
                 harness_deliver(p.b.h, frame, len);
@@ -1425,6 +1425,85 @@ static void test_rx_queue_byte_bounds(void)
                      delivered - queued);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==,
                      delivered - queued);
+
+    /*
+     * The QPs take their frames; the device keeps the buffers.  A small
+     * frame then needs a buffer of the other size: the large ones kept
+     * are given up first, so the device stays within its byte bound.
+     */
+    kept = core->rx_queued_bytes;
+    harness_run(p.b.h);
+    g_assert_cmpuint(core->rx_queued, ==, 0);
+    g_assert_cmpuint(core->rx_free_bytes, ==, kept);
+    len = peer_send_frame(&p, qpns[1], o.a_psn, 8, 0, frame, 16384);
+    harness_deliver(p.b.h, frame, len);
+    g_assert_cmpuint(core->rx_queued, ==, 1);
+    g_assert_null(core->rx_free[1]);
+    g_assert_cmpuint(core->rx_free_bytes, ==, 0);
+    pair_free(&p);
+}
+
+/*
+ * Receive buffers are reused, not freed: a frame's buffer goes back to
+ * the device when its QP has taken the frame, and the next frame of its
+ * size class gets it (test_rx_queue_byte_bounds: the buffers kept never
+ * push the device past its byte bound).
+ */
+static void test_rx_buffers_reused(void)
+{
+    enum { PLEN = 4096 };
+    ConnOpts o = default_opts;
+    Pair p;
+    g_autofree uint8_t *frame = g_malloc(16384);
+    VhcaCore *core;
+    VhcaRxFrame *first;
+    uint32_t large, small, kept;
+    size_t len;
+    unsigned i;
+
+    o.mtu = VHCA_IB_MTU_4096;
+    pair_init(&p, &o);
+    core = &p.b.h->core;
+    len = peer_send_frame(&p, p.b.qp.qpn, o.a_psn, PLEN, 0, frame, 16384);
+    large = vhca_rx_buf_size((uint32_t)(len - VHCA_ETH_HLEN));
+    g_assert_cmpuint(large, >, vhca_rx_buf_size(0));
+    post_recv(&p.b, 0xb1, 0, PLEN);
+    harness_deliver(p.b.h, frame, len);
+    first = core->qps[p.b.qp.qpn].rxq_req.head;
+    g_assert_nonnull(first);
+    harness_run(p.b.h);
+    expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    g_assert_cmpuint(core->rx_queued_bytes, ==, 0);
+    g_assert_cmpuint(core->rx_free_bytes, ==, large);
+
+    /* The next one (a duplicate now) lands in the same buffer. */
+    harness_deliver(p.b.h, frame, len);
+    g_assert_true(core->qps[p.b.qp.qpn].rxq_req.head == first);
+    g_assert_cmpuint(core->rx_free_bytes, ==, 0);
+    harness_run(p.b.h);
+    g_assert_cmpuint(core->rx_free_bytes, ==, large);
+
+    /* Fill the device with large buffers, then give them all back. */
+    for (i = 0; i < VHCA_RXQ_MAX_QP; i++) {
+        harness_deliver(p.b.h, frame, len);
+    }
+    kept = core->rx_queued_bytes;
+    g_assert_cmpuint(kept, >, VHCA_RXQ_MAX_QP_BYTES - large);
+    harness_run(p.b.h);
+    g_assert_cmpuint(core->rx_queued, ==, 0);
+    g_assert_cmpuint(core->rx_free_bytes, ==, kept);
+
+    /* Small frames reuse none of them, and they stay within the bound. */
+    len = peer_send_frame(&p, p.b.qp.qpn, o.a_psn, 8, 0, frame, 16384);
+    small = vhca_rx_buf_size((uint32_t)(len - VHCA_ETH_HLEN));
+    g_assert_cmpuint(small, <, large);
+    for (i = 0; i < VHCA_RXQ_MAX_QP; i++) {
+        harness_deliver(p.b.h, frame, len);
+        g_assert_cmpuint(core->rx_queued_bytes + core->rx_free_bytes, <=,
+                         VHCA_RXQ_MAX_DEV_BYTES);
+    }
+    g_assert_cmpuint(core->rx_queued, ==, VHCA_RXQ_MAX_QP);
+    g_assert_cmpuint(core->rx_queued_bytes, ==, VHCA_RXQ_MAX_QP * small);
     pair_free(&p);
 }
 
@@ -1746,6 +1825,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/rc/rx-copies-datagram", test_rx_copies_datagram);
     g_test_add_func("/vhca/rc/rx-queue-byte-bounds",
                     test_rx_queue_byte_bounds);
+    g_test_add_func("/vhca/rc/rx-buffers-reused", test_rx_buffers_reused);
     g_test_add_func("/vhca/rc/events", test_events);
     g_test_add_func("/vhca/rc/rd-atomic-limit-fence",
                     test_rd_atomic_limit_and_fence);
