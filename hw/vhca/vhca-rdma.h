@@ -626,7 +626,11 @@ void vhca_qp_transport_free(VhcaCore *core, VhcaQp *qp);
 /* Entering a state: RTR sets up the responder, RTS the requester. */
 void vhca_qp_transport_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                              uint8_t prev, uint8_t next);
+/* Drop every QP's queued frames, work and deadline (reset, cleanup). */
 void vhca_sched_cleanup(VhcaCore *core);
+/* The scheduler's per-QPN state for QPNs below @slots; 0 or -1. */
+int vhca_sched_init(VhcaCore *core, uint32_t slots);
+void vhca_sched_destroy(VhcaCore *core);
 
 /* vhca-qp-state.c: the Modify QP table (IBTA 11.2.4.2, Linux verbs.c). */
 typedef enum VhcaQpModifyCheck {

@@ -1444,6 +1444,83 @@ static void test_rx_queue_byte_bounds(void)
 }
 
 /*
+ * The device timer follows the earliest of many QPs' deadlines, kept in
+ * a heap rather than found by scanning the QP table: QPs whose packets
+ * are all lost time out in the order they sent, whatever their QPNs,
+ * one per timer, and each goes back in line with its next retransmit.
+ */
+static void test_sched_deadlines_many_qps(void)
+{
+    enum { NQPS = 5, SPACING_NS = 1000 * 1000 };
+    ConnOpts o = default_opts;
+    Wire wa = { .drop_all = true };
+    TestQp qa[NQPS], qb[NQPS];
+    Pair p;
+    Harness *a;
+    unsigned i, round, fired;
+
+    pair_init(&p, &o);
+    a = p.a.h;
+    wire_attach(&p.a, &wa);
+    for (i = 0; i < NQPS; i++) {
+        g_assert_cmpuint(rdma_create_qp(a, &qa[i], VHCA_QPT_RC, p.a.pdn,
+                                        p.a.scq.cqn, p.a.rcq.cqn, p.a.page),
+                         ==, VHCA_ST_OK);
+        g_assert_cmpuint(rdma_create_qp(p.b.h, &qb[i], VHCA_QPT_RC, p.b.pdn,
+                                        p.b.scq.cqn, p.b.rcq.cqn, p.b.page),
+                         ==, VHCA_ST_OK);
+        qp_connect(a, qa[i].qpn, p.b.gid, p.b.h->core.cfg.mac, qb[i].qpn,
+                   &o, o.a_psn, o.b_psn);
+        qp_connect(p.b.h, qb[i].qpn, p.a.gid, a->core.cfg.mac, qa[i].qpn,
+                   &o, o.b_psn, o.a_psn);
+    }
+    /* The highest QPN sends first, the lowest last, 1 ms apart. */
+    for (i = NQPS; i-- > 0;) {
+        struct vhca_send_wqe w;
+
+        wqe_init(&w, i, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+        wqe_sge(&w, p.a.buf, 64, p.a.key);
+        wqe_remote(&w, p.b.buf, p.b.key);
+        qp_put_send_wqe(a, &qa[i], &w);
+        ring_doorbell(a, p.a.page, VHCA_DB_SQ, qa[i].qpn, qa[i].sq_pi);
+        harness_run(a);
+        g_assert_true(a->timer_armed);
+        g_assert_cmpuint(a->timer_deadline, ==,
+                         a->core.qps[qa[NQPS - 1].qpn].deadline);
+        harness_advance(a, SPACING_NS);
+        harness_advance(p.b.h, SPACING_NS);
+    }
+    for (round = 0; round < 2; round++) {
+        for (i = NQPS; i-- > 0;) {
+            fired = a->ev.retransmit.n;
+            g_assert_cmpuint(a->timer_deadline, ==,
+                             a->core.qps[qa[i].qpn].deadline);
+            harness_pair_advance_to_timer(a, p.b.h);
+            g_assert_cmpuint(a->ev.retransmit.n, ==, fired + 1);
+            g_assert_cmpuint(a->ev.retransmit.qpn, ==, qa[i].qpn);
+            g_assert_cmpuint(a->ev.retransmit.why, ==, VHCA_RETRY_TIMEOUT);
+            harness_run(a);
+            g_assert_true(a->timer_armed);
+        }
+    }
+    /* The wire heals: every QP completes, and no deadline is left. */
+    wa.drop_all = false;
+    harness_pair_settle(a, p.b.h, SETTLE_NS);
+    for (i = 0; i < NQPS; i++) {
+        struct vhca_cqe cqe;
+
+        g_assert_true(cq_poll(a, &p.a.scq, &cqe));
+        g_assert_cmpuint(cqe.status, ==, VHCA_WC_SUCCESS);
+        g_assert_cmpuint(a->core.qps[qa[i].qpn].deadline, ==,
+                         VHCA_NO_DEADLINE);
+    }
+    g_assert_false(a->timer_armed);
+    g_assert_cmpuint(a->core.sched_heap_len, ==, 0);
+    pair_free(&p);
+    wire_free(&wa);
+}
+
+/*
  * Receive buffers are reused, not freed: a frame's buffer goes back to
  * the device when its QP has taken the frame, and the next frame of its
  * size class gets it (test_rx_queue_byte_bounds: the buffers kept never
@@ -1826,6 +1903,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/rc/rx-queue-byte-bounds",
                     test_rx_queue_byte_bounds);
     g_test_add_func("/vhca/rc/rx-buffers-reused", test_rx_buffers_reused);
+    g_test_add_func("/vhca/rc/sched-deadlines-many-qps",
+                    test_sched_deadlines_many_qps);
     g_test_add_func("/vhca/rc/events", test_events);
     g_test_add_func("/vhca/rc/rd-atomic-limit-fence",
                     test_rd_atomic_limit_and_fence);
