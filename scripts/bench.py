@@ -10,10 +10,13 @@ docs/benchmarks.rst:
     average bandwidth (MiB/s) and message rate (thousand messages/s)
   - ib_send_lat and ib_write_lat at 64 B: typical (median) latency (us)
 
+Both pairs run with the same interface MTU (--mtu, default 9000: RoCE path
+MTU 4096 for vhca and rxe alike; 1500 gives path MTU 1024).
+
 This is a benchmark, not a test: a run that fails shows as "failed" in the
 table and the outputs stay in RUN_DIR/bench-NIC/NAME.log.
 
-    scripts/bench.py [--nics vhca,rxe] [--scale 1.0] [--run-dir DIR]
+    scripts/bench.py [--nics vhca,rxe] [--mtu 9000] [--scale 1.0] [--run-dir DIR]
 """
 
 import argparse
@@ -69,13 +72,15 @@ def perftest(fabric, log_dir, tool, size, iters):
     return [float(v) for v in line.groups()]
 
 
-def run_nic(nic, artifacts, run_dir, scale):
+def run_nic(nic, artifacts, run_dir, scale, mtu):
     """Boot two guests with NIC nic, run every test; return their results."""
     log_dir = os.path.join(run_dir, "bench-" + nic)
     results = {}
     t0 = time.monotonic()
     with vhca_fabric.Fabric(2, log_dir, nics=[nic, nic]) as fabric:
         fabric.start(*artifacts).wait_ready()
+        for guest in fabric.guests:
+            guest.set_mtu(mtu)
         print("[bench] %s: guests up in %.0fs" % (nic, time.monotonic() - t0),
               file=sys.stderr, flush=True)
         for tool, size, iters in BANDWIDTH + LATENCY:
@@ -139,6 +144,8 @@ def main():
     parser.add_argument("--nics", type=lambda s: s.split(","),
                         default=["vhca", "rxe"],
                         help="which pairs to run, in order (default vhca,rxe)")
+    parser.add_argument("--mtu", type=int, default=9000,
+                        help="both guests' interface MTU (default 9000)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply every iteration count (default 1)")
     parser.add_argument("--run-dir", default=os.path.join(
@@ -153,12 +160,14 @@ def main():
         artifacts = vhca_fabric.build_artifacts()
         results = {}
         for nic in args.nics:
-            results[nic] = run_nic(nic, artifacts, args.run_dir, args.scale)
+            results[nic] = run_nic(nic, artifacts, args.run_dir, args.scale,
+                                   args.mtu)
     except (vhca_fabric.FabricError, subprocess.CalledProcessError) as e:
         print("bench: error: %s" % e, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    print("Interface MTU %d on both guests of each pair.\n" % args.mtu)
     print(report(args.nics, results))
     return 0
 

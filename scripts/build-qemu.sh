@@ -4,6 +4,11 @@
 # cache, keyed by the QEMU tarball and the configure line; the device and its
 # tests are symlinked from this clone, so editing a device file rebuilds in
 # seconds.  Prints the path of qemu-system-x86_64 on stdout.
+#
+# VHCA_QEMU_SANITIZE=1 builds a second QEMU, with AddressSanitizer and
+# UBSan, in a tree of its own (the configure line is part of the key); it
+# does not become qemu-current.  The guest tests use it when the variable
+# is set in their environment (scripts/sanitize-guests.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,6 +30,9 @@ configure_opts=(
 	--enable-pixman --enable-trace-backends=log
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
 )
+if [ "${VHCA_QEMU_SANITIZE:-0}" = 1 ]; then
+	configure_opts+=(--enable-asan --enable-ubsan)
+fi
 # Bump when the way the tree is patched changes.  The patches to QEMU
 # itself (qemu-patches/, applied once to a fresh tree) are keyed too.
 patch_version=2
@@ -55,5 +63,7 @@ ninja -C "$qemu_build" qemu-system-x86_64 "$@" > "$VHCA_CACHE/qemu-$key/build.lo
 	grep -E 'error|Error' "$VHCA_CACHE/qemu-$key/build.log" | head -20 >&2
 	die "QEMU build failed; see $VHCA_CACHE/qemu-$key/build.log"
 }
-ln -sfn "qemu-$key" "$VHCA_CACHE/qemu-current"
+if [ "${VHCA_QEMU_SANITIZE:-0}" != 1 ]; then
+	ln -sfn "qemu-$key" "$VHCA_CACHE/qemu-current"
+fi
 echo "$qemu_build/qemu-system-x86_64"

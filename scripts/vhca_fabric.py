@@ -10,6 +10,7 @@ serial-port agent (images/guest/vhca-agent).
 Used as a library by the tests and as a command:
 
     vhca_fabric.py start [-n 2] [--nics vhca,rxe] [--pcap] [--run-dir DIR]
+    vhca_fabric.py mtu 9000 | capture-off
     vhca_fabric.py exec  GUEST COMMAND...                   # GUEST: 1..N
     vhca_fabric.py gid   [--ipv6] GUEST    # index of its RoCE v2 GID
     vhca_fabric.py pair  [--port P] [--rdma-cm] SERVER CLIENT SERVER_CMD CLIENT_CMD
@@ -227,6 +228,25 @@ class Guest:
             "drv=$(readlink $dev/device/driver); "
             "[ \"${drv##*/}\" = %s ] && echo ${dev##*/}; done; true"
             % self.netdev_driver()).strip()
+
+    def set_mtu(self, mtu, timeout=60):
+        """Set the fabric interface's MTU and wait until the RDMA device
+        follows it (its active_mtu is the largest IB MTU that fits, IBTA
+        A17.4.4 / Linux iboe_get_mtu): 9000 gives path MTU 4096, 1500 gives
+        1024."""
+        ib_mtu = max(m for m in (256, 512, 1024, 2048, 4096)
+                     if m <= mtu - 96) if mtu >= 352 else 0
+        self.run("ip link set dev %s mtu %d && for i in $(seq %d); do "
+                 "ibv_devinfo -d %s | grep -q 'active_mtu:.*(%d)' && exit 0; "
+                 "sleep 0.2; done; ibv_devinfo -d %s; exit 1"
+                 % (self.ifname(), mtu, timeout * 5, self.rdma_dev,
+                    {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}[ib_mtu],
+                    self.rdma_dev), timeout + 30)
+
+    def stop_capture(self):
+        """End the fabric capture (--pcap): the pcap keeps what it holds,
+        and later frames no longer pay for being written."""
+        self.qmp("object-del", id="dump")
 
     def set_up_rxe(self, timeout=60):
         """Bring up soft-RoCE on the virtio-net interface.
@@ -660,6 +680,11 @@ def main():
     p.add_argument("client", type=int)
     p.add_argument("server_command", help="a shell line")
     p.add_argument("client_command", help="a shell line")
+    p = sub.add_parser("mtu", help="set every guest's fabric interface "
+                       "MTU (9000 lets RoCE run path MTU 4096)")
+    p.add_argument("mtu", type=int)
+    sub.add_parser("capture-off", help="stop the --pcap capture in every "
+                   "guest (the pcaps keep what they hold)")
     p = sub.add_parser("info", help="show the state of a guest's vhca "
                        "(QMP x-query-vhca, HMP 'info vhca')")
     p.add_argument("guest", type=int)
@@ -714,6 +739,12 @@ def main():
                 print("\n=== guest%d: %s" % (guest.index, command))
                 sys.stdout.write(out)
             return status
+        elif args.cmd == "mtu":
+            for guest in Fabric.attach(args.run_dir).guests:
+                guest.set_mtu(args.mtu)
+        elif args.cmd == "capture-off":
+            for guest in Fabric.attach(args.run_dir).guests:
+                guest.stop_capture()
         elif args.cmd == "stop":
             Fabric.attach(args.run_dir).stop()
     except (FabricError, subprocess.CalledProcessError) as e:

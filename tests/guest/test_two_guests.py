@@ -51,7 +51,8 @@ class Ping(unittest.TestCase):
 
     def test_jumbo_mtu(self):
         for g in (fabric[1], fabric[2]):
-            g.run("ip link set dev %s mtu 9000" % vhca_ifname(g))
+            # Waits until vhca0's active_mtu is 4096 (9000 - RoCE headers).
+            g.set_mtu(9000)
         try:
             # 8972 = 9000 - IPv4 20 - ICMP 8, do not fragment.
             self.ping(fabric[1], fabric[2].ipv4, "-M do -s 8972")
@@ -61,7 +62,7 @@ class Ping(unittest.TestCase):
             self.assertNotEqual(status, 0, "a frame above the MTU was sent")
         finally:
             for g in (fabric[1], fabric[2]):
-                g.run("ip link set dev %s mtu 1500" % vhca_ifname(g))
+                g.set_mtu(1500)
 
 
 class Capture(unittest.TestCase):
@@ -73,6 +74,27 @@ class Capture(unittest.TestCase):
             check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True).stdout
         self.assertIn("%s\t%s" % (fabric[1].ipv4, fabric[2].ipv4), out)
+
+    def echo_sizes(self):
+        """The ICMP payload sizes of the echo requests in guest 1's pcap."""
+        return subprocess.run(
+            ["tshark", "-r", fabric[1].pcap, "-Y", "icmp.type == 8", "-T",
+             "fields", "-e", "data.len"],
+            check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True).stdout.split()
+
+    def test_stop_capture_keeps_pcap(self):
+        # Runs after test_pcap_holds_fabric_traffic (name order): the
+        # module's capture ends here, and no later test reads the pcap.
+        fabric[1].run("ping -c 1 -W 5 -s 1111 %s" % fabric[2].ipv4,
+                      timeout=60)
+        self.assertIn("1111", self.echo_sizes())
+        fabric[1].stop_capture()
+        fabric[1].run("ping -c 2 -W 5 -s 1222 %s" % fabric[2].ipv4,
+                      timeout=60)
+        sizes = self.echo_sizes()
+        self.assertIn("1111", sizes, "the pcap lost what it held")
+        self.assertNotIn("1222", sizes, "frames captured after capture-off")
 
 
 class RdmaDevice(unittest.TestCase):
