@@ -5,7 +5,8 @@
 # for RC WRITE, READ and SEND, the bandwidth of 64 KiB messages and the
 # message rate of 64-byte ones at path MTU 4096 and 1024, then the same
 # 64 KiB WRITE and 64 B SEND on a device of 16384 QPs (max-qp), whose
-# deferred passes must not cost more for the table being larger.
+# deferred passes must not cost more for the table being larger, and
+# 64 B WRITEs spread over 16, 256 and 1000 busy QPs (one per QP a batch).
 #
 #   scripts/bench_engine.sh [SECONDS_PER_CASE]      # default 2
 #
@@ -32,3 +33,7 @@ for mtu in 4096 1024; do
 done
 "$bench" --op write --size 65536 --mtu 4096 --max-qp 16384 --seconds "$secs"
 "$bench" --op send --size 64 --mtu 4096 --max-qp 16384 --seconds "$secs"
+for qps in 16 256 1000; do
+	"$bench" --op write --size 64 --mtu 4096 --max-qp 16384 --qps "$qps" \
+		--seconds "$secs"
+done

@@ -8,6 +8,11 @@
  *
  *   bench-vhca-engine [--op write|read|send|all] [--size BYTES]
  *                     [--mtu 256..4096] [--seconds S] [--max-qp N]
+ *                     [--qps N]
+ *
+ * With --qps N (N > 1), N QP pairs carry the traffic instead of one:
+ * each batch is one work request on each QP, and the figures say what
+ * the passes cost when N QPs have work at once.
  *
  * The engine's clock is the harness's fake one and stands still: with
  * no loss no timer fires, and what is measured is the engine's work, in
@@ -49,7 +54,15 @@ typedef struct BenchOpts {
     uint32_t mtu;
     double seconds;
     uint32_t max_qp;
+    uint32_t qps;
 } BenchOpts;
+
+/* Many QPs: N QP pairs, all of a's completing to one large CQ. */
+typedef struct BenchMany {
+    uint32_t n;
+    TestQp *qa, *qb;
+    TestCq cq;
+} BenchMany;
 
 static uint8_t bench_ib_mtu(uint32_t bytes)
 {
@@ -126,6 +139,66 @@ static void bench_pair_run(Pair *p)
     }
 }
 
+static void bench_many_init(Pair *p, BenchMany *m, const BenchOpts *o)
+{
+    ConnOpts conn = default_opts;
+    uint8_t log = 1;
+    uint32_t i;
+
+    conn.mtu = bench_ib_mtu(o->mtu);
+    while ((1u << log) < o->qps * 2) {
+        log++;
+    }
+    m->n = o->qps;
+    m->qa = g_new0(TestQp, m->n);
+    m->qb = g_new0(TestQp, m->n);
+    g_assert_cmpuint(rdma_create_cq(p->a.h, &m->cq, log, p->a.eqn,
+                                    p->a.page), ==, VHCA_ST_OK);
+    for (i = 0; i < m->n; i++) {
+        g_assert_cmpuint(rdma_create_qp(p->a.h, &m->qa[i], VHCA_QPT_RC,
+                                        p->a.pdn, m->cq.cqn, p->a.rcq.cqn,
+                                        p->a.page), ==, VHCA_ST_OK);
+        g_assert_cmpuint(rdma_create_qp(p->b.h, &m->qb[i], VHCA_QPT_RC,
+                                        p->b.pdn, p->b.scq.cqn,
+                                        p->b.rcq.cqn, p->b.page), ==,
+                         VHCA_ST_OK);
+        qp_connect(p->a.h, m->qa[i].qpn, p->b.gid, p->b.h->core.cfg.mac,
+                   m->qb[i].qpn, &conn, conn.a_psn, conn.b_psn);
+        qp_connect(p->b.h, m->qb[i].qpn, p->a.gid, p->a.h->core.cfg.mac,
+                   m->qa[i].qpn, &conn, conn.b_psn, conn.a_psn);
+    }
+}
+
+/* One WRITE on each of the N QPs, run to the end, every CQE reaped. */
+static void bench_many_batch(Pair *p, BenchMany *m, uint32_t size,
+                             uint64_t *seq)
+{
+    struct vhca_send_wqe w;
+    struct vhca_cqe cqe;
+    uint32_t i;
+
+    for (i = 0; i < m->n; i++) {
+        uint32_t off = (i % BENCH_SLOTS) * 4096;
+
+        wqe_init(&w, *seq + i, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+        wqe_sge(&w, p->a.buf + off, size, p->a.key);
+        wqe_remote(&w, p->b.buf + off, p->b.key);
+        qp_put_send_wqe(p->a.h, &m->qa[i], &w);
+        ring_doorbell(p->a.h, p->a.page, VHCA_DB_SQ, m->qa[i].qpn,
+                      m->qa[i].sq_pi);
+    }
+    bench_pair_run(p);
+    for (i = 0; i < m->n; i++) {
+        if (!cq_poll(p->a.h, &m->cq, &cqe) ||
+            cqe.status != VHCA_WC_SUCCESS) {
+            fprintf(stderr, "bench: completion %u of %u missing or failed\n",
+                    i, m->n);
+            exit(1);
+        }
+    }
+    *seq += m->n;
+}
+
 /* One batch of @opcode: posted, run to the end, every CQE reaped. */
 static void bench_batch(Pair *p, uint8_t opcode, uint32_t size,
                         uint64_t *seq)
@@ -170,43 +243,68 @@ static double bench_now(void)
 static void bench_run(const BenchCase *c, const BenchOpts *o)
 {
     uint64_t seq = 1, messages = 0;
+    unsigned per_batch = o->qps > 1 ? o->qps : BENCH_BATCH;
     double start, elapsed;
+    BenchMany many = { 0 };
     Pair p;
 
+    if (o->qps > 1) {
+        /* About 20 KiB of rings and page lists per QP, and the CQ. */
+        harness_ram_size = RAM_SIZE + (size_t)o->qps * 48 * 1024;
+    }
     bench_pair_init(&p, o);
+    if (o->qps > 1) {
+        bench_many_init(&p, &many, o);
+    }
     /* Warm up: the heap, the caches, the first PSNs. */
     for (unsigned i = 0; i < 8; i++) {
-        bench_batch(&p, c->opcode, o->size, &seq);
+        if (o->qps > 1) {
+            bench_many_batch(&p, &many, o->size, &seq);
+        } else {
+            bench_batch(&p, c->opcode, o->size, &seq);
+        }
     }
     start = bench_now();
     do {
         for (unsigned i = 0; i < 16; i++) {
-            bench_batch(&p, c->opcode, o->size, &seq);
-            messages += BENCH_BATCH;
+            if (o->qps > 1) {
+                bench_many_batch(&p, &many, o->size, &seq);
+            } else {
+                bench_batch(&p, c->opcode, o->size, &seq);
+            }
+            messages += per_batch;
         }
         elapsed = bench_now() - start;
     } while (elapsed < o->seconds);
     printf("%-5s %6u B  mtu %4u  max-qp %5u  %7.3f GB/s  %9.0f msg/s"
-           "  drops %" G_GUINT64_FORMAT "\n",
+           "  drops %" G_GUINT64_FORMAT "%s",
            c->name, o->size, o->mtu, o->max_qp,
            (double)messages * o->size / elapsed / 1e9, messages / elapsed,
            counter(p.a.h, VHCA_CNT_ROCE_RX_DROPPED) +
-           counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED));
+           counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED),
+           o->qps > 1 ? "" : "\n");
+    if (o->qps > 1) {
+        printf("  qps %u\n", o->qps);
+    }
     fflush(stdout);
+    g_free(many.qa);
+    g_free(many.qb);
     pair_free(&p);
 }
 
 static int bench_usage(void)
 {
     fprintf(stderr, "usage: bench-vhca-engine [--op write|read|send|all] "
-            "[--size BYTES] [--mtu 256..4096] [--seconds S] [--max-qp N]\n");
+            "[--size BYTES] [--mtu 256..4096] [--seconds S] [--max-qp N] "
+            "[--qps N]\n"
+            "  --qps N > 1: --op write, --size at most 4096, N < max-qp\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
     BenchOpts o = { .size = 65536, .mtu = 4096, .seconds = 1.0,
-                    .max_qp = 256 };
+                    .max_qp = 256, .qps = 1 };
     const char *op = "all";
     unsigned i;
     int status = 0;
@@ -222,12 +320,16 @@ int main(int argc, char **argv)
             o.seconds = strtod(argv[i + 1], NULL);
         } else if (!strcmp(argv[i], "--max-qp")) {
             o.max_qp = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+        } else if (!strcmp(argv[i], "--qps")) {
+            o.qps = (uint32_t)strtoul(argv[i + 1], NULL, 0);
         } else {
             return bench_usage();
         }
     }
     if (i != (unsigned)argc || !bench_ib_mtu(o.mtu) || !o.size ||
-        o.size > 65536 || o.max_qp < 2 || o.max_qp > VHCA_CORE_MAX_QP_MAX) {
+        o.size > 65536 || o.max_qp < 2 || o.max_qp > VHCA_CORE_MAX_QP_MAX ||
+        !o.qps || o.qps > o.max_qp - 1 || o.qps > 4096 ||
+        (o.qps > 1 && (o.size > 4096 || strcmp(op, "write")))) {
         return bench_usage();
     }
     for (i = 0; i < G_N_ELEMENTS(bench_cases); i++) {
