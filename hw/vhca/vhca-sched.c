@@ -292,9 +292,10 @@ void vhca_core_run_deferred(VhcaCore *core)
         left = share;
         if (vhca_sched_run_qp(core, qpn, qp, &left)) {
             vhca_sched_mark(core, qpn, true);
+            /* Work left but no packet sent (a wait): still one of the pass. */
+            left = left < share ? left : share - 1;
         }
-        /* A turn costs at least one packet: every pass ends. */
-        budget -= left < share ? share - left : 1;
+        budget -= share - left;
         vhca_sched_deadline_sync(core, qpn, qp);
         vhca_cq_errors_settle(core);
     }

@@ -1443,6 +1443,90 @@ static void test_rx_queue_byte_bounds(void)
     pair_free(&p);
 }
 
+/* Packets QP @qpn of @h has sent since its first PSN @psn. */
+static uint32_t sent_since(Harness *h, uint32_t qpn, uint32_t psn)
+{
+    return (h->core.qps[qpn].req.sent_psn - psn) & 0xffffff;
+}
+
+/*
+ * A deferred pass runs the QPs with work in the order they got it, each
+ * once and for at most VHCA_SCHED_QP_BUDGET packets, until the pass has
+ * done VHCA_SCHED_PASS_BUDGET; a QP with work left queues again behind
+ * the others, so the one the last pass did not reach goes first.
+ */
+static void test_sched_pass_order_and_budget(void)
+{
+    enum { NQPS = 5, LEN = 192 * 1024 };
+    ConnOpts o = default_opts;
+    TestQp qa[NQPS], qb[NQPS];
+    Pair p;
+    Harness *a;
+    unsigned i;
+
+    pair_init(&p, &o);
+    a = p.a.h;
+    for (i = 0; i < NQPS; i++) {
+        g_assert_cmpuint(rdma_create_qp(a, &qa[i], VHCA_QPT_RC, p.a.pdn,
+                                        p.a.scq.cqn, p.a.rcq.cqn, p.a.page),
+                         ==, VHCA_ST_OK);
+        g_assert_cmpuint(rdma_create_qp(p.b.h, &qb[i], VHCA_QPT_RC, p.b.pdn,
+                                        p.b.scq.cqn, p.b.rcq.cqn, p.b.page),
+                         ==, VHCA_ST_OK);
+        qp_connect(a, qa[i].qpn, p.b.gid, p.b.h->core.cfg.mac, qb[i].qpn,
+                   &o, o.a_psn, o.b_psn);
+        qp_connect(p.b.h, qb[i].qpn, p.a.gid, a->core.cfg.mac, qa[i].qpn,
+                   &o, o.b_psn, o.a_psn);
+    }
+    /* Entering RTS queued each QP: let that pass run empty. */
+    harness_run(a);
+    /* Rung from the highest QPN down: the order is the rings', not QPNs'. */
+    for (i = NQPS; i-- > 0;) {
+        struct vhca_send_wqe w;
+
+        wqe_init(&w, i, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+        wqe_sge(&w, p.a.buf, LEN, p.a.key);
+        wqe_remote(&w, p.b.buf, p.b.key);
+        qp_put_send_wqe(a, &qa[i], &w);
+        ring_doorbell(a, p.a.page, VHCA_DB_SQ, qa[i].qpn, qa[i].sq_pi);
+    }
+    G_STATIC_ASSERT(VHCA_SCHED_PASS_BUDGET == 4 * VHCA_SCHED_QP_BUDGET);
+    G_STATIC_ASSERT(LEN / 1024 > 2 * VHCA_SCHED_QP_BUDGET);
+
+    /* Pass 1: the first four rung, 64 packets each; qa[0] waits. */
+    a->work_scheduled = false;
+    vhca_core_run_deferred(&a->core);
+    for (i = 1; i < NQPS; i++) {
+        g_assert_cmpuint(sent_since(a, qa[i].qpn, o.a_psn), ==,
+                         VHCA_SCHED_QP_BUDGET);
+    }
+    g_assert_cmpuint(sent_since(a, qa[0].qpn, o.a_psn), ==, 0);
+    g_assert_true(a->work_scheduled);
+
+    /* Pass 2: qa[0] first, then qa[4], qa[3], qa[2] again; not qa[1]. */
+    a->work_scheduled = false;
+    vhca_core_run_deferred(&a->core);
+    g_assert_cmpuint(sent_since(a, qa[0].qpn, o.a_psn), ==,
+                     VHCA_SCHED_QP_BUDGET);
+    for (i = 2; i < NQPS; i++) {
+        g_assert_cmpuint(sent_since(a, qa[i].qpn, o.a_psn), ==,
+                         2 * VHCA_SCHED_QP_BUDGET);
+    }
+    g_assert_cmpuint(sent_since(a, qa[1].qpn, o.a_psn), ==,
+                     VHCA_SCHED_QP_BUDGET);
+    g_assert_true(a->work_scheduled);
+
+    /* And everything completes. */
+    harness_pair_settle(a, p.b.h, SETTLE_NS);
+    for (i = 0; i < NQPS; i++) {
+        struct vhca_cqe cqe;
+
+        g_assert_true(cq_poll(a, &p.a.scq, &cqe));
+        g_assert_cmpuint(cqe.status, ==, VHCA_WC_SUCCESS);
+    }
+    pair_free(&p);
+}
+
 /*
  * The device timer follows the earliest of many QPs' deadlines, kept in
  * a heap rather than found by scanning the QP table: QPs whose packets
@@ -1905,6 +1989,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/rc/rx-buffers-reused", test_rx_buffers_reused);
     g_test_add_func("/vhca/rc/sched-deadlines-many-qps",
                     test_sched_deadlines_many_qps);
+    g_test_add_func("/vhca/rc/sched-pass-order-and-budget",
+                    test_sched_pass_order_and_budget);
     g_test_add_func("/vhca/rc/events", test_events);
     g_test_add_func("/vhca/rc/rd-atomic-limit-fence",
                     test_rd_atomic_limit_and_fence);
