@@ -120,6 +120,8 @@ static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
     vhca_st_le32(ATTR(max_inline_data), VHCA_MAX_INLINE);
     /* XRC (annex A14) needs XRC SRQs: none without SRQs. */
     vhca_st_le32(ATTR(max_xrcd), core->cfg.max_srq ? VHCA_MAX_XRCD : 0);
+    /* Windows take their index from the MR table (IBTA 10.6.7.1). */
+    vhca_st_le32(ATTR(max_mw), core->cfg.max_mr);
 #undef ATTR
 
     if (vhca_dma_write(core, addr, attr, sizeof(attr))) {
@@ -363,6 +365,8 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_RESIZE_CQ] = { vhca_cmd_resize_cq },
     [VHCA_CMD_ALLOC_XRCD] = { vhca_cmd_alloc_xrcd },
     [VHCA_CMD_DEALLOC_XRCD] = { vhca_cmd_dealloc_xrcd },
+    [VHCA_CMD_ALLOC_MW] = { vhca_cmd_alloc_mw },
+    [VHCA_CMD_DEALLOC_MW] = { vhca_cmd_dealloc_mw },
 };
 
 static uint8_t vhca_admin_dispatch(VhcaCore *core, VhcaCmdCtx *ctx)

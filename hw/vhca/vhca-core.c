@@ -70,6 +70,37 @@ const char *vhca_core_qp_change_name(VhcaQpChange why)
     return (unsigned)why < VHCA_QP_CHANGE__MAX ? names[why] : "unknown";
 }
 
+const char *vhca_core_mw_bind_error_name(VhcaMwBindError why)
+{
+    static const char *const names[VHCA_MW_BIND__MAX] = {
+        [VHCA_MW_BIND_BAD_KEY] = "key-names-no-window",
+        [VHCA_MW_BIND_NEW_KEY] = "new-key-index-differs",
+        [VHCA_MW_BIND_ACCESS] = "bad-access",
+        [VHCA_MW_BIND_TYPE1_ZERO_BASED] = "type1-zero-based",
+        [VHCA_MW_BIND_NOT_FREE] = "type2-not-free",
+        [VHCA_MW_BIND_ZERO_LENGTH] = "type2-zero-length",
+        [VHCA_MW_BIND_WINDOW_PD] = "window-pd-mismatch",
+        [VHCA_MW_BIND_MR_KEY] = "mr-key-invalid",
+        [VHCA_MW_BIND_MR_PD] = "mr-pd-mismatch",
+        [VHCA_MW_BIND_MR_NO_BIND] = "mr-without-mw-bind",
+        [VHCA_MW_BIND_MR_NO_WRITE] = "mr-without-local-write",
+        [VHCA_MW_BIND_RANGE] = "range-outside-mr",
+    };
+
+    return (unsigned)why < VHCA_MW_BIND__MAX ? names[why] : "unknown";
+}
+
+const char *vhca_core_mw_invalidation_name(VhcaMwInvalidation why)
+{
+    static const char *const names[VHCA_MW_INV__MAX] = {
+        [VHCA_MW_INV_LOCAL] = "local-inv",
+        [VHCA_MW_INV_REMOTE] = "send-with-inv",
+        [VHCA_MW_INV_QP_GONE] = "qp-destroyed",
+    };
+
+    return (unsigned)why < VHCA_MW_INV__MAX ? names[why] : "unknown";
+}
+
 const char *vhca_core_retry_name(VhcaRetryCause why)
 {
     static const char *const names[VHCA_RETRY__MAX] = {

@@ -120,6 +120,34 @@ typedef enum VhcaNakKind {
     VHCA_NAK_KIND_NAK,          /* code: the NAK code (0..4) */
 } VhcaNakKind;
 
+/*
+ * Which check of a BIND_MW WQE failed (docs/specs/vhca.rst, "Memory
+ * windows", in the order they run).
+ */
+typedef enum VhcaMwBindError {
+    VHCA_MW_BIND_BAD_KEY,       /* rkey names no window (index and tag) */
+    VHCA_MW_BIND_NEW_KEY,       /* the new key has another index */
+    VHCA_MW_BIND_ACCESS,        /* mw_access has bits a window cannot have */
+    VHCA_MW_BIND_TYPE1_ZERO_BASED,  /* o10-36.2.2 */
+    VHCA_MW_BIND_NOT_FREE,      /* type 2 bound already: o10-37.2.30 */
+    VHCA_MW_BIND_ZERO_LENGTH,   /* type 2 of length 0: o10-37.2.40 */
+    VHCA_MW_BIND_WINDOW_PD,     /* window not in the QP's PD: C10-72 */
+    VHCA_MW_BIND_MR_KEY,        /* mw_mr_lkey names no valid MR */
+    VHCA_MW_BIND_MR_PD,         /* the MR is not in the QP's PD */
+    VHCA_MW_BIND_MR_NO_BIND,    /* the MR lacks MW_BIND: C10-73 */
+    VHCA_MW_BIND_MR_NO_WRITE,   /* writable window, MR no LOCAL_WRITE: C10-74 */
+    VHCA_MW_BIND_RANGE,         /* range not inside the MR: C10-75 */
+    VHCA_MW_BIND__MAX
+} VhcaMwBindError;
+
+/* How a memory window became free. */
+typedef enum VhcaMwInvalidation {
+    VHCA_MW_INV_LOCAL,          /* a LOCAL_INV of the QP */
+    VHCA_MW_INV_REMOTE,         /* a SEND with Invalidate the QP received */
+    VHCA_MW_INV_QP_GONE,        /* DESTROY_QP of the QP it was tied to */
+    VHCA_MW_INV__MAX
+} VhcaMwInvalidation;
+
 /* What vhca_core_receive() did with a frame (for tracing and tests). */
 typedef enum VhcaRxResult {
     VHCA_RX_DELIVERED,          /* written to the RX ring */
@@ -195,6 +223,15 @@ typedef struct VhcaCoreOps {
      */
     void (*srq_limit)(void *opaque, uint32_t srqn, uint32_t limit,
                       uint32_t wqes);
+    /*
+     * Memory windows (IBTA 10.6.7).  A BIND_MW WQE of @qpn naming window
+     * key @key was refused by check @why (its err_wqe follows), or
+     * window @key became free (type 2), @why, through QP @qpn.
+     */
+    void (*mw_bind_refused)(void *opaque, uint32_t qpn, uint32_t key,
+                            VhcaMwBindError why);
+    void (*mw_invalidated)(void *opaque, uint32_t qpn, uint32_t key,
+                           VhcaMwInvalidation why);
     /* A CQE with a status other than SUCCESS was written to @cqn. */
     void (*cqe_error)(void *opaque, uint32_t cqn, uint32_t qpn,
                       uint64_t wr_id, uint8_t opcode, uint8_t status,
@@ -457,6 +494,8 @@ const char *vhca_core_guest_error_name(VhcaGuestError kind);
 const char *vhca_core_ring_name(VhcaRingId ring);
 const char *vhca_core_qp_change_name(VhcaQpChange why);
 const char *vhca_core_retry_name(VhcaRetryCause why);
+const char *vhca_core_mw_bind_error_name(VhcaMwBindError why);
+const char *vhca_core_mw_invalidation_name(VhcaMwInvalidation why);
 /* "rnr-nak" or "nak"; a NAK code's name ("psn-seq-error", ...). */
 const char *vhca_core_nak_kind_name(VhcaNakKind kind);
 const char *vhca_core_nak_code_name(VhcaNakKind kind, uint8_t code);

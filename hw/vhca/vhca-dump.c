@@ -301,8 +301,28 @@ static void dump_mr(VhcaDump *d, uint32_t index, const VhcaMr *mr)
 {
     static const char *const access[] = {
         "local-write", "remote-write", "remote-read", "remote-atomic",
+        "mw-bind", "zero-based",
     };
 
+    if (vhca_mr_is_window(mr)) {
+        dump_add(d, "mw %u key 0x%x type %u pdn %u", index,
+                 index << 8 | mr->key_tag, mr->mw_type, mr->pdn);
+        if (!mr->valid) {
+            dump_add(d, " free");
+        } else if (mr->mw_mr_index) {
+            dump_add(d, " mr %u addr 0x%" PRIx64 " length %" PRIu64
+                     " access ", mr->mw_mr_index, mr->iova, mr->length);
+            dump_flags(d, mr->access, access,
+                       sizeof(access) / sizeof(access[0]));
+            if (mr->mw_type == VHCA_MW_TYPE_2) {
+                dump_add(d, " qpn %u", mr->mw_qpn);
+            }
+        } else {
+            dump_add(d, " unbound");
+        }
+        dump_end(d);
+        return;
+    }
     dump_add(d, "mr %u key 0x%x pdn %u iova 0x%" PRIx64 " length %" PRIu64
              " access ", index, index << 8 | mr->key_tag, mr->pdn, mr->iova,
              mr->length);

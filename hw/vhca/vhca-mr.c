@@ -21,12 +21,14 @@
 
 /*
  * FLUSH_PERSISTENT is not among them: the device cannot make guest memory
- * durable, so no MR offers the persistence placement type.
+ * durable, so no MR offers the persistence placement type.  ZERO_BASED
+ * is a window's (vhca-mw.c), never an MR's.
  */
 #define VHCA_ACCESS_ALL     (VHCA_ACCESS_LOCAL_WRITE |                      \
                              VHCA_ACCESS_REMOTE_WRITE |                     \
                              VHCA_ACCESS_REMOTE_READ |                      \
                              VHCA_ACCESS_REMOTE_ATOMIC |                    \
+                             VHCA_ACCESS_MW_BIND |                          \
                              VHCA_ACCESS_FLUSH_GLOBAL)
 /* Entries of the page list read per DMA while checking it. */
 #define VHCA_PBL_CHUNK      VHCA_PBL_ENTRIES_PER_PAGE
@@ -36,8 +38,11 @@ static uint32_t vhca_mr_key(uint32_t index, uint8_t tag)
     return index << 8 | tag;
 }
 
-/* The MR a key names, or NULL if none does any more (stale tag). */
-static VhcaMr *vhca_mr_by_key(VhcaCore *core, uint32_t key)
+/*
+ * The MR (or memory window) a key names, or NULL if none does any more
+ * (stale tag).
+ */
+VhcaMr *vhca_mr_by_key(VhcaCore *core, uint32_t key)
 {
     uint32_t index = key >> 8;
 
@@ -364,10 +369,17 @@ uint8_t vhca_cmd_destroy_mr(VhcaCore *core, VhcaCmdCtx *ctx)
         mr = &core->mrs[key >> 8];
     }
 
-    if (!mr) {
+    if (!mr || vhca_mr_is_window(mr)) {
         ctx->syndrome = key;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_INDEX,
                              "key 0x%x names no MR", key);
+    }
+    /* As rxe: the windows bound to it would name freed memory. */
+    if (mr->mw_bound) {
+        ctx->syndrome = key;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BUSY,
+                             "MR 0x%x has %u memory windows bound to it",
+                             key, mr->mw_bound);
     }
     core->pds[mr->pdn].users--;
     vhca_ids_free(&core->mr_ids, key >> 8);
@@ -380,8 +392,7 @@ uint8_t vhca_cmd_destroy_mr(VhcaCore *core, VhcaCmdCtx *ctx)
 
 static bool vhca_mr_in_bounds(const VhcaMr *mr, uint64_t addr, uint64_t len)
 {
-    return addr >= mr->iova && len <= mr->length &&
-           addr - mr->iova <= mr->length - len;
+    return vhca_range_within(mr->iova, mr->length, addr, len);
 }
 
 /*
@@ -415,26 +426,72 @@ static VhcaMrStatus vhca_mr_check_access(const VhcaMr *mr, uint32_t pdn,
     return VHCA_MR_OK;
 }
 
-VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
-                           uint64_t addr, uint64_t len, uint32_t access,
-                           uint64_t *gen)
+/*
+ * What @key names for an access asking @access, in generation @pin
+ * (VHCA_MR_GEN_ANY: any), checked: an MR, or for a remote right a
+ * memory window, checked and resolved to the MR beneath (*@addr
+ * translated into the MR's space).  @whole: the whole MR or window, from
+ * *@addr for *@len.  *@out gets the MR, *@gen the generation of what the
+ * key named.
+ */
+static VhcaMrStatus vhca_mr_resolve(VhcaCore *core, uint32_t key,
+                                    uint64_t pin, uint32_t pdn, uint32_t qpn,
+                                    uint64_t *addr, uint64_t *len,
+                                    uint32_t access, bool whole,
+                                    const VhcaMr **out, uint64_t *gen)
 {
     const VhcaMr *mr = vhca_mr_by_key(core, key);
-    VhcaMrStatus status = vhca_mr_check_access(mr, pdn, addr, len, access);
+    VhcaMrStatus status;
+
+    /* Another MR behind the same key is no MR of this message. */
+    if (!mr || (pin != VHCA_MR_GEN_ANY && mr->gen != pin)) {
+        return VHCA_MR_BAD_KEY;
+    }
+    *gen = mr->gen;
+    if (vhca_mr_is_window(mr)) {
+        /* IBTA 10.6.7: a window grants remote access only, no L_Key. */
+        if (!(access & VHCA_ACCESS_REMOTE_ANY)) {
+            return VHCA_MR_BAD_KEY;
+        }
+        status = vhca_mw_check(core, mr, pdn, qpn, addr, len, access, whole,
+                               &mr);
+        if (status != VHCA_MR_OK) {
+            return status;
+        }
+        /* The window granted the rights: the MR's own are not asked. */
+        access = 0;
+    } else if (whole) {
+        *addr = mr->iova;
+        *len = mr->length;
+    }
+    *out = mr;
+    return vhca_mr_check_access(mr, pdn, *addr, *len, access);
+}
+
+VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
+                           uint32_t qpn, uint64_t addr, uint64_t len,
+                           uint32_t access, uint64_t *gen)
+{
+    const VhcaMr *mr;
+    uint64_t checked;
+    VhcaMrStatus status = vhca_mr_resolve(core, key, VHCA_MR_GEN_ANY, pdn,
+                                          qpn, &addr, &len, access, false,
+                                          &mr, &checked);
 
     if (status == VHCA_MR_OK && gen) {
-        *gen = mr->gen;
+        *gen = checked;
     }
     return status;
 }
 
 VhcaMrStatus vhca_mr_check_whole(VhcaCore *core, uint32_t key, uint32_t pdn,
-                                 uint32_t access)
+                                 uint32_t qpn, uint32_t access)
 {
-    const VhcaMr *mr = vhca_mr_by_key(core, key);
+    const VhcaMr *mr;
+    uint64_t addr = 0, len = 0, checked;
 
-    return mr ? vhca_mr_check_access(mr, pdn, mr->iova, mr->length, access)
-              : VHCA_MR_BAD_KEY;
+    return vhca_mr_resolve(core, key, VHCA_MR_GEN_ANY, pdn, qpn, &addr, &len,
+                           access, true, &mr, &checked);
 }
 
 const char *vhca_mr_status_name(VhcaMrStatus status)
@@ -447,6 +504,7 @@ const char *vhca_mr_status_name(VhcaMrStatus status)
         [VHCA_MR_NO_ACCESS] = "access right missing",
         [VHCA_MR_MISALIGNED] = "misaligned atomic",
         [VHCA_MR_NOT_VALID] = "invalidated",
+        [VHCA_MR_QP_MISMATCH] = "window tied to another QP",
     };
 
     if ((unsigned)status >= sizeof(names) / sizeof(names[0])) {
@@ -517,14 +575,19 @@ uint8_t vhca_mr_fast_reg(VhcaCore *core, uint32_t pdn, const uint8_t *wqe)
 }
 
 /*
- * IBTA 10.6.5: only MRs allocated for fast registration (and memory
- * windows, which vhca has not) can be invalidated, through their current
- * key and from a QP of their PD.  Invalidating a free MR changes nothing.
+ * IBTA 10.6.5: only MRs allocated for fast registration and type 2
+ * memory windows (vhca_mw_invalidate()) can be invalidated, through their
+ * current key and from a QP of their PD.  Invalidating a free MR changes
+ * nothing.
  */
-static bool vhca_mr_invalidate(VhcaCore *core, uint32_t pdn, uint32_t key)
+static bool vhca_mr_invalidate(VhcaCore *core, uint32_t qpn, uint32_t pdn,
+                               uint32_t key, bool remote)
 {
     VhcaMr *mr = vhca_mr_by_key(core, key);
 
+    if (mr && vhca_mr_is_window(mr)) {
+        return vhca_mw_invalidate(core, mr, qpn, pdn, remote);
+    }
     if (!mr || !(mr->flags & VHCA_MR_FAST_REG) || mr->pdn != pdn) {
         return false;
     }
@@ -532,15 +595,17 @@ static bool vhca_mr_invalidate(VhcaCore *core, uint32_t pdn, uint32_t key)
     return true;
 }
 
-uint8_t vhca_mr_local_inv(VhcaCore *core, uint32_t pdn, uint32_t key)
+uint8_t vhca_mr_local_inv(VhcaCore *core, uint32_t qpn, uint32_t pdn,
+                          uint32_t key)
 {
-    return vhca_mr_invalidate(core, pdn, key) ? VHCA_WC_SUCCESS
-                                              : VHCA_WC_LOC_PROT_ERR;
+    return vhca_mr_invalidate(core, qpn, pdn, key, false) ?
+           VHCA_WC_SUCCESS : VHCA_WC_LOC_PROT_ERR;
 }
 
-bool vhca_mr_remote_invalidate(VhcaCore *core, uint32_t pdn, uint32_t key)
+bool vhca_mr_remote_invalidate(VhcaCore *core, uint32_t qpn, uint32_t pdn,
+                               uint32_t key)
 {
-    return vhca_mr_invalidate(core, pdn, key);
+    return vhca_mr_invalidate(core, qpn, pdn, key, true);
 }
 
 /* Guest physical address of page @index of a paged MR, or 0. */
@@ -611,19 +676,18 @@ static int vhca_mr_dma(VhcaCore *core, const VhcaMr *mr, uint64_t addr,
 
 /*
  * Check [@addr, @addr + @len) of key @key in generation @gen, then move
- * it: the only path from the engine to an MR's memory.
+ * it: the only path from the engine to an MR's memory, windows included.
  */
 static bool vhca_mr_copy_range(VhcaCore *core, VhcaSgDir dir, uint32_t key,
                                uint64_t gen, uint64_t addr, uint8_t *buf,
-                               uint32_t len, uint32_t pdn, uint32_t access)
+                               uint32_t len, uint32_t pdn, uint32_t qpn,
+                               uint32_t access)
 {
-    const VhcaMr *mr = vhca_mr_by_key(core, key);
+    uint64_t range = len, checked;
+    const VhcaMr *mr;
 
-    /* Another MR behind the same key is no MR of this message. */
-    if (mr && gen != VHCA_MR_GEN_ANY && mr->gen != gen) {
-        mr = NULL;
-    }
-    return vhca_mr_check_access(mr, pdn, addr, len, access) == VHCA_MR_OK &&
+    return vhca_mr_resolve(core, key, gen, pdn, qpn, &addr, &range, access,
+                           false, &mr, &checked) == VHCA_MR_OK &&
            !vhca_mr_dma(core, mr, addr, buf, len, dir);
 }
 
@@ -649,8 +713,9 @@ uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
          * Checked at every use: the MR may have gone, or its key been
          * given to another MR, since the WQE was checked.
          */
+        /* Local access: a window's key names nothing here. */
         if (!vhca_mr_copy_range(core, dir, sge->lkey, VHCA_MR_GEN_ANY,
-                                sge->addr + offset, p, chunk, pdn,
+                                sge->addr + offset, p, chunk, pdn, 0,
                                 access)) {
             return VHCA_WC_LOC_PROT_ERR;
         }
@@ -664,12 +729,13 @@ uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
 
 uint8_t vhca_sg_copy_one(VhcaCore *core, VhcaSgDir dir, uint32_t key,
                          uint64_t gen, uint64_t addr, void *buf,
-                         uint32_t len, uint32_t pdn, uint32_t access)
+                         uint32_t len, uint32_t pdn, uint32_t qpn,
+                         uint32_t access)
 {
     if (!len) {
         return VHCA_WC_SUCCESS;
     }
-    return vhca_mr_copy_range(core, dir, key, gen, addr, buf, len, pdn,
+    return vhca_mr_copy_range(core, dir, key, gen, addr, buf, len, pdn, qpn,
                               access) ? VHCA_WC_SUCCESS
                                       : VHCA_WC_LOC_PROT_ERR;
 }

@@ -118,6 +118,7 @@ uint8_t vhca_send_wc_opcode(uint8_t wr_opcode)
         [VHCA_WR_ATOMIC_WRITE] = { true, VHCA_WC_ATOMIC_WRITE },
         [VHCA_WR_LOCAL_INV] = { true, VHCA_WC_LOCAL_INV },
         [VHCA_WR_REG_MR] = { true, VHCA_WC_REG_MR },
+        [VHCA_WR_BIND_MW] = { true, VHCA_WC_BIND_MW },
     };
 
     if (wr_opcode < sizeof(map) / sizeof(map[0]) && map[wr_opcode].valid) {
@@ -674,6 +675,7 @@ uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     vhca_qp_drain_unreliable(core, qpn, qp);
     vhca_qp_users(core, qp, -1);
     vhca_mcast_qp_gone(core, qpn);
+    vhca_mw_qp_gone(core, qpn);
     vhca_qp_transport_reset(core, qpn, qp);
     vhca_qp_transport_free(core, qp);
     free(qp->sq.pages);

@@ -18,7 +18,7 @@
                                  VHCA_PBL_ENTRIES_PER_PAGE)
 
 struct VhcaPd {
-    uint32_t users;                 /* MRs, QPs and SRQs in this PD */
+    uint32_t users;                 /* MRs, windows, QPs and SRQs in it */
 };
 
 struct VhcaMr {
@@ -47,7 +47,38 @@ struct VhcaMr {
      */
     uint32_t max_pages;
     bool valid;
+    /*
+     * An MR: how many memory windows are bound to it (DESTROY_MR is BUSY
+     * until none is, as rxe refuses it).
+     */
+    uint32_t mw_bound;
+    /*
+     * A memory window (vhca-mw.c, IBTA 10.6.7) lives in the MR table, so
+     * that MR and window keys are one R_Key space: mw_type is its enum
+     * vhca_mw_type, 0 for an MR.  A window uses gen (a new one with each
+     * bind), key_tag, pdn, access (its rights, ZERO_BASED included), iova
+     * and length (the bound range, in the MR's address space) and valid
+     * (type 1: always; type 2: bound, not free).  It is bound to MR
+     * mw_mr_index (0: none) as that MR was in generation mw_mr_gen, and a
+     * type 2 window to QP mw_qpn.
+     */
+    uint8_t mw_type;
+    uint32_t mw_mr_index;
+    uint64_t mw_mr_gen;
+    uint32_t mw_qpn;
 };
+
+static inline bool vhca_mr_is_window(const VhcaMr *mr)
+{
+    return mr->mw_type != 0;
+}
+
+/* [@addr, @addr + @len) lies in [@start, @start + @length). */
+static inline bool vhca_range_within(uint64_t start, uint64_t length,
+                                     uint64_t addr, uint64_t len)
+{
+    return addr >= start && len <= length && addr - start <= length - len;
+}
 
 struct VhcaCq {
     uint64_t *pages;
@@ -331,7 +362,8 @@ typedef enum VhcaMrStatus {
     VHCA_MR_OUT_OF_BOUNDS,
     VHCA_MR_NO_ACCESS,              /* a right the MR does not grant */
     VHCA_MR_MISALIGNED,             /* atomic not 8-byte aligned/sized */
-    VHCA_MR_NOT_VALID,              /* fast-register MR, free */
+    VHCA_MR_NOT_VALID,              /* fast-register MR or window, free */
+    VHCA_MR_QP_MISMATCH,            /* type 2 window tied to another QP */
 } VhcaMrStatus;
 
 /* A command's view of its admin queue entry (vhca-admin.c). */
@@ -423,6 +455,8 @@ uint8_t vhca_cmd_query_srq(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_destroy_srq(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_alloc_xrcd(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_dealloc_xrcd(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_alloc_mw(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_dealloc_mw(VhcaCore *core, VhcaCmdCtx *ctx);
 
 /* vhca-xrc.c: XRC domains and the target's SRQ rule (annex A14). */
 bool vhca_xrcd_exists(const VhcaCore *core, uint32_t xrcdn);
@@ -480,32 +514,80 @@ uint8_t vhca_port_active_mtu(const VhcaCore *core);
 #define VHCA_MR_GEN_ANY     0
 
 /*
+ * The rights that only a peer's request asks for.  A key is resolved as a
+ * memory window's only for them: windows grant remote access alone
+ * (IBTA 10.6.7), and a window's key in a local SGE names no MR.
+ */
+#define VHCA_ACCESS_REMOTE_ANY  (VHCA_ACCESS_REMOTE_WRITE |                 \
+                                 VHCA_ACCESS_REMOTE_READ |                  \
+                                 VHCA_ACCESS_REMOTE_ATOMIC |                \
+                                 VHCA_ACCESS_FLUSH_GLOBAL |                 \
+                                 VHCA_ACCESS_FLUSH_PERSISTENT)
+
+/*
  * vhca-mr.c: what the transport calls for every memory access.  Checks
  * @key, PD @pdn, the bounds and @access (IBTA 10.6.3); if @gen is not
  * NULL and the check passes, stores the generation of the MR checked, for
  * the data movements of the same message to pin (vhca_sg_copy_one()).
+ * When @access asks for a remote right and @key names a memory window,
+ * the window's checks come first (vhca_mw_check(); @qpn is the QP the
+ * request came to, for type 2 windows), then the MR's bounds at the
+ * translated address, and *@gen is the window's generation.
  */
 VhcaMrStatus vhca_mr_check(VhcaCore *core, uint32_t key, uint32_t pdn,
-                           uint64_t addr, uint64_t len, uint32_t access,
-                           uint64_t *gen);
+                           uint32_t qpn, uint64_t addr, uint64_t len,
+                           uint32_t access, uint64_t *gen);
 /*
- * The same checks for the whole MR @key names, whatever its range: an
- * MR-level FLUSH (IBTA 1.5) names no range.
+ * The same checks for the whole MR (or window) @key names, whatever its
+ * range: an MR-level FLUSH (IBTA 1.5) names no range.
  */
 VhcaMrStatus vhca_mr_check_whole(VhcaCore *core, uint32_t key, uint32_t pdn,
-                                 uint32_t access);
+                                 uint32_t qpn, uint32_t access);
 const char *vhca_mr_status_name(VhcaMrStatus status);
 
 /*
  * Fast registration (IBTA 10.6.3.2, 10.7): the REG_MR and LOCAL_INV send
- * WQEs of a QP in PD @pdn (@wqe: the raw 256 bytes), and the invalidation
- * a SEND with Invalidate asks for.  Each returns VHCA_WC_SUCCESS or the
- * status its WQE completes with; vhca_mr_remote_invalidate() returns
- * false if @key cannot be invalidated.
+ * WQEs of QP @qpn in PD @pdn (@wqe: the raw 256 bytes), and the
+ * invalidation a SEND with Invalidate to QP @qpn asks for.  Each returns
+ * VHCA_WC_SUCCESS or the status its WQE completes with;
+ * vhca_mr_remote_invalidate() returns false if @key cannot be
+ * invalidated.  Both invalidations take a type 2 window's key too
+ * (vhca_mw_invalidate()).
  */
 uint8_t vhca_mr_fast_reg(VhcaCore *core, uint32_t pdn, const uint8_t *wqe);
-uint8_t vhca_mr_local_inv(VhcaCore *core, uint32_t pdn, uint32_t key);
-bool vhca_mr_remote_invalidate(VhcaCore *core, uint32_t pdn, uint32_t key);
+uint8_t vhca_mr_local_inv(VhcaCore *core, uint32_t qpn, uint32_t pdn,
+                          uint32_t key);
+bool vhca_mr_remote_invalidate(VhcaCore *core, uint32_t qpn, uint32_t pdn,
+                               uint32_t key);
+/* The MR or window @key names now (index and tag), or NULL. */
+VhcaMr *vhca_mr_by_key(VhcaCore *core, uint32_t key);
+
+/*
+ * vhca-mw.c: memory windows (IBTA 10.6.7; docs/specs/vhca.rst, "Memory
+ * windows").  vhca_mw_bind() executes the BIND_MW WQE @wqe of QP @qpn in
+ * PD @pdn: VHCA_WC_SUCCESS or VHCA_WC_MW_BIND_ERR.
+ */
+uint8_t vhca_mw_bind(VhcaCore *core, uint32_t qpn, uint32_t pdn,
+                     const uint8_t *wqe);
+/*
+ * Remote access through window @mw (the key named it, tag included) by
+ * a request to QP @qpn in PD @pdn: the window's checks of
+ * [*@addr, *@addr + @len) and @access; on VHCA_MR_OK, *@addr is the
+ * address in the MR's space and *@mr the MR, still the one bound (its
+ * own bounds are the caller's to check; its rights are not needed).
+ * @whole: the whole window, whatever *@addr and @len (MR-level FLUSH).
+ */
+VhcaMrStatus vhca_mw_check(VhcaCore *core, const VhcaMr *mw, uint32_t pdn,
+                           uint32_t qpn, uint64_t *addr, uint64_t *len,
+                           uint32_t access, bool whole, const VhcaMr **mr);
+/*
+ * LOCAL_INV (@remote false) or SEND with Invalidate to QP @qpn in PD
+ * @pdn of window @mw: false if it cannot be invalidated.
+ */
+bool vhca_mw_invalidate(VhcaCore *core, VhcaMr *mw, uint32_t qpn,
+                        uint32_t pdn, bool remote);
+/* DESTROY_QP: the type 2 windows tied to QP @qpn become free. */
+void vhca_mw_qp_gone(VhcaCore *core, uint32_t qpn);
 
 /* Which way vhca_sg_copy() moves the data. */
 typedef enum VhcaSgDir {
@@ -537,16 +619,19 @@ uint8_t vhca_sg_copy(VhcaCore *core, VhcaSgDir dir,
 
 /*
  * vhca_sg_copy() of the one range [@addr, @addr + @len) of key @key, in
- * the MR of generation @gen only (VHCA_MR_GEN_ANY: the MR the key names
- * now).  The packets after the first of a multi-packet RDMA WRITE, and
- * the response packets of a READ, pass the generation their request
- * checked: if the MR was destroyed and its index and tag reused since,
- * the key names another MR and the data does not move (as rxe holds a
- * reference to the MR for the message; IBTA 10.6.7.2).
+ * the MR (or window) of generation @gen only (VHCA_MR_GEN_ANY: whatever
+ * the key names now), for a request to QP @qpn (vhca_mr_check()).  The
+ * packets after the first of a multi-packet RDMA WRITE, and the response
+ * packets of a READ, pass the generation their request checked: if the
+ * MR was destroyed and its index and tag reused since, or the window
+ * rebound, invalidated or deallocated, the key names something else and
+ * the data does not move (as rxe holds a reference to the MR for the
+ * message; IBTA 10.6.7.2).
  */
 uint8_t vhca_sg_copy_one(VhcaCore *core, VhcaSgDir dir, uint32_t key,
                          uint64_t gen, uint64_t addr, void *buf,
-                         uint32_t len, uint32_t pdn, uint32_t access);
+                         uint32_t len, uint32_t pdn, uint32_t qpn,
+                         uint32_t access);
 
 /* vhca-eq.c: the producer shared by EQ 0 and the completion EQs. */
 bool vhca_eq_post(VhcaCore *core, VhcaEq *eq, VhcaGuestError kind,

@@ -46,10 +46,14 @@ static bool vhca_wr_is_rd_atomic(uint8_t op)
     return op == VHCA_WR_RDMA_READ || vhca_wr_is_atomic(op);
 }
 
-/* Work on the device's own MRs: no packet (IBTA 10.6.3.2, 10.6.5). */
+/*
+ * Work on the device's own MRs and windows: no packet (IBTA 10.6.3.2,
+ * 10.6.5, 10.6.7.2).
+ */
 static bool vhca_wr_is_local(uint8_t op)
 {
-    return op == VHCA_WR_REG_MR || op == VHCA_WR_LOCAL_INV;
+    return op == VHCA_WR_REG_MR || op == VHCA_WR_LOCAL_INV ||
+           op == VHCA_WR_BIND_MW;
 }
 
 /* IBTA 1.5 memory placement extensions: no local data, no SGEs. */
@@ -95,6 +99,10 @@ static bool vhca_req_opcode_ok(const VhcaQp *qp, uint8_t op)
     case VHCA_WR_LOCAL_INV:
     case VHCA_WR_REG_MR:
         return qp->type == VHCA_QPT_RC || qp->type == VHCA_QPT_UC;
+    /* As rxe: any QP that sends RDMA requests binds (IBTA 10.6.7.2). */
+    case VHCA_WR_BIND_MW:
+        return qp->type == VHCA_QPT_RC || qp->type == VHCA_QPT_UC ||
+               qp->type == VHCA_QPT_XRC_INI;
     case VHCA_WR_SEND_WITH_INV:
     case VHCA_WR_RDMA_READ:
     case VHCA_WR_ATOMIC_CMP_AND_SWP:
@@ -229,7 +237,8 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
         uint32_t lkey = vhca_ld_le32(sge + 12);
 
         total += len;
-        if (len && vhca_mr_check(core, lkey, qp->pdn, addr, len, access,
+        /* A window's key is no L_Key: access asks for no remote right. */
+        if (len && vhca_mr_check(core, lkey, qp->pdn, 0, addr, len, access,
                                  NULL) != VHCA_MR_OK) {
             return VHCA_WC_LOC_PROT_ERR;
         }
@@ -417,19 +426,22 @@ void vhca_req_restart_timer(VhcaCore *core, VhcaQp *qp)
 /* ---------------------------------------------------------------------- */
 
 /*
- * REG_MR and LOCAL_INV act when fetched, so every later WQE (fetched
- * after) sees their effect.  LOCAL_INV waits until every earlier WQE
- * has completed: a retransmission must not meet a buffer invalidated
- * behind it.  Returns false if the WQE must wait.
+ * REG_MR, BIND_MW and LOCAL_INV act when fetched, so every later WQE
+ * (fetched after) sees their effect.  LOCAL_INV waits until every
+ * earlier WQE has completed: a retransmission must not meet a buffer
+ * invalidated behind it.  BIND_MW need not wait: a window is never a
+ * local buffer of an earlier WQE.  Returns false if the WQE must wait.
  */
-static bool vhca_req_local(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
-                           VhcaSendMeta *m)
+static bool vhca_req_local(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                           const uint8_t *raw, VhcaSendMeta *m)
 {
     if (m->opcode == VHCA_WR_LOCAL_INV) {
         if (qp->req.fetched != qp->sq.ci) {
             return false;
         }
-        m->status = vhca_mr_local_inv(core, qp->pdn, m->imm_or_inv);
+        m->status = vhca_mr_local_inv(core, qpn, qp->pdn, m->imm_or_inv);
+    } else if (m->opcode == VHCA_WR_BIND_MW) {
+        m->status = vhca_mw_bind(core, qpn, qp->pdn, raw);
     } else {
         m->status = vhca_mr_fast_reg(core, qp->pdn, raw);
     }
@@ -480,7 +492,7 @@ static bool vhca_req_fetch(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
                   vhca_wire_packet_count(m.len, qp->attr.path_mtu);
         if (vhca_wr_is_local(m.opcode)) {
             m.npkts = 0;
-            if (!vhca_req_local(core, qp, raw, &m)) {
+            if (!vhca_req_local(core, qpn, qp, raw, &m)) {
                 return false;
             }
         }

@@ -469,13 +469,15 @@ static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     resp->cur_len += pkt->payload_len;
     /*
-     * IBTA 9.4.1.1, 10.6.5: a SEND with Invalidate frees the fast-register
-     * MR its key names once the message is placed.  A key that cannot be
+     * IBTA 9.4.1.1, 10.6.5, 10.6.7.2.2: a SEND with Invalidate frees the
+     * fast-register MR or type 2 window its key names once the message is
+     * placed.  A key that cannot be
      * invalidated is the peer's invalid request (rxe's class J): traced
      * and counted as the NAK it earns, like every class C error.
      */
     if (last && vhca_op_has_inv(op) &&
-        !vhca_mr_remote_invalidate(core, qp->pdn, pkt->tp.inv_rkey)) {
+        !vhca_mr_remote_invalidate(core, qpn, qp->pdn,
+                                   pkt->tp.inv_rkey)) {
         vhca_resp_fatal(core, qpn, qp, psn, VHCA_IB_NAK_INVALID_REQUEST,
                         VHCA_WC_REM_INV_REQ_ERR, 0, 0);
         return;
@@ -487,9 +489,9 @@ static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     resp->epsn = vhca_psn_add(psn, 1);
 }
 
-VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
-                                     const VhcaWirePacket *pkt, bool first,
-                                     bool last)
+VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, uint32_t qpn,
+                                     VhcaQp *qp, const VhcaWirePacket *pkt,
+                                     bool first, bool last)
 {
     VhcaResponder *resp = &qp->resp;
     uint32_t plen = pkt->payload_len;
@@ -509,7 +511,7 @@ VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
          */
         resp->write_gen = VHCA_MR_GEN_ANY;
         if (reth->dma_len &&
-            vhca_mr_check(core, reth->rkey, vhca_resp_pdn(core, qp),
+            vhca_mr_check(core, reth->rkey, vhca_resp_pdn(core, qp), qpn,
                           reth->va, reth->dma_len, VHCA_ACCESS_REMOTE_WRITE,
                           &resp->write_gen) != VHCA_MR_OK) {
             return VHCA_WRITE_ACCESS;
@@ -535,7 +537,7 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     uint32_t psn = pkt->tp.bth.psn;
     uint32_t plen = pkt->payload_len;
 
-    switch (vhca_resp_check_write(core, qp, pkt, first, last)) {
+    switch (vhca_resp_check_write(core, qpn, qp, pkt, first, last)) {
     case VHCA_WRITE_INVALID:
         vhca_resp_invalid(core, qpn, qp, psn);
         return;
@@ -573,7 +575,7 @@ static void vhca_resp_do_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, resp->write_rkey,
                          resp->write_gen, resp->write_va + resp->cur_len,
                          (uint8_t *)pkt->payload, plen,
-                         vhca_resp_pdn(core, qp),
+                         vhca_resp_pdn(core, qp), qpn,
                          VHCA_ACCESS_REMOTE_WRITE) != VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -633,7 +635,7 @@ static void vhca_resp_do_read(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     if (reth->dma_len &&
-        vhca_mr_check(core, reth->rkey, pdn, reth->va, reth->dma_len,
+        vhca_mr_check(core, reth->rkey, pdn, qpn, reth->va, reth->dma_len,
                       VHCA_ACCESS_REMOTE_READ, &gen) != VHCA_MR_OK) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -672,7 +674,7 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         return;
     }
     if (vhca_sg_copy_one(core, VHCA_SG_GATHER, at->rkey, VHCA_MR_GEN_ANY,
-                         at->va, raw, 8, pdn,
+                         at->va, raw, 8, pdn, qpn,
                          VHCA_ACCESS_REMOTE_ATOMIC) !=
         VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
@@ -691,7 +693,7 @@ static void vhca_resp_do_atomic(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     vhca_st_le64(raw, result);
     if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, at->rkey, VHCA_MR_GEN_ANY,
-                         at->va, raw, 8, pdn,
+                         at->va, raw, 8, pdn, qpn,
                          VHCA_ACCESS_REMOTE_ATOMIC) !=
         VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
@@ -762,9 +764,9 @@ static void vhca_resp_do_flush(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     if (feth->selectivity == VHCA_FLUSH_MR) {
         st = vhca_mr_check_whole(core, reth->rkey, vhca_resp_pdn(core, qp),
-                                  access);
+                                 qpn, access);
     } else {
-        st = vhca_mr_check(core, reth->rkey, vhca_resp_pdn(core, qp),
+        st = vhca_mr_check(core, reth->rkey, vhca_resp_pdn(core, qp), qpn,
                            reth->va, reth->dma_len, access, NULL);
     }
     if (st != VHCA_MR_OK) {
@@ -795,8 +797,9 @@ static void vhca_resp_do_atomic_write(VhcaCore *core, uint32_t qpn,
         vhca_resp_invalid(core, qpn, qp, psn);
         return;
     }
-    if (vhca_mr_check(core, reth->rkey, vhca_resp_pdn(core, qp), reth->va,
-                      8, VHCA_ACCESS_REMOTE_WRITE, NULL) != VHCA_MR_OK) {
+    if (vhca_mr_check(core, reth->rkey, vhca_resp_pdn(core, qp), qpn,
+                      reth->va, 8, VHCA_ACCESS_REMOTE_WRITE, NULL) !=
+        VHCA_MR_OK) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
     }
@@ -806,7 +809,7 @@ static void vhca_resp_do_atomic_write(VhcaCore *core, uint32_t qpn,
     }
     if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, reth->rkey, VHCA_MR_GEN_ANY,
                          reth->va, (uint8_t *)pkt->payload, 8,
-                         vhca_resp_pdn(core, qp),
+                         vhca_resp_pdn(core, qp), qpn,
                          VHCA_ACCESS_REMOTE_WRITE) != VHCA_WC_SUCCESS) {
         vhca_resp_access(core, qpn, qp, psn);
         return;
@@ -835,7 +838,7 @@ static void vhca_resp_read_step(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
      */
     if (vhca_sg_copy_one(core, VHCA_SG_GATHER, resp->read_rkey,
                          resp->read_gen, resp->read_va + seg.offset,
-                         core->roce_payload, seg.len, resp->read_pdn,
+                         core->roce_payload, seg.len, resp->read_pdn, qpn,
                          VHCA_ACCESS_REMOTE_READ) != VHCA_WC_SUCCESS) {
         resp->read_active = false;
         vhca_resp_access(core, qpn, qp, psn);

@@ -201,9 +201,9 @@ typedef enum VhcaWriteCheck {
  * MR range and starts resp.write_*; each packet must fit in it, the last
  * fill it.  RC answers with a NAK, UC drops the message.
  */
-VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, VhcaQp *qp,
-                                     const VhcaWirePacket *pkt, bool first,
-                                     bool last);
+VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, uint32_t qpn,
+                                     VhcaQp *qp, const VhcaWirePacket *pkt,
+                                     bool first, bool last);
 
 /* vhca-uc.c: the UC responder (IBTA 9.8.3, 9.9.4, rxe's UC rules). */
 void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,

@@ -94,7 +94,8 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     uint32_t plen = pkt->payload_len;
 
     /* No NAKs on UC: whatever the check finds, the message is dropped. */
-    if (vhca_resp_check_write(core, qp, pkt, first, last) != VHCA_WRITE_OK) {
+    if (vhca_resp_check_write(core, qpn, qp, pkt, first, last) !=
+        VHCA_WRITE_OK) {
         vhca_uc_drop_msg(core, qpn, qp);
         return;
     }
@@ -113,7 +114,7 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     /* The MR the FIRST packet checked, or nothing (IBTA 10.6.7.2). */
     if (vhca_sg_copy_one(core, VHCA_SG_SCATTER, resp->write_rkey,
                          resp->write_gen, resp->write_va + resp->cur_len,
-                         (uint8_t *)pkt->payload, plen, qp->pdn,
+                         (uint8_t *)pkt->payload, plen, qp->pdn, qpn,
                          VHCA_ACCESS_REMOTE_WRITE) != VHCA_WC_SUCCESS) {
         vhca_uc_drop_msg(core, qpn, qp);
         return;

@@ -207,6 +207,18 @@ static void vhca_cqe_error_cb(void *opaque, uint32_t cqn, uint32_t qpn,
     trace_vhca_cqe_error(cqn, qpn, wr_id, opcode, status, vendor_err);
 }
 
+static void vhca_mw_bind_refused_cb(void *opaque, uint32_t qpn, uint32_t key,
+                                    VhcaMwBindError why)
+{
+    trace_vhca_mw_bind_refused(qpn, key, vhca_core_mw_bind_error_name(why));
+}
+
+static void vhca_mw_invalidated_cb(void *opaque, uint32_t qpn, uint32_t key,
+                                   VhcaMwInvalidation why)
+{
+    trace_vhca_mw_invalidated(qpn, key, vhca_core_mw_invalidation_name(why));
+}
+
 static void vhca_srq_limit_cb(void *opaque, uint32_t srqn, uint32_t limit,
                               uint32_t wqes)
 {
@@ -366,6 +378,8 @@ static const VhcaCoreOps vhca_core_ops = {
     .ack_timeout = vhca_ack_timeout_cb,
     .cqe_error = vhca_cqe_error_cb,
     .srq_limit = vhca_srq_limit_cb,
+    .mw_bind_refused = vhca_mw_bind_refused_cb,
+    .mw_invalidated = vhca_mw_invalidated_cb,
     .ub_reg_access = vhca_ub_reg_access_cb,
     .ub_doorbell = vhca_ub_doorbell_cb,
     .ub_ring_doorbell = vhca_ub_ring_doorbell_cb,

@@ -81,6 +81,7 @@ typedef enum CaseRef {
     V_MAX_MR,           /* QUERY_DEVICE's max_mr (+ k) */
     /* A destroyed MR's key; with W_MR, its index is the live MR's. */
     V_DEAD_KEY,
+    V_MW_KEY,           /* the memory window's key (W_MW) */
     V_DB_PAGES,         /* QUERY_DEVICE's max_uctx (+ k) */
     V_GID_TBL_LEN,      /* gid_tbl_len (+ k) */
     V_VECTORS,          /* completion vectors + 2, i.e. all of them (+ k) */
@@ -138,6 +139,7 @@ typedef struct CaseEdit {
 #define W_XRCD          (1u << 12)  /* an XRC domain */
 #define W_XRC_SRQ       (1u << 13)  /* an XRC SRQ in it, completing to rcqn */
 #define W_XRC_TGT       (1u << 14)  /* an XRC target QP in it */
+#define W_MW            (1u << 15)  /* a type 1 memory window on the PD */
 
 typedef struct VhcaAdminCase {
     const char *name;               /* "<command>/<what>" */
@@ -181,6 +183,7 @@ typedef struct VhcaAdminCase {
 #define FILTER(f, ...)  MB(struct vhca_rx_filter, f, __VA_ARGS__)
 #define RESIZE(f, ...)  MB(struct vhca_cq_resize, f, __VA_ARGS__)
 #define MCAST_IN(f, ...) IN(struct vhca_cmd_mcast_in, f, __VA_ARGS__)
+#define MW_IN(f, ...)   IN(struct vhca_cmd_mw_in, f, __VA_ARGS__)
 #define SRQ(f, ...)     MB(struct vhca_srq_create, f, __VA_ARGS__)
 #define SRQ_ATTR(f, ...) MB(struct vhca_srq_attr, f, __VA_ARGS__)
 /* The good CREATE_QP, receiving from the SRQ (no RQ of its own). */
@@ -394,8 +397,12 @@ static const VhcaAdminCase cases[] = {
     ROW("create-mr/phys-pd-destroyed", VHCA_CMD_CREATE_MR, BAD_INDEX,
         .edit = { MR(flags, LIT(VHCA_MR_PHYS)), MR(pdn, REF(DEAD_PDN, 0)) },
         .syndrome = SYN_EDIT(1)),
-    ROW("create-mr/access-bit-4", VHCA_CMD_CREATE_MR, BAD_PARAM,
-        .edit = { MR(access, LIT(0x10)) }),
+    /* ZERO_BASED is a window's right only (IBTA 10.6.7.2.3). */
+    ROW("create-mr/access-zero-based", VHCA_CMD_CREATE_MR, BAD_PARAM,
+        .edit = { MR(access, LIT(VHCA_ACCESS_LOCAL_WRITE |
+                                 VHCA_ACCESS_ZERO_BASED)) }),
+    ROW("create-mr/access-bit-6", VHCA_CMD_CREATE_MR, BAD_PARAM,
+        .edit = { MR(access, LIT(0x40)) }),
     /* No persistence placement type: the device makes nothing durable. */
     ROW("create-mr/access-flush-persistent", VHCA_CMD_CREATE_MR, BAD_PARAM,
         .edit = { MR(access, LIT(VHCA_ACCESS_LOCAL_WRITE |
@@ -493,6 +500,44 @@ static const VhcaAdminCase cases[] = {
         .syndrome = SYN_EDIT(0)),
     ROW("destroy-mr/index-past-table", VHCA_CMD_DESTROY_MR, BAD_INDEX,
         .edit = { OBJ_IN(LIT(0x3f01)) }, .syndrome = SYN_EDIT(0)),
+    /* A window's key names no MR (spec "Memory windows"). */
+    ROW("destroy-mr/window-key", VHCA_CMD_DESTROY_MR, BAD_INDEX,
+        .world = W_MW, .edit = { OBJ_IN(REF(MW_KEY, 0)) },
+        .syndrome = SYN_EDIT(0)),
+
+    /*
+     * Memory windows (IBTA 10.6.7; spec "Memory windows"): the good
+     * ALLOC_MW is type 2 in the PD; windows take MR table entries.
+     */
+    ROW("alloc-mw/table-full", VHCA_CMD_ALLOC_MW, NO_RESOURCES,
+        .world = W_FULL),
+    ROW("create-mr/table-full-with-window", VHCA_CMD_CREATE_MR, NO_RESOURCES,
+        .world = W_FULL | W_MW),
+    ROW("alloc-mw/pd-0", VHCA_CMD_ALLOC_MW, BAD_INDEX,
+        .edit = { MW_IN(pdn, LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("alloc-mw/pd-destroyed", VHCA_CMD_ALLOC_MW, BAD_INDEX,
+        .edit = { MW_IN(pdn, REF(DEAD_PDN, 0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("alloc-mw/pd-0xffffffff", VHCA_CMD_ALLOC_MW, BAD_INDEX,
+        .edit = { MW_IN(pdn, LIT(UINT32_MAX)) }, .syndrome = SYN_EDIT(0)),
+    ROW("alloc-mw/type-0", VHCA_CMD_ALLOC_MW, BAD_PARAM,
+        .edit = { MW_IN(type, LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("alloc-mw/type-3", VHCA_CMD_ALLOC_MW, BAD_PARAM,
+        .edit = { MW_IN(type, LIT(3)) }, .syndrome = SYN_EDIT(0)),
+    ROW("alloc-mw/type-0xff", VHCA_CMD_ALLOC_MW, BAD_PARAM,
+        .edit = { MW_IN(type, LIT(0xff)) }, .syndrome = SYN_EDIT(0)),
+    ROW("dealloc-mw/0", VHCA_CMD_DEALLOC_MW, BAD_INDEX,
+        .edit = { OBJ_IN(LIT(0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("dealloc-mw/freed-index", VHCA_CMD_DEALLOC_MW, BAD_INDEX,
+        .edit = { OBJ_IN(REF(DEAD_KEY, 0)) }, .syndrome = SYN_EDIT(0)),
+    ROW("dealloc-mw/index-past-table", VHCA_CMD_DEALLOC_MW, BAD_INDEX,
+        .edit = { OBJ_IN(LIT(0x3f01)) }, .syndrome = SYN_EDIT(0)),
+    ROW("dealloc-mw/0xffffffff", VHCA_CMD_DEALLOC_MW, BAD_INDEX,
+        .edit = { OBJ_IN(LIT(UINT32_MAX)) }, .syndrome = SYN_EDIT(0)),
+    /* An MR's key names no window: MRs go by DESTROY_MR. */
+    ROW("dealloc-mw/mr-key", VHCA_CMD_DEALLOC_MW, BAD_INDEX,
+        .world = W_MR | W_MW, .edit = { OBJ_IN(REF(KEY, 0)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("destroy-pd/has-mw", VHCA_CMD_DESTROY_PD, BUSY, .world = W_MW),
 
     /* Completion EQs (the good one: 2^9 entries in 2 pages, vector 2). */
     ROW("create-eq/table-full", VHCA_CMD_CREATE_EQ, NO_RESOURCES,
@@ -1111,6 +1156,7 @@ static const VhcaAdminCase cases[] = {
 
 typedef enum ObjKind {
     OBJ_UCTX, OBJ_PD, OBJ_MR, OBJ_EQ, OBJ_CQ, OBJ_QP, OBJ_SRQ, OBJ_XRCD,
+    OBJ_MW,
     OBJ_N,
     OBJ_NONE = OBJ_N
 } ObjKind;
@@ -1129,7 +1175,7 @@ typedef struct World {
     uint32_t qpn, dead_qpn, ud_qpn;
     uint32_t srqn, dead_srqn, srq_qpn;
     uint32_t xrcdn, dead_xrcdn, xrc_srqn, tgt_qpn;
-    uint32_t key, dead_key;
+    uint32_t key, dead_key, mw_key;
 
     /* Guest memory the good inputs name. */
     uint64_t zero_page;
@@ -1179,6 +1225,8 @@ static ObjKind created_kind(uint16_t opcode)
         return OBJ_SRQ;
     case VHCA_CMD_ALLOC_XRCD:
         return OBJ_XRCD;
+    case VHCA_CMD_ALLOC_MW:
+        return OBJ_MW;
     default:
         return OBJ_NONE;
     }
@@ -1191,6 +1239,7 @@ static uint16_t destroy_opcode(ObjKind kind)
         [OBJ_MR] = VHCA_CMD_DESTROY_MR, [OBJ_EQ] = VHCA_CMD_DESTROY_EQ,
         [OBJ_CQ] = VHCA_CMD_DESTROY_CQ, [OBJ_QP] = VHCA_CMD_DESTROY_QP,
         [OBJ_SRQ] = VHCA_CMD_DESTROY_SRQ, [OBJ_XRCD] = VHCA_CMD_DEALLOC_XRCD,
+        [OBJ_MW] = VHCA_CMD_DEALLOC_MW,
     };
 
     return op[kind];
@@ -1204,8 +1253,11 @@ static uint32_t table_size(World *w, ObjKind kind)
         return w->dev.max_uctx;
     case OBJ_PD:
         return w->dev.max_pd;
+    /* MRs and windows share one table (spec "Memory windows"). */
     case OBJ_MR:
-        return w->dev.max_mr;
+        return w->dev.max_mr - w->live[OBJ_MW];
+    case OBJ_MW:
+        return w->dev.max_mw - w->live[OBJ_MR];
     case OBJ_EQ:
         return VHCA_MAX_COMP_EQS;
     case OBJ_CQ:
@@ -1537,6 +1589,16 @@ static void good_command(World *w, uint16_t opcode, Cmd *c)
         cmd_inline(c, opcode, &in, sizeof(in));
         return;
     }
+    case VHCA_CMD_ALLOC_MW: {
+        struct vhca_cmd_mw_in in = {
+            .pdn = GUINT32_TO_LE(w->pdn),
+            .type = VHCA_MW_TYPE_2,
+            .key_tag = GUINT32_TO_LE(0x12),
+        };
+
+        cmd_inline(c, opcode, &in, sizeof(in));
+        return;
+    }
     case VHCA_CMD_DEALLOC_UCTX: {
         struct vhca_cmd_uctx_in in = { .db_page = GUINT32_TO_LE(w->page) };
 
@@ -1549,8 +1611,10 @@ static void good_command(World *w, uint16_t opcode, Cmd *c)
     case VHCA_CMD_DESTROY_CQ:
     case VHCA_CMD_DESTROY_QP:
     case VHCA_CMD_DESTROY_SRQ:
-    case VHCA_CMD_DEALLOC_XRCD: {
+    case VHCA_CMD_DEALLOC_XRCD:
+    case VHCA_CMD_DEALLOC_MW: {
         uint32_t handle = opcode == VHCA_CMD_DEALLOC_XRCD ? w->xrcdn :
+                          opcode == VHCA_CMD_DEALLOC_MW ? w->mw_key :
                           opcode == VHCA_CMD_DESTROY_PD ? w->pdn :
                           opcode == VHCA_CMD_DESTROY_MR ? w->key :
                           opcode == VHCA_CMD_DESTROY_EQ ? w->eqn :
@@ -1769,6 +1833,7 @@ static void world_build(World *w)
     TO_HOST(gid_tbl_len);
     TO_HOST(max_srq);
     TO_HOST(max_xrcd);
+    TO_HOST(max_mw);
 #undef TO_HOST
 
     memcpy(gid.gid, local_gid, sizeof(gid.gid));
@@ -1809,6 +1874,18 @@ static void world_build(World *w)
     if (row->world & W_MR) {
         create_mr_tagged(w, 0x42, &w->key);
         g_assert_cmphex(w->key >> 8, ==, w->dead_key >> 8);
+    }
+    if (row->world & W_MW) {
+        struct vhca_cmd_mw_in in = {
+            .pdn = GUINT32_TO_LE(w->pdn),
+            .type = VHCA_MW_TYPE_1,
+            .key_tag = GUINT32_TO_LE(0x43),
+        };
+        Cmd mw;
+
+        cmd_inline(&mw, VHCA_CMD_ALLOC_MW, &in, sizeof(in));
+        w->mw_key = must(w, &mw, "ALLOC_MW").key;
+        w->live[OBJ_MW]++;
     }
     if (row->world & W_QP) {
         w->qpn = create(w, VHCA_CMD_CREATE_QP, NULL);
@@ -2000,6 +2077,8 @@ static uint64_t resolve(World *w, CaseValue v)
         return w->dev.max_mr + k;
     case V_DEAD_KEY:
         return w->dead_key + k;
+    case V_MW_KEY:
+        return need(w->mw_key, "the memory window (W_MW)") + k;
     case V_DB_PAGES:
         return w->dev.max_uctx + k;
     case V_GID_TBL_LEN:
@@ -2090,7 +2169,9 @@ static uint32_t probe_handle(World *w)
 
     good_command(w, w->row->opcode, &c);
     out = must(w, &c, "the good command");
-    must_destroy(w, kind, kind == OBJ_MR ? out.key : out.handle);
+    /* MRs and windows go by their key. */
+    must_destroy(w, kind, kind == OBJ_MR || kind == OBJ_MW ? out.key
+                                                           : out.handle);
     w->live[kind]++;            /* must_destroy took one off */
     return out.handle;
 }

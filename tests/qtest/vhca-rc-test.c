@@ -827,6 +827,93 @@ static void test_fast_reg(void)
     fabric_down(&f);
 }
 
+/*
+ * A type 2 memory window through the PCI device (IBTA 10.6.7,
+ * docs/specs/vhca.rst "Memory windows"): side 1 allocates a window,
+ * binds it to part of an MR with a BIND_MW WQE on its QP, side 0 writes
+ * through the window's key and the bytes land in the window only; after
+ * side 1's LOCAL_INV of the key, a WRITE fails with a remote access error.
+ */
+static void test_mw_type2(void)
+{
+    enum { LEN = 700, MR_LEN = 4096, WIN_OFF = 0x400, WIN_LEN = 0x800 };
+    Fabric f;
+    Conn cn;
+    struct vhca_cmd_mw_in in;
+    struct vhca_cmd_obj_out out;
+    struct vhca_send_wqe w;
+    struct vhca_cqe c;
+    uint64_t sbuf, rbuf;
+    uint32_t skey, mr, mw, key;
+
+    fabric_up(&f, 0);
+    conn_make(&cn, &f.side[0], &f.side[1], &conf_default);
+    sbuf = buf_alloc(&f.side[0], LEN);
+    buf_fill(&f.side[0], sbuf, LEN, 6);
+    skey = mr_phys(&f.side[0], sbuf, LEN, 0);
+    rbuf = buf_alloc(&f.side[1], MR_LEN);
+    mr = mr_phys(&f.side[1], rbuf, MR_LEN,
+                 VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_MW_BIND);
+
+    memset(&in, 0, sizeof(in));
+    in.pdn = cpu_to_le32(f.side[1].pdn);
+    in.type = VHCA_MW_TYPE_2;
+    in.key_tag = cpu_to_le32(0x30);
+    g_assert_cmpuint(vhca_cmd_exec(f.side[1].d, VHCA_CMD_ALLOC_MW, &in,
+                                   sizeof(in), &out), ==, VHCA_ST_OK);
+    mw = le32_to_cpu(out.key);
+    g_assert_cmphex(mw, ==, le32_to_cpu(out.handle) << 8 | 0x30);
+    g_assert_cmphex(mw >> 8, !=, mr >> 8);
+    key = (mw & ~0xffu) | 0x31;
+
+    wqe_init(&w, SEND_ID(1), VHCA_WR_BIND_MW, VHCA_WQE_SIGNALED);
+    w.rkey = cpu_to_le32(mw);
+    w.imm_or_inv = cpu_to_le32(key);
+    w.mw_mr_lkey = cpu_to_le32(mr);
+    w.mw_addr = cpu_to_le64(rbuf + WIN_OFF);
+    w.mw_length = cpu_to_le64(WIN_LEN);
+    w.mw_access = cpu_to_le32(VHCA_ACCESS_REMOTE_WRITE);
+    sq_post(&f.side[1], &cn.qp[1], &w);
+    expect_cqe(&f, &f.side[1], &f.side[1].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_BIND_MW, SEND_ID(1), cn.qp[1].qpn, &c);
+    g_assert_cmpuint(c.byte_len, ==, 0);
+    /* The MR is in use while the window is bound to it. */
+    g_assert_cmpuint(vhca_cmd_destroy(f.side[1].d, VHCA_CMD_DESTROY_MR, mr),
+                     ==, VHCA_ST_BUSY);
+
+    wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, sbuf, LEN, skey);
+    wqe_remote(&w, rbuf + WIN_OFF + 8, key);
+    sq_post(&f.side[0], &cn.qp[0], &w);
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_RDMA_WRITE, SEND_ID(2), cn.qp[0].qpn, NULL);
+    buf_check_zero(&f.side[1], rbuf, WIN_OFF + 8);
+    buf_check(&f.side[1], rbuf + WIN_OFF + 8, LEN, 6);
+    buf_check_zero(&f.side[1], rbuf + WIN_OFF + 8 + LEN,
+                   MR_LEN - WIN_OFF - 8 - LEN);
+
+    wqe_init(&w, SEND_ID(3), VHCA_WR_LOCAL_INV, VHCA_WQE_SIGNALED);
+    w.imm_or_inv = cpu_to_le32(key);
+    sq_post(&f.side[1], &cn.qp[1], &w);
+    expect_cqe(&f, &f.side[1], &f.side[1].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_LOCAL_INV, SEND_ID(3), cn.qp[1].qpn, NULL);
+
+    wqe_init(&w, SEND_ID(4), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, sbuf, 8, skey);
+    wqe_remote(&w, rbuf + WIN_OFF, key);
+    sq_post(&f.side[0], &cn.qp[0], &w);
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_REM_ACCESS_ERR,
+               VHCA_WC_RDMA_WRITE, SEND_ID(4), cn.qp[0].qpn, NULL);
+    buf_check_zero(&f.side[1], rbuf, WIN_OFF + 8);
+
+    /* Free, the window holds the MR no more; then it goes itself. */
+    g_assert_cmpuint(vhca_cmd_destroy(f.side[1].d, VHCA_CMD_DESTROY_MR, mr),
+                     ==, VHCA_ST_OK);
+    g_assert_cmpuint(vhca_cmd_destroy(f.side[1].d, VHCA_CMD_DEALLOC_MW, key),
+                     ==, VHCA_ST_OK);
+    fabric_down(&f);
+}
+
 /* RDMA READ of several packets: READ_RESPONSE_FIRST/MIDDLE/LAST. */
 static void test_rdma_read(void)
 {
@@ -1627,7 +1714,7 @@ static void test_malformed_wqe(const void *data)
         w.num_sge = VHCA_MAX_SEND_SGE + 1;
         break;
     case MF_BAD_OPCODE:
-        w.opcode = 8;           /* ibv_wr_opcode 8 is BIND_MW: not ours */
+        w.opcode = 10;          /* ibv_wr_opcode 10 is TSO: not ours */
         wqe_sge(&w, sbuf, 4, skey);
         break;
     case MF_INLINE_TOO_LONG:
@@ -3266,6 +3353,7 @@ int main(int argc, char **argv)
                        test_rdma_write);
     vhca_add_test("/vhca/rc/rdma-read", test_rdma_read);
     vhca_add_test("/vhca/rc/fast-reg", test_fast_reg);
+    vhca_add_test("/vhca/rc/mw-type2", test_mw_type2);
     vhca_add_test("/vhca/rc/atomics", test_atomics);
     vhca_add_test("/vhca/rc/flush-atomic-write", test_placement_ops);
     for (unsigned i = 0; i < ARRAY_SIZE(mtus); i++) {

@@ -97,6 +97,8 @@ static void test_query_device(void)
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_qp), ==, cfg.max_qp);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_cq), ==, cfg.max_cq);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_mr), ==, cfg.max_mr);
+    /* Windows share the MR table (spec, "Memory windows"). */
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_mw), ==, cfg.max_mr);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_pd), ==, cfg.max_pd);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_srq), ==, cfg.max_srq);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_srq_wr), ==, 16384);

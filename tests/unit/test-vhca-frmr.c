@@ -294,11 +294,11 @@ static void test_reg_on_valid(void)
                VHCA_WC_LOCAL_INV);
     g_assert_cmpuint(qp_state(p.b.h, p.b.qp.qpn), ==, VHCA_QPS_ERR);
     /* The first registration stands (the QP cannot tell: it is in ERR). */
-    g_assert_cmpint(vhca_mr_check(&p.b.h->core, key, p.b.pdn, REG_IOVA,
+    g_assert_cmpint(vhca_mr_check(&p.b.h->core, key, p.b.pdn, 0, REG_IOVA,
                                   REG_LEN, VHCA_ACCESS_REMOTE_WRITE, NULL),
                     ==, VHCA_MR_OK);
     g_assert_cmpint(vhca_mr_check(&p.b.h->core, (key & ~0xffu) | 0x62,
-                                  p.b.pdn, REG_IOVA, 8, 0, NULL),
+                                  p.b.pdn, 0, REG_IOVA, 8, 0, NULL),
                     ==, VHCA_MR_BAD_KEY);
     pair_free(&p);
 }

@@ -323,8 +323,8 @@ static void s_bad_wqe(World *w)
 {
     world_init(w, &default_opts);
     world_mark(w);
-    /* 8: BIND_MW, which vhca has not. */
-    post(&w->p.a, 0xa1, 8, VHCA_WQE_SIGNALED, 0, 10, 0, 0);
+    /* 10: TSO, which vhca has not. */
+    post(&w->p.a, 0xa1, 10, VHCA_WQE_SIGNALED, 0, 10, 0, 0);
     ring_sq(&w->p.a);
     settle(w);
 }

@@ -701,7 +701,7 @@ static void test_local_errors(void)
             wqe_sge(&w, p.a.buf, 10, p.a.key + 0x100);  /* bad lkey */
             break;
         case 1:
-            w.opcode = 8;                               /* BIND_MW: none */
+            w.opcode = 10;                              /* TSO: none */
             break;
         case 2:
             w.num_sge = VHCA_MAX_SEND_SGE + 1;

@@ -116,9 +116,10 @@ static void test_mr_keys(void)
     c.key_tag = GUINT32_TO_LE(0x02);
     g_assert_cmpuint(create_mr(h, &c, &key2), ==, VHCA_ST_OK);
     g_assert_cmphex(key2, ==, 0x102);
-    g_assert_cmpuint(vhca_mr_check(&h->core, key, pdn, 0x100000, 8, 0, NULL), ==,
+    g_assert_cmpuint(vhca_mr_check(&h->core, key, pdn, 0, 0x100000, 8, 0,
+                                   NULL), ==,
                      VHCA_MR_BAD_KEY);
-    g_assert_cmpuint(vhca_mr_check(&h->core, key2, pdn, 0x100000, 8, 0,
+    g_assert_cmpuint(vhca_mr_check(&h->core, key2, pdn, 0, 0x100000, 8, 0,
                                    NULL), ==,
                      VHCA_MR_OK);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, key2), ==,
@@ -145,11 +146,11 @@ static void test_mr_generation(void)
 
     c.flags = GUINT16_TO_LE(VHCA_MR_PHYS);
     g_assert_cmpuint(create_mr(h, &c, &key), ==, VHCA_ST_OK);
-    g_assert_cmpuint(vhca_mr_check(&h->core, key, pdn, page, 8, 0,
+    g_assert_cmpuint(vhca_mr_check(&h->core, key, pdn, 0, page, 8, 0,
                                    &gen1), ==, VHCA_MR_OK);
     g_assert_cmpuint(gen1, !=, VHCA_MR_GEN_ANY);
     g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_SCATTER, key, gen1,
-                                      page, buf, 8, pdn,
+                                      page, buf, 8, pdn, 0,
                                       VHCA_ACCESS_LOCAL_WRITE), ==,
                      VHCA_WC_SUCCESS);
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, key), ==,
@@ -157,20 +158,20 @@ static void test_mr_generation(void)
     /* The same tag again: the same key, another MR. */
     g_assert_cmpuint(create_mr(h, &c, &key2), ==, VHCA_ST_OK);
     g_assert_cmphex(key2, ==, key);
-    g_assert_cmpuint(vhca_mr_check(&h->core, key2, pdn, page, 8, 0,
+    g_assert_cmpuint(vhca_mr_check(&h->core, key2, pdn, 0, page, 8, 0,
                                    &gen2), ==, VHCA_MR_OK);
     g_assert_cmpuint(gen2, >, gen1);
     memset(ram_ptr(h, page, 8), 0, 8);
     g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_SCATTER, key, gen1,
-                                      page, buf, 8, pdn,
+                                      page, buf, 8, pdn, 0,
                                       VHCA_ACCESS_LOCAL_WRITE), ==,
                      VHCA_WC_LOC_PROT_ERR);
     g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_GATHER, key, gen1,
-                                      page, buf, 8, pdn, 0), ==,
+                                      page, buf, 8, pdn, 0, 0), ==,
                      VHCA_WC_LOC_PROT_ERR);
     g_assert_cmpuint(*(uint8_t *)ram_ptr(h, page, 8), ==, 0);
     g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_SCATTER, key, gen2,
-                                      page, buf, 8, pdn,
+                                      page, buf, 8, pdn, 0,
                                       VHCA_ACCESS_LOCAL_WRITE), ==,
                      VHCA_WC_SUCCESS);
     g_assert_cmpmem(ram_ptr(h, page, 8), 8, buf, 8);
@@ -206,9 +207,9 @@ static void test_mr_at_index(void)
     c.mrn = GUINT32_TO_LE(2);
     c.key_tag = GUINT32_TO_LE(0x33);
     g_assert_cmpuint(create_mr(h, &c, &busy), ==, VHCA_ST_BUSY);
-    g_assert_cmpuint(vhca_mr_check(&h->core, kb, pdn, 0x100000, 8, 0,
+    g_assert_cmpuint(vhca_mr_check(&h->core, kb, pdn, 0, 0x100000, 8, 0,
                                    NULL), ==, VHCA_MR_OK);
-    g_assert_cmpuint(vhca_mr_check(&h->core, 0x233, pdn, 0x100000, 8, 0,
+    g_assert_cmpuint(vhca_mr_check(&h->core, 0x233, pdn, 0, 0x100000, 8, 0,
                                    NULL), ==, VHCA_MR_BAD_KEY);
 
     /* Outside 1..max_mr. */
@@ -228,10 +229,10 @@ static void test_mr_at_index(void)
     c.mrn = GUINT32_TO_LE(1);
     g_assert_cmpuint(create_mr(h, &c, &kc), ==, VHCA_ST_OK);
     g_assert_cmphex(kc, ==, ka);
-    g_assert_cmpuint(vhca_mr_check(&h->core, ka, pd2, 0x100000, 8,
+    g_assert_cmpuint(vhca_mr_check(&h->core, ka, pd2, 0, 0x100000, 8,
                                    VHCA_ACCESS_REMOTE_WRITE, NULL), ==,
                      VHCA_MR_OK);
-    g_assert_cmpuint(vhca_mr_check(&h->core, ka, pdn, 0x100000, 8, 0, NULL),
+    g_assert_cmpuint(vhca_mr_check(&h->core, ka, pdn, 0, 0x100000, 8, 0, NULL),
                      ==, VHCA_MR_PD_MISMATCH);
 
     /* A free index that is not the lowest: taken as named. */
@@ -298,7 +299,7 @@ static void test_mr_check(void)
         g_test_message("case %u", i);
         g_assert_cmpstr(vhca_mr_status_name(
                             vhca_mr_check(&h->core, cases[i].key,
-                                          cases[i].pdn, cases[i].addr,
+                                          cases[i].pdn, 0, cases[i].addr,
                                           cases[i].len, cases[i].access,
                                           NULL)),
                         ==, vhca_mr_status_name(cases[i].expect));
@@ -307,10 +308,10 @@ static void test_mr_check(void)
     /* A destroyed MR fails every later access (IBTA 10.6.7.2). */
     g_assert_cmpuint(rdma_destroy(h, VHCA_CMD_DESTROY_MR, rw), ==,
                      VHCA_ST_OK);
-    g_assert_cmpuint(vhca_mr_check(&h->core, rw, pd1, iova, 8, 0, NULL), ==,
+    g_assert_cmpuint(vhca_mr_check(&h->core, rw, pd1, 0, iova, 8, 0, NULL), ==,
                      VHCA_MR_BAD_KEY);
     g_assert_cmpuint(vhca_sg_copy_one(&h->core, VHCA_SG_GATHER, rw,
-                                      VHCA_MR_GEN_ANY, iova, &c, 8, pd1, 0),
+                                      VHCA_MR_GEN_ANY, iova, &c, 8, pd1, 0, 0),
                      ==, VHCA_WC_LOC_PROT_ERR);
     harness_free(h);
 }
@@ -320,14 +321,14 @@ static uint8_t scatter(Harness *h, uint32_t key, uint32_t pdn, uint64_t addr,
                        uint8_t *buf, uint32_t len)
 {
     return vhca_sg_copy_one(&h->core, VHCA_SG_SCATTER, key, VHCA_MR_GEN_ANY,
-                            addr, buf, len, pdn, VHCA_ACCESS_LOCAL_WRITE);
+                            addr, buf, len, pdn, 0, VHCA_ACCESS_LOCAL_WRITE);
 }
 
 static uint8_t gather(Harness *h, uint32_t key, uint32_t pdn, uint64_t addr,
                       uint8_t *buf, uint32_t len)
 {
     return vhca_sg_copy_one(&h->core, VHCA_SG_GATHER, key, VHCA_MR_GEN_ANY,
-                            addr, buf, len, pdn, 0);
+                            addr, buf, len, pdn, 0, 0);
 }
 
 /* The page walk: reversed pages, an offset, level 1 and level 2. */

@@ -110,6 +110,22 @@ static uint8_t ini_create(Node *n, TestQp *qp)
     return rdma_cmd(n->h, VHCA_CMD_CREATE_QP, &c, sizeof(c), &qp->qpn, NULL);
 }
 
+/* ALLOC_MW of @type in @pdn (tag 0); *key from out. */
+static uint8_t alloc_mw_in(Harness *h, uint32_t pdn, uint8_t type,
+                           uint32_t *key)
+{
+    struct vhca_cmd_mw_in in;
+    struct vhca_cmd_obj_out out;
+    uint8_t status;
+
+    memset(&in, 0, sizeof(in));
+    in.pdn = GUINT32_TO_LE(pdn);
+    in.type = type;
+    status = admin_cmd(h, VHCA_CMD_ALLOC_MW, 0x7100, &in, sizeof(in), &out);
+    *key = GUINT32_FROM_LE(out.key);
+    return status;
+}
+
 /* The target: a domain, and nothing else. */
 static uint8_t tgt_create(Harness *h, uint32_t xrcdn, uint32_t *qpn)
 {
@@ -796,6 +812,88 @@ static void test_modify_rows(void)
     harness_free(n.h);
 }
 
+/* A BIND_MW on @n's QP @qp (a node's SQ), run at once. */
+static void bind_mw_on(Node *n, TestQp *qp, uint64_t wr_id, uint32_t mw,
+                       uint8_t tag, uint32_t mr, uint64_t addr, uint64_t len,
+                       uint32_t access)
+{
+    struct vhca_send_wqe w;
+
+    wqe_init(&w, wr_id, VHCA_WR_BIND_MW, VHCA_WQE_SIGNALED);
+    w.rkey = GUINT32_TO_LE(mw);
+    w.imm_or_inv = GUINT32_TO_LE((mw & ~0xffu) | tag);
+    w.mw_mr_lkey = GUINT32_TO_LE(mr);
+    w.mw_addr = GUINT64_TO_LE(addr);
+    w.mw_length = GUINT64_TO_LE(len);
+    w.mw_access = GUINT32_TO_LE(access);
+    qp_put_send_wqe(n->h, qp, &w);
+    ring_doorbell(n->h, qp->db_page, VHCA_DB_SQ, qp->qpn, qp->sq_pi);
+    harness_run(n->h);
+}
+
+/*
+ * Memory windows over XRC (spec "Memory windows"): an initiator binds;
+ * a target checks a window in the named SRQ's PD, and a type 2 window
+ * is tied to the QP that bound it, never a target: refused.
+ */
+static void test_memory_windows(void)
+{
+    struct vhca_cqe cqe;
+    struct vhca_send_wqe w;
+    uint32_t mr, mw1, mw2;
+    Xrc x;
+
+    xrc_init(&x, 14);
+    /* The initiator binds a window of its own. */
+    mr = rdma_create_phys_mr(x.a.h, x.a.pdn, x.a.buf, 4096,
+                             VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_MW_BIND);
+    g_assert_cmpuint(alloc_mw_in(x.a.h, x.a.pdn, VHCA_MW_TYPE_1, &mw1), ==,
+                     VHCA_ST_OK);
+    bind_mw_on(&x.a, &x.a.qp, 0xa0, mw1, 0x01, mr, x.a.buf, 4096,
+               VHCA_ACCESS_REMOTE_READ);
+    expect_cqe(&x.a, &x.a.scq, 0xa0, VHCA_WC_SUCCESS, VHCA_WC_BIND_MW);
+
+    /* B binds through its own RC QP: type 1 and type 2 windows. */
+    qp_connect(x.b.h, x.b.qp.qpn, x.a.gid, x.a.h->core.cfg.mac, 0x99,
+               &default_opts, 0, 0);
+    mr = rdma_create_phys_mr(x.b.h, x.b.pdn, x.b.buf + TARGET_OFF, 4096,
+                             ACCESS_ALL | VHCA_ACCESS_MW_BIND);
+    g_assert_cmpuint(alloc_mw_in(x.b.h, x.b.pdn, VHCA_MW_TYPE_1, &mw1), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(alloc_mw_in(x.b.h, x.b.pdn, VHCA_MW_TYPE_2, &mw2), ==,
+                     VHCA_ST_OK);
+    bind_mw_on(&x.b, &x.b.qp, 0xb1, mw1, 0x11, mr, x.b.buf + TARGET_OFF,
+               4096, VHCA_ACCESS_REMOTE_WRITE);
+    bind_mw_on(&x.b, &x.b.qp, 0xb2, mw2, 0x22, mr, x.b.buf + TARGET_OFF,
+               4096, VHCA_ACCESS_REMOTE_WRITE);
+    cqe = expect_cqe(&x.b, &x.b.scq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_BIND_MW);
+    g_assert_cmpuint(cqe.byte_len, ==, 0);
+    expect_cqe(&x.b, &x.b.scq, 0xb2, VHCA_WC_SUCCESS, VHCA_WC_BIND_MW);
+
+    /* A writes into B through the type 1 window's key. */
+    fill(&x.a, 0, 100, 3);
+    wqe_init(&w, 0xa1, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, x.a.buf, 100, x.a.key);
+    wqe_remote(&w, x.b.buf + TARGET_OFF + 8, (mw1 & ~0xffu) | 0x11);
+    w.xrc_srqn = GUINT32_TO_LE(x.srq1.srqn);
+    qp_put_send_wqe(x.a.h, &x.a.qp, &w);
+    /* Then through the type 2 window's: tied to B's RC QP, refused. */
+    wqe_init(&w, 0xa2, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    wqe_sge(&w, x.a.buf, 8, x.a.key);
+    wqe_remote(&w, x.b.buf + TARGET_OFF, (mw2 & ~0xffu) | 0x22);
+    w.xrc_srqn = GUINT32_TO_LE(x.srq1.srqn);
+    qp_put_send_wqe(x.a.h, &x.a.qp, &w);
+    ring_doorbell(x.a.h, x.a.qp.db_page, VHCA_DB_SQ, x.a.qp.qpn,
+                  x.a.qp.sq_pi);
+    settle(&x);
+    expect_cqe(&x.a, &x.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE);
+    expect_same(&x.a, 0, &x.b, TARGET_OFF + 8, 100);
+    expect_cqe(&x.a, &x.a.scq, 0xa2, VHCA_WC_REM_ACCESS_ERR,
+               VHCA_WC_RDMA_WRITE);
+    g_assert_cmpuint(qp_state(x.b.h, x.tgt_qpn), ==, VHCA_QPS_ERR);
+    xrc_free(&x);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -812,5 +910,6 @@ int main(int argc, char **argv)
                     test_srq_destroyed_mid_message);
     g_test_add_func("/vhca/xrc/objects", test_objects);
     g_test_add_func("/vhca/xrc/modify-rows", test_modify_rows);
+    g_test_add_func("/vhca/xrc/memory-windows", test_memory_windows);
     return g_test_run();
 }

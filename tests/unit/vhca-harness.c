@@ -270,6 +270,30 @@ static void h_srq_limit(void *opaque, uint32_t srqn, uint32_t limit,
     e->wqes = wqes;
 }
 
+static void h_mw_bind_refused(void *opaque, uint32_t qpn, uint32_t key,
+                              VhcaMwBindError why)
+{
+    EvMwBindRefused *e = &((Harness *)opaque)->ev.mw_bind_refused;
+
+    g_assert_cmpuint(why, <, VHCA_MW_BIND__MAX);
+    e->n++;
+    e->qpn = qpn;
+    e->key = key;
+    e->why = why;
+}
+
+static void h_mw_invalidated(void *opaque, uint32_t qpn, uint32_t key,
+                             VhcaMwInvalidation why)
+{
+    EvMwInvalidated *e = &((Harness *)opaque)->ev.mw_invalidated;
+
+    g_assert_cmpuint(why, <, VHCA_MW_INV__MAX);
+    e->n++;
+    e->qpn = qpn;
+    e->key = key;
+    e->why = why;
+}
+
 static void h_ub_reg_access(void *opaque, bool write, uint64_t offset,
                             unsigned size, uint64_t value)
 {
@@ -455,6 +479,8 @@ static const VhcaCoreOps harness_ops = {
     .ack_timeout = h_ack_timeout,
     .cqe_error = h_cqe_error,
     .srq_limit = h_srq_limit,
+    .mw_bind_refused = h_mw_bind_refused,
+    .mw_invalidated = h_mw_invalidated,
     .ub_reg_access = h_ub_reg_access,
     .ub_doorbell = h_ub_doorbell,
     .ub_ring_doorbell = h_ub_ring_doorbell,

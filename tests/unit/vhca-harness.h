@@ -94,6 +94,18 @@ typedef struct EvSrqLimit {
     uint32_t srqn, limit, wqes;
 } EvSrqLimit;
 
+typedef struct EvMwBindRefused {
+    unsigned n;
+    uint32_t qpn, key;
+    VhcaMwBindError why;
+} EvMwBindRefused;
+
+typedef struct EvMwInvalidated {
+    unsigned n;
+    uint32_t qpn, key;
+    VhcaMwInvalidation why;
+} EvMwInvalidated;
+
 typedef struct EvUbRegAccess {
     unsigned n;
     bool write;
@@ -184,6 +196,8 @@ typedef struct HarnessEvents {
     EvAckTimeout ack_timeout;
     EvCqeError cqe_error;
     EvSrqLimit srq_limit;
+    EvMwBindRefused mw_bind_refused;
+    EvMwInvalidated mw_invalidated;
     /* Guest errors: each comes with one guest_error() sentence. */
     EvUbRegAccess ub_reg_access;
     EvUbDoorbell ub_doorbell;
