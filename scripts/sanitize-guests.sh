@@ -12,7 +12,8 @@
 # refusing socket during traffic) and test_two_guests.  Exits 1 if a
 # module fails or if any QEMU reported an error or a leak in vhca's code
 # (a leak report whose stack has no vhca frame is QEMU's own and only
-# counted).  The reports stay in $VHCA_RUN_DIR/*/guest*/qemu.stderr.
+# counted).  The reports stay in $VHCA_RUN_DIR/sanitizer/{asan,ubsan}.PID
+# (ASan's file of each QEMU holds at least its start-up warning).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -20,8 +21,11 @@ export VHCA_QEMU_SANITIZE=1
 export VHCA_RUN_DIR="${VHCA_RUN_DIR:-/tmp/vhca-run-sanitize}"
 # ASan stops QEMU at the first error; LeakSanitizer reports at exit, which
 # the fabric's SIGTERM reaches through QEMU's orderly shutdown.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
+# Each process writes its reports to a file of its own (PREFIX.PID): a
+# module that restarts its guests rewrites their qemu.stderr.
+reports="$VHCA_RUN_DIR/sanitizer"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:log_path=$reports/asan}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:log_path=$reports/ubsan}"
 # Boot and every command take about twice as long under ASan.
 export VHCA_BOOT_TIMEOUT="${VHCA_BOOT_TIMEOUT:-600}"
 
@@ -33,20 +37,22 @@ log "sanitizer QEMU: $qemu"
 "$VHCA_ROOT/images/build-image.sh" >/dev/null
 
 rm -rf "$VHCA_RUN_DIR"
-mkdir -p "$VHCA_RUN_DIR"
+mkdir -p "$reports"
 status=0
 ( cd "$VHCA_ROOT/tests/guest" && /usr/bin/python3 -m unittest -v "${modules[@]}" ) ||
 	status=1
 
-python3 - "$VHCA_RUN_DIR" <<'EOF' || status=1
+python3 - "$VHCA_RUN_DIR" "$reports" <<'EOF' || status=1
 import glob
 import os
 import re
 import sys
 
 ours = theirs = 0
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "*", "guest*",
-                                          "qemu.stderr"))):
+files = sorted(glob.glob(os.path.join(sys.argv[1], "*", "guest*",
+                                      "qemu.stderr")) +
+               glob.glob(os.path.join(sys.argv[2], "*")))
+for path in files:
     text = open(path, errors="replace").read()
     # One report per "ERROR: ..." or "runtime error" block; a leak report
     # is one "Direct/Indirect leak" stack.
@@ -61,8 +67,9 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*", "guest*",
             continue
         ours += 1
         print("%s:\n%s\n" % (path, report.strip()[:4000]))
-print("[vhca] sanitizer reports: %d in vhca, %d leaks in the rest of QEMU"
-      % (ours, theirs))
+print("[vhca] sanitizer reports: %d in vhca, %d leaks in the rest of QEMU "
+      "(%d QEMU processes)" % (ours, theirs, len(glob.glob(
+          os.path.join(sys.argv[2], "asan.*")))))
 sys.exit(1 if ours else 0)
 EOF
 exit $status

@@ -76,10 +76,11 @@ class Capture(unittest.TestCase):
         self.assertIn("%s\t%s" % (fabric[1].ipv4, fabric[2].ipv4), out)
 
     def echo_sizes(self):
-        """The ICMP payload sizes of the echo requests in guest 1's pcap."""
+        """The IPv4 total lengths of the echo requests in guest 1's pcap:
+        20 + 8 + the size given to ping -s."""
         return subprocess.run(
             ["tshark", "-r", fabric[1].pcap, "-Y", "icmp.type == 8", "-T",
-             "fields", "-e", "data.len"],
+             "fields", "-e", "ip.len"],
             check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True).stdout.split()
 
@@ -88,13 +89,13 @@ class Capture(unittest.TestCase):
         # module's capture ends here, and no later test reads the pcap.
         fabric[1].run("ping -c 1 -W 5 -s 1111 %s" % fabric[2].ipv4,
                       timeout=60)
-        self.assertIn("1111", self.echo_sizes())
+        self.assertIn("1139", self.echo_sizes())
         fabric[1].stop_capture()
         fabric[1].run("ping -c 2 -W 5 -s 1222 %s" % fabric[2].ipv4,
                       timeout=60)
         sizes = self.echo_sizes()
-        self.assertIn("1111", sizes, "the pcap lost what it held")
-        self.assertNotIn("1222", sizes, "frames captured after capture-off")
+        self.assertIn("1139", sizes, "the pcap lost what it held")
+        self.assertNotIn("1250", sizes, "frames captured after capture-off")
 
 
 class RdmaDevice(unittest.TestCase):
