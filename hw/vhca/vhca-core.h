@@ -407,13 +407,29 @@ typedef struct VhcaCore {
     bool cq_error_pending;
     VhcaMcastGroup mcast[VHCA_MAX_MCAST_GROUPS];
 
-    /* Transport work, all QP types (vhca-sched.c). */
-    VhcaIds sched_pending;          /* QPs with deferred work, by QPN */
-    uint32_t sched_next_qpn;        /* round robin: where a pass starts */
+    /*
+     * Transport work, all QP types (vhca-sched.c), kept so that a pass
+     * and a timer costs what the QPs with work or deadlines need, not
+     * what the QP table holds: the QPs with work in the order they run,
+     * and a heap of the QPs' deadlines, earliest first.
+     */
+    uint32_t sched_slots;           /* QPNs 0 .. sched_slots - 1 */
+    uint8_t *sched_flags;           /* per QPN: VHCA_SCHED_READY, _QUEUED */
+    uint32_t *sched_fifo;           /* a ring of the QUEUED QPNs */
+    uint32_t sched_head, sched_count;
+    struct VhcaDeadline *sched_heap;
+    uint32_t *sched_heap_pos;       /* per QPN: heap index + 1, 0: none */
+    uint32_t sched_heap_len;
     bool sched_requested;           /* ops->schedule() is outstanding */
     uint64_t sched_timer;           /* deadline armed, UINT64_MAX: none */
     uint32_t rx_queued;             /* received frames waiting on QPs */
-    uint32_t rx_queued_bytes;       /* and their sizes */
+    uint32_t rx_queued_bytes;       /* and their buffers' sizes */
+    /*
+     * Receive frame buffers no queue holds, kept for the next frames of
+     * their size class (small, large): allocated once, then reused.
+     */
+    struct VhcaRxFrame *rx_free[2];
+    uint32_t rx_free_bytes;
     uint16_t roce_ip_id;            /* IPv4 identification of RoCE frames */
     /* Bounce buffers for one RoCE packet's payload and frame. */
     uint8_t roce_payload[4096];

@@ -135,11 +135,15 @@ typedef struct VhcaWq {
 #define VHCA_REQ_ACKREQ_EVERY   32
 /*
  * Received frames waiting for their QP, per QP and per device, in frames
- * and in bytes (each entry's size: its parsed headers and the IP datagram
- * up to the end of the RoCE packet, at most about 4.4 KiB as frames with
- * more payload than the MTU allow are dropped first).  Whichever bound is
- * reached first drops the frame: at most VHCA_RXQ_MAX_DEV_BYTES plus one
- * entry of QEMU heap per device, whatever a peer sends.
+ * and in bytes.  Each frame sits in a buffer of one of two sizes
+ * (vhca_rx_buf_size(): its parsed headers and room for a datagram of up
+ * to 256 bytes, or for the longest one a queue takes, about 4.4 KiB, as
+ * frames with more payload than the MTU allow are dropped first), and
+ * counts for its buffer's size.  Whichever bound is reached first drops
+ * the frame.  Buffers a queue gives back are kept for the next frames
+ * rather than freed, as long as queued and kept buffers together stay
+ * within VHCA_RXQ_MAX_DEV_BYTES: at most that much heap per device,
+ * whatever a peer sends.
  */
 #define VHCA_RXQ_MAX_QP         256
 #define VHCA_RXQ_MAX_DEV        2048
@@ -154,7 +158,7 @@ typedef struct VhcaFrameQueue {
     VhcaRxFrame *head;
     VhcaRxFrame *tail;
     uint32_t count;
-    uint32_t bytes;                 /* sum of the entries' sizes */
+    uint32_t bytes;                 /* sum of the entries' buffer sizes */
 } VhcaFrameQueue;
 
 /*
@@ -707,7 +711,11 @@ void vhca_qp_transport_free(VhcaCore *core, VhcaQp *qp);
 /* Entering a state: RTR sets up the responder, RTS the requester. */
 void vhca_qp_transport_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                              uint8_t prev, uint8_t next);
+/* Drop every QP's queued frames, work and deadline (reset, cleanup). */
 void vhca_sched_cleanup(VhcaCore *core);
+/* The scheduler's per-QPN state for QPNs below @slots; 0 or -1. */
+int vhca_sched_init(VhcaCore *core, uint32_t slots);
+void vhca_sched_destroy(VhcaCore *core);
 
 /* vhca-qp-state.c: the Modify QP table (IBTA 11.2.4.2, Linux verbs.c). */
 typedef enum VhcaQpModifyCheck {

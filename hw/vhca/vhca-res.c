@@ -323,7 +323,7 @@ int vhca_rdma_init(VhcaCore *core)
         vhca_ids_init(&core->xrcd_ids, 1, VHCA_MAX_XRCD) ||
         /* QPN 1 (GSI) has a slot too; CREATE_QP hands it out alone. */
         vhca_ids_init(&core->qp_ids, VHCA_GSI_QPN, last_qpn) ||
-        vhca_ids_init(&core->sched_pending, VHCA_GSI_QPN, last_qpn)) {
+        vhca_sched_init(core, last_qpn + 1)) {
         vhca_rdma_cleanup(core);
         return -1;
     }
@@ -398,5 +398,5 @@ void vhca_rdma_cleanup(VhcaCore *core)
     vhca_ids_destroy(&core->eq_ids);
     vhca_ids_destroy(&core->cq_ids);
     vhca_ids_destroy(&core->qp_ids);
-    vhca_ids_destroy(&core->sched_pending);
+    vhca_sched_destroy(core);
 }

@@ -8,14 +8,16 @@
  * having work, a received RoCEv2 frame (parsed once, vhca_rx_packet) is
  * checked against its QP, copied to that QP's queue with its parsed
  * headers and marks the QP.  vhca_core_run_deferred
- * (a bottom half in QEMU) then runs the marked QPs round robin with a
- * budget of packets per QP and per pass, and asks to be run again while
- * work is left, so a 2 GiB message or a flood of frames never stalls the
- * vCPU or the main loop.  A multicast datagram is queued on each QP that
- * joined its group.
+ * (a bottom half in QEMU) then runs the marked QPs in the order they were
+ * marked with a budget of packets per QP and per pass, and asks to be run
+ * again while work is left, so a 2 GiB message or a flood of frames never
+ * stalls the vCPU or the main loop.  A multicast datagram is queued on
+ * each QP that joined its group.
  *
- * Each QP has one deadline (retransmit or RNR timer); the device timer is
- * armed for the earliest of them.
+ * Each QP has one deadline (retransmit or RNR timer), kept in a heap; the
+ * device timer is armed for the earliest of them.  Neither a pass nor the
+ * timer walks the QP table (issue 12: at max-qp 16384 that cost 34 us per
+ * frame), so their cost follows the QPs with work, not max-qp.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -73,15 +75,45 @@ void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err)
 /* Work marks and the deferred pass                                       */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * A QP with work is READY; a READY QP is also QUEUED, in the ring of QPNs
+ * in the order the passes run them.  Unmarking clears READY only: the
+ * pass skips the QPN when it comes to it.  A QPN is in the ring at most
+ * once, so the ring needs a slot per QPN and no more.
+ */
+#define VHCA_SCHED_READY        1
+#define VHCA_SCHED_QUEUED       2
+
+struct VhcaDeadline {
+    uint64_t when;
+    uint32_t qpn;
+};
+
 static void vhca_sched_mark(VhcaCore *core, uint32_t qpn, bool on)
 {
-    uint64_t bit = 1ull << (qpn % 64);
+    uint8_t *flags = &core->sched_flags[qpn];
 
-    if (on) {
-        core->sched_pending.map[qpn / 64] |= bit;
-    } else {
-        core->sched_pending.map[qpn / 64] &= ~bit;
+    if (!on) {
+        *flags &= ~VHCA_SCHED_READY;
+        return;
     }
+    *flags |= VHCA_SCHED_READY;
+    if (!(*flags & VHCA_SCHED_QUEUED)) {
+        *flags |= VHCA_SCHED_QUEUED;
+        core->sched_fifo[(core->sched_head + core->sched_count) %
+                         core->sched_slots] = qpn;
+        core->sched_count++;
+    }
+}
+
+static uint32_t vhca_sched_pop(VhcaCore *core)
+{
+    uint32_t qpn = core->sched_fifo[core->sched_head];
+
+    core->sched_head = (core->sched_head + 1) % core->sched_slots;
+    core->sched_count--;
+    core->sched_flags[qpn] &= ~VHCA_SCHED_QUEUED;
+    return qpn;
 }
 
 static void vhca_sched_request(VhcaCore *core)
@@ -101,55 +133,122 @@ void vhca_sched_kick(VhcaCore *core, uint32_t qpn)
     vhca_sched_request(core);
 }
 
-/* The lowest marked QPN at or after @from, or 0 if there is none. */
-static uint32_t vhca_sched_next_marked(VhcaCore *core, uint32_t from)
+/* ---------------------------------------------------------------------- */
+/* Deadlines: a binary min-heap of the QPs that have one                  */
+/* ---------------------------------------------------------------------- */
+
+static void vhca_heap_place(VhcaCore *core, uint32_t i, struct VhcaDeadline d)
 {
-    const VhcaIds *ids = &core->sched_pending;
-    uint32_t word;
+    core->sched_heap[i] = d;
+    core->sched_heap_pos[d.qpn] = i + 1;
+}
 
-    if (from < ids->first) {
-        from = ids->first;
-    }
-    for (word = from / 64; word <= ids->last / 64; word++) {
-        uint64_t bits = ids->map[word];
+static void vhca_heap_sift_up(VhcaCore *core, uint32_t i)
+{
+    struct VhcaDeadline d = core->sched_heap[i];
 
-        if (word == from / 64) {
-            bits &= ~0ull << (from % 64);
+    while (i) {
+        uint32_t parent = (i - 1) / 2;
+
+        if (core->sched_heap[parent].when <= d.when) {
+            break;
         }
-        if (bits) {
-            uint32_t qpn = word * 64 + (uint32_t)__builtin_ctzll(bits);
-
-            return qpn <= ids->last ? qpn : 0;
-        }
+        vhca_heap_place(core, i, core->sched_heap[parent]);
+        i = parent;
     }
-    return 0;
+    vhca_heap_place(core, i, d);
+}
+
+static void vhca_heap_sift_down(VhcaCore *core, uint32_t i)
+{
+    struct VhcaDeadline d = core->sched_heap[i];
+    uint32_t n = core->sched_heap_len;
+
+    for (;;) {
+        uint32_t child = 2 * i + 1;
+
+        if (child >= n) {
+            break;
+        }
+        if (child + 1 < n &&
+            core->sched_heap[child + 1].when < core->sched_heap[child].when) {
+            child++;
+        }
+        if (d.when <= core->sched_heap[child].when) {
+            break;
+        }
+        vhca_heap_place(core, i, core->sched_heap[child]);
+        i = child;
+    }
+    vhca_heap_place(core, i, d);
+}
+
+/* The entry at @i changed its deadline: move it up or down to its place. */
+static void vhca_heap_fix(VhcaCore *core, uint32_t i)
+{
+    if (i && core->sched_heap[(i - 1) / 2].when > core->sched_heap[i].when) {
+        vhca_heap_sift_up(core, i);
+    } else {
+        vhca_heap_sift_down(core, i);
+    }
+}
+
+static void vhca_heap_remove(VhcaCore *core, uint32_t i)
+{
+    uint32_t last = --core->sched_heap_len;
+
+    core->sched_heap_pos[core->sched_heap[i].qpn] = 0;
+    if (i != last) {
+        vhca_heap_place(core, i, core->sched_heap[last]);
+        vhca_heap_fix(core, i);
+    }
+}
+
+/*
+ * The QP's deadline may have changed (it ran, its timer fired, it was
+ * reset): move its heap entry to match.  Only the QP's own work sets its
+ * deadline (vhca-completer.c, vhca-req.c), so these are the only places
+ * the heap can go stale.
+ */
+static void vhca_sched_deadline_sync(VhcaCore *core, uint32_t qpn,
+                                     const VhcaQp *qp)
+{
+    uint32_t pos = core->sched_heap_pos[qpn];
+    struct VhcaDeadline d = { .when = qp->deadline, .qpn = qpn };
+
+    if (!pos) {
+        if (d.when != VHCA_NO_DEADLINE) {
+            vhca_heap_place(core, core->sched_heap_len++, d);
+            vhca_heap_sift_up(core, core->sched_heap_len - 1);
+        }
+        return;
+    }
+    if (d.when == VHCA_NO_DEADLINE) {
+        vhca_heap_remove(core, pos - 1);
+    } else if (core->sched_heap[pos - 1].when != d.when) {
+        core->sched_heap[pos - 1].when = d.when;
+        vhca_heap_fix(core, pos - 1);
+    }
 }
 
 /* One QP's share of a pass; true if it has work left. */
 static bool vhca_sched_run_qp(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                              unsigned budget)
+                              unsigned *budget)
 {
     bool more = false;
 
     /* Completer first: ACKs free the window the requester sends into. */
-    more |= vhca_completer_run(core, qpn, qp, &budget);
-    more |= vhca_resp_run(core, qpn, qp, &budget);
-    more |= vhca_req_run(core, qpn, qp, &budget);
+    more |= vhca_completer_run(core, qpn, qp, budget);
+    more |= vhca_resp_run(core, qpn, qp, budget);
+    more |= vhca_req_run(core, qpn, qp, budget);
     return more;
 }
 
 static void vhca_sched_timer_update(VhcaCore *core)
 {
-    uint64_t earliest = VHCA_NO_DEADLINE;
-    uint32_t qpn;
+    uint64_t earliest = core->sched_heap_len ? core->sched_heap[0].when
+                                             : VHCA_NO_DEADLINE;
 
-    for (qpn = core->qp_ids.first; qpn <= core->qp_ids.last; qpn++) {
-        VhcaQp *qp = vhca_qp_lookup(core, qpn);
-
-        if (qp && qp->deadline < earliest) {
-            earliest = qp->deadline;
-        }
-    }
     if (earliest == core->sched_timer) {
         return;
     }
@@ -163,49 +262,44 @@ static void vhca_sched_timer_update(VhcaCore *core)
     }
 }
 
+/*
+ * Each QP queued when the pass starts runs once, in turn, for at most
+ * VHCA_SCHED_QP_BUDGET packets, until VHCA_SCHED_PASS_BUDGET packets are
+ * done; one with work left queues again behind the others.  The pass
+ * touches only QPs with work, whatever the size of the QP table.
+ */
 void vhca_core_run_deferred(VhcaCore *core)
 {
     unsigned budget = VHCA_SCHED_PASS_BUDGET;
-    uint32_t qpn = core->sched_next_qpn;
-    bool wrapped = false;
+    uint32_t turns = core->sched_count;
 
     core->sched_requested = false;
-    while (budget) {
+    while (budget && turns--) {
+        uint32_t qpn = vhca_sched_pop(core);
         VhcaQp *qp;
-        unsigned share;
+        unsigned share, left;
 
-        qpn = vhca_sched_next_marked(core, qpn);
-        if (!qpn) {
-            if (wrapped) {
-                break;
-            }
-            /* Round robin: continue from the first QPN. */
-            wrapped = true;
-            qpn = core->sched_pending.first;
+        if (!(core->sched_flags[qpn] & VHCA_SCHED_READY)) {
             continue;
         }
         vhca_sched_mark(core, qpn, false);
         qp = vhca_qp_lookup(core, qpn);
-        if (qp) {
-            share = budget < VHCA_SCHED_QP_BUDGET ? budget
-                                                  : VHCA_SCHED_QP_BUDGET;
-            budget -= share;
-            if (vhca_sched_run_qp(core, qpn, qp, share)) {
-                vhca_sched_mark(core, qpn, true);
-            }
-            vhca_cq_errors_settle(core);
+        if (!qp) {
+            continue;
         }
-        qpn++;
-        if (qpn > core->sched_pending.last) {
-            qpn = core->sched_pending.first;
-            if (wrapped) {
-                break;
-            }
-            wrapped = true;
+        share = budget < VHCA_SCHED_QP_BUDGET ? budget
+                                              : VHCA_SCHED_QP_BUDGET;
+        left = share;
+        if (vhca_sched_run_qp(core, qpn, qp, &left)) {
+            vhca_sched_mark(core, qpn, true);
+            /* Work left but no packet sent (a wait): still one of the pass. */
+            left = left < share ? left : share - 1;
         }
+        budget -= share - left;
+        vhca_sched_deadline_sync(core, qpn, qp);
+        vhca_cq_errors_settle(core);
     }
-    core->sched_next_qpn = qpn;
-    if (vhca_sched_next_marked(core, core->sched_pending.first)) {
+    if (core->sched_count) {
         vhca_sched_request(core);
     }
     vhca_sched_timer_update(core);
@@ -214,18 +308,26 @@ void vhca_core_run_deferred(VhcaCore *core)
 void vhca_core_timer_expired(VhcaCore *core)
 {
     uint64_t now = vhca_now(core);
-    uint32_t qpn;
+    /* Each QP once: a deadline set again at or before now waits a turn. */
+    uint32_t due = core->sched_heap_len;
 
     core->sched_timer = VHCA_NO_DEADLINE;
-    for (qpn = core->qp_ids.first; qpn <= core->qp_ids.last; qpn++) {
+    while (due-- && core->sched_heap_len &&
+           core->sched_heap[0].when <= now) {
+        uint32_t qpn = core->sched_heap[0].qpn;
         VhcaQp *qp = vhca_qp_lookup(core, qpn);
 
-        if (qp && qp->deadline <= now) {
+        vhca_heap_remove(core, 0);
+        if (!qp) {
+            continue;
+        }
+        if (qp->deadline <= now) {
             qp->deadline = VHCA_NO_DEADLINE;
             vhca_completer_timer(core, qpn, qp);
-            vhca_cq_errors_settle(core);
             vhca_sched_kick(core, qpn);
         }
+        vhca_sched_deadline_sync(core, qpn, qp);
+        vhca_cq_errors_settle(core);
     }
     vhca_sched_timer_update(core);
 }
@@ -268,9 +370,78 @@ VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q)
     return f;
 }
 
+/*
+ * Receive buffers: two size classes, so that ACKs and small messages do
+ * not each hold a buffer for a full MTU.  A buffer freed goes on its
+ * class's list and the next frame of that class takes it: in a steady
+ * stream no frame costs a malloc(), and the heap does not shrink after a
+ * burst and grow again for the next (issue 12: that was more than half
+ * of the engine's time).
+ */
+uint32_t vhca_rx_buf_size(uint32_t len)
+{
+    if (len <= VHCA_RX_DATAGRAM_SMALL) {
+        return (uint32_t)sizeof(VhcaRxFrame) + VHCA_RX_DATAGRAM_SMALL;
+    }
+    if (len <= VHCA_RX_DATAGRAM_MAX) {
+        return (uint32_t)sizeof(VhcaRxFrame) + VHCA_RX_DATAGRAM_MAX;
+    }
+    return 0;
+}
+
+static unsigned vhca_rx_buf_class(uint32_t size)
+{
+    return size > sizeof(VhcaRxFrame) + VHCA_RX_DATAGRAM_SMALL;
+}
+
+/* Free the kept buffers of class @class. */
+static void vhca_rx_buf_release(VhcaCore *core, unsigned class)
+{
+    VhcaRxFrame *f;
+
+    while ((f = core->rx_free[class])) {
+        core->rx_free[class] = f->next;
+        core->rx_free_bytes -= f->size;
+        free(f);
+    }
+}
+
+/*
+ * A buffer of @size bytes (vhca_rx_buf_size()) for a frame the queue
+ * bounds admitted: a kept one, or a new one once the buffers kept in the
+ * other class are given up, so that kept and queued buffers stay within
+ * VHCA_RXQ_MAX_DEV_BYTES.  NULL if the heap has none.
+ */
+static VhcaRxFrame *vhca_rx_buf_get(VhcaCore *core, uint32_t size)
+{
+    unsigned class = vhca_rx_buf_class(size);
+    VhcaRxFrame *f = core->rx_free[class];
+
+    if (f) {
+        core->rx_free[class] = f->next;
+        core->rx_free_bytes -= size;
+        return f;
+    }
+    if ((uint64_t)core->rx_queued_bytes + core->rx_free_bytes + size >
+        VHCA_RXQ_MAX_DEV_BYTES) {
+        vhca_rx_buf_release(core, !class);
+    }
+    f = malloc(size);
+    if (f) {
+        f->core = core;
+        f->size = size;
+    }
+    return f;
+}
+
 void vhca_rx_frame_free(VhcaRxFrame *f)
 {
-    free(f);
+    VhcaCore *core = f->core;
+    unsigned class = vhca_rx_buf_class(f->size);
+
+    f->next = core->rx_free[class];
+    core->rx_free[class] = f;
+    core->rx_free_bytes += f->size;
 }
 
 /* The QP leaves a receiving state or goes away: its frames are lost. */
@@ -354,7 +525,11 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
         vhca_rx_drop(core, VHCA_DROP_MALFORMED, qpn);
         return;
     }
-    size = (uint32_t)(sizeof(*f) + end - start);
+    size = vhca_rx_buf_size((uint32_t)(end - start));
+    if (!size) {
+        vhca_rx_drop(core, VHCA_DROP_OVERSIZE, qpn);
+        return;
+    }
     if (q->count >= VHCA_RXQ_MAX_QP || core->rx_queued >= VHCA_RXQ_MAX_DEV ||
         q->bytes + size > VHCA_RXQ_MAX_QP_BYTES ||
         core->rx_queued_bytes + size > VHCA_RXQ_MAX_DEV_BYTES) {
@@ -362,12 +537,11 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
         vhca_rx_drop(core, VHCA_DROP_QUEUE_FULL, qpn);
         return;
     }
-    f = malloc(size);
+    f = vhca_rx_buf_get(core, size);
     if (!f) {
         vhca_rx_drop(core, VHCA_DROP_NO_MEMORY, qpn);
         return;
     }
-    f->size = size;
     memcpy(f->data, frame + start, end - start);
     f->pkt = *pkt;
     f->pkt.l3_offset -= start;
@@ -505,6 +679,7 @@ void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     qp->req.win_size = win_size;
     qp->req.fetched = qp->req.cur = qp->sq.ci;
     qp->deadline = VHCA_NO_DEADLINE;
+    vhca_sched_deadline_sync(core, qpn, qp);
     vhca_sched_mark(core, qpn, false);
 }
 
@@ -543,11 +718,51 @@ void vhca_sched_cleanup(VhcaCore *core)
     }
     core->rx_queued = 0;
     core->rx_queued_bytes = 0;
-    if (core->sched_pending.map) {
-        vhca_ids_clear(&core->sched_pending);
+    vhca_rx_buf_release(core, 0);
+    vhca_rx_buf_release(core, 1);
+    if (core->sched_flags) {
+        memset(core->sched_flags, 0, core->sched_slots);
+        memset(core->sched_heap_pos, 0,
+               core->sched_slots * sizeof(*core->sched_heap_pos));
     }
+    core->sched_head = core->sched_count = 0;
+    core->sched_heap_len = 0;
     if (core->sched_timer != VHCA_NO_DEADLINE && core->ops->timer_cancel) {
         core->ops->timer_cancel(core->opaque);
     }
     core->sched_timer = VHCA_NO_DEADLINE;
+}
+
+/*
+ * Per QPN: a flag byte, a ring slot, a heap position and a heap entry
+ * (about 25 bytes), allocated for the whole QP table at once.
+ */
+int vhca_sched_init(VhcaCore *core, uint32_t slots)
+{
+    core->sched_slots = slots;
+    core->sched_flags = calloc(slots, sizeof(*core->sched_flags));
+    core->sched_fifo = calloc(slots, sizeof(*core->sched_fifo));
+    core->sched_heap = calloc(slots, sizeof(*core->sched_heap));
+    core->sched_heap_pos = calloc(slots, sizeof(*core->sched_heap_pos));
+    core->sched_head = core->sched_count = core->sched_heap_len = 0;
+    if (!core->sched_flags || !core->sched_fifo || !core->sched_heap ||
+        !core->sched_heap_pos) {
+        vhca_sched_destroy(core);
+        return -1;
+    }
+    return 0;
+}
+
+void vhca_sched_destroy(VhcaCore *core)
+{
+    free(core->sched_flags);
+    free(core->sched_fifo);
+    free(core->sched_heap);
+    free(core->sched_heap_pos);
+    core->sched_flags = NULL;
+    core->sched_fifo = NULL;
+    core->sched_heap = NULL;
+    core->sched_heap_pos = NULL;
+    core->sched_slots = 0;
+    core->sched_head = core->sched_count = core->sched_heap_len = 0;
 }

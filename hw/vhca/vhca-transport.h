@@ -26,13 +26,29 @@
 
 struct VhcaRxFrame {
     VhcaRxFrame *next;
-    uint32_t size;                  /* what it counts in its queue's bytes */
+    VhcaCore *core;                 /* whose buffers it goes back to */
+    uint32_t size;                  /* its buffer's: what it counts for */
     VhcaWirePacket pkt;             /* payload points into data */
     uint8_t data[];                 /* the IP datagram: l3_offset is 0 */
 };
 
+/*
+ * The longest IP datagram a receive queue takes: IPv4 with options (60
+ * bytes, 20 more than IPv6's header), UDP, the longest IB headers, a
+ * payload of the largest path MTU, its pad and the ICRC.
+ */
+#define VHCA_RX_DATAGRAM_MAX    (VHCA_WIRE_MAX_HEADERS + 20 + 4096 + 3)
+/* Datagrams up to this long take a small receive buffer. */
+#define VHCA_RX_DATAGRAM_SMALL  256
+
 /* vhca-sched.c */
+/*
+ * The size of the receive buffer an IP datagram of @len bytes takes (and
+ * counts for in the queue bounds), 0 if it is longer than any.
+ */
+uint32_t vhca_rx_buf_size(uint32_t len);
 VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q);
+/* The frame's buffer goes back to its device, for the next frame. */
 void vhca_rx_frame_free(VhcaRxFrame *f);
 /* A received packet the transport does not take: ROCE_RX_DROPPED. */
 /*

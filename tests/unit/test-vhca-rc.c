@@ -1319,9 +1319,9 @@ static void test_rx_copies_datagram(void)
     harness_deliver(p.b.h, frame, len);
     g_assert_cmpuint(p.b.h->core.rx_queued, ==, 1);
     g_assert_cmpuint(p.b.h->core.rx_queued_bytes, ==,
-                     sizeof(VhcaRxFrame) + datagram);
+                     vhca_rx_buf_size(datagram));
     g_assert_cmpuint(p.b.h->core.qps[p.b.qp.qpn].rxq_req.bytes, ==,
-                     sizeof(VhcaRxFrame) + datagram);
+                     vhca_rx_buf_size(datagram));
     harness_run(p.b.h);
     g_assert_cmpuint(p.b.h->core.rx_queued_bytes, ==, 0);
     g_assert_cmpuint(expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS,
@@ -1363,7 +1363,7 @@ static void test_rx_queue_byte_bounds(void)
     g_autofree uint8_t *frame = g_malloc(16384);
     VhcaCore *core;
     VhcaFrameQueue *q;
-    uint32_t qpns[NQPS], size, max_size = 0, per_qp, queued = 0;
+    uint32_t qpns[NQPS], size, max_size = 0, per_qp, queued = 0, kept;
     uint32_t delivered = 0;
     size_t len;
     unsigned i, j, k;
@@ -1376,7 +1376,7 @@ static void test_rx_queue_byte_bounds(void)
         qpns[i] = extra_qp(&p, &o);
     }
     len = peer_send_frame(&p, qpns[0], o.a_psn, PLEN, 0, frame, 16384);
-    size = sizeof(VhcaRxFrame) + len - VHCA_ETH_HLEN;
+    size = vhca_rx_buf_size((uint32_t)(len - VHCA_ETH_HLEN));
     per_qp = VHCA_RXQ_MAX_QP_BYTES / size;
     g_assert_cmpuint(per_qp, <, VHCA_RXQ_MAX_QP);
 
@@ -1400,7 +1400,7 @@ static void test_rx_queue_byte_bounds(void)
             }
             len = peer_frame(&p, opcodes[k], qpns[j], o.a_psn, PLEN, 0,
                              frame, 16384);
-            size = sizeof(VhcaRxFrame) + len - VHCA_ETH_HLEN;
+            size = vhca_rx_buf_size((uint32_t)(len - VHCA_ETH_HLEN));
             max_size = MAX(max_size, size);
             for (i = 0; i < VHCA_RXQ_MAX_QP; i++) {
                 harness_deliver(p.b.h, frame, len);
@@ -1425,6 +1425,246 @@ static void test_rx_queue_byte_bounds(void)
                      delivered - queued);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==,
                      delivered - queued);
+
+    /*
+     * The QPs take their frames; the device keeps the buffers.  A small
+     * frame then needs a buffer of the other size: the large ones kept
+     * are given up first, so the device stays within its byte bound.
+     */
+    kept = core->rx_queued_bytes;
+    harness_run(p.b.h);
+    g_assert_cmpuint(core->rx_queued, ==, 0);
+    g_assert_cmpuint(core->rx_free_bytes, ==, kept);
+    len = peer_send_frame(&p, qpns[1], o.a_psn, 8, 0, frame, 16384);
+    harness_deliver(p.b.h, frame, len);
+    g_assert_cmpuint(core->rx_queued, ==, 1);
+    g_assert_null(core->rx_free[1]);
+    g_assert_cmpuint(core->rx_free_bytes, ==, 0);
+    pair_free(&p);
+}
+
+/* Packets QP @qpn of @h has sent since its first PSN @psn. */
+static uint32_t sent_since(Harness *h, uint32_t qpn, uint32_t psn)
+{
+    return (h->core.qps[qpn].req.sent_psn - psn) & 0xffffff;
+}
+
+/*
+ * A deferred pass runs the QPs with work in the order they got it, each
+ * once and for at most VHCA_SCHED_QP_BUDGET packets, until the pass has
+ * done VHCA_SCHED_PASS_BUDGET; a QP with work left queues again behind
+ * the others, so the one the last pass did not reach goes first.
+ */
+static void test_sched_pass_order_and_budget(void)
+{
+    enum { NQPS = 5, LEN = 192 * 1024 };
+    ConnOpts o = default_opts;
+    TestQp qa[NQPS], qb[NQPS];
+    Pair p;
+    Harness *a;
+    unsigned i;
+
+    pair_init(&p, &o);
+    a = p.a.h;
+    for (i = 0; i < NQPS; i++) {
+        g_assert_cmpuint(rdma_create_qp(a, &qa[i], VHCA_QPT_RC, p.a.pdn,
+                                        p.a.scq.cqn, p.a.rcq.cqn, p.a.page),
+                         ==, VHCA_ST_OK);
+        g_assert_cmpuint(rdma_create_qp(p.b.h, &qb[i], VHCA_QPT_RC, p.b.pdn,
+                                        p.b.scq.cqn, p.b.rcq.cqn, p.b.page),
+                         ==, VHCA_ST_OK);
+        qp_connect(a, qa[i].qpn, p.b.gid, p.b.h->core.cfg.mac, qb[i].qpn,
+                   &o, o.a_psn, o.b_psn);
+        qp_connect(p.b.h, qb[i].qpn, p.a.gid, a->core.cfg.mac, qa[i].qpn,
+                   &o, o.b_psn, o.a_psn);
+    }
+    /* Entering RTS queued each QP: let that pass run empty. */
+    harness_run(a);
+    /* Rung from the highest QPN down: the order is the rings', not QPNs'. */
+    for (i = NQPS; i-- > 0;) {
+        struct vhca_send_wqe w;
+
+        wqe_init(&w, i, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+        wqe_sge(&w, p.a.buf, LEN, p.a.key);
+        wqe_remote(&w, p.b.buf, p.b.key);
+        qp_put_send_wqe(a, &qa[i], &w);
+        ring_doorbell(a, p.a.page, VHCA_DB_SQ, qa[i].qpn, qa[i].sq_pi);
+    }
+    G_STATIC_ASSERT(VHCA_SCHED_PASS_BUDGET == 4 * VHCA_SCHED_QP_BUDGET);
+    G_STATIC_ASSERT(LEN / 1024 > 2 * VHCA_SCHED_QP_BUDGET);
+
+    /* Pass 1: the first four rung, 64 packets each; qa[0] waits. */
+    a->work_scheduled = false;
+    vhca_core_run_deferred(&a->core);
+    for (i = 1; i < NQPS; i++) {
+        g_assert_cmpuint(sent_since(a, qa[i].qpn, o.a_psn), ==,
+                         VHCA_SCHED_QP_BUDGET);
+    }
+    g_assert_cmpuint(sent_since(a, qa[0].qpn, o.a_psn), ==, 0);
+    g_assert_true(a->work_scheduled);
+
+    /* Pass 2: qa[0] first, then qa[4], qa[3], qa[2] again; not qa[1]. */
+    a->work_scheduled = false;
+    vhca_core_run_deferred(&a->core);
+    g_assert_cmpuint(sent_since(a, qa[0].qpn, o.a_psn), ==,
+                     VHCA_SCHED_QP_BUDGET);
+    for (i = 2; i < NQPS; i++) {
+        g_assert_cmpuint(sent_since(a, qa[i].qpn, o.a_psn), ==,
+                         2 * VHCA_SCHED_QP_BUDGET);
+    }
+    g_assert_cmpuint(sent_since(a, qa[1].qpn, o.a_psn), ==,
+                     VHCA_SCHED_QP_BUDGET);
+    g_assert_true(a->work_scheduled);
+
+    /* And everything completes. */
+    harness_pair_settle(a, p.b.h, SETTLE_NS);
+    for (i = 0; i < NQPS; i++) {
+        struct vhca_cqe cqe;
+
+        g_assert_true(cq_poll(a, &p.a.scq, &cqe));
+        g_assert_cmpuint(cqe.status, ==, VHCA_WC_SUCCESS);
+    }
+    pair_free(&p);
+}
+
+/*
+ * The device timer follows the earliest of many QPs' deadlines, kept in
+ * a heap rather than found by scanning the QP table: QPs whose packets
+ * are all lost time out in the order they sent, whatever their QPNs,
+ * one per timer, and each goes back in line with its next retransmit.
+ */
+static void test_sched_deadlines_many_qps(void)
+{
+    enum { NQPS = 5, SPACING_NS = 1000 * 1000 };
+    ConnOpts o = default_opts;
+    Wire wa = { .drop_all = true };
+    TestQp qa[NQPS], qb[NQPS];
+    Pair p;
+    Harness *a;
+    unsigned i, round, fired;
+
+    pair_init(&p, &o);
+    a = p.a.h;
+    wire_attach(&p.a, &wa);
+    for (i = 0; i < NQPS; i++) {
+        g_assert_cmpuint(rdma_create_qp(a, &qa[i], VHCA_QPT_RC, p.a.pdn,
+                                        p.a.scq.cqn, p.a.rcq.cqn, p.a.page),
+                         ==, VHCA_ST_OK);
+        g_assert_cmpuint(rdma_create_qp(p.b.h, &qb[i], VHCA_QPT_RC, p.b.pdn,
+                                        p.b.scq.cqn, p.b.rcq.cqn, p.b.page),
+                         ==, VHCA_ST_OK);
+        qp_connect(a, qa[i].qpn, p.b.gid, p.b.h->core.cfg.mac, qb[i].qpn,
+                   &o, o.a_psn, o.b_psn);
+        qp_connect(p.b.h, qb[i].qpn, p.a.gid, a->core.cfg.mac, qa[i].qpn,
+                   &o, o.b_psn, o.a_psn);
+    }
+    /* The highest QPN sends first, the lowest last, 1 ms apart. */
+    for (i = NQPS; i-- > 0;) {
+        struct vhca_send_wqe w;
+
+        wqe_init(&w, i, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+        wqe_sge(&w, p.a.buf, 64, p.a.key);
+        wqe_remote(&w, p.b.buf, p.b.key);
+        qp_put_send_wqe(a, &qa[i], &w);
+        ring_doorbell(a, p.a.page, VHCA_DB_SQ, qa[i].qpn, qa[i].sq_pi);
+        harness_run(a);
+        g_assert_true(a->timer_armed);
+        g_assert_cmpuint(a->timer_deadline, ==,
+                         a->core.qps[qa[NQPS - 1].qpn].deadline);
+        harness_advance(a, SPACING_NS);
+        harness_advance(p.b.h, SPACING_NS);
+    }
+    for (round = 0; round < 2; round++) {
+        for (i = NQPS; i-- > 0;) {
+            fired = a->ev.retransmit.n;
+            g_assert_cmpuint(a->timer_deadline, ==,
+                             a->core.qps[qa[i].qpn].deadline);
+            harness_pair_advance_to_timer(a, p.b.h);
+            g_assert_cmpuint(a->ev.retransmit.n, ==, fired + 1);
+            g_assert_cmpuint(a->ev.retransmit.qpn, ==, qa[i].qpn);
+            g_assert_cmpuint(a->ev.retransmit.why, ==, VHCA_RETRY_TIMEOUT);
+            harness_run(a);
+            g_assert_true(a->timer_armed);
+        }
+    }
+    /* The wire heals: every QP completes, and no deadline is left. */
+    wa.drop_all = false;
+    harness_pair_settle(a, p.b.h, SETTLE_NS);
+    for (i = 0; i < NQPS; i++) {
+        struct vhca_cqe cqe;
+
+        g_assert_true(cq_poll(a, &p.a.scq, &cqe));
+        g_assert_cmpuint(cqe.status, ==, VHCA_WC_SUCCESS);
+        g_assert_cmpuint(a->core.qps[qa[i].qpn].deadline, ==,
+                         VHCA_NO_DEADLINE);
+    }
+    g_assert_false(a->timer_armed);
+    g_assert_cmpuint(a->core.sched_heap_len, ==, 0);
+    pair_free(&p);
+    wire_free(&wa);
+}
+
+/*
+ * Receive buffers are reused, not freed: a frame's buffer goes back to
+ * the device when its QP has taken the frame, and the next frame of its
+ * size class gets it (test_rx_queue_byte_bounds: the buffers kept never
+ * push the device past its byte bound).
+ */
+static void test_rx_buffers_reused(void)
+{
+    enum { PLEN = 4096 };
+    ConnOpts o = default_opts;
+    Pair p;
+    g_autofree uint8_t *frame = g_malloc(16384);
+    VhcaCore *core;
+    VhcaRxFrame *first;
+    uint32_t large, small, kept;
+    size_t len;
+    unsigned i;
+
+    o.mtu = VHCA_IB_MTU_4096;
+    pair_init(&p, &o);
+    core = &p.b.h->core;
+    len = peer_send_frame(&p, p.b.qp.qpn, o.a_psn, PLEN, 0, frame, 16384);
+    large = vhca_rx_buf_size((uint32_t)(len - VHCA_ETH_HLEN));
+    g_assert_cmpuint(large, >, vhca_rx_buf_size(0));
+    post_recv(&p.b, 0xb1, 0, PLEN);
+    harness_deliver(p.b.h, frame, len);
+    first = core->qps[p.b.qp.qpn].rxq_req.head;
+    g_assert_nonnull(first);
+    harness_run(p.b.h);
+    expect_cqe(&p.b, &p.b.rcq, 0xb1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    g_assert_cmpuint(core->rx_queued_bytes, ==, 0);
+    g_assert_cmpuint(core->rx_free_bytes, ==, large);
+
+    /* The next one (a duplicate now) lands in the same buffer. */
+    harness_deliver(p.b.h, frame, len);
+    g_assert_true(core->qps[p.b.qp.qpn].rxq_req.head == first);
+    g_assert_cmpuint(core->rx_free_bytes, ==, 0);
+    harness_run(p.b.h);
+    g_assert_cmpuint(core->rx_free_bytes, ==, large);
+
+    /* Fill the device with large buffers, then give them all back. */
+    for (i = 0; i < VHCA_RXQ_MAX_QP; i++) {
+        harness_deliver(p.b.h, frame, len);
+    }
+    kept = core->rx_queued_bytes;
+    g_assert_cmpuint(kept, >, VHCA_RXQ_MAX_QP_BYTES - large);
+    harness_run(p.b.h);
+    g_assert_cmpuint(core->rx_queued, ==, 0);
+    g_assert_cmpuint(core->rx_free_bytes, ==, kept);
+
+    /* Small frames reuse none of them, and they stay within the bound. */
+    len = peer_send_frame(&p, p.b.qp.qpn, o.a_psn, 8, 0, frame, 16384);
+    small = vhca_rx_buf_size((uint32_t)(len - VHCA_ETH_HLEN));
+    g_assert_cmpuint(small, <, large);
+    for (i = 0; i < VHCA_RXQ_MAX_QP; i++) {
+        harness_deliver(p.b.h, frame, len);
+        g_assert_cmpuint(core->rx_queued_bytes + core->rx_free_bytes, <=,
+                         VHCA_RXQ_MAX_DEV_BYTES);
+    }
+    g_assert_cmpuint(core->rx_queued, ==, VHCA_RXQ_MAX_QP);
+    g_assert_cmpuint(core->rx_queued_bytes, ==, VHCA_RXQ_MAX_QP * small);
     pair_free(&p);
 }
 
@@ -1746,6 +1986,11 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/rc/rx-copies-datagram", test_rx_copies_datagram);
     g_test_add_func("/vhca/rc/rx-queue-byte-bounds",
                     test_rx_queue_byte_bounds);
+    g_test_add_func("/vhca/rc/rx-buffers-reused", test_rx_buffers_reused);
+    g_test_add_func("/vhca/rc/sched-deadlines-many-qps",
+                    test_sched_deadlines_many_qps);
+    g_test_add_func("/vhca/rc/sched-pass-order-and-budget",
+                    test_sched_pass_order_and_budget);
     g_test_add_func("/vhca/rc/events", test_events);
     g_test_add_func("/vhca/rc/rd-atomic-limit-fence",
                     test_rd_atomic_limit_and_fence);

@@ -25,17 +25,19 @@ const VhcaCoreConfig harness_default_cfg = {
     .max_srq = 4,
 };
 
-static bool ram_range(uint64_t addr, size_t len)
+size_t harness_ram_size = RAM_SIZE;
+
+static bool ram_range(const Harness *h, uint64_t addr, size_t len)
 {
-    return addr >= RAM_BASE && len <= RAM_SIZE &&
-           addr - RAM_BASE <= RAM_SIZE - len;
+    return addr >= RAM_BASE && len <= h->ram_size &&
+           addr - RAM_BASE <= h->ram_size - len;
 }
 
 static int h_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
 {
     Harness *h = opaque;
 
-    if (!ram_range(addr, len)) {
+    if (!ram_range(h, addr, len)) {
         return -1;
     }
     memcpy(buf, h->ram + (addr - RAM_BASE), len);
@@ -50,7 +52,7 @@ static int h_dma_write(void *opaque, uint64_t addr, const void *buf,
     if (h->fail_dma_write_after && --h->fail_dma_write_after == 0) {
         return -1;
     }
-    if (!ram_range(addr, len)) {
+    if (!ram_range(h, addr, len)) {
         return -1;
     }
     memcpy(h->ram + (addr - RAM_BASE), buf, len);
@@ -563,7 +565,8 @@ Harness *harness_new(const VhcaCoreConfig *cfg)
 {
     Harness *h = g_new0(Harness, 1);
 
-    h->ram = g_malloc0(RAM_SIZE);
+    h->ram_size = harness_ram_size;
+    h->ram = g_malloc0(h->ram_size);
     g_assert_null(vhca_core_config_check(cfg ? cfg : &harness_default_cfg));
     g_assert_cmpint(vhca_core_init(&h->core,
                                    cfg ? cfg : &harness_default_cfg,
@@ -584,7 +587,7 @@ void harness_free(Harness *h)
 
 void *ram_ptr(Harness *h, uint64_t addr, size_t len)
 {
-    g_assert_true(ram_range(addr, len));
+    g_assert_true(ram_range(h, addr, len));
     return h->ram + (addr - RAM_BASE);
 }
 
@@ -869,7 +872,7 @@ uint64_t rdma_alloc(Harness *h, uint32_t npages)
     }
     addr = h->rdma_next;
     h->rdma_next += (uint64_t)npages * 4096;
-    g_assert_cmpuint(h->rdma_next, <=, RAM_BASE + RAM_SIZE);
+    g_assert_cmpuint(h->rdma_next, <=, RAM_BASE + h->ram_size);
     memset(ram_ptr(h, addr, (size_t)npages * 4096), 0,
            (size_t)npages * 4096);
     return addr;

@@ -22,6 +22,11 @@
 #define RAM_BASE            0x100000ull
 #define RAM_SIZE            (4u << 20)
 #define BAD_ADDR            0x80000000ull
+/*
+ * The RAM size of the harnesses made from now on: RAM_SIZE, which the
+ * tests assume; a benchmark with many QPs asks for more (below BAD_ADDR).
+ */
+extern size_t harness_ram_size;
 
 /* Where the harness puts the rings in guest RAM. */
 #define ADMQ_ADDR           (RAM_BASE + 0x0000)
@@ -216,6 +221,7 @@ typedef struct HarnessEvents {
 struct Harness {
     VhcaCore core;
     uint8_t *ram;
+    size_t ram_size;                /* harness_ram_size when it was made */
 
     /* Recorders. */
     unsigned irqs[VHCA_CORE_VECTORS_MAX];

@@ -11,18 +11,17 @@
 #include "vhca-node.h"
 #include "vhca-wire.h"
 
-static VhcaCoreConfig node_cfg(uint8_t mac_last)
-{
-    VhcaCoreConfig cfg = harness_default_cfg;
-
-    cfg.mac[5] = mac_last;
-    return cfg;
-}
-
 void node_init(Node *n, uint8_t id, uint8_t qp_type)
 {
-    VhcaCoreConfig cfg = node_cfg(0x50 + id);
+    node_init_cfg(n, id, qp_type, &harness_default_cfg);
+}
 
+void node_init_cfg(Node *n, uint8_t id, uint8_t qp_type,
+                   const VhcaCoreConfig *base)
+{
+    VhcaCoreConfig cfg = *base;
+
+    cfg.mac[5] = 0x50 + id;
     memset(n, 0, sizeof(*n));
     n->h = harness_new(&cfg);
     harness_enable(n->h);

@@ -31,6 +31,9 @@ typedef struct Node {
 
 /* Engine @id (MAC ..:50+id, GID 10.0.0.id at index 0) with a @qp_type QP. */
 void node_init(Node *n, uint8_t id, uint8_t qp_type);
+/* The same on a device configured as @base (its MAC replaced). */
+void node_init_cfg(Node *n, uint8_t id, uint8_t qp_type,
+                   const VhcaCoreConfig *base);
 /* MODIFY_QP @a to @state with STATE | @mask, asserting success. */
 void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
                   uint32_t mask);
