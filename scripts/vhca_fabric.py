@@ -1,15 +1,26 @@
 #!/usr/bin/python3
 """Start N QEMU guests, each with a vhca (or soft-RoCE), on one Ethernet fabric.
 
-Two guests are joined back to back with -netdev dgram (UDP on 127.0.0.1).
-More than two are each joined to a small learning switch (fabric_hub.py),
-also over -netdev dgram.  Every guest keeps its console log, can capture its
-fabric traffic to a pcap (QEMU's filter-dump), and runs commands through a
-serial-port agent (images/guest/vhca-agent).
+The link between the guests is one of:
+
+    loopback  (the default) two guests back to back with -netdev dgram
+              (UDP on 127.0.0.1); more than two each joined to a small
+              learning switch (fabric_hub.py), also over -netdev dgram.
+    netns     two guests as on two hosts: network namespaces joined only
+              by a veth pair, each QEMU in one (ip netns exec) with
+              -netdev dgram bound to its namespace's address.
+    tap       every guest on a tap device, the taps ports of a bridge in a
+              network namespace of its own; -netdev tap.
+
+netns and tap need root; they make their namespaces (vhca-*) at start and
+delete them, with every device in them, at stop.  Every guest keeps its
+console log, can capture its fabric traffic to a pcap (QEMU's filter-dump),
+and runs commands through a serial-port agent (images/guest/vhca-agent).
 
 Used as a library by the tests and as a command:
 
-    vhca_fabric.py start [-n 2] [--nics vhca,rxe] [--pcap] [--run-dir DIR]
+    vhca_fabric.py start [-n 2] [--nics vhca,rxe] [--link loopback|netns|tap]
+                         [--pcap] [--run-dir DIR]
     vhca_fabric.py mtu 9000 | capture-off
     vhca_fabric.py exec  GUEST COMMAND...                   # GUEST: 1..N
     vhca_fabric.py gid   [--ipv6] GUEST    # index of its RoCE v2 GID
@@ -19,7 +30,7 @@ Used as a library by the tests and as a command:
 
 Addresses: guest i has MAC 52:54:00:56:48:<i>, 192.0.2.<i>/24 and
 2001:db8::<i>/64 (documentation prefixes: the fabric is private to these
-QEMU processes and never reaches a real network).
+QEMU processes, or to their namespaces, and never reaches a real network).
 
 Each guest's NIC is one of:
 
@@ -31,6 +42,7 @@ Each guest's NIC is one of:
 
 import argparse
 import base64
+import hashlib
 import ipaddress
 import json
 import os
@@ -53,6 +65,14 @@ BOOT_TIMEOUT = float(os.environ.get("VHCA_BOOT_TIMEOUT", "180"))
 # each loss costing a go-back-N retry (docs/benchmarks.rst).
 FABRIC_RCVBUF = 16 << 20
 SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
+# The largest guest MTU (VHCA_MAX_MTU in include/vhca_hw.h).
+GUEST_MAX_MTU = 9000
+# A dgram link carries each guest frame (MTU + the 14-byte Ethernet header)
+# in one UDP datagram: the network between two hosts needs an MTU of
+# 28 bytes more over IPv4 (IPv4 and UDP headers; 48 over IPv6), or IP
+# fragments every full-sized frame.  (A guest's VLAN tag takes 4 more;
+# the guests here use none.)
+DGRAM_UNDERLAY_MTU = GUEST_MAX_MTU + 14 + 20 + 8
 READY_MARK = "vhca-guest: ready"
 NICS = ("vhca", "rxe")
 
@@ -87,6 +107,293 @@ def fabric_socket(local_port, remote_port):
     sock.bind(("127.0.0.1", local_port))
     sock.connect(("127.0.0.1", remote_port))
     return sock
+
+
+def stop_process_groups(pids, grace=10):
+    """SIGTERM the process groups led by pids (each started with
+    start_new_session), SIGKILL those still there after grace seconds."""
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    break
+            except ChildProcessError:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+            # Not our child (a fabric attached to): nothing to block on.
+            time.sleep(0.1)
+        else:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def dgram_netdev(local_host, local_port, remote_host, remote_port,
+                 fabric_fd=None):
+    """-netdev dgram: each Ethernet frame is one UDP datagram from
+    local_host:local_port to remote_host:remote_port, on QEMU's own socket
+    or on fabric_fd (a socket from fabric_socket() that QEMU inherits)."""
+    if fabric_fd is not None:
+        return "dgram,id=fabric,local.type=fd,local.str=%d" % fabric_fd
+    return ("dgram,id=fabric,local.type=inet,local.host=%s,local.port=%d,"
+            "remote.type=inet,remote.host=%s,remote.port=%d"
+            % (local_host, local_port, remote_host, remote_port))
+
+
+def run_ip(*args):
+    """Run ip(8) (or a command through 'ip netns exec'); a failure raises
+    FabricError with what it printed."""
+    proc = subprocess.run(("ip",) + args, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    if proc.returncode != 0:
+        raise FabricError("'ip %s' failed (%d): %s"
+                          % (" ".join(args), proc.returncode,
+                             proc.stdout.strip()))
+    return proc.stdout
+
+
+class Link:
+    """How the guests' NICs reach each other: a fabric has one.
+
+    set_up() makes what the link needs before any QEMU starts (ports, a
+    hub, network namespaces); launch_prefix(), netdev() and guest_socket()
+    say how to start each guest's QEMU on it; tear_down() removes what
+    set_up() made, after the QEMUs have gone.  state()/restore() carry the
+    link's part of state.json to 'vhca_fabric.py stop'."""
+
+    name = None
+
+    def __init__(self, fabric):
+        self.count = fabric.count
+        self.run_dir = fabric.run_dir
+
+    def set_up(self):
+        pass
+
+    def tear_down(self):
+        pass
+
+    def launch_prefix(self, guest):
+        """What QEMU's command line starts with (ip netns exec NS)."""
+        return []
+
+    def netdev(self, guest, fabric_fd=None):
+        raise NotImplementedError
+
+    def guest_socket(self, guest):
+        """A socket for QEMU to inherit (closed once QEMU started), or
+        None: QEMU opens its own."""
+        return None
+
+    def state(self):
+        return {}
+
+    def restore(self, state):
+        pass
+
+
+class LoopbackLink(Link):
+    """UDP on 127.0.0.1 between the QEMUs of this host: two guests back to
+    back, more through fabric_hub.py.  Needs no privileges."""
+
+    name = "loopback"
+
+    def __init__(self, fabric):
+        super().__init__(fabric)
+        self.ports = {}
+        self.hub_pid = None
+
+    def set_up(self):
+        ports = free_udp_ports(self.count + 1)
+        if self.count == 2:
+            links = [(ports[0], ports[1]), (ports[1], ports[0])]
+        else:
+            hub_port = ports[-1]
+            peers = [str(p) for p in ports[:self.count]]
+            with open(os.path.join(self.run_dir, "hub.log"), "w") as hub_log:
+                hub = subprocess.Popen(
+                    [sys.executable, os.path.join(HERE, "fabric_hub.py"),
+                     str(hub_port)] + peers,
+                    stdout=hub_log, stderr=subprocess.STDOUT,
+                    start_new_session=True)
+            self.hub_pid = hub.pid
+            links = [(p, hub_port) for p in ports[:self.count]]
+        self.ports = {i + 1: link for i, link in enumerate(links)}
+
+    def netdev(self, guest, fabric_fd=None):
+        local, remote = self.ports[guest.index]
+        return dgram_netdev("127.0.0.1", local, "127.0.0.1", remote,
+                            fabric_fd)
+
+    def guest_socket(self, guest):
+        return fabric_socket(*self.ports[guest.index])
+
+    def tear_down(self):
+        if self.hub_pid:
+            stop_process_groups([self.hub_pid])
+        self.hub_pid = None
+
+    def state(self):
+        return {"hub": self.hub_pid}
+
+    def restore(self, state):
+        self.hub_pid = state.get("hub")
+
+
+def namespace_prefix(run_dir):
+    """The start of every network namespace a fabric in run_dir makes:
+    'vhca-' and a hash of the run directory, so that fabrics in different
+    run directories do not meet, and a fabric finds what a killed run in
+    its own directory left behind."""
+    digest = hashlib.sha1(os.path.realpath(run_dir).encode()).hexdigest()
+    return "vhca-%s-" % digest[:8]
+
+
+class NamespaceLink(Link):
+    """A link made of network namespaces (NAMESPACES of them), torn down
+    with them: the host's own network is never touched.  Needs root
+    (CAP_SYS_ADMIN and CAP_NET_ADMIN)."""
+
+    NAMESPACES = ()
+
+    def __init__(self, fabric):
+        super().__init__(fabric)
+        prefix = namespace_prefix(self.run_dir)
+        self.namespaces = [prefix + suffix for suffix in self.NAMESPACES]
+        self.created = []
+
+    def add_namespace(self, ns):
+        if ns in run_ip("netns", "list").split():
+            pids = run_ip("netns", "pids", ns).split()
+            if pids:
+                raise FabricError(
+                    "network namespace %s is in use by process(es) %s: a "
+                    "fabric of %s is running ('vhca_fabric.py --run-dir %s "
+                    "stop' ends it)" % (ns, " ".join(pids), self.run_dir,
+                                        self.run_dir))
+            # Left by a run that was killed before its tear-down.
+            run_ip("netns", "del", ns)
+        try:
+            run_ip("netns", "add", ns)
+        except FabricError as e:
+            raise FabricError("cannot create a network namespace (the %s "
+                              "link needs root): %s" % (self.name, e))
+        self.created.append(ns)
+        run_ip("-n", ns, "link", "set", "lo", "up")
+
+    def tear_down(self):
+        """Delete the namespaces (and with them every veth, bridge and
+        tap in them); the QEMUs in them must have exited."""
+        errors = []
+        for ns in reversed(self.created):
+            try:
+                run_ip("netns", "del", ns)
+            except FabricError as e:
+                errors.append(str(e))
+        self.created = []
+        if errors:
+            raise FabricError("; ".join(errors))
+
+    def state(self):
+        return {"namespaces": self.created}
+
+    def restore(self, state):
+        self.created = list(state.get("namespaces", []))
+
+
+class NetnsLink(NamespaceLink):
+    """Two guests on two "hosts": network namespaces joined only by a veth
+    pair, 10.99.0.1/24 and 10.99.0.2/24.  Guest i's QEMU runs in namespace
+    i with -netdev dgram on its own socket, bound to its host's address
+    and sending to the other's: the command line a user types on two real
+    hosts.  The veth carries each frame in a UDP datagram, so its MTU is
+    DGRAM_UNDERLAY_MTU, and the guests' jumbo frames are never fragmented
+    on the way."""
+
+    name = "netns"
+    NAMESPACES = ("host1", "host2")
+    SUBNET = "10.99.0.%d"
+    PORT = 47910
+
+    def __init__(self, fabric):
+        if fabric.count != 2:
+            raise FabricError("the netns link joins two guests point to "
+                              "point, not %d (the tap link takes more)"
+                              % fabric.count)
+        super().__init__(fabric)
+
+    def host_address(self, index):
+        return self.SUBNET % index
+
+    def set_up(self):
+        for ns in self.namespaces:
+            self.add_namespace(ns)
+        run_ip("link", "add", "vhca-uplink", "netns", self.namespaces[0],
+               "type", "veth", "peer", "name", "vhca-uplink",
+               "netns", self.namespaces[1])
+        for index, ns in enumerate(self.namespaces, 1):
+            run_ip("-n", ns, "addr", "add",
+                   "%s/24" % self.host_address(index), "dev", "vhca-uplink")
+            run_ip("-n", ns, "link", "set", "vhca-uplink", "mtu",
+                   str(DGRAM_UNDERLAY_MTU), "up")
+
+    def launch_prefix(self, guest):
+        return ["ip", "netns", "exec", self.namespaces[guest.index - 1]]
+
+    def netdev(self, guest, fabric_fd=None):
+        peer = 3 - guest.index
+        return dgram_netdev(self.host_address(guest.index), self.PORT,
+                            self.host_address(peer), self.PORT)
+
+
+class TapLink(NamespaceLink):
+    """Every guest on a tap device, the taps ports of one Linux bridge, all
+    in a network namespace of their own (the QEMUs run in it: a tap lives
+    in the namespace that opened it).  Frames go from tap to tap as they
+    are, so the taps and the bridge need MTU GUEST_MAX_MTU and no
+    more."""
+
+    name = "tap"
+    NAMESPACES = ("bridge",)
+    BRIDGE = "vhca-br0"
+
+    def tap(self, guest):
+        return "vhca-tap%d" % guest.index
+
+    def set_up(self):
+        ns = self.namespaces[0]
+        self.add_namespace(ns)
+        # No STP (ports forward at once) and no multicast snooping: a
+        # plain switch, as fabric_hub.py is.
+        run_ip("-n", ns, "link", "add", self.BRIDGE, "type", "bridge",
+               "stp_state", "0", "mcast_snooping", "0")
+        run_ip("-n", ns, "link", "set", self.BRIDGE, "mtu",
+               str(GUEST_MAX_MTU), "up")
+        for index in range(1, self.count + 1):
+            tap = "vhca-tap%d" % index
+            run_ip("-n", ns, "tuntap", "add", "dev", tap, "mode", "tap")
+            run_ip("-n", ns, "link", "set", tap, "mtu", str(GUEST_MAX_MTU),
+                   "master", self.BRIDGE, "up")
+
+    def launch_prefix(self, guest):
+        return ["ip", "netns", "exec", self.namespaces[0]]
+
+    def netdev(self, guest, fabric_fd=None):
+        return "tap,id=fabric,ifname=%s,script=no,downscript=no" \
+            % self.tap(guest)
+
+
+LINKS = {link.name: link for link in (LoopbackLink, NetnsLink, TapLink)}
 
 
 def guest_ipv4(i):
@@ -179,16 +486,14 @@ class Guest:
         return self.gid_index(ipv6_gid(self.ipv6))
 
     def qemu_args(self, qemu, kernel, initrd, local_port, remote_port,
-                  pcap, extra, fabric_fd=None):
-        """QEMU's command line.  The fabric link is UDP from local_port to
+                  pcap, extra, fabric_fd=None, netdev=None):
+        """QEMU's command line.  The fabric NIC's backend is netdev (a
+        -netdev value, id=fabric) or else UDP from local_port to
         remote_port on 127.0.0.1: QEMU's own socket, or fabric_fd (a
         socket from fabric_socket() that QEMU inherits)."""
-        if fabric_fd is None:
-            netdev = ("dgram,id=fabric,local.type=inet,local.host=127.0.0.1,"
-                      "local.port=%d,remote.type=inet,remote.host=127.0.0.1,"
-                      "remote.port=%d" % (local_port, remote_port))
-        else:
-            netdev = "dgram,id=fabric,local.type=fd,local.str=%d" % fabric_fd
+        if netdev is None:
+            netdev = dgram_netdev("127.0.0.1", local_port, "127.0.0.1",
+                                  remote_port, fabric_fd)
         append = ("console=ttyS0 rdinit=/init panic=-1 loglevel=4 "
                   "guest_name=guest%d guest_ip=%s/24 guest_ip6=%s/64"
                   % (self.index, self.ipv4, self.ipv6))
@@ -480,8 +785,11 @@ class Fabric:
     """N guests on one fabric. Use as a context manager: stop() on exit."""
 
     def __init__(self, count=2, run_dir=DEFAULT_RUN_DIR, pcap=False,
-                 extra_args=(), nics=None):
-        """nics: one NIC kind per guest ("vhca" or "rxe"); all vhca if None."""
+                 extra_args=(), nics=None, link="loopback"):
+        """nics: one NIC kind per guest ("vhca" or "rxe"); all vhca if None.
+        link: how the guests meet, one of LINKS: "loopback" (UDP on
+        127.0.0.1), "netns" (two namespaces as two hosts, UDP between
+        them) or "tap" (taps on a bridge in a namespace)."""
         if count < 1:
             raise FabricError("need at least one guest")
         if nics is None:
@@ -489,6 +797,9 @@ class Fabric:
         if len(nics) != count:
             raise FabricError("%d guests but %d NICs (%s)"
                               % (count, len(nics), ",".join(nics)))
+        if link not in LINKS:
+            raise FabricError("unknown link '%s' (have %s)"
+                              % (link, ", ".join(LINKS)))
         self.count = count
         self.run_dir = run_dir
         self.pcap = pcap
@@ -496,7 +807,7 @@ class Fabric:
         self.nics = list(nics)
         self.guests = [Guest(i + 1, run_dir, nic)
                        for i, nic in enumerate(self.nics)]
-        self.hub_pid = None
+        self.link = LINKS[link](self)
 
     def __enter__(self):
         return self
@@ -512,48 +823,50 @@ class Fabric:
         if qemu is None:
             qemu, kernel, initrd = build_artifacts()
         os.makedirs(self.run_dir, exist_ok=True)
-        ports = free_udp_ports(self.count + 1)
-        links = []
-        if self.count == 2:
-            links = [(ports[0], ports[1]), (ports[1], ports[0])]
-        else:
-            hub_port = ports[-1]
-            peers = [str(p) for p in ports[:self.count]]
-            hub_log = open(os.path.join(self.run_dir, "hub.log"), "w")
-            hub = subprocess.Popen(
-                [sys.executable, os.path.join(HERE, "fabric_hub.py"),
-                 str(hub_port)] + peers,
-                stdout=hub_log, stderr=subprocess.STDOUT,
-                start_new_session=True)
-            self.hub_pid = hub.pid
-            links = [(p, hub_port) for p in ports[:self.count]]
-        for guest, (local, remote) in zip(self.guests, links):
-            os.makedirs(guest.dir, exist_ok=True)
-            for f in (guest.console, guest.agent_sock, guest.qmp_sock,
-                      guest.pcap):
-                if os.path.exists(f):
-                    os.unlink(f)
-            # qemu.cmdline is for starting a guest by hand: with QEMU's own
-            # socket, as the fd is not there then.
-            with open(os.path.join(guest.dir, "qemu.cmdline"), "w") as f:
-                f.write(" ".join(guest.qemu_args(
-                    qemu, kernel, initrd, local, remote, self.pcap,
-                    self.extra_args)) + "\n")
-            with fabric_socket(local, remote) as sock, \
-                    open(os.path.join(guest.dir, "qemu.stderr"), "w") as err:
-                args = guest.qemu_args(qemu, kernel, initrd, local, remote,
-                                       self.pcap, self.extra_args,
-                                       sock.fileno())
-                proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
-                                        stdout=err, stderr=subprocess.STDOUT,
-                                        start_new_session=True,
-                                        pass_fds=[sock.fileno()])
-            guest.pid = proc.pid
+        # Saved first, so that stop() of a start that failed half-way
+        # still finds what the link made.
+        self.save_state()
+        self.link.set_up()
+        self.save_state()
+        for guest in self.guests:
+            self.launch(guest, qemu, kernel, initrd)
         self.save_state()
         return self
 
+    def launch(self, guest, qemu, kernel, initrd):
+        """Start guest's QEMU on the fabric's link."""
+        os.makedirs(guest.dir, exist_ok=True)
+        for f in (guest.console, guest.agent_sock, guest.qmp_sock,
+                  guest.pcap):
+            if os.path.exists(f):
+                os.unlink(f)
+        prefix = self.link.launch_prefix(guest)
+        # qemu.cmdline is for starting a guest by hand: with QEMU's own
+        # socket, as an inherited fd is not there then.
+        with open(os.path.join(guest.dir, "qemu.cmdline"), "w") as f:
+            f.write(" ".join(prefix + guest.qemu_args(
+                qemu, kernel, initrd, None, None, self.pcap,
+                self.extra_args, netdev=self.link.netdev(guest))) + "\n")
+        sock = self.link.guest_socket(guest)
+        try:
+            fds = [sock.fileno()] if sock else []
+            netdev = self.link.netdev(guest, sock.fileno() if sock else None)
+            with open(os.path.join(guest.dir, "qemu.stderr"), "w") as err:
+                args = prefix + guest.qemu_args(
+                    qemu, kernel, initrd, None, None, self.pcap,
+                    self.extra_args, netdev=netdev)
+                proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                        stdout=err, stderr=subprocess.STDOUT,
+                                        start_new_session=True,
+                                        pass_fds=fds)
+        finally:
+            if sock:
+                sock.close()
+        guest.pid = proc.pid
+
     def save_state(self):
-        state = {"hub": self.hub_pid, "pcap": self.pcap,
+        state = {"pcap": self.pcap, "link": self.link.name,
+                 "link_state": self.link.state(),
                  "guests": [g.pid for g in self.guests], "nics": self.nics}
         with open(os.path.join(self.run_dir, "state.json"), "w") as f:
             json.dump(state, f)
@@ -568,8 +881,9 @@ class Fabric:
             raise FabricError("no fabric running in %s (run 'start' first)"
                               % run_dir)
         fabric = cls(len(state["guests"]), run_dir, state["pcap"],
-                     nics=state.get("nics"))
-        fabric.hub_pid = state["hub"]
+                     nics=state.get("nics"),
+                     link=state.get("link", "loopback"))
+        fabric.link.restore(state.get("link_state", {"hub": state.get("hub")}))
         for guest, pid in zip(fabric.guests, state["guests"]):
             guest.pid = pid
         return fabric
@@ -609,37 +923,17 @@ class Fabric:
         return self
 
     def stop(self):
-        """Stop every QEMU (and the hub) this fabric started."""
-        pids = [g.pid for g in self.guests if g.pid] + \
-            ([self.hub_pid] if self.hub_pid else [])
-        for pid in pids:
-            try:
-                os.killpg(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + 10
-        for pid in pids:
-            while time.monotonic() < deadline:
-                try:
-                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                        break
-                except ChildProcessError:
-                    try:
-                        os.kill(pid, 0)
-                    except ProcessLookupError:
-                        break
-                time.sleep(0.1)
-            else:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        """Stop every QEMU this fabric started, then take its link down
+        (the hub, the namespaces)."""
+        stop_process_groups([g.pid for g in self.guests if g.pid])
         for g in self.guests:
             g.pid = None
-        self.hub_pid = None
-        state = os.path.join(self.run_dir, "state.json")
-        if os.path.exists(state):
-            os.unlink(state)
+        try:
+            self.link.tear_down()
+        finally:
+            state = os.path.join(self.run_dir, "state.json")
+            if os.path.exists(state):
+                os.unlink(state)
 
 
 def main():
@@ -656,6 +950,12 @@ def main():
     p.add_argument("--pcap", action="store_true",
                    help="capture each guest's fabric traffic to "
                    "RUN_DIR/guestI/fabric.pcap")
+    p.add_argument("--link", choices=list(LINKS), default="loopback",
+                   help="how the guests meet: loopback (UDP on 127.0.0.1, "
+                   "the default), netns (two guests in two network "
+                   "namespaces joined by a veth pair, as on two hosts; "
+                   "root) or tap (tap devices on a bridge in a namespace; "
+                   "root)")
     p = sub.add_parser("exec", help="run a command in a guest")
     p.add_argument("--timeout", type=int, default=120)
     p.add_argument("guest", type=int)
@@ -699,7 +999,8 @@ def main():
     try:
         if args.cmd == "start":
             count = args.guests or (len(args.nics) if args.nics else 2)
-            fabric = Fabric(count, args.run_dir, args.pcap, nics=args.nics)
+            fabric = Fabric(count, args.run_dir, args.pcap, nics=args.nics,
+                            link=args.link)
             try:
                 fabric.start().wait_ready()
             except BaseException:
