@@ -73,6 +73,17 @@ def out(line):
     print(line, flush=True)
 
 
+def read_command(fifo):
+    """The next line the test wrote into fifo, split.  An open can meet
+    the previous line's writer before it closed, and then reads only its
+    end of file: that is no command, so open again."""
+    while True:
+        with open(fifo) as f:
+            line = f.readline().split()
+        if line:
+            return line
+
+
 def context(name):
     for dev in d.get_device_list():
         if dev.name.decode() == name:
@@ -267,8 +278,7 @@ def main():
     sgid_index = ipv4_gid_index(ctx)
     out("LOCAL %d %s" % (qp.qp_num, ctx.query_gid(PORT, sgid_index)))
 
-    with open(fifo) as f:
-        peer = f.readline().split()
+    peer = read_command(fifo)
     if len(peer) != 2:
         fail("expected '<qpn> <gid>', got %r" % peer)
     connect(qp, sgid_index, int(peer[0]), peer[1])
@@ -276,8 +286,7 @@ def main():
     if role == "owner":
         side.bind()
     while True:
-        with open(fifo) as f:
-            cmd = f.readline().split()
+        cmd = read_command(fifo)
         if cmd == ["exit"]:
             break
         side.run(cmd)

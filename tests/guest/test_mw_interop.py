@@ -115,8 +115,12 @@ class WindowInterop(unittest.TestCase):
         return line[len(prefix):].strip()
 
     def tell(self, guest, role, line):
-        guest.run("timeout 60 sh -c 'echo %s > %s'"
-                  % (line, self.FIFO % role), 90)
+        status, out = guest.exec("timeout 60 sh -c 'echo %s > %s'"
+                                 % (line, self.FIFO % role), 90)
+        if status:
+            self.fail("the %s script read no '%s' in 60 s; its output:\n%s"
+                      % (role, line, guest.exec("cat %s" % (self.LOG % role),
+                                                30)[1]))
 
     def access(self, peer, addr, rkey, ops):
         self.tell(peer, "peer", "access %d %d %s" % (addr, rkey,
