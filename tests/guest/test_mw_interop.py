@@ -196,7 +196,7 @@ class WindowInterop(unittest.TestCase):
         with self.subTest("type 1, unbound"):
             self.scenario(owner, peer, 1, "unbind", "write")
         with self.subTest("type 2, LOCAL_INV"):
-            self.scenario(owner, peer, 2, "local", "write")
+            self.scenario(owner, peer, 2, "local", "read")
         with self.subTest("type 2, SEND with Invalidate"):
             self.scenario(owner, peer, 2, "remote", "atomic")
 
