@@ -44,11 +44,10 @@ LATENCY = [("ib_send_lat", 64, 1000), ("ib_write_lat", 64, 1000)]
 NIC_TITLES = {"vhca": "vhca", "rxe": "rxe"}  # rxe: soft-RoCE on virtio-net
 
 # perftest's result lines: "#bytes #iterations BW-peak BW-average MsgRate"
-# and "#bytes #iterations t_min t_max t_typical ...".
+# and "#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%".
 BW_LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$",
                      re.M)
-LAT_LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
-                      r"\s+([\d.]+)", re.M)
+LAT_LINE = re.compile(r"^\s*(\d+)\s+(\d+)" + r"\s+([\d.]+)" * 7, re.M)
 
 
 def perftest(fabric, log_dir, tool, size, iters):
@@ -129,13 +128,18 @@ def report(nics, results):
         rows.append(row)
     bandwidth = rst_table(header, rows)
 
-    header = ["test", "size"] + ["%s t_typical (us)" % NIC_TITLES[nic]
-                                 for nic in nics]
+    header = ["test", "size"]
+    for nic in nics:
+        header += ["%s t_typical (us)" % NIC_TITLES[nic],
+                   "%s 99%% (us)" % NIC_TITLES[nic]]
     rows = []
     for tool, size, _ in LATENCY:
-        rows.append([tool, size_name(size)]
-                    + [cell(nic, (tool, size), lambda r: "%.1f" % r[4])
-                       for nic in nics])
+        row = [tool, size_name(size)]
+        for nic in nics:
+            # t_typical is the median; the 99th percentile shows the tail.
+            row += [cell(nic, (tool, size), lambda r: "%.1f" % r[4]),
+                    cell(nic, (tool, size), lambda r: "%.1f" % r[7])]
+        rows.append(row)
     return bandwidth + "\n\n" + rst_table(header, rows)
 
 
