@@ -46,9 +46,7 @@ import struct
 import sys
 import time
 
-import pyverbs.device as d
 import pyverbs.enums as e
-from pyverbs.addr import GID, AHAttr, GlobalRoute
 from pyverbs.base import inc_rkey
 from pyverbs.cq import CQ
 from pyverbs.mr import MR, MW, MWBind, MWBindInfo
@@ -56,7 +54,8 @@ from pyverbs.pd import PD
 from pyverbs.qp import QPAttr, QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR
 
-from guest_verbs import PORT, fail, ipv4_gid_index
+from guest_verbs import (PORT, connect, context, fail, ipv4_gid_index,
+                         read_command)
 
 BUF = 4096
 WINDOW_OFFSET = 0x200
@@ -73,43 +72,10 @@ def out(line):
     print(line, flush=True)
 
 
-def read_command(fifo):
-    """The next line the test wrote into fifo, split.  An open can meet
-    the previous line's writer before it closed, and then reads only its
-    end of file: that is no command, so open again."""
-    while True:
-        with open(fifo) as f:
-            line = f.readline().split()
-        if line:
-            return line
 
 
-def context(name):
-    for dev in d.get_device_list():
-        if dev.name.decode() == name:
-            return d.Context(name=name)
-    fail("no RDMA device %s" % name)
 
 
-def connect(qp, sgid_index, peer_qpn, peer_gid):
-    gr = GlobalRoute(dgid=GID(peer_gid), sgid_index=sgid_index, hop_limit=64)
-    attr = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024)
-    attr.ah_attr = AHAttr(port_num=PORT, is_global=1, gr=gr)
-    attr.dest_qp_num = peer_qpn
-    attr.rq_psn = 0
-    attr.max_dest_rd_atomic = 4
-    attr.min_rnr_timer = 12
-    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
-              e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
-              e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-    attr = QPAttr(qp_state=e.IBV_QPS_RTS)
-    attr.timeout = 14
-    attr.retry_cnt = 7
-    attr.rnr_retry = 7
-    attr.sq_psn = 0
-    attr.max_rd_atomic = 4
-    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
-              e.IBV_QP_RNR_RETRY | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
 
 
 def poll(cq):

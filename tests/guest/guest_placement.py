@@ -27,16 +27,15 @@ import json
 import sys
 import time
 
-import pyverbs.device as d
 import pyverbs.enums as e
-from pyverbs.addr import GID, AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.qp import QPAttr, QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SGE
 
-from guest_verbs import PORT, fail, ipv4_gid_index
+from guest_verbs import (PORT, connect, context, fail, ipv4_gid_index,
+                         read_command)
 
 BUF = 4096
 DATA = bytes(range(0x40, 0x50))
@@ -48,37 +47,10 @@ def out(line):
     print(line, flush=True)
 
 
-def read_control(fifo):
-    with open(fifo) as f:
-        return f.readline().split()
 
 
-def context(name):
-    for dev in d.get_device_list():
-        if dev.name.decode() == name:
-            return d.Context(name=name)
-    fail("no RDMA device %s" % name)
 
 
-def connect(qp, sgid_index, peer_qpn, peer_gid):
-    gr = GlobalRoute(dgid=GID(peer_gid), sgid_index=sgid_index, hop_limit=64)
-    attr = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024)
-    attr.ah_attr = AHAttr(port_num=PORT, is_global=1, gr=gr)
-    attr.dest_qp_num = peer_qpn
-    attr.rq_psn = 0
-    attr.max_dest_rd_atomic = 4
-    attr.min_rnr_timer = 12
-    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
-              e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
-              e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-    attr = QPAttr(qp_state=e.IBV_QPS_RTS)
-    attr.timeout = 14
-    attr.retry_cnt = 7
-    attr.rnr_retry = 7
-    attr.sq_psn = 0
-    attr.max_rd_atomic = 4
-    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
-              e.IBV_QP_RNR_RETRY | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
 
 
 def poll(cq, count):
@@ -164,7 +136,7 @@ def main():
     else:
         out("LOCAL %d %s 0 0" % (qp.qp_num, ctx.query_gid(PORT, sgid_index)))
 
-    peer = read_control(fifo)
+    peer = read_command(fifo)
     if len(peer) != 4:
         fail("expected '<qpn> <gid> <addr> <rkey>', got %r" % peer)
     connect(qp, sgid_index, int(peer[0]), peer[1])
@@ -172,7 +144,7 @@ def main():
     if role == "requester":
         requester(qp, cq, mr, int(peer[2]), int(peer[3]), ops)
     else:
-        if read_control(fifo) != ["check"]:
+        if read_command(fifo) != ["check"]:
             fail("expected 'check'")
         out("MEM %s %s" % (mr.read(len(DATA), 0).hex(),
                            mr.read(len(ATOMIC), 0x100).hex()))

@@ -1,11 +1,16 @@
 """What every pyverbs script that runs inside a guest needs: the vhca
-device, the GID of its IPv4 address, and a failure exit.
+device, the GID of its IPv4 address, a failure exit, and for the two-sided
+scripts a named device, the commands the test writes into a FIFO and an
+RC connection.
 
 Runs inside a guest only (it imports pyverbs); guest_scripts.put() copies
 it next to the script that imports it."""
 import sys
 
 import pyverbs.device as d
+import pyverbs.enums as e
+from pyverbs.addr import GID, AHAttr, GlobalRoute
+from pyverbs.qp import QPAttr
 
 PORT = 1
 
@@ -33,3 +38,46 @@ def ipv4_gid_index(ctx):
                 "0000:0000:0000:0000:0000:ffff:"):
             return idx
     fail("no IPv4 RoCEv2 GID on port %d" % PORT)
+
+
+def context(name):
+    """A context on RDMA device name (vhca0, rxe0)."""
+    for dev in d.get_device_list():
+        if dev.name.decode() == name:
+            return d.Context(name=name)
+    fail("no RDMA device %s" % name)
+
+
+def read_command(fifo):
+    """The next line the test wrote into fifo, split.  An open can meet
+    the previous line's writer before it closed, and then reads only its
+    end of file: that is no command, so open again."""
+    while True:
+        with open(fifo) as f:
+            line = f.readline().split()
+        if line:
+            return line
+
+
+def connect(qp, sgid_index, peer_qpn, peer_gid):
+    """Take RC QP qp from INIT to RTS towards peer_qpn at peer_gid: PSNs 0,
+    4 RDMA READs or atomics each way, path MTU 1024, timeout 14 (67 ms)
+    and seven retries of each kind."""
+    gr = GlobalRoute(dgid=GID(peer_gid), sgid_index=sgid_index, hop_limit=64)
+    attr = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024)
+    attr.ah_attr = AHAttr(port_num=PORT, is_global=1, gr=gr)
+    attr.dest_qp_num = peer_qpn
+    attr.rq_psn = 0
+    attr.max_dest_rd_atomic = 4
+    attr.min_rnr_timer = 12
+    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
+              e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
+              e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+    attr = QPAttr(qp_state=e.IBV_QPS_RTS)
+    attr.timeout = 14
+    attr.retry_cnt = 7
+    attr.rnr_retry = 7
+    attr.sq_psn = 0
+    attr.max_rd_atomic = 4
+    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
+              e.IBV_QP_RNR_RETRY | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
