@@ -33,11 +33,6 @@
 /* Entries of the page list read per DMA while checking it. */
 #define VHCA_PBL_CHUNK      VHCA_PBL_ENTRIES_PER_PAGE
 
-static uint32_t vhca_mr_key(uint32_t index, uint8_t tag)
-{
-    return index << 8 | tag;
-}
-
 /*
  * The MR (or memory window) a key names, or NULL if none does any more
  * (stale tag).

@@ -40,7 +40,7 @@
 
 static uint32_t vhca_mw_key(const VhcaCore *core, const VhcaMr *mw)
 {
-    return (uint32_t)(mw - core->mrs) << 8 | mw->key_tag;
+    return vhca_mr_key((uint32_t)(mw - core->mrs), mw->key_tag);
 }
 
 /* Window @mw lets go of its MR (and QP): it grants nothing. */

@@ -73,6 +73,12 @@ static inline bool vhca_mr_is_window(const VhcaMr *mr)
     return mr->mw_type != 0;
 }
 
+/* The key of MR-table entry @index (an MR or a window) with tag @tag. */
+static inline uint32_t vhca_mr_key(uint32_t index, uint8_t tag)
+{
+    return index << 8 | tag;
+}
+
 /* [@addr, @addr + @len) lies in [@start, @start + @length). */
 static inline bool vhca_range_within(uint64_t start, uint64_t length,
                                      uint64_t addr, uint64_t len)
