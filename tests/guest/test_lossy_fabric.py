@@ -92,14 +92,26 @@ class RelayedFabric(vhca_fabric.Fabric):
                   guest.pcap):
             if os.path.exists(f):
                 os.unlink(f)
-        args = guest.qemu_args(qemu, kernel, initrd, local_port, remote_port,
-                               self.pcap, self.extra_args)
         with open(os.path.join(guest.dir, "qemu.cmdline"), "w") as f:
-            f.write(" ".join(args) + "\n")
-        with open(os.path.join(guest.dir, "qemu.stderr"), "w") as err:
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
-                                    stdout=err, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            f.write(" ".join(guest.qemu_args(
+                qemu, kernel, initrd, local_port, remote_port, self.pcap,
+                self.extra_args)) + "\n")
+        # The deep socket every fabric gives its guests: with QEMU's own
+        # (208 KiB) the relay's bursts overflowed it, and the frames the
+        # host dropped there, beyond the faults a test chose, cost
+        # retries the tests count on (a go-back-N window is 256 frames).
+        sock = vhca_fabric.fabric_socket(local_port, remote_port)
+        try:
+            args = guest.qemu_args(qemu, kernel, initrd, None, None,
+                                   self.pcap, self.extra_args,
+                                   fabric_fd=sock.fileno())
+            with open(os.path.join(guest.dir, "qemu.stderr"), "w") as err:
+                proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                        stdout=err, stderr=subprocess.STDOUT,
+                                        start_new_session=True,
+                                        pass_fds=[sock.fileno()])
+        finally:
+            sock.close()
         self.qemus.append(proc)
         guest.pid = proc.pid
 
@@ -277,11 +289,19 @@ class LossyRc(unittest.TestCase):
             self.assertInjected(c, what, ("total",))
 
     # Heavier faults.  A burst loses BURST_N consecutive RoCE frames of
-    # every BURST_M each way.  A lone packet's retries may meet a burst
-    # each way, so 2 * BURST_N stays below the eight tries retry_cnt 7
-    # gives (IBTA 9.7.6.1.3): one right outcome, success.  At 10% loss
-    # a try fails with odds 0.19, eight in a row 1.7e-6.
+    # every BURST_M each way.  retry_cnt 7 allows seven retries without
+    # progress; the next failure ends the QP (IBTA 9.7.6.1.3).  At worst,
+    # a lost request's first resend (after the NAK) meets a burst, the
+    # probes resent after each Local ACK Timeout meet the next burst
+    # (BURST_N of them), and, where ACKs are lost too, the ACKs of BURST_N
+    # more probes meet the burst the other way: 1 + BURST_N retries with
+    # ACKs spared, 1 + 2 * BURST_N without.  With 3, the latter is 7, the
+    # limit itself (seen in CI once the host stopped adding losses of its
+    # own), so the tests that lose ACKs use bursts of two: one right
+    # outcome, success.  At 10% loss a try fails with odds 0.19, eight in
+    # a row 1.7e-6.
     BURST = "3/40"
+    BURST_ACKS_LOST = "2/40"
 
     def test_pingpong_10_percent_loss(self):
         faults(drop=0.10, spare_acks=self.PINGPONG_SPARES)
@@ -364,7 +384,7 @@ class LossyRc(unittest.TestCase):
         self.assertInjected(c, "dropped")
 
     def test_write_bw_burst_loss(self):
-        faults(burst=self.BURST)
+        faults(burst=self.BURST_ACKS_LOST)
         cli, c = self.perftest("ib_write_bw", "-s 65536 -n 100")
         self.assertRegex(cli, r"65536\s+100\s+[\d.]+")
         self.assertInjected(c, "burst_dropped")
@@ -375,7 +395,7 @@ class LossyRc(unittest.TestCase):
         # carry, which took longer than the Local ACK Timeout under TCG
         # now and then, and eight such timeouts end the QP (seen once in
         # three runs): timing, not one right outcome.
-        faults(burst=self.BURST, dup=0.02, storm=4, reorder=0.02)
+        faults(burst=self.BURST_ACKS_LOST, dup=0.02, storm=4, reorder=0.02)
         cli, c = self.perftest("ib_read_bw", "-s 8192 -n 200")
         self.assertRegex(cli, r"8192\s+200\s+[\d.]+")
         self.assertInjected(c, "burst_dropped")
@@ -383,7 +403,7 @@ class LossyRc(unittest.TestCase):
             self.assertInjected(c, what, ("total",))
 
     def test_atomic_bw_burst_loss_and_storm(self):
-        faults(burst=self.BURST, dup=0.05, storm=8)
+        faults(burst=self.BURST_ACKS_LOST, dup=0.05, storm=8)
         cli, c = self.perftest("ib_atomic_bw", "-n 300")
         self.assertRegex(cli, r"8\s+300\s+[\d.]+")
         self.assertInjected(c, "burst_dropped")
