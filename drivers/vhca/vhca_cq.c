@@ -403,8 +403,8 @@ int vhcad_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	spin_lock_irqsave(&cq->lock, irqflags);
 	/*
 	 * During a resize ci is about to count in the new ring: the arming
-	 * waits for it (vhcad_cq_resize_kernel), and then the device raises
-	 * the event at once if completions are pending.
+	 * waits for it (vhcad_cq_resize_kernel), which then reports the
+	 * completions that came meanwhile.
 	 */
 	if (cq->resizing) {
 		if (cq->arm_pending != VHCA_CQ_ARM_NEXT)
@@ -413,8 +413,8 @@ int vhcad_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 		return 0;
 	}
 	/*
-	 * The device raises the event at once if completions past ci exist;
-	 * callers that ask still learn it here, without waiting for it.
+	 * The device raises the event for the next completion only (IBTA
+	 * 11.4.2.2); callers that ask learn here of those already there.
 	 */
 	vhcad_kernel_doorbell(dev, VHCA_DB_CQ, cq->cqn,
 			      arm | (cq->ci & VHCA_CQ_CI_MASK));
@@ -454,6 +454,7 @@ static int vhcad_cq_resize_kernel(struct vhca_dev *dev, struct vhca_cq *cq,
 	u8 log_size = vhcad_cq_kernel_log_size(cqe);
 	struct vhca_queue_buf buf;
 	unsigned long flags;
+	bool missed;
 	u32 arm;
 	int err;
 
@@ -482,7 +483,14 @@ static int vhcad_cq_resize_kernel(struct vhca_dev *dev, struct vhca_cq *cq,
 	if (arm)
 		vhcad_kernel_doorbell(dev, VHCA_DB_CQ, cq->cqn,
 				      arm | (cq->ci & VHCA_CQ_CI_MASK));
+	/*
+	 * The device fires only for completions after this arming: those
+	 * that came while the request waited get their event here.
+	 */
+	missed = arm && vhcad_cq_peek(cq, cq->ci);
 	spin_unlock_irqrestore(&cq->lock, flags);
+	if (missed && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 
 	/* The old ring on success, the refused one otherwise. */
 	vhcad_queue_buf_free(dev, &buf);

@@ -337,7 +337,7 @@ int vhca_arm_cq(struct ibv_cq *ibcq, int solicited_only)
 		(cq->ci & VHCA_CQ_CI_MASK);
 	pthread_spin_unlock(&cq->lock);
 
-	/* Completions past ci already there: the device sends the event now. */
+	/* The event is for the next completion; the caller polls after this. */
 	vhca_ring_doorbell(ctx, VHCA_DB_CQ, cq->cqn, value);
 	return 0;
 }

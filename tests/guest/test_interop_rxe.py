@@ -101,5 +101,24 @@ class Perftest(unittest.TestCase):
         self.perftest(vhca_guest(), rxe_guest(), "ib_read_bw", "-o 16")
 
 
+class PerftestEvents(unittest.TestCase):
+    """ib_send_lat -e: both sides sleep on completion events, and wait
+    for one per completion (IBTA 11.4.2.2: an event for the next new
+    completion, none for those already in the CQ)."""
+
+    def send_lat(self, srv, cli):
+        cli_out, srv_out = client_server(
+            srv, cli, "ib_send_lat -d %(dev)s -x %(gid)s -F -e -s 64 -n 500")
+        self.assertNotRegex(cli_out + srv_out,
+                            r"(?i)(error|failed|couldn't|completion with)")
+        self.assertRegex(cli_out, r"64\s+500\s+[\d.]+\s+[\d.]+\s+[\d.]+")
+
+    def test_send_lat_vhca_client_rxe_server(self):
+        self.send_lat(rxe_guest(), vhca_guest())
+
+    def test_send_lat_rxe_client_vhca_server(self):
+        self.send_lat(vhca_guest(), rxe_guest())
+
+
 if __name__ == "__main__":
     unittest.main()
