@@ -45,7 +45,8 @@
  * pci_dma_rw() would also reach device MMIO, including this device's own
  * BARs, so check what the bus master address space maps the whole range
  * to first.  Everything runs under the BQL, so the answer cannot change
- * before the access.
+ * before the access.  Called in an RCU read section (the address space's
+ * flat view is RCU-protected).
  */
 static bool vhca_dma_range_is_ram(PCIDevice *pdev, uint64_t addr,
                                   size_t len, bool is_write)
@@ -59,7 +60,6 @@ static bool vhca_dma_range_is_ram(PCIDevice *pdev, uint64_t addr,
         return false;
     }
 
-    RCU_READ_LOCK_GUARD();
     while (len) {
         hwaddr xlat, plen = len;
         MemoryRegion *mr = address_space_translate(as, addr, &xlat, &plen,
@@ -76,13 +76,20 @@ static bool vhca_dma_range_is_ram(PCIDevice *pdev, uint64_t addr,
     return true;
 }
 
-/* DMA for the engine: the whole range must be guest RAM, or nothing moves. */
+/*
+ * DMA for the engine: the whole range must be guest RAM, or nothing moves.
+ * The check and the access share one RCU read section: pci_dma_rw()'s own
+ * rcu_read_lock() then only nests, where a section of its own costs two
+ * more full memory barriers, which are a good part of a small DMA's cost
+ * (docs/benchmarks.rst, "Device").
+ */
 static int vhca_dma_rw(PCIDevice *pdev, uint64_t addr, void *buf, size_t len,
                        DMADirection dir)
 {
     bool is_write = dir == DMA_DIRECTION_FROM_DEVICE;
     MemTxResult res;
 
+    RCU_READ_LOCK_GUARD();
     if (!vhca_dma_range_is_ram(pdev, addr, len, is_write)) {
         trace_vhca_err_dma_not_ram(addr, len, is_write);
         return -1;

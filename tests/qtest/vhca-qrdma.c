@@ -408,7 +408,86 @@ void vhca_qp_attr_to_host(struct vhca_qp_attr *a)
     a->max_inline_data = le32_to_cpu(a->max_inline_data);
 }
 
+/* ---- RC connections ---------------------------------------------------- */
+
+void vhca_qp_modify_ok_at(VhcaTestDev *d, struct vhca_qp_attr *a,
+                          uint8_t state, uint32_t mask, const char *where)
+{
+    a->qp_state = state;
+    a->attr_mask = cpu_to_le32(VHCA_QP_STATE | mask);
+    VHCA_CHECK_EQ(where, "MODIFY_QP status",
+                  vhca_cmd_modify_qp_at(d, a, where), VHCA_ST_OK);
+}
+
+void vhca_qp_to_rts_at(VhcaTestDev *d, uint32_t qpn, const VhcaRcPath *p,
+                       const char *where)
+{
+    struct vhca_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.qpn = cpu_to_le32(qpn);
+    a.port = 1;
+    a.pkey_index = 0;
+    a.qp_access_flags = cpu_to_le32(p->access);
+    vhca_qp_modify_ok_at(d, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX |
+                         VHCA_QP_PORT | VHCA_QP_ACCESS_FLAGS, where);
+
+    memset(&a, 0, sizeof(a));
+    a.qpn = cpu_to_le32(qpn);
+    a.path_mtu = p->path_mtu;
+    a.dest_qp_num = cpu_to_le32(p->dest_qpn);
+    a.rq_psn = cpu_to_le32(p->rq_psn);
+    a.max_dest_rd_atomic = p->max_dest_rd_atomic;
+    a.min_rnr_timer = p->min_rnr_timer;
+    memcpy(a.dgid, p->dgid, sizeof(a.dgid));
+    memcpy(a.dmac, p->dmac, sizeof(a.dmac));
+    a.sgid_index = 0;
+    a.hop_limit = 64;
+    vhca_qp_modify_ok_at(d, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
+                         VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
+                         VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER,
+                         where);
+
+    memset(&a, 0, sizeof(a));
+    a.qpn = cpu_to_le32(qpn);
+    a.sq_psn = cpu_to_le32(p->sq_psn);
+    a.timeout = p->timeout;
+    a.retry_cnt = p->retry_cnt;
+    a.rnr_retry = p->rnr_retry;
+    a.max_rd_atomic = p->max_rd_atomic;
+    vhca_qp_modify_ok_at(d, &a, VHCA_QPS_RTS, VHCA_QP_SQ_PSN |
+                         VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |
+                         VHCA_QP_RNR_RETRY | VHCA_QP_MAX_QP_RD_ATOMIC, where);
+}
+
 /* ---- work requests and doorbells --------------------------------------- */
+
+void vhca_wqe_init(struct vhca_send_wqe *w, uint64_t wr_id, uint8_t opcode,
+                   uint8_t flags)
+{
+    memset(w, 0, sizeof(*w));
+    w->wr_id = cpu_to_le64(wr_id);
+    w->opcode = opcode;
+    w->flags = flags;
+}
+
+void vhca_wqe_sge(struct vhca_send_wqe *w, uint64_t addr, uint32_t len,
+                  uint32_t lkey)
+{
+    g_assert_cmpuint(w->num_sge, <, VHCA_MAX_SEND_SGE);
+    w->sge[w->num_sge].addr = cpu_to_le64(addr);
+    w->sge[w->num_sge].length = cpu_to_le32(len);
+    w->sge[w->num_sge].lkey = cpu_to_le32(lkey);
+    w->num_sge++;
+}
+
+void vhca_wqe_remote(struct vhca_send_wqe *w, uint64_t remote_addr,
+                     uint32_t rkey)
+{
+    w->remote_addr = cpu_to_le64(remote_addr);
+    w->rkey = cpu_to_le32(rkey);
+}
+
 
 void vhca_db_write(VhcaTestDev *d, uint32_t page, uint32_t offset,
                    uint32_t obj, uint32_t value)

@@ -158,7 +158,46 @@ void vhca_qp_attr_to_host(struct vhca_qp_attr *a);
 extern const uint8_t vhca_test_dgid[16];
 extern const uint8_t vhca_test_dmac[6];
 
+/* ---- RC connections ---------------------------------------------------- */
+
+/* What one end of an RC connection needs to reach RTS (host order). */
+typedef struct VhcaRcPath {
+    const uint8_t *dgid;        /* the peer's GID (16 bytes) */
+    const uint8_t *dmac;        /* the peer's MAC (6 bytes) */
+    uint32_t dest_qpn;
+    uint32_t sq_psn;            /* this end's first request PSN */
+    uint32_t rq_psn;            /* the peer's first request PSN */
+    uint8_t path_mtu;           /* VHCA_IB_MTU_* */
+    uint8_t timeout;            /* Local ACK Timeout, 4.096 us * 2^t */
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t min_rnr_timer;      /* this responder's RNR NAK timer code */
+    uint32_t access;            /* qp_access_flags */
+    uint8_t max_rd_atomic;      /* initiator depth */
+    uint8_t max_dest_rd_atomic; /* responder depth */
+} VhcaRcPath;
+
+/* MODIFY_QP to @state with VHCA_QP_STATE | @mask, which must succeed. */
+void vhca_qp_modify_ok_at(VhcaTestDev *d, struct vhca_qp_attr *a,
+                          uint8_t state, uint32_t mask, const char *where);
+
+/*
+ * RESET -> INIT (port 1, P_Key index 0) -> RTR -> RTS along @p, with
+ * GID index 0; each MODIFY_QP must succeed.
+ */
+void vhca_qp_to_rts_at(VhcaTestDev *d, uint32_t qpn, const VhcaRcPath *p,
+                       const char *where);
+#define vhca_qp_to_rts(...) vhca_qp_to_rts_at(__VA_ARGS__, G_STRLOC)
+
 /* ---- work requests and doorbells --------------------------------------- */
+
+/* A send WQE in wire order: header, then SGEs and the remote address. */
+void vhca_wqe_init(struct vhca_send_wqe *w, uint64_t wr_id, uint8_t opcode,
+                   uint8_t flags);
+void vhca_wqe_sge(struct vhca_send_wqe *w, uint64_t addr, uint32_t len,
+                  uint32_t lkey);
+void vhca_wqe_remote(struct vhca_send_wqe *w, uint64_t remote_addr,
+                     uint32_t rkey);
 
 /* One 64-bit doorbell write: low half @obj, high half @value. */
 void vhca_db_write(VhcaTestDev *d, uint32_t page, uint32_t offset,

@@ -174,10 +174,7 @@ static void fabric_down(Fabric *f)
 static void qp_modify_ok_at(Side *s, struct vhca_qp_attr *a, uint8_t state,
                             uint32_t mask, const char *where)
 {
-    a->qp_state = state;
-    a->attr_mask = cpu_to_le32(VHCA_QP_STATE | mask);
-    VHCA_CHECK_EQ(where, "MODIFY_QP status", vhca_cmd_modify_qp(s->d, a),
-                  VHCA_ST_OK);
+    vhca_qp_modify_ok_at(s->d, a, state, mask, where);
 }
 
 /* RESET -> INIT -> RTR -> RTS towards @peer's QP @dest_qpn. */
@@ -185,43 +182,24 @@ static void qp_to_rts_at(Side *s, VhcaQp *qp, const Side *peer,
                          uint32_t dest_qpn, uint32_t sq_psn, uint32_t rq_psn,
                          const QpConf *c, const char *where)
 {
-    struct vhca_qp_attr a;
+    VhcaRcPath p = {
+        .dgid = peer->gid,
+        .dmac = fn_mac[peer->idx],
+        .dest_qpn = dest_qpn,
+        .sq_psn = sq_psn,
+        .rq_psn = rq_psn,
+        .path_mtu = c->path_mtu,
+        .timeout = c->timeout,
+        .retry_cnt = c->retry_cnt,
+        .rnr_retry = c->rnr_retry,
+        .min_rnr_timer = c->min_rnr_timer,
+        .access = c->access,
+        .max_rd_atomic = c->max_rd_atomic ? c->max_rd_atomic
+                                           : s->dev.max_qp_init_rd_atom,
+        .max_dest_rd_atomic = s->dev.max_qp_rd_atom,
+    };
 
-    memset(&a, 0, sizeof(a));
-    a.qpn = cpu_to_le32(qp->qpn);
-    a.port = 1;
-    a.pkey_index = 0;
-    a.qp_access_flags = cpu_to_le32(c->access);
-    qp_modify_ok_at(s, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
-                    VHCA_QP_ACCESS_FLAGS, where);
-
-    memset(&a, 0, sizeof(a));
-    a.qpn = cpu_to_le32(qp->qpn);
-    a.path_mtu = c->path_mtu;
-    a.dest_qp_num = cpu_to_le32(dest_qpn);
-    a.rq_psn = cpu_to_le32(rq_psn);
-    a.max_dest_rd_atomic = s->dev.max_qp_rd_atom;
-    a.min_rnr_timer = c->min_rnr_timer;
-    memcpy(a.dgid, peer->gid, sizeof(a.dgid));
-    memcpy(a.dmac, fn_mac[peer->idx], sizeof(a.dmac));
-    a.sgid_index = 0;
-    a.hop_limit = 64;
-    qp_modify_ok_at(s, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
-                    VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
-                    VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER,
-                    where);
-
-    memset(&a, 0, sizeof(a));
-    a.qpn = cpu_to_le32(qp->qpn);
-    a.sq_psn = cpu_to_le32(sq_psn);
-    a.timeout = c->timeout;
-    a.retry_cnt = c->retry_cnt;
-    a.rnr_retry = c->rnr_retry;
-    a.max_rd_atomic = c->max_rd_atomic ? c->max_rd_atomic
-                                        : s->dev.max_qp_init_rd_atom;
-    qp_modify_ok_at(s, &a, VHCA_QPS_RTS, VHCA_QP_SQ_PSN | VHCA_QP_TIMEOUT |
-                    VHCA_QP_RETRY_CNT | VHCA_QP_RNR_RETRY |
-                    VHCA_QP_MAX_QP_RD_ATOMIC, where);
+    vhca_qp_to_rts_at(s->d, qp->qpn, &p, where);
 }
 
 static void qp_create_at(Side *s, VhcaQp *qp, const QpConf *c,
@@ -367,32 +345,6 @@ static uint32_t mr_paged(Side *s, uint64_t iova, uint64_t len,
 }
 
 /* ---- work requests ----------------------------------------------------- */
-
-static void wqe_init(struct vhca_send_wqe *w, uint64_t wr_id, uint8_t opcode,
-                     uint8_t flags)
-{
-    memset(w, 0, sizeof(*w));
-    w->wr_id = cpu_to_le64(wr_id);
-    w->opcode = opcode;
-    w->flags = flags;
-}
-
-static void wqe_sge(struct vhca_send_wqe *w, uint64_t addr, uint32_t len,
-                    uint32_t lkey)
-{
-    g_assert_cmpuint(w->num_sge, <, VHCA_MAX_SEND_SGE);
-    w->sge[w->num_sge].addr = cpu_to_le64(addr);
-    w->sge[w->num_sge].length = cpu_to_le32(len);
-    w->sge[w->num_sge].lkey = cpu_to_le32(lkey);
-    w->num_sge++;
-}
-
-static void wqe_remote(struct vhca_send_wqe *w, uint64_t remote_addr,
-                       uint32_t rkey)
-{
-    w->remote_addr = cpu_to_le64(remote_addr);
-    w->rkey = cpu_to_le32(rkey);
-}
 
 /* Write @w into the next SQ slot; the doorbell is sq_ring's. */
 static void sq_write(Side *s, VhcaQp *qp, const struct vhca_send_wqe *w)
@@ -623,10 +575,11 @@ static void test_send(const void *data)
     rkey = mr_phys(&f.side[1], rbuf, RBUF, VHCA_ACCESS_LOCAL_WRITE);
 
     rq_post(&f.side[1], &cn.qp[1], RECV_ID(7), rbuf, RBUF, rkey);
-    wqe_init(&w, SEND_ID(1), with_imm ? VHCA_WR_SEND_WITH_IMM : VHCA_WR_SEND,
-             VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(1),
+                  with_imm ? VHCA_WR_SEND_WITH_IMM : VHCA_WR_SEND,
+                  VHCA_WQE_SIGNALED);
     w.imm_or_inv = cpu_to_be32(IMM);
-    wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
     sq_post(&f.side[0], &cn.qp[0], &w);
 
     expect_cqe(&f, &f.side[1], &f.side[1].rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV,
@@ -704,12 +657,12 @@ static void test_rdma_write(const void *data)
     /* A receive WQE: WRITE_WITH_IMM consumes it, plain WRITE must not. */
     rq_post(&f.side[1], &cn.qp[1], RECV_ID(3), rrecv, 64, rrecv_key);
 
-    wqe_init(&w, SEND_ID(2), with_imm ? VHCA_WR_RDMA_WRITE_WITH_IMM
-                                      : VHCA_WR_RDMA_WRITE,
-             VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(2), with_imm ? VHCA_WR_RDMA_WRITE_WITH_IMM
+                                           : VHCA_WR_RDMA_WRITE,
+                  VHCA_WQE_SIGNALED);
     w.imm_or_inv = cpu_to_be32(IMM);
-    wqe_sge(&w, sbuf, LEN, skey);
-    wqe_remote(&w, iova + SLACK, rkey);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_remote(&w, iova + SLACK, rkey);
     sq_post(&f.side[0], &cn.qp[0], &w);
 
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
@@ -785,7 +738,7 @@ static void test_fast_reg(void)
                      ==, VHCA_ST_OK);
     key = (free_key & ~0xffu) | 0x22;
     vhca_pages_alloc(f.side[1].d, &p, PAGES * VHCA_TEST_PAGE_SIZE);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_REG_MR, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_REG_MR, VHCA_WQE_SIGNALED);
     w.imm_or_inv = cpu_to_le32(key);
     w.mr_iova = cpu_to_le64(iova);
     w.mr_length = cpu_to_le64(LEN);
@@ -798,17 +751,17 @@ static void test_fast_reg(void)
     expect_cqe(&f, &f.side[1], &f.side[1].scq, VHCA_WC_SUCCESS,
                VHCA_WC_REG_MR, SEND_ID(1), cn.qp[1].qpn, NULL);
 
-    wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, LEN, skey);
-    wqe_remote(&w, iova, key);
+    vhca_wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_remote(&w, iova, key);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
                VHCA_WC_RDMA_WRITE, SEND_ID(2), cn.qp[0].qpn, NULL);
     buf_check(&f.side[1], p.addr + 0xf00, LEN, 5);
 
     rq_post(&f.side[1], &cn.qp[1], RECV_ID(3), rrecv, 64, rrecv_key);
-    wqe_init(&w, SEND_ID(4), VHCA_WR_SEND_WITH_INV, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 16, skey);
+    vhca_wqe_init(&w, SEND_ID(4), VHCA_WR_SEND_WITH_INV, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 16, skey);
     w.imm_or_inv = cpu_to_le32(key);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
@@ -818,9 +771,9 @@ static void test_fast_reg(void)
     g_assert_cmphex(c.flags, ==, VHCA_CQE_WITH_INV);
     g_assert_cmphex(c.imm_or_inv, ==, key);
 
-    wqe_init(&w, SEND_ID(5), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 8, skey);
-    wqe_remote(&w, iova, key);
+    vhca_wqe_init(&w, SEND_ID(5), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 8, skey);
+    vhca_wqe_remote(&w, iova, key);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_REM_ACCESS_ERR,
                VHCA_WC_RDMA_WRITE, SEND_ID(5), cn.qp[0].qpn, NULL);
@@ -866,7 +819,7 @@ static void test_mw_type2(void)
     g_assert_cmphex(mw >> 8, !=, mr >> 8);
     key = (mw & ~0xffu) | 0x31;
 
-    wqe_init(&w, SEND_ID(1), VHCA_WR_BIND_MW, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_BIND_MW, VHCA_WQE_SIGNALED);
     w.rkey = cpu_to_le32(mw);
     w.imm_or_inv = cpu_to_le32(key);
     w.mw_mr_lkey = cpu_to_le32(mr);
@@ -881,9 +834,9 @@ static void test_mw_type2(void)
     g_assert_cmpuint(vhca_cmd_destroy(f.side[1].d, VHCA_CMD_DESTROY_MR, mr),
                      ==, VHCA_ST_BUSY);
 
-    wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, LEN, skey);
-    wqe_remote(&w, rbuf + WIN_OFF + 8, key);
+    vhca_wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_remote(&w, rbuf + WIN_OFF + 8, key);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
                VHCA_WC_RDMA_WRITE, SEND_ID(2), cn.qp[0].qpn, NULL);
@@ -892,15 +845,15 @@ static void test_mw_type2(void)
     buf_check_zero(&f.side[1], rbuf + WIN_OFF + 8 + LEN,
                    MR_LEN - WIN_OFF - 8 - LEN);
 
-    wqe_init(&w, SEND_ID(3), VHCA_WR_LOCAL_INV, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(3), VHCA_WR_LOCAL_INV, VHCA_WQE_SIGNALED);
     w.imm_or_inv = cpu_to_le32(key);
     sq_post(&f.side[1], &cn.qp[1], &w);
     expect_cqe(&f, &f.side[1], &f.side[1].scq, VHCA_WC_SUCCESS,
                VHCA_WC_LOCAL_INV, SEND_ID(3), cn.qp[1].qpn, NULL);
 
-    wqe_init(&w, SEND_ID(4), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 8, skey);
-    wqe_remote(&w, rbuf + WIN_OFF, key);
+    vhca_wqe_init(&w, SEND_ID(4), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 8, skey);
+    vhca_wqe_remote(&w, rbuf + WIN_OFF, key);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_REM_ACCESS_ERR,
                VHCA_WC_RDMA_WRITE, SEND_ID(4), cn.qp[0].qpn, NULL);
@@ -934,9 +887,9 @@ static void test_rdma_read(void)
     rkey = mr_paged(&f.side[1], iova, LEN, VHCA_ACCESS_REMOTE_READ, &raddr);
     buf_fill(&f.side[1], raddr, LEN, 3);
 
-    wqe_init(&w, SEND_ID(3), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, lbuf, LEN, lkey);
-    wqe_remote(&w, iova, rkey);
+    vhca_wqe_init(&w, SEND_ID(3), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, lbuf, LEN, lkey);
+    vhca_wqe_remote(&w, iova, rkey);
     sq_post(&f.side[0], &cn.qp[0], &w);
 
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
@@ -999,9 +952,10 @@ static void test_atomics(void)
     qtest_writeq(f.side[1].d->qts, raddr + 16, 0x00000000fffffffeull);
 
     /* Compare matches: swapped; the original comes back. */
-    wqe_init(&w, SEND_ID(10), VHCA_WR_ATOMIC_CMP_AND_SWP, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, lbuf, 8, lkey);
-    wqe_remote(&w, iova + 8, rkey);
+    vhca_wqe_init(&w, SEND_ID(10), VHCA_WR_ATOMIC_CMP_AND_SWP,
+                  VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, lbuf, 8, lkey);
+    vhca_wqe_remote(&w, iova + 8, rkey);
     w.compare_add = cpu_to_le64(0x1111222233334444ull);
     w.swap = cpu_to_le64(0xaaaabbbbccccddddull);
     sq_post(&f.side[0], &cn.qp[0], &w);
@@ -1013,9 +967,10 @@ static void test_atomics(void)
                     0x1111222233334444ull);
 
     /* Compare differs: memory unchanged; the original comes back. */
-    wqe_init(&w, SEND_ID(11), VHCA_WR_ATOMIC_CMP_AND_SWP, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, lbuf + 8, 8, lkey);
-    wqe_remote(&w, iova + 8, rkey);
+    vhca_wqe_init(&w, SEND_ID(11), VHCA_WR_ATOMIC_CMP_AND_SWP,
+                  VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, lbuf + 8, 8, lkey);
+    vhca_wqe_remote(&w, iova + 8, rkey);
     w.compare_add = cpu_to_le64(0x1111222233334444ull);
     w.swap = cpu_to_le64(0x9999999999999999ull);
     sq_post(&f.side[0], &cn.qp[0], &w);
@@ -1027,10 +982,10 @@ static void test_atomics(void)
                     0xaaaabbbbccccddddull);
 
     /* Fetch and add, carrying into the high half. */
-    wqe_init(&w, SEND_ID(12), VHCA_WR_ATOMIC_FETCH_AND_ADD,
-             VHCA_WQE_SIGNALED);
-    wqe_sge(&w, lbuf + 16, 8, lkey);
-    wqe_remote(&w, iova + 16, rkey);
+    vhca_wqe_init(&w, SEND_ID(12), VHCA_WR_ATOMIC_FETCH_AND_ADD,
+                  VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, lbuf + 16, 8, lkey);
+    vhca_wqe_remote(&w, iova + 16, rkey);
     w.compare_add = cpu_to_le64(3);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
@@ -1096,18 +1051,18 @@ static void test_placement_ops(void)
                     VHCA_ACCESS_LOCAL_WRITE | VHCA_ACCESS_REMOTE_WRITE |
                     VHCA_ACCESS_FLUSH_GLOBAL, &raddr);
 
-    wqe_init(&w, SEND_ID(20), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, LEN, skey);
-    wqe_remote(&w, iova, rkey);
+    vhca_wqe_init(&w, SEND_ID(20), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_remote(&w, iova, rkey);
     sq_post(&f.side[0], &cn.qp[0], &w);
-    wqe_init(&w, SEND_ID(21), VHCA_WR_FLUSH, VHCA_WQE_SIGNALED);
-    wqe_remote(&w, iova, rkey);
+    vhca_wqe_init(&w, SEND_ID(21), VHCA_WR_FLUSH, VHCA_WQE_SIGNALED);
+    vhca_wqe_remote(&w, iova, rkey);
     w.flush_len = cpu_to_le32(LEN);
     w.flush_type = VHCA_FLUSH_GLOBAL;
     w.flush_level = VHCA_FLUSH_RANGE;
     sq_post(&f.side[0], &cn.qp[0], &w);
-    wqe_init(&w, SEND_ID(22), VHCA_WR_ATOMIC_WRITE, VHCA_WQE_SIGNALED);
-    wqe_remote(&w, iova + 512, rkey);
+    vhca_wqe_init(&w, SEND_ID(22), VHCA_WR_ATOMIC_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_remote(&w, iova + 512, rkey);
     memcpy(&w.compare_add, value, 8);
     sq_post(&f.side[0], &cn.qp[0], &w);
 
@@ -1193,8 +1148,8 @@ static void test_multi_packet(const void *data)
 
     /* SEND */
     rq_post(&f.side[1], &cn.qp[1], RECV_ID(1), rbuf, len, rkey);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, len, skey);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, len, skey);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, &f.side[1], &f.side[1].rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV,
                RECV_ID(1), cn.qp[1].qpn, &c);
@@ -1209,9 +1164,9 @@ static void test_multi_packet(const void *data)
     frames_reset(&f);
 
     /* RDMA WRITE of the same data, PSNs continuing */
-    wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, len, skey);
-    wqe_remote(&w, wbuf, wkey);
+    vhca_wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, len, skey);
+    vhca_wqe_remote(&w, wbuf, wkey);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
                VHCA_WC_RDMA_WRITE, SEND_ID(2), cn.qp[0].qpn, NULL);
@@ -1224,9 +1179,9 @@ static void test_multi_packet(const void *data)
     frames_reset(&f);
 
     /* RDMA READ it back */
-    wqe_init(&w, SEND_ID(3), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, lbuf, len, lkey);
-    wqe_remote(&w, wbuf, wkey);
+    vhca_wqe_init(&w, SEND_ID(3), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, lbuf, len, lkey);
+    vhca_wqe_remote(&w, wbuf, wkey);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
                VHCA_WC_RDMA_READ, SEND_ID(3), cn.qp[0].qpn, NULL);
@@ -1265,12 +1220,12 @@ static void test_one_mib(void)
                    VHCA_ACCESS_REMOTE_WRITE);
 
     rq_post(&f.side[1], &cn.qp[1], RECV_ID(1), rbuf, LEN, rkey);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
     sq_write(&f.side[0], &cn.qp[0], &w);
-    wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, LEN, skey);
-    wqe_remote(&w, wbuf, wkey);
+    vhca_wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_remote(&w, wbuf, wkey);
     sq_write(&f.side[0], &cn.qp[0], &w);
     sq_ring(&f.side[0], &cn.qp[0]);
 
@@ -1307,7 +1262,7 @@ static void test_sge_lists(void)
     /* One pattern cut into N pieces, 64 bytes apart in memory. */
     sbuf = buf_alloc(&f.side[0], N * (PIECE + 64));
     skey = mr_phys(&f.side[0], sbuf, N * (PIECE + 64), 0);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
     for (int i = 0; i < N; i++) {
         g_autofree uint8_t *b = g_malloc(PIECE);
 
@@ -1315,7 +1270,7 @@ static void test_sge_lists(void)
             b[j] = pattern_byte(i * PIECE + j, 6);
         }
         qtest_bufwrite(f.side[0].d->qts, sbuf + i * (PIECE + 64), b, PIECE);
-        wqe_sge(&w, sbuf + i * (PIECE + 64), PIECE, skey);
+        vhca_wqe_sge(&w, sbuf + i * (PIECE + 64), PIECE, skey);
     }
     memset(&rw, 0, sizeof(rw));
     rw.wr_id = cpu_to_le64(RECV_ID(1));
@@ -1375,8 +1330,8 @@ static void test_inline_send(void)
 
     for (int i = 0; i < 2; i++) {
         rq_post(&f.side[1], &cn.qp[1], RECV_ID(i), rbuf + 256 * i, 256, rkey);
-        wqe_init(&w, SEND_ID(i), VHCA_WR_SEND,
-                 VHCA_WQE_SIGNALED | VHCA_WQE_INLINE);
+        vhca_wqe_init(&w, SEND_ID(i), VHCA_WR_SEND,
+                      VHCA_WQE_SIGNALED | VHCA_WQE_INLINE);
         w.inline_len = cpu_to_le32(lens[i]);
         for (uint32_t j = 0; j < lens[i]; j++) {
             w.inline_data[j] = pattern_byte(j, 7 + i);
@@ -1392,13 +1347,13 @@ static void test_inline_send(void)
     }
 
     /* Inline RDMA WRITE too. */
-    wqe_init(&w, SEND_ID(9), VHCA_WR_RDMA_WRITE,
-             VHCA_WQE_SIGNALED | VHCA_WQE_INLINE);
+    vhca_wqe_init(&w, SEND_ID(9), VHCA_WR_RDMA_WRITE,
+                  VHCA_WQE_SIGNALED | VHCA_WQE_INLINE);
     w.inline_len = cpu_to_le32(100);
     for (uint32_t j = 0; j < 100; j++) {
         w.inline_data[j] = pattern_byte(j, 9);
     }
-    wqe_remote(&w, wbuf + 8, wkey);
+    vhca_wqe_remote(&w, wbuf + 8, wkey);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
                VHCA_WC_RDMA_WRITE, SEND_ID(9), cn.qp[0].qpn, NULL);
@@ -1433,9 +1388,9 @@ static void test_unsignalled(void)
     for (int i = 0; i < N; i++) {
         buf_fill(&f.side[0], sbuf + 64 * i, 64, 20 + i);
         rq_post(&f.side[1], &cn.qp[1], RECV_ID(i), rbuf + 64 * i, 64, rkey);
-        wqe_init(&w, SEND_ID(i), VHCA_WR_SEND,
-                 signalled[i] ? VHCA_WQE_SIGNALED : 0);
-        wqe_sge(&w, sbuf + 64 * i, 64, skey);
+        vhca_wqe_init(&w, SEND_ID(i), VHCA_WR_SEND,
+                      signalled[i] ? VHCA_WQE_SIGNALED : 0);
+        vhca_wqe_sge(&w, sbuf + 64 * i, 64, skey);
         sq_write(&f.side[0], &cn.qp[0], &w);
     }
     sq_ring(&f.side[0], &cn.qp[0]);
@@ -1476,7 +1431,7 @@ static void expect_qp_error_flushes_at(Fabric *f, Side *s, VhcaQp *qp,
         cqe_wait_at(f, s, &s->scq, &c, STEP_NS, where);
         cqe_check_at(&c, VHCA_WC_WR_FLUSH_ERR, 0, behind_id, qp->qpn, where);
     }
-    wqe_init(&w, SEND_ID(0xf1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(0xf1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
     sq_post(s, qp, &w);
     cqe_wait_at(f, s, &s->scq, &c, STEP_NS, where);
     cqe_check_at(&c, VHCA_WC_WR_FLUSH_ERR, 0, SEND_ID(0xf1), qp->qpn, where);
@@ -1496,7 +1451,7 @@ static void post_failing_at(Fabric *f, Conn *cn, struct vhca_send_wqe *bad,
     bool ok = false;
 
     sq_write(s, &cn->qp[0], bad);
-    wqe_init(&w, SEND_ID(0xbe), VHCA_WR_SEND, 0);
+    vhca_wqe_init(&w, SEND_ID(0xbe), VHCA_WR_SEND, 0);
     sq_write(s, &cn->qp[0], &w);
     sq_ring(s, &cn->qp[0]);
 
@@ -1533,9 +1488,9 @@ static void test_bad_lkey(void)
     rkey = mr_phys(&f.side[1], rbuf, 256, VHCA_ACCESS_LOCAL_WRITE);
     rq_post(&f.side[1], &cn.qp[1], RECV_ID(1), rbuf, 256, rkey);
 
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
     /* Right index, wrong tag: a stale key (IBTA 10.6.3). */
-    wqe_sge(&w, sbuf, 256, skey ^ 0x5a);
+    vhca_wqe_sge(&w, sbuf, 256, skey ^ 0x5a);
     post_failing_at(&f, &cn, &w, want, 1, G_STRLOC);
     /* The receiver saw nothing. */
     expect_cq_empty(&f, &f.side[1], &f.side[1].rcq);
@@ -1560,9 +1515,9 @@ static void test_read_into_readonly(void)
     rbuf = buf_alloc(&f.side[1], 256);
     buf_fill(&f.side[1], rbuf, 256, 8);
     rkey = mr_phys(&f.side[1], rbuf, 256, VHCA_ACCESS_REMOTE_READ);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, lbuf, 256, lkey);
-    wqe_remote(&w, rbuf, rkey);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, lbuf, 256, lkey);
+    vhca_wqe_remote(&w, rbuf, rkey);
     post_failing_at(&f, &cn, &w, want, 1, G_STRLOC);
     buf_check_zero(&f.side[0], lbuf, 256);
     fabric_down(&f);
@@ -1634,20 +1589,20 @@ static void test_remote_access(const void *data)
 
     switch (k) {
     case RF_READ_NO_RIGHT:
-        wqe_init(&w, SEND_ID(1), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
+        vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
         break;
     case RF_ATOMIC_NO_RIGHT:
-        wqe_init(&w, SEND_ID(1), VHCA_WR_ATOMIC_FETCH_AND_ADD,
-                 VHCA_WQE_SIGNALED);
+        vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_ATOMIC_FETCH_AND_ADD,
+                      VHCA_WQE_SIGNALED);
         w.compare_add = cpu_to_le64(1);
         break;
     default:
-        wqe_init(&w, SEND_ID(1), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+        vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
         break;
     }
-    wqe_sge(&w, lbuf, k == RF_ATOMIC_NO_RIGHT ? 8 : LEN, lkey);
-    wqe_remote(&w, k == RF_OUT_OF_BOUNDS ? rbuf + 8 : rbuf,
-               k == RF_BAD_RKEY ? (rkey + 0x100) : rkey);
+    vhca_wqe_sge(&w, lbuf, k == RF_ATOMIC_NO_RIGHT ? 8 : LEN, lkey);
+    vhca_wqe_remote(&w, k == RF_OUT_OF_BOUNDS ? rbuf + 8 : rbuf,
+                    k == RF_BAD_RKEY ? (rkey + 0x100) : rkey);
     post_failing_at(&f, &cn, &w, want, 1, G_STRLOC);
     buf_check_zero(&f.side[1], rbuf, 2 * LEN);
     if (k == RF_READ_NO_RIGHT) {
@@ -1705,17 +1660,17 @@ static void test_malformed_wqe(const void *data)
     conn_make(&cn, &f.side[0], &f.side[1], &conf_default);
     sbuf = buf_alloc(&f.side[0], 64);
     skey = mr_phys(&f.side[0], sbuf, 64, 0);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
     switch (k) {
     case MF_TOO_MANY_SGES:
         for (int i = 0; i < VHCA_MAX_SEND_SGE; i++) {
-            wqe_sge(&w, sbuf, 4, skey);
+            vhca_wqe_sge(&w, sbuf, 4, skey);
         }
         w.num_sge = VHCA_MAX_SEND_SGE + 1;
         break;
     case MF_BAD_OPCODE:
         w.opcode = 10;          /* ibv_wr_opcode 10 is TSO: not ours */
-        wqe_sge(&w, sbuf, 4, skey);
+        vhca_wqe_sge(&w, sbuf, 4, skey);
         break;
     case MF_INLINE_TOO_LONG:
         w.flags |= VHCA_WQE_INLINE;
@@ -1752,8 +1707,8 @@ static void test_recv_too_small(void)
     rbuf = buf_alloc(&f.side[1], 2048);
     rkey = mr_phys(&f.side[1], rbuf, 2048, VHCA_ACCESS_LOCAL_WRITE);
     rq_post(&f.side[1], &cn.qp[1], RECV_ID(1), rbuf, 1000, rkey);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 2000, skey);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 2000, skey);
     post_failing_at(&f, &cn, &w, want, 1, G_STRLOC);
     cqe_wait_at(&f, &f.side[1], &f.side[1].rcq, &c, STEP_NS, G_STRLOC);
     cqe_check_at(&c, VHCA_WC_LOC_LEN_ERR, 0, RECV_ID(1), cn.qp[1].qpn,
@@ -1795,8 +1750,8 @@ static void test_rnr_exceeded(const void *data)
     conn_make(&cn, &f.side[0], &f.side[1], &conf);
     sbuf = buf_alloc(&f.side[0], 64);
     skey = mr_phys(&f.side[0], sbuf, 64, 0);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 64, skey);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 64, skey);
     sq_post(&f.side[0], &cn.qp[0], &w);
 
     cqe_wait_at(&f, &f.side[0], &f.side[0].scq, &c, STEP_NS, G_STRLOC);
@@ -1857,8 +1812,8 @@ static void test_rnr_recovers(void)
     skey = mr_phys(&f.side[0], sbuf, 3000, 0);
     rbuf = buf_alloc(&f.side[1], 3000);
     rkey = mr_phys(&f.side[1], rbuf, 3000, VHCA_ACCESS_LOCAL_WRITE);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 3000, skey);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 3000, skey);
     sq_post(&f.side[0], &cn.qp[0], &w);
 
     /* More RNR NAKs than any finite rnr_retry (6) would allow. */
@@ -1917,8 +1872,8 @@ static void test_retry_exceeded(const void *data)
     conn_make(&cn, &f.side[0], &f.side[1], &conf);
     sbuf = buf_alloc(&f.side[0], 64);
     skey = mr_phys(&f.side[0], sbuf, 64, 0);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 64, skey);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 64, skey);
     vhca_link_sync_clock(&f.link);
     t0 = f.link.clock_ns;
     sq_post(&f.side[0], &cn.qp[0], &w);
@@ -2083,26 +2038,27 @@ static void test_faults(const void *data)
             buf_fill(&f.side[0], sbuf + off, LEN, 100 + i);
             rq_post(&f.side[1], &cn.qp[1], RECV_ID(i), rbuf + off, LEN,
                     rkey);
-            wqe_init(&w, SEND_ID(i), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-            wqe_sge(&w, sbuf + off, LEN, skey);
+            vhca_wqe_init(&w, SEND_ID(i), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+            vhca_wqe_sge(&w, sbuf + off, LEN, skey);
             break;
         case 1:
             buf_fill(&f.side[0], sbuf + off, LEN, 100 + i);
-            wqe_init(&w, SEND_ID(i), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
-            wqe_sge(&w, sbuf + off, LEN, skey);
-            wqe_remote(&w, wbuf + off, wkey);
+            vhca_wqe_init(&w, SEND_ID(i), VHCA_WR_RDMA_WRITE,
+                          VHCA_WQE_SIGNALED);
+            vhca_wqe_sge(&w, sbuf + off, LEN, skey);
+            vhca_wqe_remote(&w, wbuf + off, wkey);
             break;
         case 2:
             /* Reads wait for the write before them (IBTA 10.8.2 order). */
-            wqe_init(&w, SEND_ID(i), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
-            wqe_sge(&w, lbuf + off, LEN, lkey);
-            wqe_remote(&w, wbuf + off - LEN, wkey);
+            vhca_wqe_init(&w, SEND_ID(i), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
+            vhca_wqe_sge(&w, lbuf + off, LEN, lkey);
+            vhca_wqe_remote(&w, wbuf + off - LEN, wkey);
             break;
         default:
-            wqe_init(&w, SEND_ID(i), VHCA_WR_ATOMIC_FETCH_AND_ADD,
-                     VHCA_WQE_SIGNALED);
-            wqe_sge(&w, aret + 8 * i, 8, aret_key);
-            wqe_remote(&w, abuf, akey);
+            vhca_wqe_init(&w, SEND_ID(i), VHCA_WR_ATOMIC_FETCH_AND_ADD,
+                          VHCA_WQE_SIGNALED);
+            vhca_wqe_sge(&w, aret + 8 * i, 8, aret_key);
+            vhca_wqe_remote(&w, abuf, akey);
             w.compare_add = cpu_to_le64(i);
             break;
         }
@@ -2207,12 +2163,13 @@ static void test_duplicate_requests(void)
 
     rq_post(&f.side[1], &cn.qp[1], RECV_ID(1), rbuf, 128, rkey);
     rq_post(&f.side[1], &cn.qp[1], RECV_ID(2), rbuf + 128, 128, rkey);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 128, skey);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 128, skey);
     sq_write(&f.side[0], &cn.qp[0], &w);
-    wqe_init(&w, SEND_ID(2), VHCA_WR_ATOMIC_FETCH_AND_ADD, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, aret, 8, aret_key);
-    wqe_remote(&w, abuf, akey);
+    vhca_wqe_init(&w, SEND_ID(2), VHCA_WR_ATOMIC_FETCH_AND_ADD,
+                  VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, aret, 8, aret_key);
+    vhca_wqe_remote(&w, abuf, akey);
     w.compare_add = cpu_to_le64(5);
     sq_write(&f.side[0], &cn.qp[0], &w);
     sq_ring(&f.side[0], &cn.qp[0]);
@@ -2289,8 +2246,8 @@ static void test_corrupt(const void *data)
     rq_post(&f.side[1], &cn.qp[1], RECV_ID(2), rbuf + 100, 100, rkey);
     dropped_before = vhca_counter(f.side[co.from ^ 1].d,
                                   VHCA_CNT_ROCE_RX_DROPPED);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 100, skey);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 100, skey);
     sq_post(&f.side[0], &cn.qp[0], &w);
 
     expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS, VHCA_WC_SEND,
@@ -2348,9 +2305,9 @@ static void test_initiator_depth(void)
     buf_fill(&f.side[1], rbuf, N * LEN, 16);
     rkey = mr_phys(&f.side[1], rbuf, N * LEN, VHCA_ACCESS_REMOTE_READ);
     for (int i = 0; i < N; i++) {
-        wqe_init(&w, SEND_ID(i), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
-        wqe_sge(&w, lbuf + i * LEN, LEN, lkey);
-        wqe_remote(&w, rbuf + i * LEN, rkey);
+        vhca_wqe_init(&w, SEND_ID(i), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
+        vhca_wqe_sge(&w, lbuf + i * LEN, LEN, lkey);
+        vhca_wqe_remote(&w, rbuf + i * LEN, rkey);
         sq_write(&f.side[0], &cn.qp[0], &w);
     }
     sq_ring(&f.side[0], &cn.qp[0]);
@@ -2410,8 +2367,8 @@ static void test_solicited_event(void)
 
     /* Armed for solicited: an unsolicited SEND raises nothing. */
     vhca_cq_arm(r->d, &r->rcq, VHCA_CQ_ARM_SOLICITED);
-    wqe_init(&w, SEND_ID(0), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 64, skey);
+    vhca_wqe_init(&w, SEND_ID(0), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 64, skey);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, r, &r->rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV, RECV_ID(0),
                cn.qp[1].qpn, NULL);
@@ -2419,9 +2376,9 @@ static void test_solicited_event(void)
     g_assert_false(vhca_ceq_peek(r->d, &r->eq, NULL));
 
     /* A solicited one does. */
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND,
-             VHCA_WQE_SIGNALED | VHCA_WQE_SOLICITED);
-    wqe_sge(&w, sbuf, 64, skey);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND,
+                  VHCA_WQE_SIGNALED | VHCA_WQE_SOLICITED);
+    vhca_wqe_sge(&w, sbuf, 64, skey);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, r, &r->rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV, RECV_ID(1),
                cn.qp[1].qpn, NULL);
@@ -2434,8 +2391,8 @@ static void test_solicited_event(void)
 
     /* ARM_NEXT: any completion. */
     vhca_cq_arm(r->d, &r->rcq, VHCA_CQ_ARM_NEXT);
-    wqe_init(&w, SEND_ID(2), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, 64, skey);
+    vhca_wqe_init(&w, SEND_ID(2), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 64, skey);
     sq_post(&f.side[0], &cn.qp[0], &w);
     expect_cqe(&f, r, &r->rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV, RECV_ID(2),
                cn.qp[1].qpn, NULL);
@@ -2477,13 +2434,13 @@ static void test_loopback(void)
                    VHCA_ACCESS_REMOTE_WRITE);
 
     rq_post(s, &cn.qp[1], RECV_ID(1), rbuf, LEN, rkey);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND_WITH_IMM, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND_WITH_IMM, VHCA_WQE_SIGNALED);
     w.imm_or_inv = cpu_to_be32(IMM);
-    wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
     sq_write(s, &cn.qp[0], &w);
-    wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, LEN, skey);
-    wqe_remote(&w, wbuf, wkey);
+    vhca_wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_remote(&w, wbuf, wkey);
     sq_write(s, &cn.qp[0], &w);
     sq_ring(s, &cn.qp[0]);
 
@@ -2623,8 +2580,8 @@ static void test_srq_loopback(void)
         unsigned k = msgs[i].qp;
 
         buf_fill(s, sbuf + i * SLOT, msgs[i].len, 20 + i);
-        wqe_init(&w, SEND_ID(i), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-        wqe_sge(&w, sbuf + i * SLOT, msgs[i].len, skey);
+        vhca_wqe_init(&w, SEND_ID(i), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+        vhca_wqe_sge(&w, sbuf + i * SLOT, msgs[i].len, skey);
         sq_post(s, &req[k], &w);
         expect_cqe(&f, s, &s->rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV,
                    RECV_ID(i), resp[k].qpn, &c);
@@ -2784,10 +2741,10 @@ static void test_xrc_loopback(void)
     /* A SEND to each SRQ, the second one first. */
     buf_fill(s, sbuf, LEN, 31);
     buf_fill(s, sbuf + SLOT, LEN, 32);
-    wqe_init(&w, SEND_ID(1), VHCA_WR_SEND_WITH_IMM, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(1), VHCA_WR_SEND_WITH_IMM, VHCA_WQE_SIGNALED);
     w.imm_or_inv = cpu_to_be32(IMM);
     w.xrc_srqn = cpu_to_le32(q[1].srqn);
-    wqe_sge(&w, sbuf + SLOT, LEN, skey);
+    vhca_wqe_sge(&w, sbuf + SLOT, LEN, skey);
     sq_post(s, &ini, &w);
     expect_cqe(&f, s, &cq2, VHCA_WC_SUCCESS, VHCA_WC_RECV, RECV_ID(1), tgt,
                &c);
@@ -2795,9 +2752,9 @@ static void test_xrc_loopback(void)
     g_assert_cmphex(cqe_imm(&c), ==, IMM);
     expect_cqe(&f, s, &s->scq, VHCA_WC_SUCCESS, VHCA_WC_SEND, SEND_ID(1),
                ini.qpn, NULL);
-    wqe_init(&w, SEND_ID(0), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(0), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
     w.xrc_srqn = cpu_to_le32(q[0].srqn);
-    wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
     sq_post(s, &ini, &w);
     expect_cqe(&f, s, &s->rcq, VHCA_WC_SUCCESS, VHCA_WC_RECV, RECV_ID(0), tgt,
                &c);
@@ -2810,29 +2767,29 @@ static void test_xrc_loopback(void)
     g_assert_cmpuint(qtest_readl(s->d->qts, q[1].ci_rec), ==, 1);
 
     /* RDMA WRITE, READ back, FETCH_ADD through the target. */
-    wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(2), VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
     w.xrc_srqn = cpu_to_le32(q[0].srqn);
-    wqe_sge(&w, sbuf, LEN, skey);
-    wqe_remote(&w, tbuf, tkey);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_remote(&w, tbuf, tkey);
     sq_post(s, &ini, &w);
     expect_cqe(&f, s, &s->scq, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE,
                SEND_ID(2), ini.qpn, NULL);
     buf_check(s, tbuf, LEN, 31);
-    wqe_init(&w, SEND_ID(3), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(3), VHCA_WR_RDMA_READ, VHCA_WQE_SIGNALED);
     w.xrc_srqn = cpu_to_le32(q[1].srqn);
-    wqe_sge(&w, sbuf + 2 * SLOT, LEN, skey);
-    wqe_remote(&w, tbuf, tkey);
+    vhca_wqe_sge(&w, sbuf + 2 * SLOT, LEN, skey);
+    vhca_wqe_remote(&w, tbuf, tkey);
     sq_post(s, &ini, &w);
     expect_cqe(&f, s, &s->scq, VHCA_WC_SUCCESS, VHCA_WC_RDMA_READ,
                SEND_ID(3), ini.qpn, NULL);
     buf_check(s, sbuf + 2 * SLOT, LEN, 31);
     qtest_writeq(s->d->qts, tbuf + 3584, 1000);
-    wqe_init(&w, SEND_ID(4), VHCA_WR_ATOMIC_FETCH_AND_ADD,
-             VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(4), VHCA_WR_ATOMIC_FETCH_AND_ADD,
+                  VHCA_WQE_SIGNALED);
     w.xrc_srqn = cpu_to_le32(q[0].srqn);
     w.compare_add = cpu_to_le64(24);
-    wqe_sge(&w, sbuf + 3 * SLOT, 8, skey);
-    wqe_remote(&w, tbuf + 3584, tkey);
+    vhca_wqe_sge(&w, sbuf + 3 * SLOT, 8, skey);
+    vhca_wqe_remote(&w, tbuf + 3584, tkey);
     sq_post(s, &ini, &w);
     expect_cqe(&f, s, &s->scq, VHCA_WC_SUCCESS, VHCA_WC_FETCH_ADD,
                SEND_ID(4), ini.qpn, NULL);
@@ -2842,9 +2799,9 @@ static void test_xrc_loopback(void)
     /* The domain is in use; an SRQ it does not have is refused. */
     g_assert_cmpuint(vhca_cmd_destroy(s->d, VHCA_CMD_DEALLOC_XRCD, xrcdn), ==,
                      VHCA_ST_BUSY);
-    wqe_init(&w, SEND_ID(5), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_init(&w, SEND_ID(5), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
     w.xrc_srqn = cpu_to_le32(99);
-    wqe_sge(&w, sbuf, 8, skey);
+    vhca_wqe_sge(&w, sbuf, 8, skey);
     sq_post(s, &ini, &w);
     expect_cqe(&f, s, &s->scq, VHCA_WC_REM_ACCESS_ERR, VHCA_WC_SEND,
                SEND_ID(5), ini.qpn, &c);
@@ -2891,11 +2848,12 @@ static void test_wire_format(void)
         for (int i = 0; i < 2; i++) {
             rq_post(&f.side[!i], &cn.qp[!i], RECV_ID(m), rbuf[!i] + m * LEN,
                     LEN, rkey[!i]);
-            wqe_init(&w, SEND_ID(m), m == 1 ? VHCA_WR_SEND_WITH_IMM
-                                            : VHCA_WR_SEND,
-                     VHCA_WQE_SIGNALED | (m == 2 ? VHCA_WQE_SOLICITED : 0));
+            vhca_wqe_init(&w, SEND_ID(m), m == 1 ? VHCA_WR_SEND_WITH_IMM
+                                                 : VHCA_WR_SEND,
+                          VHCA_WQE_SIGNALED |
+                          (m == 2 ? VHCA_WQE_SOLICITED : 0));
             w.imm_or_inv = cpu_to_be32(IMM + m);
-            wqe_sge(&w, sbuf[i], LEN, skey[i]);
+            vhca_wqe_sge(&w, sbuf[i], LEN, skey[i]);
             sq_post(&f.side[i], &cn.qp[i], &w);
         }
     }
@@ -3260,8 +3218,8 @@ static void hostile_bystander_send(Fabric *f, Conn *cn, unsigned round,
 
     buf_fill(&f->side[0], sbuf, LEN, round);
     rq_post(&f->side[1], &cn->qp[1], RECV_ID(round), rbuf, LEN, rkey);
-    wqe_init(&w, SEND_ID(round), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    wqe_sge(&w, sbuf, LEN, skey);
+    vhca_wqe_init(&w, SEND_ID(round), VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, LEN, skey);
     sq_post(&f->side[0], &cn->qp[0], &w);
     expect_cqe(f, &f->side[1], &f->side[1].rcq, VHCA_WC_SUCCESS,
                VHCA_WC_RECV, RECV_ID(round), cn->qp[1].qpn, &c);
