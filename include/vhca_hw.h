@@ -563,6 +563,17 @@ enum vhca_ib_mtu {			/* IBTA MTU encoding */
 	VHCA_IB_MTU_4096		= 5,
 };
 
+/* The encoding of a path MTU of @bytes (256 << n, up to 4096), or 0. */
+static inline unsigned int vhca_ib_mtu_from_bytes(unsigned int bytes)
+{
+	unsigned int mtu;
+
+	for (mtu = VHCA_IB_MTU_256; mtu <= VHCA_IB_MTU_4096; mtu++)
+		if (bytes == 128u << mtu)
+			return mtu;
+	return 0;
+}
+
 struct vhca_port_attr {
 	vhca_u8 state;			/* enum vhca_port_state */
 	vhca_u8 phys_state;		/* enum vhca_port_phys_state */

@@ -113,24 +113,6 @@ static void G_GNUC_PRINTF(1, 2) G_GNUC_NORETURN bench_fail(const char *fmt,
     exit(1);
 }
 
-static uint8_t bench_ib_mtu(uint32_t bytes)
-{
-    switch (bytes) {
-    case 256:
-        return VHCA_IB_MTU_256;
-    case 512:
-        return VHCA_IB_MTU_512;
-    case 1024:
-        return VHCA_IB_MTU_1024;
-    case 2048:
-        return VHCA_IB_MTU_2048;
-    case 4096:
-        return VHCA_IB_MTU_4096;
-    default:
-        return 0;
-    }
-}
-
 static uint8_t pattern_byte(size_t i)
 {
     return (uint8_t)(i * 131 + (i >> 9) * 7 + 1);
@@ -158,7 +140,7 @@ static void bench_to_rts(Bench *b, VhcaQp *qp, const VhcaQp *peer,
         .dest_qpn = peer->qpn,
         .sq_psn = sq_psn,
         .rq_psn = rq_psn,
-        .path_mtu = bench_ib_mtu(b->o->mtu),
+        .path_mtu = vhca_ib_mtu_from_bytes(b->o->mtu),
         .timeout = 14,
         .retry_cnt = 7,
         .rnr_retry = 7,
@@ -405,7 +387,7 @@ int main(int argc, char **argv)
             return bench_usage();
         }
     }
-    if (i != argc || !bench_ib_mtu(o.mtu) || !o.size ||
+    if (i != argc || !vhca_ib_mtu_from_bytes(o.mtu) || !o.size ||
         o.size > BENCH_MAX_SIZE || !(o.seconds > 0) ||
         !getenv("QTEST_QEMU_BINARY")) {
         return bench_usage();

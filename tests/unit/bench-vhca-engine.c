@@ -64,31 +64,13 @@ typedef struct BenchMany {
     TestCq cq;
 } BenchMany;
 
-static uint8_t bench_ib_mtu(uint32_t bytes)
-{
-    switch (bytes) {
-    case 256:
-        return VHCA_IB_MTU_256;
-    case 512:
-        return VHCA_IB_MTU_512;
-    case 1024:
-        return VHCA_IB_MTU_1024;
-    case 2048:
-        return VHCA_IB_MTU_2048;
-    case 4096:
-        return VHCA_IB_MTU_4096;
-    default:
-        return 0;
-    }
-}
-
 /* pair_init() with a device of @max_qp QPs (the table the passes see). */
 static void bench_pair_init(Pair *p, const BenchOpts *o)
 {
     ConnOpts conn = default_opts;
     VhcaCoreConfig cfg = harness_default_cfg;
 
-    conn.mtu = bench_ib_mtu(o->mtu);
+    conn.mtu = vhca_ib_mtu_from_bytes(o->mtu);
     cfg.max_qp = o->max_qp;
     node_init_cfg(&p->a, 1, VHCA_QPT_RC, &cfg);
     node_init_cfg(&p->b, 2, VHCA_QPT_RC, &cfg);
@@ -145,7 +127,7 @@ static void bench_many_init(Pair *p, BenchMany *m, const BenchOpts *o)
     uint8_t log = 1;
     uint32_t i;
 
-    conn.mtu = bench_ib_mtu(o->mtu);
+    conn.mtu = vhca_ib_mtu_from_bytes(o->mtu);
     while ((1u << log) < o->qps * 2) {
         log++;
     }
@@ -326,7 +308,7 @@ int main(int argc, char **argv)
             return bench_usage();
         }
     }
-    if (i != (unsigned)argc || !bench_ib_mtu(o.mtu) || !o.size ||
+    if (i != (unsigned)argc || !vhca_ib_mtu_from_bytes(o.mtu) || !o.size ||
         o.size > 65536 || o.max_qp < 2 || o.max_qp > VHCA_CORE_MAX_QP_MAX ||
         !o.qps || o.qps > o.max_qp - 1 || o.qps > 4096 ||
         (o.qps > 1 && (o.size > 4096 || strcmp(op, "write")))) {
