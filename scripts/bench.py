@@ -3,13 +3,16 @@
 
 Boots two vhca guests, runs perftest between them, stops them, then boots two
 rxe guests (virtio-net-pci NICs on the same kind of fabric) and runs the
-same.  Only two guests run at a time.  Prints reStructuredText tables for
-docs/benchmarks.rst:
+same.  Only two guests run at a time.  Prints reStructuredText for
+docs/benchmarks.rst (or writes it to --rst FILE): the machine, then
 
-  - ib_write_bw, ib_read_bw, ib_send_bw at 64 B, 4 KiB and 64 KiB:
+  - ib_write_bw, ib_read_bw, ib_send_bw from 64 B to 64 KiB:
     average bandwidth (MiB/s) and message rate (thousand messages/s)
   - ib_send_lat (polling and with -e, event-driven) and ib_write_lat at 64 B:
     typical (median) latency and 99th percentile (us)
+
+and with --plot FILE.svg draws bandwidth against message size for both
+NICs with gnuplot (scripts/setup-host.sh installs gnuplot-nox).
 
 Both pairs run with the same interface MTU (--mtu, default 9000: RoCE path
 MTU 4096 for vhca and rxe alike; 1500 gives path MTU 1024).
@@ -17,12 +20,16 @@ MTU 4096 for vhca and rxe alike; 1500 gives path MTU 1024).
 This is a benchmark, not a test: a run that fails shows as "failed" in the
 table and the outputs stay in RUN_DIR/bench-NIC/NAME.log.
 
-    scripts/bench.py [--nics vhca,rxe] [--mtu 9000] [--scale 1.0] [--run-dir DIR]
+    scripts/bench.py [--nics vhca,rxe] [--mtu 9000] [--scale 1.0]
+                     [--run-dir DIR] [--rst FILE] [--plot FILE.svg]
 """
 
 import argparse
+import datetime
 import os
+import platform
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -35,10 +42,12 @@ TIMEOUT = 300
 # (tool, message size, iterations): enough for each run to last seconds
 # (not dominated by connection set-up), few enough that both halves take a
 # few minutes under TCG.
+BW_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
 BANDWIDTH = [
     (tool, size, iters)
-    for tool in ("ib_write_bw", "ib_read_bw", "ib_send_bw")
-    for size, iters in ((64, 10000), (4096, 2000), (65536, 500))
+    for tool in BW_TOOLS
+    for size, iters in ((64, 10000), (512, 5000), (4096, 2000),
+                        (16384, 1000), (65536, 500))
 ]
 # "-e": the programs sleep on completion events instead of polling, so the
 # two vCPUs stop competing with the two QEMU main loops for the host's
@@ -116,21 +125,38 @@ def size_name(size):
     return "%d KiB" % (size // 1024) if size >= 1024 else "%d B" % size
 
 
+def ratio_column(nics):
+    """vhca over rxe, when the run has both."""
+    return "vhca" in nics and "rxe" in nics
+
+
 def report(nics, results):
-    def cell(nic, key, pick):
+    def value(nic, key, index):
         r = results[nic].get(key)
-        return "failed" if r is None else pick(r)
+        return None if r is None else r[index]
+
+    def cell(nic, key, index, fmt, scale=1):
+        v = value(nic, key, index)
+        return "failed" if v is None else fmt % (v * scale)
+
+    def ratio(key, index, fmt):
+        vhca, rxe = value("vhca", key, index), value("rxe", key, index)
+        return fmt % (vhca / rxe) if vhca and rxe else "-"
 
     header = ["test", "size"]
     for nic in nics:
         header += ["%s MiB/s" % NIC_TITLES[nic], "%s kmsg/s" % NIC_TITLES[nic]]
+    if ratio_column(nics):
+        header.append("ratio")
     rows = []
     for tool, size, _ in BANDWIDTH:
         row = [tool, size_name(size)]
         for nic in nics:
             # BW average (MiB/s); MsgRate is in Mpps.
-            row += [cell(nic, (tool, size), lambda r: "%.2f" % r[3]),
-                    cell(nic, (tool, size), lambda r: "%.2f" % (r[4] * 1e3))]
+            row += [cell(nic, (tool, size), 3, "%.2f"),
+                    cell(nic, (tool, size), 4, "%.2f", 1e3)]
+        if ratio_column(nics):
+            row.append(ratio((tool, size), 4, "%.1f"))
         rows.append(row)
     bandwidth = rst_table(header, rows)
 
@@ -138,15 +164,81 @@ def report(nics, results):
     for nic in nics:
         header += ["%s t_typical (us)" % NIC_TITLES[nic],
                    "%s 99%% (us)" % NIC_TITLES[nic]]
+    if ratio_column(nics):
+        header.append("ratio")
     rows = []
     for tool, size, _ in LATENCY:
         row = [tool, size_name(size)]
         for nic in nics:
             # t_typical is the median; the 99th percentile shows the tail.
-            row += [cell(nic, (tool, size), lambda r: "%.1f" % r[4]),
-                    cell(nic, (tool, size), lambda r: "%.1f" % r[7])]
+            row += [cell(nic, (tool, size), 4, "%.1f"),
+                    cell(nic, (tool, size), 7, "%.1f")]
+        if ratio_column(nics):
+            row.append(ratio((tool, size), 4, "%.2f"))
         rows.append(row)
     return bandwidth + "\n\n" + rst_table(header, rows)
+
+
+def machine(qemu, args):
+    """Where and how the figures were taken, for the reader to compare."""
+    model = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem_kib = int(f.readline().split()[1])
+    version = subprocess.run([qemu, "--version"], stdout=subprocess.PIPE,
+                             text=True).stdout.split("\n")[0]
+    load = os.getloadavg()[0]
+    return ("%s, ``scripts/bench.py %s``; interface MTU %d on both guests "
+            "of each pair.  Host: %d x %s, %d GiB, Linux %s; %s with TCG "
+            "(no KVM) and the project's patches (``qemu-patches/``); "
+            "guests: ``-machine q35 -cpu max -smp 1 -m 1024``.  Load "
+            "average %.1f when the run ended.  MiB/s is perftest's \"BW "
+            "average\", kmsg/s its \"MsgRate\" in thousands of messages "
+            "per second, both from the client; \"ratio\" is vhca over "
+            "rxe (message rate; latency: vhca's t_typical over rxe's)."
+            % (datetime.date.today().isoformat(),
+               "--nics %s --mtu %d --scale %g" % (",".join(args.nics),
+                                                 args.mtu, args.scale),
+               args.mtu,
+               os.cpu_count(), model, round(mem_kib / 2**20),
+               platform.release(), version, load))
+
+
+def plot(nics, results, path):
+    """Bandwidth against message size, one line per NIC and program, as
+    an SVG drawn by gnuplot."""
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        raise vhca_fabric.FabricError(
+            "gnuplot not found: run scripts/setup-host.sh (it installs "
+            "gnuplot-nox), or leave out --plot")
+    script = ["set terminal svg size 800,500 dynamic noenhanced font 'sans,12'",
+              "set output '%s'" % path,
+              "set logscale xy 2",
+              "set xlabel 'message size (bytes)'",
+              "set ylabel 'MiB/s (perftest BW average)'",
+              "set key top left",
+              "set grid"]
+    lines = []
+    for nic in nics:
+        for tool in BW_TOOLS:
+            name = "$%s_%s" % (nic, tool)
+            script.append("%s << EOD" % name)
+            for t, size, _ in BANDWIDTH:
+                r = results[nic].get((t, size))
+                if t == tool and r:
+                    script.append("%d %f" % (size, r[3]))
+            script.append("EOD")
+            lines.append("%s using 1:2 with linespoints title '%s %s' "
+                         "dashtype %d" % (name, NIC_TITLES[nic], tool,
+                                          1 if nic == "vhca" else 2))
+    script.append("plot " + ", ".join(lines))
+    subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True,
+                   check=True)
 
 
 def main():
@@ -160,7 +252,16 @@ def main():
                         help="multiply every iteration count (default 1)")
     parser.add_argument("--run-dir", default=os.path.join(
         vhca_fabric.DEFAULT_RUN_DIR, "bench"))
+    parser.add_argument("--rst", metavar="FILE",
+                        help="write the results there (docs/bench-results"
+                        ".rst) instead of printing them")
+    parser.add_argument("--plot", metavar="FILE.svg",
+                        help="draw bandwidth against message size there "
+                        "(docs/bench-bandwidth.svg)")
     args = parser.parse_args()
+    if args.plot and not shutil.which("gnuplot"):
+        parser.error("--plot needs gnuplot: run scripts/setup-host.sh "
+                     "(it installs gnuplot-nox)")
     unknown = set(args.nics) - set(vhca_fabric.NICS)
     if unknown:
         parser.error("unknown NIC %s (have %s)"
@@ -172,13 +273,21 @@ def main():
         for nic in args.nics:
             results[nic] = run_nic(nic, artifacts, args.run_dir, args.scale,
                                    args.mtu)
+        text = "%s\n\n%s\n" % (machine(artifacts[0], args),
+                                report(args.nics, results))
+        if args.plot:
+            plot(args.nics, results, args.plot)
     except (vhca_fabric.FabricError, subprocess.CalledProcessError) as e:
         print("bench: error: %s" % e, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
-    print("Interface MTU %d on both guests of each pair.\n" % args.mtu)
-    print(report(args.nics, results))
+    if args.rst:
+        with open(args.rst, "w") as f:
+            f.write(".. Generated by scripts/bench.py; do not edit.\n\n"
+                    + text)
+    else:
+        print(text, end="")
     return 0
 
 
