@@ -39,21 +39,21 @@ import vhca_fabric
 PORT = 18515
 TIMEOUT = 300
 
-# (tool, message size, iterations): enough for each run to last seconds
-# (not dominated by connection set-up), few enough that both halves take a
-# few minutes under TCG.
+# Bandwidth: each program runs for BW_SECONDS (perftest -D), of which
+# perftest measures the middle half (its margin is a quarter at each
+# end), so connection set-up, the first window and the end do not count.
+# Counted iterations lasted 20-50 ms on vhca: the guests' 4 ms tick and
+# the host's scheduler moved those figures by 10-40% from run to run.
 BW_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
-BANDWIDTH = [
-    (tool, size, iters)
-    for tool in BW_TOOLS
-    for size, iters in ((64, 10000), (512, 5000), (4096, 2000),
-                        (16384, 1000), (65536, 500))
-]
-# "-e": the programs sleep on completion events instead of polling, so the
-# two vCPUs stop competing with the two QEMU main loops for the host's
-# cores; the polling figures carry that competition in their tail.
-LATENCY = [("ib_send_lat", 64, 1000), ("ib_write_lat", 64, 1000),
-           ("ib_send_lat -e", 64, 1000)]
+BW_SIZES = (64, 512, 4096, 16384, 65536)
+BW_SECONDS = 4
+BANDWIDTH = [(tool, size, None) for tool in BW_TOOLS for size in BW_SIZES]
+# Latency: (tool, message size, iterations).  "-e": the programs sleep on
+# completion events instead of polling, so the two vCPUs stop competing
+# with the two QEMU main loops for the host's cores; the polling figures
+# carry that competition in their tail.
+LATENCY = [("ib_send_lat", 64, 5000), ("ib_write_lat", 64, 5000),
+           ("ib_send_lat -e", 64, 5000)]
 
 NIC_TITLES = {"vhca": "vhca", "rxe": "rxe"}  # rxe: soft-RoCE on virtio-net
 
@@ -64,14 +64,15 @@ BW_LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$",
 LAT_LINE = re.compile(r"^\s*(\d+)\s+(\d+)" + r"\s+([\d.]+)" * 7, re.M)
 
 
-def perftest(fabric, log_dir, tool, size, iters):
-    """Run tool between guest 2 (server) and guest 1 (client); return the
-    client's result line's numbers, or None if the run failed."""
+def perftest(fabric, log_dir, tool, size, count):
+    """Run tool between guest 2 (server) and guest 1 (client) with count
+    ("-n ITERATIONS" or "-D SECONDS"); return the client's result line's
+    numbers, or None if the run failed."""
     srv, cli = fabric[2], fabric[1]
-    cmd = "%s -d %s -x %d -F -s %d -n %d"
+    cmd = "%s -d %s -x %d -F -s %d " + count
     status, cli_out, srv_out = vhca_fabric.client_server(
-        srv, cli, cmd % (tool, srv.rdma_dev, srv.ipv4_gid_index(), size, iters),
-        cmd % (tool, cli.rdma_dev, cli.ipv4_gid_index(), size, iters)
+        srv, cli, cmd % (tool, srv.rdma_dev, srv.ipv4_gid_index(), size),
+        cmd % (tool, cli.rdma_dev, cli.ipv4_gid_index(), size)
         + " " + srv.ipv4, PORT, TIMEOUT)
     name = "%s-%d" % (tool.replace(" -", "_"), size)
     with open(os.path.join(log_dir, name + ".log"), "w") as f:
@@ -99,10 +100,14 @@ def run_nic(nic, artifacts, run_dir, scale, mtu):
               file=sys.stderr, flush=True)
         for tool, size, iters in BANDWIDTH + LATENCY:
             t1 = time.monotonic()
-            n = max(int(iters * scale), 5)
-            results[(tool, size)] = perftest(fabric, log_dir, tool, size, n)
-            print("[bench] %s: %s %d B x %d: %.0fs"
-                  % (nic, tool, size, n, time.monotonic() - t1),
+            if iters is None:
+                count = "-D %d" % max(BW_SECONDS, round(BW_SECONDS * scale))
+            else:
+                count = "-n %d" % max(int(iters * scale), 5)
+            results[(tool, size)] = perftest(fabric, log_dir, tool, size,
+                                             count)
+            print("[bench] %s: %s %d B %s: %.0fs"
+                  % (nic, tool, size, count, time.monotonic() - t1),
                   file=sys.stderr, flush=True)
     print("[bench] %s: %.0fs in all" % (nic, time.monotonic() - t0),
           file=sys.stderr, flush=True)
@@ -249,7 +254,9 @@ def main():
     parser.add_argument("--mtu", type=int, default=9000,
                         help="both guests' interface MTU (default 9000)")
     parser.add_argument("--scale", type=float, default=1.0,
-                        help="multiply every iteration count (default 1)")
+                        help="multiply the latency tests' iterations and, "
+                        "above 1, the bandwidth tests' %d seconds (default 1)"
+                        % BW_SECONDS)
     parser.add_argument("--run-dir", default=os.path.join(
         vhca_fabric.DEFAULT_RUN_DIR, "bench"))
     parser.add_argument("--rst", metavar="FILE",
