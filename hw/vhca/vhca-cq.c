@@ -450,6 +450,14 @@ uint8_t vhca_cmd_resize_cq(VhcaCore *core, VhcaCmdCtx *ctx)
                              "log_size %u outside 1..%u", r.log_size,
                              VHCA_CQ_MAX_LOG_SIZE);
     }
+    /* Doorbells before commands: what was rung has completed. */
+    vhca_sched_drain_senders(core, r.cqn);
+    if (cq->error) {
+        ctx->syndrome = r.cqn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_STATE,
+                             "CQ %u overflowed with the sends rung before "
+                             "the resize", r.cqn);
+    }
     status = vhca_cq_resize_ci(core, ctx, r.cqn, cq, &ci);
     if (status != VHCA_ST_OK) {
         return status;

@@ -641,17 +641,18 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
 /*
  * Doorbells and admin commands take effect in the order the guest issued
  * them: UD and UC send WQEs rung before a DESTROY_QP or MODIFY_QP leave
- * before the command runs, as they would from a hardware send engine that
- * had already picked them up.  Programs rely on it: mckey posts its
- * datagrams and destroys the QP at once.  UD and UC need nothing from the
+ * before the command runs, and their completions are in the CQ a
+ * RESIZE_CQ moves, as they would be from a hardware send engine that had
+ * already picked them up.  Programs rely on it: mckey posts its datagrams
+ * and destroys the QP at once; rdma-core's test_resize_cq posts six
+ * datagrams and at once shrinks their CQ below six, which must fail.  UD and UC need nothing from the
  * peer to finish a WQE, so this ends; RC WQEs wait for ACKs and are left
  * to the transition (flushed in ERR, kept in SQD).  Bounded, so that one
  * command cannot stall the device: what is beyond the bound is flushed.
  */
 #define VHCA_QP_DRAIN_BUDGET    65536   /* packets */
 
-static void vhca_qp_drain_unreliable(VhcaCore *core, uint32_t qpn,
-                                     VhcaQp *qp)
+void vhca_qp_drain_unreliable(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
     unsigned budget = VHCA_QP_DRAIN_BUDGET;
 

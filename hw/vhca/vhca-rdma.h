@@ -694,6 +694,11 @@ void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 void vhca_qp_set_sq_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* A WR of @qp failed with @status: remember it as why the QP fails. */
 void vhca_qp_note_error(VhcaQp *qp, uint8_t status, uint32_t vendor_err);
+/*
+ * Doorbells before commands: run @qp's UD or UC send WQEs now, before the
+ * command that calls this (vhca-qp.c tells why).
+ */
+void vhca_qp_drain_unreliable(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* SQD: post SQ_DRAINED if asked for and nothing is in flight. */
 void vhca_req_sqd_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* The completion opcode of a send WQE opcode. */
@@ -709,6 +714,12 @@ int vhca_wq_fetch(VhcaCore *core, const VhcaWq *wq, uint32_t index,
 uint64_t vhca_now(VhcaCore *core);
 /* @qpn has work: run it in the next deferred pass. */
 void vhca_sched_kick(VhcaCore *core, uint32_t qpn);
+/*
+ * Run now the UD and UC send WQEs rung for QPs that complete into CQ
+ * @cqn, as a command after those doorbells must see them
+ * (vhca_qp_drain_unreliable()).
+ */
+void vhca_sched_drain_senders(VhcaCore *core, uint32_t cqn);
 /* Forget the QP's transport state: queued frames, timers, progress. */
 void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* Allocate / free what a QP's transport needs (CREATE/DESTROY_QP). */

@@ -133,6 +133,28 @@ void vhca_sched_kick(VhcaCore *core, uint32_t qpn)
     vhca_sched_request(core);
 }
 
+/* Only the QPs with work are in the ring: this does not walk the QP table. */
+void vhca_sched_drain_senders(VhcaCore *core, uint32_t cqn)
+{
+    uint32_t queued = core->sched_count;
+    uint32_t i;
+
+    /* Running a QP may queue others (loopback); they go behind these. */
+    for (i = 0; i < queued; i++) {
+        uint32_t qpn = core->sched_fifo[(core->sched_head + i) %
+                                        core->sched_slots];
+        VhcaQp *qp;
+
+        if (!(core->sched_flags[qpn] & VHCA_SCHED_READY)) {
+            continue;
+        }
+        qp = vhca_qp_lookup(core, qpn);
+        if (qp && qp->send_cqn == cqn) {
+            vhca_qp_drain_unreliable(core, qpn, qp);
+        }
+    }
+}
+
 /* ---------------------------------------------------------------------- */
 /* Deadlines: a binary min-heap of the QPs that have one                  */
 /* ---------------------------------------------------------------------- */

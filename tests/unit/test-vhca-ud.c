@@ -804,7 +804,6 @@ static void test_truncated_deth(void)
     ud_pair_free(&p);
 }
 
-/* A UD datagram to an RC QP, an RC packet to a UD QP: dropped. */
 /*
  * Doorbells and commands are ordered: datagrams rung before DESTROY_QP
  * leave before the QP goes (mckey destroys its QP right after posting).
@@ -838,6 +837,48 @@ static void test_sends_leave_before_destroy(void)
     ud_pair_free(&p);
 }
 
+/*
+ * ... and their completions are in the CQ before a RESIZE_CQ moves it:
+ * shrinking it below them fails (rdma-core's test_resize_cq posts six
+ * datagrams and resizes their CQ to one at once).
+ */
+static void test_sends_complete_before_resize(void)
+{
+    struct vhca_cq_resize r;
+    uint64_t ring;
+    UdPair p;
+    Dest d;
+    unsigned i;
+
+    ud_pair_init(&p);
+    d = dest_of(&p.b, QKEY_B);
+    for (i = 0; i < 3; i++) {
+        post_recv(&p.b, 0xb0 + i, RECV_OFF + i * 256, 256);
+    }
+    for (i = 0; i < 3; i++) {
+        post_ud(&p.a, 0xa0 + i, VHCA_WR_SEND, i * 16, 16, &d);
+    }
+    /* No deferred pass has run: the SQ still holds all three. */
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_UD_TX_PACKETS), ==, 0);
+    ring = rdma_alloc(p.a.h, 1);
+    memset(&r, 0, sizeof(r));
+    r.cqn = GUINT32_TO_LE(p.a.scq.cqn);
+    r.log_size = 1;
+    r.pbl_addr = GUINT64_TO_LE(rdma_pbl(p.a.h, ring, 1, false));
+    r.npages = GUINT32_TO_LE(1);
+    g_assert_cmpuint(rdma_cmd(p.a.h, VHCA_CMD_RESIZE_CQ, &r, sizeof(r),
+                              NULL, NULL), ==, VHCA_ST_BAD_PARAM);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_UD_TX_PACKETS), ==, 3);
+    settle(&p);
+    /* The CQ stayed where it was, with the three completions. */
+    for (i = 0; i < 3; i++) {
+        expect_cqe(&p.a, &p.a.scq, 0xa0 + i, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+        expect_cqe(&p.b, &p.b.rcq, 0xb0 + i, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    }
+    ud_pair_free(&p);
+}
+
+/* A UD datagram to an RC QP, an RC packet to a UD QP: dropped. */
 static void test_wrong_transport(void)
 {
     UdPair p;
@@ -878,6 +919,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/ud/mcast-no-member", test_mcast_no_member);
     g_test_add_func("/vhca/ud/mcast-commands", test_mcast_commands);
     g_test_add_func("/vhca/ud/truncated-deth", test_truncated_deth);
+    g_test_add_func("/vhca/ud/sends-complete-before-resize",
+                    test_sends_complete_before_resize);
     g_test_add_func("/vhca/ud/wrong-transport", test_wrong_transport);
     g_test_add_func("/vhca/ud/sends-leave-before-destroy",
                     test_sends_leave_before_destroy);
