@@ -88,9 +88,20 @@ def parse_meson_log(results, suite, build_dir):
 
 
 def run_meson_suite(results, suite, build_dir, meson, meson_suite):
-    subprocess.run([meson, "test", "-C", build_dir, "--suite", meson_suite,
-                    "--num-processes", "2", "--print-errorlogs"],
-                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # meson test rebuilds the tests first and, if that fails, runs none
+    # and leaves the last run's log: without this the old results passed.
+    log = os.path.join(build_dir, "meson-logs", "testlog.json")
+    if os.path.exists(log):
+        os.unlink(log)
+    out = subprocess.run([meson, "test", "-C", build_dir, "--suite",
+                          meson_suite, "--num-processes", "2",
+                          "--print-errorlogs"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True).stdout
+    if not os.path.exists(log):
+        results.add(suite, "meson test --suite %s ran no test (build "
+                    "failed?)" % meson_suite, "fail", out[-3000:])
+        return
     parse_meson_log(results, suite, build_dir)
 
 
