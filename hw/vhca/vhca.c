@@ -16,7 +16,6 @@
 #include "qemu/log.h"
 #include "qemu/module.h"
 #include "qemu/main-loop.h"
-#include "qemu/rcu.h"
 #include "qemu/timer.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pci_device.h"
@@ -25,7 +24,6 @@
 #include "migration/blocker.h"
 #include "net/net.h"
 #include "qom/object.h"
-#include "system/dma.h"
 
 #include "vhca_hw.h"
 #include "vhca.h"
@@ -39,82 +37,21 @@
 /* Engine callbacks                                                       */
 /* ---------------------------------------------------------------------- */
 
-/*
- * The device may only touch guest RAM (docs/specs/vhca.rst: a buffer outside
- * guest RAM fails with BAD_ADDR or an ERROR completion).  A plain
- * pci_dma_rw() would also reach device MMIO, including this device's own
- * BARs, so check what the bus master address space maps the whole range
- * to first.  Everything runs under the BQL, so the answer cannot change
- * before the access.  Called in an RCU read section (the address space's
- * flat view is RCU-protected).
- */
-static bool vhca_dma_range_is_ram(PCIDevice *pdev, uint64_t addr,
-                                  size_t len, bool is_write)
-{
-    AddressSpace *as = pci_get_address_space(pdev);
-
-    if (len == 0) {
-        return true;
-    }
-    if (addr + len - 1 < addr) {
-        return false;
-    }
-
-    while (len) {
-        hwaddr xlat, plen = len;
-        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &plen,
-                                                   is_write,
-                                                   MEMTXATTRS_UNSPECIFIED);
-
-        if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
-            (is_write && memory_region_is_rom(mr)) || plen == 0) {
-            return false;
-        }
-        addr += plen;
-        len -= MIN(plen, len);
-    }
-    return true;
-}
-
-/*
- * DMA for the engine: the whole range must be guest RAM, or nothing moves.
- * The check and the access share one RCU read section: pci_dma_rw()'s own
- * rcu_read_lock() then only nests, where a section of its own costs two
- * more full memory barriers, which are a good part of a small DMA's cost
- * (docs/benchmarks.rst, "Device").
- */
-static int vhca_dma_rw(PCIDevice *pdev, uint64_t addr, void *buf, size_t len,
-                       DMADirection dir)
-{
-    bool is_write = dir == DMA_DIRECTION_FROM_DEVICE;
-    MemTxResult res;
-
-    RCU_READ_LOCK_GUARD();
-    if (!vhca_dma_range_is_ram(pdev, addr, len, is_write)) {
-        trace_vhca_err_dma_not_ram(addr, len, is_write);
-        return -1;
-    }
-    res = pci_dma_rw(pdev, addr, buf, len, dir, MEMTXATTRS_UNSPECIFIED);
-    if (res != MEMTX_OK) {
-        trace_vhca_err_dma(addr, len, is_write, res);
-        return -1;
-    }
-    return 0;
-}
-
 static int vhca_dma_read_cb(void *opaque, uint64_t addr, void *buf,
                             size_t len)
 {
-    return vhca_dma_rw(PCI_DEVICE(opaque), addr, buf, len,
-                       DMA_DIRECTION_TO_DEVICE);
+    VhcaState *s = opaque;
+
+    return vhca_dma_rw(&s->dma, addr, buf, len, false);
 }
 
 static int vhca_dma_write_cb(void *opaque, uint64_t addr, const void *buf,
                              size_t len)
 {
-    /* pci_dma_rw() takes a non-const buffer; it only reads it here. */
-    return vhca_dma_rw(PCI_DEVICE(opaque), addr, (void *)buf, len,
-                       DMA_DIRECTION_FROM_DEVICE);
+    VhcaState *s = opaque;
+
+    /* vhca_dma_rw() takes a non-const buffer; it only reads it here. */
+    return vhca_dma_rw(&s->dma, addr, (void *)buf, len, true);
 }
 
 static void vhca_send_frame_cb(void *opaque, const uint8_t *buf, size_t len)
@@ -601,6 +538,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
         msix_vector_use(pdev, i);
     }
 
+    vhca_dma_init(&s->dma, pdev);
     /* Before vhca_core_init(): its reset may cancel the timer. */
     s->work_bh = qemu_bh_new_guarded(vhca_work_bh, s,
                                      &dev->mem_reentrancy_guard);
@@ -648,6 +586,7 @@ static void vhca_exit(PCIDevice *pdev)
     s->nic = NULL;
     vhca_core_cleanup(&s->core);
     vhca_free_work(s);
+    vhca_dma_cleanup(&s->dma);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
     pcie_cap_exit(pdev);
@@ -660,6 +599,7 @@ static void vhca_reset_hold(Object *obj, ResetType type)
 
     trace_vhca_reset();
     vhca_core_reset(&s->core);
+    vhca_dma_cleanup(&s->dma);
 }
 
 static const Property vhca_properties[] = {

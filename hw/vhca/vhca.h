@@ -15,6 +15,7 @@
 #include "qom/object.h"
 
 #include "vhca-core.h"
+#include "vhca-dma.h"
 
 #define TYPE_VHCA "vhca"
 OBJECT_DECLARE_SIMPLE_TYPE(VhcaState, VHCA)
@@ -43,6 +44,7 @@ struct VhcaState {
     QEMUBH *work_bh;
     QEMUTimer *timer;
 
+    VhcaDma dma;
     VhcaCore core;
 };
 

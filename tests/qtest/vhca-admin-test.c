@@ -10,6 +10,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include "hw/pci/pci_regs.h"
 #include "vhca-qdriver.h"
 
 #define ADMQ_LOG        3
@@ -467,6 +468,31 @@ static void test_admq_dma_error(void)
 }
 
 /*
+ * DMA follows bus mastering, also for ranges the device used before
+ * (hw/vhca/vhca-dma.c keeps their RAM pointers until the guest's memory
+ * map changes, and turning bus mastering off changes it): with it off the
+ * admin queue cannot be read, with it on again everything works.
+ */
+static void test_dma_follows_bus_master(void)
+{
+    VhcaTestDev *d = start_enabled(NULL);
+    uint16_t cmd = qpci_config_readw(d->pdev, PCI_COMMAND);
+
+    check_nop(d);
+    qpci_config_writew(d->pdev, PCI_COMMAND, cmd & ~PCI_COMMAND_MASTER);
+    vhca_wr(d, VHCA_REG_ADMQ_PI, vhca_rd(d, VHCA_REG_ADMQ_CI) + 1);
+    vhca_wait_reg(d, VHCA_REG_STATUS, VHCA_STATUS_ADMQ_ERROR,
+                  VHCA_STATUS_ADMQ_ERROR, "STATUS.ADMQ_ERROR");
+    g_assert_cmpuint(vhca_rd(d, VHCA_REG_ERROR), ==, VHCA_ERR_ADMQ_DMA);
+
+    qpci_config_writew(d->pdev, PCI_COMMAND, cmd);
+    vhca_wr(d, VHCA_REG_CTRL, 0);
+    vhca_admin_setup(d, 3, 4);
+    check_nop(d);
+    vhca_test_stop(d);
+}
+
+/*
  * An AEQ the device cannot write: commands still execute and report in
  * their admin queue entry, and the device keeps working.
  */
@@ -517,6 +543,8 @@ int main(int argc, char **argv)
     vhca_add_test("/vhca/admin/ring-config-while-running",
                   test_ring_config_while_running);
     vhca_add_test("/vhca/admin/admq-dma-error", test_admq_dma_error);
+    vhca_add_test("/vhca/admin/dma-follows-bus-master",
+                  test_dma_follows_bus_master);
     vhca_add_test("/vhca/admin/aeq-dma-error", test_aeq_dma_error);
 
     return g_test_run();
