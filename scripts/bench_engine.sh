@@ -33,7 +33,7 @@ for mtu in 4096 1024; do
 done
 "$bench" --op write --size 65536 --mtu 4096 --max-qp 16384 --seconds "$secs"
 "$bench" --op send --size 64 --mtu 4096 --max-qp 16384 --seconds "$secs"
-for qps in 16 256 1000; do
+for qps in 1 16 256 1000; do
 	"$bench" --op write --size 64 --mtu 4096 --max-qp 16384 --qps "$qps" \
 		--seconds "$secs"
 done
