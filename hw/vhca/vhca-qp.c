@@ -645,10 +645,11 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
  * RESIZE_CQ moves, as they would be from a hardware send engine that had
  * already picked them up.  Programs rely on it: mckey posts its datagrams
  * and destroys the QP at once; rdma-core's test_resize_cq posts six
- * datagrams and at once shrinks their CQ below six, which must fail.  UD and UC need nothing from the
- * peer to finish a WQE, so this ends; RC WQEs wait for ACKs and are left
- * to the transition (flushed in ERR, kept in SQD).  Bounded, so that one
- * command cannot stall the device: what is beyond the bound is flushed.
+ * datagrams and at once shrinks their CQ below six, which must fail.  UD
+ * and UC need nothing from the peer to finish a WQE, so this ends; RC
+ * WQEs wait for ACKs and are left to the transition (flushed in ERR, kept
+ * in SQD).  Bounded, so that one command cannot stall the device: what is
+ * beyond the bound is flushed.
  */
 #define VHCA_QP_DRAIN_BUDGET    65536   /* packets */
 

@@ -805,25 +805,34 @@ static void test_truncated_deth(void)
 }
 
 /*
+ * Three receives on b, then three 16-byte datagrams rung on a (wr_ids
+ * 0xb0.. and 0xa0..), and no deferred pass run: a's SQ holds all three.
+ */
+static void ring_three_datagrams(UdPair *p)
+{
+    Dest d = dest_of(&p->b, QKEY_B);
+    unsigned i;
+
+    for (i = 0; i < 3; i++) {
+        post_recv(&p->b, 0xb0 + i, RECV_OFF + i * 256, 256);
+    }
+    for (i = 0; i < 3; i++) {
+        post_ud(&p->a, 0xa0 + i, VHCA_WR_SEND, i * 16, 16, &d);
+    }
+    g_assert_cmpuint(counter(p->a.h, VHCA_CNT_UD_TX_PACKETS), ==, 0);
+}
+
+/*
  * Doorbells and commands are ordered: datagrams rung before DESTROY_QP
  * leave before the QP goes (mckey destroys its QP right after posting).
  */
 static void test_sends_leave_before_destroy(void)
 {
     UdPair p;
-    Dest d;
     unsigned i;
 
     ud_pair_init(&p);
-    d = dest_of(&p.b, QKEY_B);
-    for (i = 0; i < 3; i++) {
-        post_recv(&p.b, 0xb0 + i, RECV_OFF + i * 256, 256);
-    }
-    for (i = 0; i < 3; i++) {
-        post_ud(&p.a, 0xa0 + i, VHCA_WR_SEND, i * 16, 16, &d);
-    }
-    /* No deferred pass has run: the SQ still holds all three. */
-    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_UD_TX_PACKETS), ==, 0);
+    ring_three_datagrams(&p);
     g_assert_cmpuint(rdma_destroy(p.a.h, VHCA_CMD_DESTROY_QP, p.a.qp.qpn),
                      ==, VHCA_ST_OK);
     g_assert_cmpuint(counter(p.a.h, VHCA_CNT_UD_TX_PACKETS), ==, 3);
@@ -847,19 +856,10 @@ static void test_sends_complete_before_resize(void)
     struct vhca_cq_resize r;
     uint64_t ring;
     UdPair p;
-    Dest d;
     unsigned i;
 
     ud_pair_init(&p);
-    d = dest_of(&p.b, QKEY_B);
-    for (i = 0; i < 3; i++) {
-        post_recv(&p.b, 0xb0 + i, RECV_OFF + i * 256, 256);
-    }
-    for (i = 0; i < 3; i++) {
-        post_ud(&p.a, 0xa0 + i, VHCA_WR_SEND, i * 16, 16, &d);
-    }
-    /* No deferred pass has run: the SQ still holds all three. */
-    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_UD_TX_PACKETS), ==, 0);
+    ring_three_datagrams(&p);
     ring = rdma_alloc(p.a.h, 1);
     memset(&r, 0, sizeof(r));
     r.cqn = GUINT32_TO_LE(p.a.scq.cqn);
