@@ -591,6 +591,7 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     }
 
     memset(&qp, 0, sizeof(qp));
+    qp.type = c.type;               /* vhca_qp_transport_init() asks */
     if (c.type != VHCA_QPT_XRC_TGT) {
         status = vhca_qp_wq_init(core, ctx, &qp.sq, c.sq_pbl_addr,
                                  c.sq_npages, c.sq_log_size,
@@ -617,10 +618,10 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
         free(qp.sq.pages);
         free(qp.rq.pages);
         free(qp.req.win);
+        free(qp.resp.res);
         return status == VHCA_ST_OK ? VHCA_ST_NO_RESOURCES : status;
     }
 
-    qp.type = c.type;
     qp.state = VHCA_QPS_RESET;
     qp.sq_sig_all = c.sq_sig_all != 0;
     qp.pdn = c.pdn;

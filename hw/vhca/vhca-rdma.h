@@ -273,8 +273,11 @@ typedef struct VhcaResponder {
     uint8_t rwqe_nsge;
     struct vhca_sge rwqe_sge[VHCA_MAX_RECV_SGE];  /* host byte order */
     uint64_t rwqe_cap;
-    /* Responder resources: max_dest_rd_atomic of them are used. */
-    VhcaRdRes res[VHCA_MAX_RD_ATOMIC];
+    /*
+     * Responder resources, VHCA_MAX_RD_ATOMIC of them, allocated with a
+     * reliable QP (NULL otherwise); max_dest_rd_atomic of them are used.
+     */
+    VhcaRdRes *res;
     uint32_t res_next;
     /* The READ response stream being sent. */
     bool read_active;

@@ -676,8 +676,13 @@ int vhca_qp_transport_init(VhcaQp *qp)
     qp->req.win_size = entries < VHCA_REQ_WINDOW ? entries
                                                  : VHCA_REQ_WINDOW;
     qp->req.win = calloc(qp->req.win_size, sizeof(*qp->req.win));
+    /* Only a reliable QP answers READs and atomics (IBTA 9.7.5.1.3). */
+    if (vhca_qp_is_reliable(qp)) {
+        qp->resp.res = calloc(VHCA_MAX_RD_ATOMIC, sizeof(*qp->resp.res));
+    }
     qp->deadline = VHCA_NO_DEADLINE;
-    return qp->req.win ? 0 : -1;
+    return qp->req.win && (qp->resp.res || !vhca_qp_is_reliable(qp)) ? 0
+                                                                      : -1;
 }
 
 void vhca_qp_transport_free(VhcaCore *core, VhcaQp *qp)
@@ -686,6 +691,20 @@ void vhca_qp_transport_free(VhcaCore *core, VhcaQp *qp)
     vhca_frameq_clear(core, &qp->rxq_resp);
     free(qp->req.win);
     qp->req.win = NULL;
+    free(qp->resp.res);
+    qp->resp.res = NULL;
+}
+
+/* The responder as a new QP's: no message, PSN 0, resources all free. */
+static void vhca_resp_clear(VhcaQp *qp)
+{
+    VhcaRdRes *res = qp->resp.res;
+
+    memset(&qp->resp, 0, sizeof(qp->resp));
+    if (res) {
+        memset(res, 0, VHCA_MAX_RD_ATOMIC * sizeof(*res));
+    }
+    qp->resp.res = res;
 }
 
 void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
@@ -696,7 +715,7 @@ void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     vhca_frameq_clear(core, &qp->rxq_req);
     vhca_frameq_clear(core, &qp->rxq_resp);
     memset(&qp->req, 0, sizeof(qp->req));
-    memset(&qp->resp, 0, sizeof(qp->resp));
+    vhca_resp_clear(qp);
     qp->req.win = win;
     qp->req.win_size = win_size;
     qp->req.fetched = qp->req.cur = qp->sq.ci;
@@ -710,7 +729,7 @@ void vhca_qp_transport_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 {
     /* The same for every type; UC and UD use the PSNs and nothing else. */
     if (next == VHCA_QPS_RTR && prev == VHCA_QPS_INIT) {
-        memset(&qp->resp, 0, sizeof(qp->resp));
+        vhca_resp_clear(qp);
         qp->resp.epsn = qp->attr.rq_psn;
     }
     if (next == VHCA_QPS_RTS && prev == VHCA_QPS_RTR) {

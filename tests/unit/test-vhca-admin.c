@@ -107,7 +107,7 @@ static void test_query_device(void)
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_srq_sge), ==, 7);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_cqe), ==, 65535);
     g_assert_cmpuint(GUINT32_FROM_LE(attr.max_inline_data), ==, 192);
-    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_qp_rd_atom), ==, 16);
+    g_assert_cmpuint(GUINT32_FROM_LE(attr.max_qp_rd_atom), ==, 128);
     g_assert_cmphex(GUINT64_FROM_LE(attr.page_size_cap), ==, 0x7ffff000);
     g_assert_cmphex(GUINT64_FROM_LE(attr.max_mr_size), ==, 1ull << 48);
     for (unsigned i = 0; i < G_N_ELEMENTS(attr.rsvd); i++) {

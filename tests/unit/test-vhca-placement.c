@@ -554,6 +554,59 @@ static void test_duplicates_replayed(void)
 }
 
 /*
+ * A responder given all VHCA_MAX_RD_ATOMIC resources keeps that many
+ * requests to answer again (9.7.5.1.3): the oldest of 128 FLUSHes is
+ * answered, not dropped; one FLUSH more reuses its resource, and then it
+ * is too old.
+ */
+static void test_all_responder_resources(void)
+{
+    ConnOpts o = flush_opts();
+    static Recorder rec;
+    uint32_t key, sent, wr_id = 0;
+    unsigned i;
+    Pair p;
+
+    memset(&rec, 0, sizeof(rec));
+    o.max_rd = VHCA_MAX_RD_ATOMIC;
+    o.max_dest_rd = VHCA_MAX_RD_ATOMIC;
+    pair_init(&p, &o);
+    key = b_mr(&p, ACCESS_ALL | VHCA_ACCESS_FLUSH_GLOBAL);
+    p.a.h->tx_hook = record_hook;
+    p.a.h->tx_hook_opaque = &rec;
+    /* In rounds of 16: the SQ holds 32. */
+    while (wr_id < VHCA_MAX_RD_ATOMIC) {
+        for (i = 0; i < 16; i++) {
+            post_flush(&p.a, wr_id + i, 0, key, 0, VHCA_FLUSH_GLOBAL,
+                       VHCA_FLUSH_MR);
+        }
+        ring_sq(&p.a);
+        settle(&p);
+        for (i = 0; i < 16; i++, wr_id++) {
+            expect_cqe(&p.a, &p.a.scq, wr_id, VHCA_WC_SUCCESS,
+                       VHCA_WC_FLUSH);
+        }
+    }
+
+    sent = p.b.h->tx_frames;
+    harness_deliver(p.b.h, rec.data[0], rec.len[0]);
+    settle(&p);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DUPLICATE_REQUEST), ==, 1);
+    g_assert_cmpuint(p.b.h->tx_frames - sent, ==, 1);
+
+    post_flush(&p.a, wr_id, 0, key, 0, VHCA_FLUSH_GLOBAL, VHCA_FLUSH_MR);
+    ring_sq(&p.a);
+    settle(&p);
+    expect_cqe(&p.a, &p.a.scq, wr_id, VHCA_WC_SUCCESS, VHCA_WC_FLUSH);
+    sent = p.b.h->tx_frames;
+    harness_deliver(p.b.h, rec.data[0], rec.len[0]);
+    settle(&p);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP_DUP_TOO_OLD), ==, 1);
+    g_assert_cmpuint(p.b.h->tx_frames, ==, sent);
+    pair_free(&p);
+}
+
+/*
  * The response to a FLUSH and to an ATOMIC WRITE lost: the requester
  * times out and sends each again; the responder answers from its
  * resources and both complete once.
@@ -663,6 +716,8 @@ int main(int argc, char **argv)
                     test_atomic_write_length);
     g_test_add_func("/vhca/placement/duplicates-replayed",
                     test_duplicates_replayed);
+    g_test_add_func("/vhca/placement/all-responder-resources",
+                    test_all_responder_resources);
     g_test_add_func("/vhca/placement/lost-responses", test_lost_responses);
     g_test_add_func("/vhca/placement/implied-nak", test_implied_nak);
     g_test_add_func("/vhca/placement/rd-atomic-limit", test_rd_atomic_limit);

@@ -97,6 +97,7 @@ const ConnOpts default_opts = {
     .rnr_retry = 7,
     .min_rnr_timer = 1,             /* 10 us */
     .max_rd = 16,
+    .max_dest_rd = 16,
     .access = VHCA_ACCESS_REMOTE_WRITE | VHCA_ACCESS_REMOTE_READ |
               VHCA_ACCESS_REMOTE_ATOMIC,
 };
@@ -120,7 +121,7 @@ void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
     a.path_mtu = o->mtu;
     a.dest_qp_num = dest_qpn;
     a.rq_psn = rq_psn;
-    a.max_dest_rd_atomic = 16;
+    a.max_dest_rd_atomic = o->max_dest_rd;
     a.min_rnr_timer = o->min_rnr_timer;
     qp_modify_ok(h, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
                  VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |

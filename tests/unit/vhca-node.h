@@ -76,7 +76,8 @@ typedef struct ConnOpts {
     uint8_t mtu;
     uint32_t a_psn, b_psn;          /* each side's first send PSN */
     uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
-    uint8_t max_rd;
+    uint8_t max_rd;                 /* initiator depth */
+    uint8_t max_dest_rd;            /* responder resources */
     uint32_t access;                /* QP access flags of both sides */
 } ConnOpts;
 
