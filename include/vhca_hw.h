@@ -340,7 +340,7 @@ enum vhca_reg_error {
 /*
  * Read and atomic requests a QP may have outstanding (either way): rxe's
  * 128, not a ConnectX's 16, because an emulated round trip is long
- * (docs/specs/vhca.rst, "Limits").
+ * (docs/specs/vhca.rst, "Limits (QUERY_DEVICE)").
  */
 #define VHCA_MAX_RD_ATOMIC		128
 #define VHCA_MAX_MSG_SIZE		0x80000000u	/* IBTA: 2^31 */

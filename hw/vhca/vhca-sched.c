@@ -676,13 +676,18 @@ int vhca_qp_transport_init(VhcaQp *qp)
     qp->req.win_size = entries < VHCA_REQ_WINDOW ? entries
                                                  : VHCA_REQ_WINDOW;
     qp->req.win = calloc(qp->req.win_size, sizeof(*qp->req.win));
+    qp->deadline = VHCA_NO_DEADLINE;
+    if (!qp->req.win) {
+        return -1;
+    }
     /* Only a reliable QP answers READs and atomics (IBTA 9.7.5.1.3). */
     if (vhca_qp_is_reliable(qp)) {
         qp->resp.res = calloc(VHCA_MAX_RD_ATOMIC, sizeof(*qp->resp.res));
+        if (!qp->resp.res) {
+            return -1;
+        }
     }
-    qp->deadline = VHCA_NO_DEADLINE;
-    return qp->req.win && (qp->resp.res || !vhca_qp_is_reliable(qp)) ? 0
-                                                                      : -1;
+    return 0;
 }
 
 void vhca_qp_transport_free(VhcaCore *core, VhcaQp *qp)
