@@ -617,8 +617,7 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     if (!qpn) {
         free(qp.sq.pages);
         free(qp.rq.pages);
-        free(qp.req.win);
-        free(qp.resp.res);
+        vhca_qp_transport_free(core, &qp);
         return status == VHCA_ST_OK ? VHCA_ST_NO_RESOURCES : status;
     }
 
