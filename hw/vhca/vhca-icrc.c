@@ -37,42 +37,49 @@
 
 #define IPV6_OFF_HOP_LIMIT      7
 
+/* The LRH a RoCEv2 packet has not, covered as 8 bytes of ones. */
+#define MASKED_LRH_LEN          8
+
 /* BTH byte 4: F, B and six reserved bits (resv8a before IBTA 1.3). */
 #define BTH_OFF_RESV8A          4
 
 uint32_t vhca_icrc(const uint8_t *ip, size_t ip_hlen, bool ipv6, size_t len)
 {
-    static const uint8_t masked_lrh[8] = {
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-    };
-    uint8_t hdr[IPV4_MAX_HLEN + UDP_HLEN + VHCA_IB_BTH_LEN];
-    size_t hdr_len = ip_hlen + UDP_HLEN + VHCA_IB_BTH_LEN;
-    uint8_t *udp = hdr + ip_hlen;
+    /*
+     * The pseudo header, the LRH's 8 bytes of ones first, in one buffer:
+     * one CRC call for all the headers and one for the rest, as calls,
+     * not bytes, are what a small packet's CRC costs.
+     */
+    uint8_t hdr[MASKED_LRH_LEN + IPV4_MAX_HLEN + UDP_HLEN +
+                VHCA_IB_BTH_LEN];
+    size_t ip_bth_len = ip_hlen + UDP_HLEN + VHCA_IB_BTH_LEN;
+    uint8_t *pseudo_ip = hdr + MASKED_LRH_LEN;
+    uint8_t *udp = pseudo_ip + ip_hlen;
     uint32_t crc;
 
     /* Callers pass a validated IP header, never longer than IPv4's 60. */
-    if (hdr_len > sizeof(hdr) || len < hdr_len) {
+    if (MASKED_LRH_LEN + ip_bth_len > sizeof(hdr) || len < ip_bth_len) {
         return 0;
     }
-    memcpy(hdr, ip, hdr_len);
+    memset(hdr, 0xff, MASKED_LRH_LEN);
+    memcpy(pseudo_ip, ip, ip_bth_len);
     if (ipv6) {
         /* Version stays; traffic class and flow label become ones. */
-        hdr[0] |= 0x0f;
-        memset(hdr + 1, 0xff, 3);
-        hdr[IPV6_OFF_HOP_LIMIT] = 0xff;
+        pseudo_ip[0] |= 0x0f;
+        memset(pseudo_ip + 1, 0xff, 3);
+        pseudo_ip[IPV6_OFF_HOP_LIMIT] = 0xff;
     } else {
-        hdr[IPV4_OFF_TOS] = 0xff;
-        hdr[IPV4_OFF_TTL] = 0xff;
-        hdr[IPV4_OFF_CHECK] = 0xff;
-        hdr[IPV4_OFF_CHECK + 1] = 0xff;
+        pseudo_ip[IPV4_OFF_TOS] = 0xff;
+        pseudo_ip[IPV4_OFF_TTL] = 0xff;
+        pseudo_ip[IPV4_OFF_CHECK] = 0xff;
+        pseudo_ip[IPV4_OFF_CHECK + 1] = 0xff;
     }
     udp[UDP_OFF_CHECK] = 0xff;
     udp[UDP_OFF_CHECK + 1] = 0xff;
     udp[UDP_HLEN + BTH_OFF_RESV8A] = 0xff;
 
-    crc = libdeflate_crc32(0, masked_lrh, sizeof(masked_lrh));
-    crc = libdeflate_crc32(crc, hdr, hdr_len);
-    return libdeflate_crc32(crc, ip + hdr_len, len - hdr_len);
+    crc = libdeflate_crc32(0, hdr, MASKED_LRH_LEN + ip_bth_len);
+    return libdeflate_crc32(crc, ip + ip_bth_len, len - ip_bth_len);
 }
 
 uint32_t vhca_icrc_extend(uint32_t icrc, const uint8_t *data, size_t len)

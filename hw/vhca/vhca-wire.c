@@ -442,16 +442,25 @@ uint16_t vhca_wire_udp_sport(uint32_t flow_label, uint32_t lqpn,
     return (uint16_t)(0xc000 | low);
 }
 
-/* RFC 1071 one's complement sum of big-endian 16-bit words. */
+/*
+ * RFC 1071 one's complement sum of big-endian 16-bit words, added up 32
+ * bits at a time (RFC 1071 2.(C) "Parallel Summation"): the carries out of
+ * each half are folded back by vhca_csum_fold(), which gives the sum of
+ * the 16-bit words with half the additions.
+ */
 static uint64_t vhca_csum_add(uint64_t sum, const uint8_t *p, size_t len)
 {
     size_t i;
 
-    for (i = 0; i + 1 < len; i += 2) {
+    for (i = 0; i + 4 <= len; i += 4) {
+        sum += vhca_ld_be32(p + i);
+    }
+    if (len & 2) {
         sum += vhca_ld_be16(p + i);
+        i += 2;
     }
     if (len & 1) {
-        sum += (uint32_t)p[len - 1] << 8;
+        sum += (uint32_t)p[i] << 8;
     }
     return sum;
 }
