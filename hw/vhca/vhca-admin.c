@@ -232,6 +232,7 @@ static uint8_t vhca_cmd_add_gid(VhcaCore *core, VhcaCmdCtx *ctx)
     entry->valid = true;
     entry->type = type;
     memcpy(entry->gid, gid, VHCA_GID_LEN);
+    vhca_gid_tbl_update_top(core);
     return VHCA_ST_OK;
 }
 
@@ -248,6 +249,7 @@ static uint8_t vhca_cmd_del_gid(VhcaCore *core, VhcaCmdCtx *ctx)
     }
     /* Deleting an empty entry succeeds: the command is idempotent. */
     memset(&core->gid_tbl[index], 0, sizeof(core->gid_tbl[index]));
+    vhca_gid_tbl_update_top(core);
     return VHCA_ST_OK;
 }
 

@@ -287,6 +287,7 @@ void vhca_core_reset(VhcaCore *core)
     core->rx_mcast_count = 0;
 
     memset(core->gid_tbl, 0, sizeof(core->gid_tbl));
+    core->gid_tbl_top = 0;
     memset(core->uctx_map, 0, sizeof(core->uctx_map));
     vhca_rdma_reset(core);
     memset(core->counters, 0, sizeof(core->counters));
@@ -695,12 +696,22 @@ void vhca_core_doorbell_write(VhcaCore *core, uint64_t offset,
 /* Receive demux (docs/specs/vhca.rst, "Receive demux (RoCEv2)")           */
 /* ---------------------------------------------------------------------- */
 
+void vhca_gid_tbl_update_top(VhcaCore *core)
+{
+    uint32_t top = core->cfg.gid_tbl_len;
+
+    while (top && !core->gid_tbl[top - 1].valid) {
+        top--;
+    }
+    core->gid_tbl_top = top;
+}
+
 bool vhca_gid_is_ours(const VhcaCore *core,
                       const uint8_t gid[VHCA_GID_LEN])
 {
     uint32_t i;
 
-    for (i = 0; i < core->cfg.gid_tbl_len; i++) {
+    for (i = 0; i < core->gid_tbl_top; i++) {
         if (core->gid_tbl[i].valid &&
             !memcmp(core->gid_tbl[i].gid, gid, VHCA_GID_LEN)) {
             return true;

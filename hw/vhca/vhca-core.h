@@ -386,6 +386,11 @@ typedef struct VhcaCore {
     uint8_t rx_mcast[VHCA_MAX_MCAST_MACS][VHCA_ETH_ALEN];
 
     VhcaGidEntry gid_tbl[VHCA_CORE_GID_TBL_LEN_MAX];
+    /*
+     * One past the highest valid entry: every packet sent and received
+     * looks its GID up, and a guest fills the table from index 0.
+     */
+    uint32_t gid_tbl_top;
     uint64_t uctx_map[VHCA_CORE_DB_PAGES_MAX / 64];
     /* CQs and QPs a doorbell page owns: DEALLOC_UCTX fails BUSY. */
     uint32_t uctx_users[VHCA_CORE_DB_PAGES_MAX];

@@ -151,6 +151,8 @@ void vhca_eth_irq_arm(VhcaCore *core);
 VhcaRxResult vhca_eth_receive(VhcaCore *core, const uint8_t *buf,
                               size_t len);
 
+/* vhca-core.c: after SET_GID or DEL_GID, where vhca_gid_is_ours() stops. */
+void vhca_gid_tbl_update_top(VhcaCore *core);
 /* vhca-core.c: is @gid a valid entry of our GID table? */
 bool vhca_gid_is_ours(const VhcaCore *core,
                       const uint8_t gid[VHCA_GID_LEN]);

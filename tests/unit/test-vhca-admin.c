@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "vhca-harness.h"
+#include "vhca-internal.h"
 
 static void test_nop_and_event(void)
 {
@@ -259,6 +260,42 @@ static void test_gid_table(void)
     harness_free(h);
 }
 
+/*
+ * The receive demux and the loopback test find a GID wherever it sits in
+ * the table, also above empty entries and after the top one is deleted
+ * (the lookup stops at the highest valid entry).
+ */
+static void test_gid_lookup(void)
+{
+    Harness *h = harness_new(NULL);
+    uint8_t v4[16], v6[16] = { 0xfe, 0x80, [15] = 0x42 };
+
+    harness_enable(h);
+    gid_from_ipv4(v4, 192, 168, 1, 7);
+    g_assert_false(vhca_gid_is_ours(&h->core, v6));
+    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 15, 1,
+                             VHCA_GID_TYPE_ROCE_V2_IPV6, v6), ==, VHCA_ST_OK);
+    g_assert_true(vhca_gid_is_ours(&h->core, v6));
+    g_assert_false(vhca_gid_is_ours(&h->core, v4));
+    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 3, 1,
+                             VHCA_GID_TYPE_ROCE_V2_IPV4, v4), ==, VHCA_ST_OK);
+    g_assert_true(vhca_gid_is_ours(&h->core, v4));
+    g_assert_true(vhca_gid_is_ours(&h->core, v6));
+
+    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_DEL_GID, 15, 0, 0, NULL), ==,
+                     VHCA_ST_OK);
+    g_assert_false(vhca_gid_is_ours(&h->core, v6));
+    g_assert_true(vhca_gid_is_ours(&h->core, v4));
+    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_DEL_GID, 3, 0, 0, NULL), ==,
+                     VHCA_ST_OK);
+    g_assert_false(vhca_gid_is_ours(&h->core, v4));
+    /* Re-adding below the old top is found again. */
+    g_assert_cmpuint(gid_cmd(h, VHCA_CMD_ADD_GID, 1, 1,
+                             VHCA_GID_TYPE_ROCE_V2_IPV6, v6), ==, VHCA_ST_OK);
+    g_assert_true(vhca_gid_is_ours(&h->core, v6));
+    harness_free(h);
+}
+
 static uint8_t set_mac(Harness *h, const uint8_t mac[6])
 {
     struct vhca_cmd_mac_in in;
@@ -489,6 +526,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/admin/active-mtu", test_active_mtu);
     g_test_add_func("/vhca/admin/set-mtu-range", test_set_mtu_range);
     g_test_add_func("/vhca/admin/gid-table", test_gid_table);
+    g_test_add_func("/vhca/admin/gid-lookup", test_gid_lookup);
     g_test_add_func("/vhca/admin/set-mac", test_set_mac);
     g_test_add_func("/vhca/admin/uctx", test_uctx);
     g_test_add_func("/vhca/admin/uctx-1024-pages", test_uctx_1024_pages);
