@@ -23,7 +23,8 @@ This is a benchmark, not a test: a run that fails shows as "failed" in the
 table and the outputs stay in RUN_DIR/bench-NIC/NAME.log.
 
     scripts/bench.py [--nics vhca,rxe] [--mtu 9000] [--scale 1.0]
-                     [--run-dir DIR] [--rst FILE] [--plot FILE.svg]
+                     [--vcpu-policy idle|normal] [--run-dir DIR]
+                     [--rst FILE] [--plot FILE.svg]
 """
 
 import argparse
@@ -91,12 +92,13 @@ def perftest(fabric, log_dir, tool, size, count):
     return [float(v) for v in line.groups()]
 
 
-def run_nic(nic, artifacts, run_dir, scale, mtu):
+def run_nic(nic, artifacts, run_dir, scale, mtu, vcpu_policy):
     """Boot two guests with NIC nic, run every test; return their results."""
     log_dir = os.path.join(run_dir, "bench-" + nic)
     results = {}
     t0 = time.monotonic()
-    with vhca_fabric.Fabric(2, log_dir, nics=[nic, nic]) as fabric:
+    with vhca_fabric.Fabric(2, log_dir, nics=[nic, nic],
+                            vcpu_policy=vcpu_policy) as fabric:
         fabric.start(*artifacts).wait_ready()
         for guest in fabric.guests:
             guest.set_mtu(mtu)
@@ -204,17 +206,21 @@ def machine(qemu, args):
     return ("%s, ``scripts/bench.py %s``; interface MTU %d on both guests "
             "of each pair.  Host: %d x %s, %d GiB, Linux %s; %s with TCG "
             "(no KVM) and the project's patches (``qemu-patches/``); "
-            "guests: ``-machine q35 -cpu max -smp 1 -m 1024``.  Load "
+            "guests: ``-machine q35 -cpu max -smp 1 -m 1024``, vCPU "
+            "threads %s.  Load "
             "average %.1f when the run ended.  MiB/s is perftest's \"BW "
             "average\", kmsg/s its \"MsgRate\" in thousands of messages "
             "per second, both from the client; \"ratio\" is vhca over "
             "rxe (message rate; latency: vhca's t_typical over rxe's)."
             % (datetime.date.today().isoformat(),
-               "--nics %s --mtu %d --scale %g" % (",".join(args.nics),
-                                                 args.mtu, args.scale),
+               "--nics %s --mtu %d --scale %g --vcpu-policy %s"
+               % (",".join(args.nics), args.mtu, args.scale,
+                  args.vcpu_policy),
                args.mtu,
                os.cpu_count(), model, round(mem_kib / 2**20),
-               platform.release(), version, load))
+               platform.release(), version,
+               "at ``SCHED_IDLE``" if args.vcpu_policy == "idle"
+               else "at the host's normal priority", load))
 
 
 def plot(nics, results, path):
@@ -261,6 +267,11 @@ def main():
                         help="multiply the counted tests' iterations and, "
                         "above 1, the bandwidth tests' %d seconds (default 1)"
                         % BW_SECONDS)
+    parser.add_argument("--vcpu-policy", choices=vhca_fabric.VCPU_POLICIES,
+                        default=vhca_fabric.DEFAULT_VCPU_POLICY,
+                        help="host scheduling of the guests' vCPU threads "
+                        "(default %s, vhca_fabric.py's)"
+                        % vhca_fabric.DEFAULT_VCPU_POLICY)
     parser.add_argument("--run-dir", default=os.path.join(
         vhca_fabric.DEFAULT_RUN_DIR, "bench"))
     parser.add_argument("--rst", metavar="FILE",
@@ -283,7 +294,7 @@ def main():
         results = {}
         for nic in args.nics:
             results[nic] = run_nic(nic, artifacts, args.run_dir, args.scale,
-                                   args.mtu)
+                                   args.mtu, args.vcpu_policy)
         text = "%s\n\n%s\n" % (machine(artifacts[0], args),
                                 report(args.nics, results))
         if args.plot:

@@ -65,6 +65,24 @@ class Ping(unittest.TestCase):
                 g.set_mtu(1500)
 
 
+class HostScheduling(unittest.TestCase):
+    def test_vcpu_threads_idle_main_loop_normal(self):
+        # vhca_fabric.py's default: vCPUs at SCHED_IDLE once booted, QEMU's
+        # main loop (the process's first thread) left at SCHED_OTHER.
+        if vhca_fabric.DEFAULT_VCPU_POLICY != "idle":
+            self.skipTest("VHCA_VCPU_POLICY=%s"
+                          % vhca_fabric.DEFAULT_VCPU_POLICY)
+        for g in (fabric[1], fabric[2]):
+            policies = g.vcpu_policies()
+            self.assertEqual(policies, [os.SCHED_IDLE], "guest%d" % g.index)
+            self.assertEqual(os.sched_getscheduler(g.pid), os.SCHED_OTHER)
+
+    def test_unknown_policy_refused(self):
+        with self.assertRaisesRegex(vhca_fabric.FabricError,
+                                    "unknown vCPU policy 'fifo'"):
+            vhca_fabric.Fabric(2, vcpu_policy="fifo")
+
+
 class Capture(unittest.TestCase):
     def test_pcap_holds_fabric_traffic(self):
         fabric[1].run("ping -c 2 -W 5 %s" % fabric[2].ipv4, timeout=60)
