@@ -16,9 +16,9 @@ netns and tap need root; they make their namespaces (vhca-*) at start and
 delete them, with every device in them, at stop.  Every guest keeps its
 console log, can capture its fabric traffic to a pcap (QEMU's filter-dump),
 and runs commands through a serial-port agent (images/guest/vhca-agent).
-Once a guest has booted its vCPU threads run at SCHED_IDLE on the host, so
-that QEMU's main loops, where vhca's engine runs, never wait behind a vCPU
-spinning on a CQ (--vcpu-policy normal leaves them alone).
+With --vcpu-policy idle a guest's vCPU threads run at SCHED_IDLE once it
+has booted, so that QEMU's main loops, where vhca's engine runs, never wait
+behind a vCPU spinning on a CQ: for measuring polling latency on few cores.
 
 Used as a library by the tests and as a command:
 
@@ -80,18 +80,19 @@ READY_MARK = "vhca-guest: ready"
 NICS = ("vhca", "rxe")
 # How each guest's vCPU threads are scheduled on the host once it has
 # booted (docs/user-guide.rst, "Polling programs on few host cores").
-# "idle" puts them at SCHED_IDLE: a program polling its CQ keeps its vCPU
-# busy, and on a host with fewer cores than busy threads the QEMU main
-# loop that must carry the next frame (where vhca's engine and every
-# backend run) then waits out the vCPU's scheduler slice, milliseconds;
-# at SCHED_IDLE a woken main loop takes the core at once, and the vCPU
-# still gets every cycle nothing else wants.  Measured between two vhca
-# guests on two host cores: ib_send_lat's 99th percentile 2.3-2.6 ms ->
-# 0.16-0.38 ms, 64 KiB ib_read_bw 500-550 -> 830-960 MiB/s, 64 B
-# ib_write_bw 84-94 -> 62-78 thousand a second (docs/benchmarks.rst).
-# "normal" leaves them as QEMU made them.
+# "normal", the default, leaves them as QEMU made them.  "idle" puts them
+# at SCHED_IDLE: on a host with fewer cores than busy threads, a program
+# polling its CQ keeps its vCPU busy, and the QEMU main loop that must
+# carry the next frame (where vhca's engine and every backend run) then
+# waits out the vCPU's scheduler slice, milliseconds; at SCHED_IDLE a
+# woken main loop takes the core at once.  It is for measuring polling
+# latency, not a default: between two vhca guests on two host cores
+# ib_send_lat's 99th percentile fell from 2.3-2.6 ms to 0.16-0.38 ms, but
+# a vCPU then runs only when both main loops are idle, and 64 KiB
+# ib_write_bw fell from 790-890 to 530-600 MiB/s and event-driven 64 B
+# SENDs from 61-98 to 27-31 thousand a second (docs/benchmarks.rst).
 VCPU_POLICIES = ("idle", "normal")
-DEFAULT_VCPU_POLICY = os.environ.get("VHCA_VCPU_POLICY", "idle")
+DEFAULT_VCPU_POLICY = os.environ.get("VHCA_VCPU_POLICY", "normal")
 
 
 class FabricError(Exception):
@@ -829,7 +830,7 @@ class Fabric:
         127.0.0.1), "netns" (two namespaces as two hosts, UDP between
         them) or "tap" (taps on a bridge in a namespace).  vcpu_policy:
         how the guests' vCPU threads are scheduled once booted, one of
-        VCPU_POLICIES ($VHCA_VCPU_POLICY, or "idle", if None)."""
+        VCPU_POLICIES ($VHCA_VCPU_POLICY, or "normal", if None)."""
         if count < 1:
             raise FabricError("need at least one guest")
         if nics is None:
@@ -1007,8 +1008,9 @@ def main():
     p.add_argument("--vcpu-policy", choices=VCPU_POLICIES,
                    default=DEFAULT_VCPU_POLICY,
                    help="host scheduling of the guests' vCPU threads once "
-                   "booted: idle (SCHED_IDLE, the default: QEMU's main "
-                   "loops go first, see docs/user-guide.rst) or normal")
+                   "booted: normal (the default) or idle (SCHED_IDLE: "
+                   "QEMU's main loops go first, for polling latency; see "
+                   "docs/user-guide.rst)")
     p = sub.add_parser("exec", help="run a command in a guest")
     p.add_argument("--timeout", type=int, default=120)
     p.add_argument("guest", type=int)
