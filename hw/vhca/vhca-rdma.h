@@ -410,7 +410,12 @@ uint32_t vhca_ids_alloc_from(VhcaIds *ids, uint32_t from);
 /* Take handle @id; false if it is out of range or in use. */
 bool vhca_ids_claim(VhcaIds *ids, uint32_t id);
 void vhca_ids_free(VhcaIds *ids, uint32_t id);
-bool vhca_ids_used(const VhcaIds *ids, uint32_t id);
+/* Inline: every QP, CQ and MR lookup of every packet asks it. */
+static inline bool vhca_ids_used(const VhcaIds *ids, uint32_t id)
+{
+    return id >= ids->first && id <= ids->last &&
+           (ids->map[id / 64] & (1ull << (id % 64)));
+}
 /* Lowest handle in use that is >= @from; 0 if there is none. */
 uint32_t vhca_ids_next(const VhcaIds *ids, uint32_t from);
 

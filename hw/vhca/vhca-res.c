@@ -37,12 +37,6 @@ void vhca_ids_clear(VhcaIds *ids)
     memset(ids->map, 0, (ids->last / 64 + 1) * sizeof(uint64_t));
 }
 
-bool vhca_ids_used(const VhcaIds *ids, uint32_t id)
-{
-    return id >= ids->first && id <= ids->last &&
-           (ids->map[id / 64] & (1ull << (id % 64)));
-}
-
 uint32_t vhca_ids_next(const VhcaIds *ids, uint32_t from)
 {
     uint32_t word;

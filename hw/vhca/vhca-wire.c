@@ -309,14 +309,6 @@ uint64_t vhca_ib_local_ack_timeout_ns(uint8_t timeout)
     return 4096ull << timeout;
 }
 
-uint32_t vhca_ib_mtu_bytes(uint8_t mtu)
-{
-    if (mtu < VHCA_IB_MTU_256 || mtu > VHCA_IB_MTU_4096) {
-        return 0;
-    }
-    return 256u << (mtu - VHCA_IB_MTU_256);
-}
-
 uint32_t vhca_wire_packet_count(uint32_t msg_len, uint8_t mtu)
 {
     uint32_t mtu_bytes = vhca_ib_mtu_bytes(mtu);

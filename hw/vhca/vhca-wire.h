@@ -193,8 +193,17 @@ uint32_t vhca_ib_rnr_timer_us(uint8_t code);
 #define VHCA_IB_TIMEOUT_NONE        UINT64_MAX
 uint64_t vhca_ib_local_ack_timeout_ns(uint8_t timeout);
 
-/* Path MTU in bytes for enum vhca_ib_mtu, 0 if @mtu is not one. */
-uint32_t vhca_ib_mtu_bytes(uint8_t mtu);
+/*
+ * Path MTU in bytes for enum vhca_ib_mtu, 0 if @mtu is not one.  Inline:
+ * segmenting, receiving and scheduling ask it several times a packet.
+ */
+static inline uint32_t vhca_ib_mtu_bytes(uint8_t mtu)
+{
+    if (mtu < VHCA_IB_MTU_256 || mtu > VHCA_IB_MTU_4096) {
+        return 0;
+    }
+    return 256u << (mtu - VHCA_IB_MTU_256);
+}
 
 /*
  * Segmentation of a message into packets (ch. 9.7, and the FIRST, MIDDLE,
