@@ -79,7 +79,7 @@ DGRAM_UNDERLAY_MTU = GUEST_MAX_MTU + 14 + 20 + 8
 READY_MARK = "vhca-guest: ready"
 NICS = ("vhca", "rxe")
 # How each guest's vCPU threads are scheduled on the host once it has
-# booted (docs/user-guide.rst, "Polling programs on few host cores").
+# booted (docs/user-guide.rst, "Benchmarks", and docs/benchmarks.rst).
 # "normal", the default, leaves them as QEMU made them.  "idle" puts them
 # at SCHED_IDLE: on a host with fewer cores than busy threads, a program
 # polling its CQ keeps its vCPU busy, and the QEMU main loop that must

@@ -62,12 +62,6 @@ static inline uint16_t vhca_ld_be16(const uint8_t *p)
     return (uint16_t)((p[0] << 8) | p[1]);
 }
 
-static inline uint32_t vhca_ld_be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-           ((uint32_t)p[2] << 8) | p[3];
-}
-
 static inline uint64_t vhca_ring_base(const VhcaRing *ring)
 {
     return ((uint64_t)ring->base_hi << 32) | ring->base_lo;

@@ -445,7 +445,7 @@ static uint64_t vhca_csum_add(uint64_t sum, const uint8_t *p, size_t len)
     size_t i;
 
     for (i = 0; i + 4 <= len; i += 4) {
-        sum += vhca_ld_be32(p + i);
+        sum += ld_be32(p + i);
     }
     if (len & 2) {
         sum += vhca_ld_be16(p + i);
