@@ -60,8 +60,9 @@ pkgs=(
 	cmake libnl-3-dev libnl-route-3-dev libudev-dev python3-docutils
 	# guest image
 	debootstrap cpio kmod
-	# tests and tools (gnuplot: scripts/bench.py --plot)
-	tshark iproute2 sparse gnuplot-nox
+	# tests and tools (gnuplot: scripts/bench.py --plot; strace: a guest
+	# test watches a vCPU thread yield)
+	tshark iproute2 sparse gnuplot-nox strace
 	# checkpatch.pl for the driver lint test
 	linux-source-6.12
 	# building vhca.ko against the unpacked headers: what linux-kbuild and

@@ -82,6 +82,66 @@ class HostScheduling(unittest.TestCase):
             vhca_fabric.Fabric(2, vcpu_policy="fifo")
 
 
+# Polls an empty CQ of vhca0 until /tmp/stop-poll exists; says "polling"
+# first and the number of polls at the end.
+POLL_EMPTY_CQ = r"""
+import os
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+cq = CQ(Context(name="vhca0"), 16)
+print("polling", flush=True)
+polls = 0
+while not os.path.exists("/tmp/stop-poll"):
+    for _ in range(100):
+        npolled, _wcs = cq.poll(1)
+        assert npolled == 0, npolled
+    polls += 100
+print("polls", polls, flush=True)
+"""
+
+
+class PauseYields(unittest.TestCase):
+    YIELDS = 1000
+
+    def test_polling_an_empty_cq_yields_the_host_cpu(self):
+        # vhca's provider executes PAUSE when a poll finds the CQ empty
+        # (vhca_cq_empty_hint(), provider/vhca/vhca_cq.c), and the
+        # project's QEMU yields the host CPU on PAUSE under MTTCG
+        # (qemu-patches/0003): a guest program polling an empty CQ makes
+        # its vCPU thread call sched_yield(), so the QEMU main loops get
+        # the core (docs/benchmarks.rst).  Fails without either half.
+        g = fabric[1]
+        g.run("rm -f /tmp/stop-poll; cat > /tmp/poll.py <<'EOF'\n%sEOF\n"
+              "(python3 /tmp/poll.py > /tmp/poll.log 2>&1 &)"
+              % POLL_EMPTY_CQ)
+        g.run("for i in $(seq 300); do grep -q polling /tmp/poll.log && "
+              "exit 0; sleep 0.1; done; cat /tmp/poll.log; exit 1")
+        tid = g.qmp("query-cpus-fast")[0]["thread-id"]
+        # An idle guest pauses now and then too (a sched_yield() every
+        # few seconds was seen): count YIELDS of them, which a program
+        # polling with PAUSE makes in well under a second.  strace ends
+        # by itself after 60 s if they do not come.
+        strace = subprocess.Popen(
+            ["timeout", "60", "strace", "-e", "trace=sched_yield", "-p",
+             str(tid)],
+            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        yields = 0
+        try:
+            for line in strace.stderr:
+                yields += line.startswith("sched_yield(")
+                if yields == self.YIELDS:
+                    break
+        finally:
+            strace.terminate()
+            strace.wait(30)
+            strace.stderr.close()
+            g.run("touch /tmp/stop-poll; for i in $(seq 300); do "
+                  "grep -q '^polls' /tmp/poll.log && exit 0; sleep 0.1; "
+                  "done; exit 1")
+        self.assertEqual(yields, self.YIELDS)
+        self.assertRegex(g.run("cat /tmp/poll.log"), r"polls [1-9]")
+
+
 class Capture(unittest.TestCase):
     def test_pcap_holds_fabric_traffic(self):
         fabric[1].run("ping -c 2 -W 5 %s" % fabric[2].ipv4, timeout=60)
