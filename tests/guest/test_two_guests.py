@@ -82,24 +82,6 @@ class HostScheduling(unittest.TestCase):
             vhca_fabric.Fabric(2, vcpu_policy="fifo")
 
 
-# Polls an empty CQ of vhca0 until /tmp/stop-poll exists; says "polling"
-# first and the number of polls at the end.
-POLL_EMPTY_CQ = r"""
-import os
-from pyverbs.cq import CQ
-from pyverbs.device import Context
-cq = CQ(Context(name="vhca0"), 16)
-print("polling", flush=True)
-polls = 0
-while not os.path.exists("/tmp/stop-poll"):
-    for _ in range(100):
-        npolled, _wcs = cq.poll(1)
-        assert npolled == 0, npolled
-    polls += 100
-print("polls", polls, flush=True)
-"""
-
-
 class PauseYields(unittest.TestCase):
     YIELDS = 1000
 
@@ -111,11 +93,10 @@ class PauseYields(unittest.TestCase):
         # its vCPU thread call sched_yield(), so the QEMU main loops get
         # the core (docs/benchmarks.rst).  Fails without either half.
         g = fabric[1]
-        g.run("rm -f /tmp/stop-poll; cat > /tmp/poll.py <<'EOF'\n%sEOF\n"
-              "(python3 /tmp/poll.py > /tmp/poll.log 2>&1 &)"
-              % POLL_EMPTY_CQ)
-        g.run("for i in $(seq 300); do grep -q polling /tmp/poll.log && "
-              "exit 0; sleep 0.1; done; cat /tmp/poll.log; exit 1")
+        script = guest_scripts.put(g, "guest_poll_empty_cq.py")
+        g.run("rm -f /tmp/stop-poll; (python3 %s vhca0 /tmp/stop-poll "
+              "> /tmp/poll.log 2>&1 &)" % script)
+        wait_for(g, "grep -q polling /tmp/poll.log")
         tid = g.qmp("query-cpus-fast")[0]["thread-id"]
         # An idle guest pauses now and then too (a sched_yield() every
         # few seconds was seen): count YIELDS of them, which a program
@@ -135,9 +116,8 @@ class PauseYields(unittest.TestCase):
             strace.terminate()
             strace.wait(30)
             strace.stderr.close()
-            g.run("touch /tmp/stop-poll; for i in $(seq 300); do "
-                  "grep -q '^polls' /tmp/poll.log && exit 0; sleep 0.1; "
-                  "done; exit 1")
+            g.run("touch /tmp/stop-poll")
+            wait_for(g, "grep -q '^polls' /tmp/poll.log")
         self.assertEqual(yields, self.YIELDS)
         self.assertRegex(g.run("cat /tmp/poll.log"), r"polls [1-9]")
 
