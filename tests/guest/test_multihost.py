@@ -68,15 +68,21 @@ PINGPONG = datagram_cases.Case(
     18515, vhca_fabric.READY_TCP, datagram_cases.pingpong_ok)
 
 
-def ip_fragment_counters(namespace):
-    """{counter: value} of IPv4 fragmentation and reassembly in namespace
-    (RFC 2011's ipFragCreates, ipReasmReqds, ...)."""
+def snmp_counters(namespace, group):
+    """{counter: value} of one group of namespace's /proc/net/snmp ("Ip",
+    "Udp"...: RFC 2011's and RFC 2013's counters)."""
     snmp = subprocess.run(["ip", "netns", "exec", namespace, "cat",
                            "/proc/net/snmp"], check=True, text=True,
                           stdout=subprocess.PIPE).stdout
     names, values = [line.split()[1:] for line in snmp.splitlines()
-                     if line.startswith("Ip:")][:2]
-    return {n: int(v) for n, v in zip(names, values)
+                     if line.startswith(group + ":")][:2]
+    return {n: int(v) for n, v in zip(names, values)}
+
+
+def ip_fragment_counters(namespace):
+    """{counter: value} of IPv4 fragmentation and reassembly in namespace
+    (ipFragCreates, ipReasmReqds, ...)."""
+    return {n: v for n, v in snmp_counters(namespace, "Ip").items()
             if n.startswith(("Frag", "Reasm"))}
 
 
@@ -192,6 +198,36 @@ class NetnsHosts(TwoHosts):
                                   "vhca-uplink"], check=True, text=True,
                                  stdout=subprocess.PIPE).stdout
             self.assertRegex(out, r"\bmtu 9042\b")
+
+    def test_frames_leave_in_runs(self):
+        """At path MTU 4096 a 64 KiB WRITE is 16 frames, all but the first
+        of one length.  QEMU's dgram netdev sends such a run as one
+        message that the host's kernel cuts into datagrams (UDP_SEGMENT,
+        qemu-patches/0004), so the client's host makes a fraction of the
+        UDP sends that its vhca has frames (the kernel counts a message,
+        not its segments, in OutDatagrams).  Without segmentation offload
+        there is a send per frame; the peer reads them all either way
+        (ib_write_bw checks its byte count)."""
+        client = self.fabric[1]
+        host = self.fabric.link.namespaces[client.index - 1]
+        self.set_mtu(9000)
+        try:
+            sends = snmp_counters(host, "Udp")["OutDatagrams"]
+            before = client.hw_counters("ethtool")
+            self.run_case(JUMBO_WRITE_BW)
+            sends = snmp_counters(host, "Udp")["OutDatagrams"] - sends
+            after = client.hw_counters("ethtool")
+        finally:
+            self.set_mtu(1500)
+        # RoCE frames, and the Ethernet ones (perftest's TCP set-up).
+        roce = after["sent_pkts"] - before["sent_pkts"]
+        frames = roce + after["tx_packets"] - before["tx_packets"]
+        self.assertGreaterEqual(roce, 100 * 16,
+                                "fewer RoCE frames than 100 messages of 16")
+        self.assertLess(sends * 4, frames,
+                        "%d UDP sends for %d frames: the dgram netdev did "
+                        "not send runs of frames with UDP_SEGMENT"
+                        % (sends, frames))
 
 
 class NetnsVhcaPair(NetnsHosts, unittest.TestCase):
