@@ -9,6 +9,7 @@
 
 #include "qemu/osdep.h"
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include "qemu/bswap.h"
 #include "hw/pci/pci_regs.h"
@@ -109,7 +110,9 @@ void vhca_add_bad_dma_tests(const char *prefix, void (*fn)(const void *data))
 
 /* ---- life cycle ------------------------------------------------------ */
 
-VhcaTestDev *vhca_test_start(bool netdev, const char *device_opts)
+/* @memory_opts: the -machine memory options (with their -object), or "" */
+static VhcaTestDev *vhca_test_start_with(bool netdev, const char *device_opts,
+                                         const char *memory_opts)
 {
     VhcaTestDev *d = g_new0(VhcaTestDev, 1);
     const char *opts = device_opts ? device_opts : "";
@@ -127,10 +130,11 @@ VhcaTestDev *vhca_test_start(bool netdev, const char *device_opts)
                                      VHCA_TEST_NETDEV_ID, sv[1]);
     }
 
-    cmdline = g_strdup_printf("-machine q35 -m 128M -nodefaults %s "
+    cmdline = g_strdup_printf("-machine q35%s -m 128M -nodefaults %s "
                               "-device vhca,id=vhca0,addr=0x%x.0,"
                               "mac=52:54:00:12:34:56%s%s%s",
-                              netdev_arg ? netdev_arg : "", VHCA_TEST_SLOT,
+                              memory_opts, netdev_arg ? netdev_arg : "",
+                              VHCA_TEST_SLOT,
                               netdev ? ",netdev=" VHCA_TEST_NETDEV_ID : "",
                               opts[0] ? "," : "", opts);
 
@@ -149,6 +153,47 @@ VhcaTestDev *vhca_test_start(bool netdev, const char *device_opts)
     return d;
 }
 
+VhcaTestDev *vhca_test_start(bool netdev, const char *device_opts)
+{
+    return vhca_test_start_with(netdev, device_opts, "");
+}
+
+VhcaTestDev *vhca_test_start_shared_ram(bool netdev, const char *device_opts)
+{
+    g_autofree char *memory_opts = NULL;
+    VhcaTestDev *d;
+    void *ram;
+    int fd;
+
+    /* Not CLOEXEC: QEMU inherits it and opens it by its /proc name. */
+    fd = memfd_create("vhca-test-ram", 0);
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(ftruncate(fd, VHCA_TEST_RAM_END), ==, 0);
+    ram = mmap(NULL, VHCA_TEST_RAM_END, PROT_READ | PROT_WRITE, MAP_SHARED,
+               fd, 0);
+    g_assert(ram != MAP_FAILED);
+    /*
+     * On q35 all of 128 MiB is below the PCI hole, at guest address 0,
+     * so guest address a is byte a of the backend.
+     */
+    memory_opts = g_strdup_printf(",memory-backend=ram0 -object "
+                                  "memory-backend-file,id=ram0,size=%llu,"
+                                  "mem-path=/proc/self/fd/%d,share=on",
+                                  VHCA_TEST_RAM_END, fd);
+    d = vhca_test_start_with(netdev, device_opts, memory_opts);
+    close(fd);                  /* QEMU and the mapping hold it */
+    d->ram = ram;
+    return d;
+}
+
+void *vhca_test_ram(VhcaTestDev *d, uint64_t addr, size_t len)
+{
+    g_assert_nonnull(d->ram);
+    g_assert_cmpuint(addr, <=, VHCA_TEST_RAM_END);
+    g_assert_cmpuint(len, <=, VHCA_TEST_RAM_END - addr);
+    return d->ram + addr;
+}
+
 void vhca_test_stop(VhcaTestDev *d)
 {
     if (d->sock >= 0) {
@@ -163,6 +208,9 @@ void vhca_test_stop(VhcaTestDev *d)
     if (!d->shares_qemu) {
         qpci_free_pc(d->bus);
         qtest_quit(d->qts);
+    }
+    if (d->ram) {
+        munmap(d->ram, VHCA_TEST_RAM_END);
     }
     g_free(d);
 }

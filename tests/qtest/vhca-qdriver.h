@@ -88,6 +88,12 @@ struct VhcaTestDev {
     uint64_t *tx_bufs;          /* one guest buffer per TX slot */
     uint64_t *rx_bufs;          /* one guest buffer per RX slot */
     uint16_t *rx_buf_len;
+    /*
+     * vhca_test_start_shared_ram() only: guest RAM mapped in this
+     * process (guest address a is ram[a], a < VHCA_TEST_RAM_END), else
+     * NULL.
+     */
+    uint8_t *ram;
 };
 
 /* ---- test registration ----------------------------------------------- */
@@ -123,6 +129,16 @@ void vhca_add_bad_dma_tests(const char *prefix,
  * enabled with every vector unmasked and pointed at d->msi_addr.
  */
 VhcaTestDev *vhca_test_start(bool netdev, const char *device_opts);
+/*
+ * vhca_test_start() with guest RAM in a memfd that QEMU maps shared
+ * (memory-backend-file on /proc/self/fd/N, share=on) and this process
+ * maps too, at d->ram: the test reads what the device writes (a CQE, a
+ * doorbell record) in RAM, as a driver would, instead of asking QEMU
+ * over the qtest socket each time.
+ */
+VhcaTestDev *vhca_test_start_shared_ram(bool netdev, const char *device_opts);
+/* d->ram + @addr, failing the test unless [@addr, +@len) is guest RAM. */
+void *vhca_test_ram(VhcaTestDev *d, uint64_t addr, size_t len);
 void vhca_test_stop(VhcaTestDev *d);
 
 /*

@@ -7,6 +7,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/atomic.h"
 #include "qemu/bswap.h"
 #include "vhca-qrdma.h"
 
@@ -563,11 +564,23 @@ uint8_t vhca_ring_owner(uint32_t idx, unsigned log_size)
 bool vhca_cq_peek(VhcaTestDev *d, VhcaCq *cq, struct vhca_cqe *cqe)
 {
     uint32_t slot = cq->ci & ((1u << cq->log_size) - 1);
+    uint64_t addr = cq->ring.addr + slot * sizeof(struct vhca_cqe);
+    uint8_t owner = vhca_ring_owner(cq->ci, cq->log_size);
     struct vhca_cqe e;
 
-    qtest_memread(d->qts, cq->ring.addr + slot * sizeof(e), &e, sizeof(e));
-    if ((e.owner & 1) != vhca_ring_owner(cq->ci, cq->log_size)) {
-        return false;
+    if (d->ram) {
+        const struct vhca_cqe *in_ram = vhca_test_ram(d, addr, sizeof(e));
+
+        /* The device writes the owner byte last: read it first. */
+        if ((qatomic_load_acquire(&in_ram->owner) & 1) != owner) {
+            return false;
+        }
+        e = *in_ram;
+    } else {
+        qtest_memread(d->qts, addr, &e, sizeof(e));
+        if ((e.owner & 1) != owner) {
+            return false;
+        }
     }
     if (cqe) {
         *cqe = e;
@@ -593,6 +606,13 @@ void vhca_cq_next_at(VhcaTestDev *d, VhcaCq *cq, struct vhca_cqe *cqe,
 
 void vhca_cq_update_dbrec(VhcaTestDev *d, VhcaCq *cq)
 {
+    if (d->ram) {
+        uint32_t *dbrec = vhca_test_ram(d, cq->dbrec, sizeof(*dbrec));
+
+        /* After the CQEs were read, as a driver orders it. */
+        qatomic_store_release(dbrec, cpu_to_le32(cq->ci));
+        return;
+    }
     /* qtest_writel stores in guest (little-endian) order. */
     qtest_writel(d->qts, cq->dbrec, cq->ci);
 }

@@ -35,9 +35,9 @@ typedef struct Rig {
     VhcaCq scq, rcq;
 } Rig;
 
-static VhcaTestDev *start_rdma(const char *opts)
+/* Admin queues and a source GID on a started @d. */
+static VhcaTestDev *rdma_setup(VhcaTestDev *d)
 {
-    VhcaTestDev *d = vhca_test_start(true, opts);
     uint8_t gid[16];
 
     vhca_admin_setup(d, ADMQ_LOG, AEQ_LOG);
@@ -50,16 +50,27 @@ static VhcaTestDev *start_rdma(const char *opts)
     return d;
 }
 
-static void rig_up(Rig *r)
+static VhcaTestDev *start_rdma(const char *opts)
+{
+    return rdma_setup(vhca_test_start(true, opts));
+}
+
+/* A context, a PD, an EQ and two CQs on @d from rdma_setup(). */
+static void rig_setup(Rig *r, VhcaTestDev *d)
 {
     memset(r, 0, sizeof(*r));
-    r->d = start_rdma(NULL);
+    r->d = d;
     g_assert_cmpuint(vhca_cmd_query_device(r->d, &r->dev), ==, VHCA_ST_OK);
     g_assert_cmpuint(vhca_cmd_alloc_uctx(r->d, &r->page), ==, VHCA_ST_OK);
     r->pdn = vhca_pd_make(r->d);
     vhca_eq_make(r->d, &r->eq, 6, VHCA_VECTOR_FIRST_COMP);
     vhca_cq_make(r->d, &r->scq, 6, r->eq.eqn, r->page);
     vhca_cq_make(r->d, &r->rcq, 6, r->eq.eqn, r->page);
+}
+
+static void rig_up(Rig *r)
+{
+    rig_setup(r, start_rdma(NULL));
 }
 
 static void check_nop(VhcaTestDev *d)
@@ -1352,14 +1363,24 @@ static void test_reset_empties_rings(void)
  * The owner bit flips on each pass over the CQ, and the device reads the
  * consumer's doorbell record before it calls a ring full.
  */
-static void test_cq_owner_wrap(void)
+/*
+ * Run with @data set, guest RAM is shared with the test, which then
+ * reads CQEs and writes the doorbell record in it as a driver does
+ * (vhca_test_start_shared_ram(), the device benchmark's way).
+ */
+static void test_cq_owner_wrap(const void *data)
 {
+    bool shared_ram = data != NULL;
     Rig r;
     VhcaCq small;
     VhcaQp qp1, qp2;
     struct vhca_cqe cqe;
 
-    rig_up(&r);
+    if (shared_ram) {
+        rig_setup(&r, rdma_setup(vhca_test_start_shared_ram(true, NULL)));
+    } else {
+        rig_up(&r);
+    }
     vhca_cq_make(r.d, &small, 1, r.eq.eqn, r.page);
     vhca_qp_make(r.d, &qp1, VHCA_QPT_RC, r.pdn, r.scq.cqn, small.cqn, 4, 4,
                  r.page);
@@ -1377,6 +1398,8 @@ static void test_cq_owner_wrap(void)
         expect_flush(&r, &small, qp->qpn, RECV_ID(2 * round));
         expect_flush(&r, &small, qp->qpn, RECV_ID(2 * round + 1));
         vhca_cq_update_dbrec(r.d, &small);
+        /* QEMU sees the record where the test wrote it. */
+        g_assert_cmpuint(qtest_readl(r.d->qts, small.dbrec), ==, small.ci);
     }
     g_assert_false(vhca_cq_peek(r.d, &small, &cqe));
     check_nop(r.d);
@@ -1674,7 +1697,9 @@ int main(int argc, char **argv)
     vhca_add_test("/vhca/rdma/flush/post-in-error", test_post_in_error);
     vhca_add_test("/vhca/rdma/flush/reset-empties-rings",
                   test_reset_empties_rings);
-    vhca_add_test("/vhca/rdma/cq/owner-wrap", test_cq_owner_wrap);
+    vhca_add_data_test("/vhca/rdma/cq/owner-wrap", NULL, test_cq_owner_wrap);
+    vhca_add_data_test("/vhca/rdma/cq/owner-wrap-shared-ram", "",
+                       test_cq_owner_wrap);
     vhca_add_test("/vhca/rdma/cq/overflow", test_cq_overflow);
     vhca_add_test("/vhca/rdma/cq/resize", test_cq_resize);
     vhca_add_test("/vhca/rdma/reset-frees-objects", test_reset_frees_objects);
