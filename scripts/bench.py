@@ -17,13 +17,18 @@ and with --plot FILE.svg draws bandwidth against message size for both
 NICs with gnuplot (scripts/setup-host.sh installs gnuplot-nox).
 
 Both pairs run with the same interface MTU (--mtu, default 9000: RoCE path
-MTU 4096 for vhca and rxe alike; 1500 gives path MTU 1024).
+MTU 4096 for vhca and rxe alike; 1500 gives path MTU 1024), and the same
+--guest-idle: halt (the kernel's default, and this script's) or poll, which
+boots the guests with idle=poll, so that an idle guest spins, yielding the
+host CPU, instead of halting, the host's cores never go idle and a frame
+never waits for one to wake up (docs/benchmarks.rst, "Idle host cores").
 
 This is a benchmark, not a test: a run that fails shows as "failed" in the
 table and the outputs stay in RUN_DIR/bench-NIC/NAME.log.
 
     scripts/bench.py [--nics vhca,rxe] [--mtu 9000] [--scale 1.0]
-                     [--vcpu-policy idle|normal] [--run-dir DIR]
+                     [--vcpu-policy idle|normal] [--guest-idle halt|poll]
+                     [--run-dir DIR]
                      [--rst FILE] [--plot FILE.svg]
 """
 
@@ -92,16 +97,24 @@ def perftest(fabric, log_dir, tool, size, count):
     return [float(v) for v in line.groups()]
 
 
-def run_nic(nic, artifacts, run_dir, scale, mtu, vcpu_policy):
+def run_nic(nic, artifacts, run_dir, scale, mtu, vcpu_policy, guest_idle):
     """Boot two guests with NIC nic, run every test; return their results."""
     log_dir = os.path.join(run_dir, "bench-" + nic)
     results = {}
     t0 = time.monotonic()
     with vhca_fabric.Fabric(2, log_dir, nics=[nic, nic],
-                            vcpu_policy=vcpu_policy) as fabric:
+                            vcpu_policy=vcpu_policy,
+                            guest_idle=guest_idle) as fabric:
         fabric.start(*artifacts).wait_ready()
         for guest in fabric.guests:
             guest.set_mtu(mtu)
+            # The figures are labelled with it: make sure the guest has it.
+            polls = "idle=poll" in guest.run("cat /proc/cmdline").split()
+            if polls != (guest_idle == "poll"):
+                raise vhca_fabric.FabricError(
+                    "guest%d: idle=poll %s on its kernel command line, "
+                    "expected --guest-idle %s"
+                    % (guest.index, "is" if polls else "is not", guest_idle))
         print("[bench] %s: guests up in %.0fs" % (nic, time.monotonic() - t0),
               file=sys.stderr, flush=True)
         for tool, size, iters in BANDWIDTH + LATENCY:
@@ -206,19 +219,23 @@ def machine(qemu, args):
     return ("%s, ``scripts/bench.py %s``; interface MTU %d on both guests "
             "of each pair.  Host: %d x %s, %d GiB, Linux %s; %s with TCG "
             "(no KVM) and the project's patches (``qemu-patches/``); "
-            "guests: ``-machine q35 -cpu max -smp 1 -m 1024``, vCPU "
+            "guests: ``-machine q35 -cpu max -smp 1 -m 1024``%s, vCPU "
             "threads %s.  Load "
             "average %.1f when the run ended.  MiB/s is perftest's \"BW "
             "average\", kmsg/s its \"MsgRate\" in thousands of messages "
             "per second, both from the client; \"ratio\" is vhca over "
             "rxe (message rate; latency: vhca's t_typical over rxe's)."
             % (datetime.date.today().isoformat(),
-               "--nics %s --mtu %d --scale %g --vcpu-policy %s"
+               "--nics %s --mtu %d --scale %g --vcpu-policy %s "
+               "--guest-idle %s"
                % (",".join(args.nics), args.mtu, args.scale,
-                  args.vcpu_policy),
+                  args.vcpu_policy, args.guest_idle),
                args.mtu,
                os.cpu_count(), model, round(mem_kib / 2**20),
                platform.release(), version,
+               ", kernel ``idle=poll`` (an idle guest spins, yielding the "
+               "host CPU on each PAUSE)" if args.guest_idle == "poll"
+               else ", idle guests halt",
                "at ``SCHED_IDLE``" if args.vcpu_policy == "idle"
                else "at the host's normal priority", load))
 
@@ -272,6 +289,11 @@ def main():
                         help="host scheduling of the guests' vCPU threads "
                         "(default %s, vhca_fabric.py's)"
                         % vhca_fabric.DEFAULT_VCPU_POLICY)
+    parser.add_argument("--guest-idle", choices=vhca_fabric.GUEST_IDLE,
+                        default="halt",
+                        help="what an idle guest does: halt (the default, "
+                        "the kernel's) or poll (idle=poll: the host's cores "
+                        "never go idle)")
     parser.add_argument("--run-dir", default=os.path.join(
         vhca_fabric.DEFAULT_RUN_DIR, "bench"))
     parser.add_argument("--rst", metavar="FILE",
@@ -294,7 +316,8 @@ def main():
         results = {}
         for nic in args.nics:
             results[nic] = run_nic(nic, artifacts, args.run_dir, args.scale,
-                                   args.mtu, args.vcpu_policy)
+                                   args.mtu, args.vcpu_policy,
+                                   args.guest_idle)
         text = "%s\n\n%s\n" % (machine(artifacts[0], args),
                                 report(args.nics, results))
         if args.plot:

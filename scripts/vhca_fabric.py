@@ -19,11 +19,16 @@ and runs commands through a serial-port agent (images/guest/vhca-agent).
 With --vcpu-policy idle a guest's vCPU threads run at SCHED_IDLE once it
 has booted, so that QEMU's main loops, where vhca's engine runs, never wait
 behind a vCPU spinning on a CQ: for measuring polling latency on few cores.
+With --guest-idle poll the guests boot with idle=poll: an idle guest spins
+on PAUSE, which the project's QEMU turns into a yield of the host CPU
+(qemu-patches/0003), instead of halting, so the host's cores never go idle
+and a frame does not wait for one to wake (docs/benchmarks.rst).
 
 Used as a library by the tests and as a command:
 
     vhca_fabric.py start [-n 2] [--nics vhca,rxe] [--link loopback|netns|tap]
-                         [--vcpu-policy idle|normal] [--pcap] [--run-dir DIR]
+                         [--vcpu-policy idle|normal] [--guest-idle halt|poll]
+                         [--pcap] [--run-dir DIR]
     vhca_fabric.py mtu 9000 | capture-off
     vhca_fabric.py exec  GUEST COMMAND...                   # GUEST: 1..N
     vhca_fabric.py gid   [--ipv6] GUEST    # index of its RoCE v2 GID
@@ -93,6 +98,9 @@ NICS = ("vhca", "rxe")
 # SENDs from 61-98 to 27-31 thousand a second (docs/benchmarks.rst).
 VCPU_POLICIES = ("idle", "normal")
 DEFAULT_VCPU_POLICY = os.environ.get("VHCA_VCPU_POLICY", "normal")
+# What an idle guest does: halt (the kernel's default) or poll (idle=poll).
+GUEST_IDLE = ("halt", "poll")
+DEFAULT_GUEST_IDLE = os.environ.get("VHCA_GUEST_IDLE", "halt")
 
 
 class FabricError(Exception):
@@ -456,12 +464,13 @@ def build_artifacts():
 
 
 class Guest:
-    def __init__(self, index, run_dir, nic="vhca"):
+    def __init__(self, index, run_dir, nic="vhca", idle="halt"):
         if nic not in NICS:
             raise FabricError("guest%d: unknown NIC '%s' (have %s)"
                               % (index, nic, ", ".join(NICS)))
         self.index = index
         self.nic = nic
+        self.idle = idle        # one of GUEST_IDLE
         # The guest's RDMA device, as ibv_devices and perftest's -d name it.
         self.rdma_dev = "vhca0" if nic == "vhca" else "rxe0"
         self.dir = os.path.join(run_dir, "guest%d" % index)
@@ -515,6 +524,8 @@ class Guest:
         append = ("console=ttyS0 rdinit=/init panic=-1 loglevel=4 "
                   "guest_name=guest%d guest_ip=%s/24 guest_ip6=%s/64"
                   % (self.index, self.ipv4, self.ipv6))
+        if self.idle == "poll":
+            append += " idle=poll"
         args = [
             qemu, "-machine", "q35", "-accel", "tcg", "-cpu", "max",
             "-m", "1024", "-smp", "1", "-nodefaults", "-display", "none",
@@ -824,13 +835,15 @@ class Fabric:
 
     def __init__(self, count=2, run_dir=DEFAULT_RUN_DIR, pcap=False,
                  extra_args=(), nics=None, link="loopback",
-                 vcpu_policy=None):
+                 vcpu_policy=None, guest_idle=None):
         """nics: one NIC kind per guest ("vhca" or "rxe"); all vhca if None.
         link: how the guests meet, one of LINKS: "loopback" (UDP on
         127.0.0.1), "netns" (two namespaces as two hosts, UDP between
         them) or "tap" (taps on a bridge in a namespace).  vcpu_policy:
         how the guests' vCPU threads are scheduled once booted, one of
-        VCPU_POLICIES ($VHCA_VCPU_POLICY, or "normal", if None)."""
+        VCPU_POLICIES ($VHCA_VCPU_POLICY, or "normal", if None).
+        guest_idle: what an idle guest does, one of GUEST_IDLE
+        ($VHCA_GUEST_IDLE, or "halt", if None)."""
         if count < 1:
             raise FabricError("need at least one guest")
         if nics is None:
@@ -847,12 +860,18 @@ class Fabric:
             raise FabricError("unknown vCPU policy '%s' (have %s)"
                               % (vcpu_policy, ", ".join(VCPU_POLICIES)))
         self.vcpu_policy = vcpu_policy
+        if guest_idle is None:
+            guest_idle = DEFAULT_GUEST_IDLE
+        if guest_idle not in GUEST_IDLE:
+            raise FabricError("unknown guest idle '%s' (have %s)"
+                              % (guest_idle, ", ".join(GUEST_IDLE)))
+        self.guest_idle = guest_idle
         self.count = count
         self.run_dir = run_dir
         self.pcap = pcap
         self.extra_args = extra_args
         self.nics = list(nics)
-        self.guests = [Guest(i + 1, run_dir, nic)
+        self.guests = [Guest(i + 1, run_dir, nic, guest_idle)
                        for i, nic in enumerate(self.nics)]
         self.link = LINKS[link](self)
 
@@ -1011,6 +1030,11 @@ def main():
                    "booted: normal (the default) or idle (SCHED_IDLE: "
                    "QEMU's main loops go first, for polling latency; see "
                    "docs/user-guide.rst)")
+    p.add_argument("--guest-idle", choices=GUEST_IDLE,
+                   default=DEFAULT_GUEST_IDLE,
+                   help="what an idle guest does: halt (the default) or "
+                   "poll (idle=poll: it spins, yielding the host CPU, so "
+                   "the host's cores never go idle; for measuring)")
     p = sub.add_parser("exec", help="run a command in a guest")
     p.add_argument("--timeout", type=int, default=120)
     p.add_argument("guest", type=int)
@@ -1055,7 +1079,8 @@ def main():
         if args.cmd == "start":
             count = args.guests or (len(args.nics) if args.nics else 2)
             fabric = Fabric(count, args.run_dir, args.pcap, nics=args.nics,
-                            link=args.link, vcpu_policy=args.vcpu_policy)
+                            link=args.link, vcpu_policy=args.vcpu_policy,
+                            guest_idle=args.guest_idle)
             try:
                 fabric.start().wait_ready()
             except BaseException:

@@ -81,6 +81,20 @@ class HostScheduling(unittest.TestCase):
                                     "unknown vCPU policy 'fifo'"):
             vhca_fabric.Fabric(2, vcpu_policy="fifo")
 
+    def test_guest_idle_poll_on_the_kernel_command_line(self):
+        # --guest-idle poll boots the guests with idle=poll, halt (the
+        # default) without (docs/benchmarks.rst, "Idle host cores");
+        # bench.py also checks a booted guest's /proc/cmdline.
+        for idle, expected in (("poll", True), ("halt", False)):
+            guest = vhca_fabric.Fabric(2, guest_idle=idle)[1]
+            args = guest.qemu_args("qemu", "kernel", "initrd", 1, 2, False,
+                                   ())
+            append = args[args.index("-append") + 1].split()
+            self.assertEqual("idle=poll" in append, expected, idle)
+        with self.assertRaisesRegex(vhca_fabric.FabricError,
+                                    "unknown guest idle 'mwait'"):
+            vhca_fabric.Fabric(2, guest_idle="mwait")
+
 
 class PauseYields(unittest.TestCase):
     YIELDS = 1000
