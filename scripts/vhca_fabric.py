@@ -830,6 +830,16 @@ class ModuleFabric:
         return getattr(self.booted(), name)
 
 
+def one_of(what, value, allowed, default=None):
+    """value (default if it is None), which must be one of allowed."""
+    if value is None:
+        value = default
+    if value not in allowed:
+        raise FabricError("unknown %s '%s' (have %s)"
+                          % (what, value, ", ".join(allowed)))
+    return value
+
+
 class Fabric:
     """N guests on one fabric. Use as a context manager: stop() on exit."""
 
@@ -851,21 +861,11 @@ class Fabric:
         if len(nics) != count:
             raise FabricError("%d guests but %d NICs (%s)"
                               % (count, len(nics), ",".join(nics)))
-        if link not in LINKS:
-            raise FabricError("unknown link '%s' (have %s)"
-                              % (link, ", ".join(LINKS)))
-        if vcpu_policy is None:
-            vcpu_policy = DEFAULT_VCPU_POLICY
-        if vcpu_policy not in VCPU_POLICIES:
-            raise FabricError("unknown vCPU policy '%s' (have %s)"
-                              % (vcpu_policy, ", ".join(VCPU_POLICIES)))
-        self.vcpu_policy = vcpu_policy
-        if guest_idle is None:
-            guest_idle = DEFAULT_GUEST_IDLE
-        if guest_idle not in GUEST_IDLE:
-            raise FabricError("unknown guest idle '%s' (have %s)"
-                              % (guest_idle, ", ".join(GUEST_IDLE)))
-        self.guest_idle = guest_idle
+        link = one_of("link", link, LINKS)
+        self.vcpu_policy = one_of("vCPU policy", vcpu_policy, VCPU_POLICIES,
+                                  DEFAULT_VCPU_POLICY)
+        self.guest_idle = one_of("guest idle", guest_idle, GUEST_IDLE,
+                                 DEFAULT_GUEST_IDLE)
         self.count = count
         self.run_dir = run_dir
         self.pcap = pcap
