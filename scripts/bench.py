@@ -18,7 +18,7 @@ NICs with gnuplot (scripts/setup-host.sh installs gnuplot-nox).
 
 Both pairs run with the same interface MTU (--mtu, default 9000: RoCE path
 MTU 4096 for vhca and rxe alike; 1500 gives path MTU 1024), and the same
---guest-idle: halt (the kernel's default, and this script's) or poll, which
+--guest-idle: halt (the kernel's default, and vhca_fabric.py's) or poll, which
 boots the guests with idle=poll, so that an idle guest spins, yielding the
 host CPU, instead of halting, the host's cores never go idle and a frame
 never waits for one to wake up (docs/benchmarks.rst, "Idle host cores").
@@ -290,10 +290,11 @@ def main():
                         "(default %s, vhca_fabric.py's)"
                         % vhca_fabric.DEFAULT_VCPU_POLICY)
     parser.add_argument("--guest-idle", choices=vhca_fabric.GUEST_IDLE,
-                        default="halt",
-                        help="what an idle guest does: halt (the default, "
-                        "the kernel's) or poll (idle=poll: the host's cores "
-                        "never go idle)")
+                        default=vhca_fabric.DEFAULT_GUEST_IDLE,
+                        help="what an idle guest does: halt (the kernel's) "
+                        "or poll (idle=poll: the host's cores never go "
+                        "idle); default %s, vhca_fabric.py's"
+                        % vhca_fabric.DEFAULT_GUEST_IDLE)
     parser.add_argument("--run-dir", default=os.path.join(
         vhca_fabric.DEFAULT_RUN_DIR, "bench"))
     parser.add_argument("--rst", metavar="FILE",

@@ -130,10 +130,11 @@ static VhcaTestDev *vhca_test_start_with(bool netdev, const char *device_opts,
                                      VHCA_TEST_NETDEV_ID, sv[1]);
     }
 
-    cmdline = g_strdup_printf("-machine q35%s -m 128M -nodefaults %s "
+    cmdline = g_strdup_printf("-machine q35%s -m %lluM -nodefaults %s "
                               "-device vhca,id=vhca0,addr=0x%x.0,"
                               "mac=52:54:00:12:34:56%s%s%s",
-                              memory_opts, netdev_arg ? netdev_arg : "",
+                              memory_opts, VHCA_TEST_RAM_END >> 20,
+                              netdev_arg ? netdev_arg : "",
                               VHCA_TEST_SLOT,
                               netdev ? ",netdev=" VHCA_TEST_NETDEV_ID : "",
                               opts[0] ? "," : "", opts);
