@@ -154,6 +154,28 @@ static VhcaDmaWindow *vhca_dma_window(VhcaDma *dma, uint64_t addr,
     return addr >= w->base && addr - w->base + len <= w->len ? w : NULL;
 }
 
+/*
+ * As dma_memory_rw(): others see the device's DMAs in the order it makes
+ * them.  dma_memory_rw() puts a full barrier before each; only a read
+ * after a write needs one, a write is ordered after what came before by a
+ * release fence and a read after earlier reads by an acquire fence, both
+ * free on x86.  The full barriers, with the two of an RCU read section
+ * per write, were three quarters of vhca_dma_rw() at 64-byte messages
+ * (docs/benchmarks.rst, "Device").
+ */
+static void vhca_dma_order(VhcaDma *dma, bool is_write)
+{
+    if (is_write) {
+        smp_mb_release();
+        dma->write_unfenced = true;
+    } else if (dma->write_unfenced) {
+        smp_mb();
+        dma->write_unfenced = false;
+    } else {
+        smp_mb_acquire();
+    }
+}
+
 int vhca_dma_rw(VhcaDma *dma, uint64_t addr, void *buf, size_t len,
                 bool is_write)
 {
@@ -162,12 +184,11 @@ int vhca_dma_rw(VhcaDma *dma, uint64_t addr, void *buf, size_t len,
     if (len == 0) {
         return 0;
     }
+    vhca_dma_order(dma, is_write);
     w = vhca_dma_window(dma, addr, len);
     if (!w) {
         return vhca_dma_rw_slow(dma->pdev, addr, buf, len, is_write);
     }
-    /* As dma_memory_rw(): DMA is ordered with the device's other DMA. */
-    smp_mb();
     if (is_write) {
         RCU_READ_LOCK_GUARD();
         memcpy(w->cache.ptr + (addr - w->base), buf, len);

@@ -25,6 +25,7 @@ typedef struct VhcaDmaWindow {
 typedef struct VhcaDma {
     PCIDevice *pdev;
     FlatView *fv;               /* the one the windows were made from */
+    bool write_unfenced;        /* a write since the last full barrier */
     VhcaDmaWindow window[VHCA_DMA_WINDOWS];
 } VhcaDma;
 

@@ -268,8 +268,8 @@ static uint8_t vhca_req_sg_copy(VhcaCore *core, VhcaQp *qp, uint32_t index,
                                 const VhcaSendMeta *m, uint8_t *buf,
                                 uint32_t offset, uint32_t len, bool to_local)
 {
-    uint8_t raw[VHCA_SEND_WQE_SIZE];
-    struct vhca_sge sgl[VHCA_MAX_SEND_SGE];
+    VHCA_UNINITIALIZED uint8_t raw[VHCA_SEND_WQE_SIZE];
+    VHCA_UNINITIALIZED struct vhca_sge sgl[VHCA_MAX_SEND_SGE];
     unsigned i;
 
     if (!len) {
@@ -452,7 +452,7 @@ static bool vhca_req_local(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 static bool vhca_req_fetch(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
 {
     VhcaRequester *req = &qp->req;
-    uint8_t raw[VHCA_SEND_WQE_SIZE];
+    VHCA_UNINITIALIZED uint8_t raw[VHCA_SEND_WQE_SIZE];
     VhcaSendMeta m;
 
     /* SQD: what was started finishes, nothing new starts (10.3.1). */

@@ -217,7 +217,7 @@ VhcaRqTake vhca_rq_take(VhcaCore *core, VhcaQp *qp, uint8_t *status,
                         uint32_t *vendor_err)
 {
     VhcaResponder *resp = &qp->resp;
-    uint8_t raw[VHCA_RECV_WQE_SIZE];
+    VHCA_UNINITIALIZED uint8_t raw[VHCA_RECV_WQE_SIZE];
 
     *status = VHCA_WC_SUCCESS;
     *vendor_err = 0;

@@ -289,10 +289,16 @@ static void vhca_schedule_cb(void *opaque)
     qemu_bh_schedule(s->work_bh);
 }
 
+/*
+ * The engine's passes and received frames run in one RCU read section, so
+ * that the DMAs they make (vhca-dma.c) nest in it instead of each paying
+ * for its own; MMIO from a vCPU already runs in the one cpu_exec() holds.
+ */
 static void vhca_work_bh(void *opaque)
 {
     VhcaState *s = opaque;
 
+    RCU_READ_LOCK_GUARD();
     vhca_core_run_deferred(&s->core);
 }
 
@@ -428,8 +434,11 @@ static ssize_t vhca_nc_receive(NetClientState *nc, const uint8_t *buf,
                                size_t size)
 {
     VhcaState *s = qemu_get_nic_opaque(nc);
-    VhcaRxResult res = vhca_core_receive(&s->core, buf, size);
+    VhcaRxResult res;
 
+    WITH_RCU_READ_LOCK_GUARD() {
+        res = vhca_core_receive(&s->core, buf, size);
+    }
     trace_vhca_rx_frame(size, res);
     /* Taken or dropped (RX_NO_BUFFER): never left with the net layer. */
     return size;
