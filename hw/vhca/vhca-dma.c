@@ -190,6 +190,11 @@ int vhca_dma_rw(VhcaDma *dma, uint64_t addr, void *buf, size_t len,
         return vhca_dma_rw_slow(dma->pdev, addr, buf, len, is_write);
     }
     if (is_write) {
+        /*
+         * The dirty bitmaps are RCU-protected.  Nested (a counter) in the
+         * section of the engine's pass, a received frame or a vCPU's MMIO;
+         * the device timer's callback has none of its own.
+         */
         RCU_READ_LOCK_GUARD();
         memcpy(w->cache.ptr + (addr - w->base), buf, len);
         address_space_cache_invalidate(&w->cache, addr - w->base, len);

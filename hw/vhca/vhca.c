@@ -434,11 +434,9 @@ static ssize_t vhca_nc_receive(NetClientState *nc, const uint8_t *buf,
                                size_t size)
 {
     VhcaState *s = qemu_get_nic_opaque(nc);
-    VhcaRxResult res;
+    RCU_READ_LOCK_GUARD();
+    VhcaRxResult res = vhca_core_receive(&s->core, buf, size);
 
-    WITH_RCU_READ_LOCK_GUARD() {
-        res = vhca_core_receive(&s->core, buf, size);
-    }
     trace_vhca_rx_frame(size, res);
     /* Taken or dropped (RX_NO_BUFFER): never left with the net layer. */
     return size;
