@@ -38,6 +38,9 @@ static void vhca_monitor_dump(VhcaState *s, GString *buf)
                            pci_dev_bus_num(pdev), PCI_SLOT(pdev->devfn),
                            PCI_FUNC(pdev->devfn),
                            nc->peer ? nc->peer->name : "-");
+    g_string_append_printf(buf, "  doorbell-queue queued %" PRIu64
+                           " full %" PRIu64 "\n", s->doorbells_queued,
+                           s->doorbells_queue_full);
     vhca_core_dump(&s->core, vhca_monitor_line, buf);
 }
 

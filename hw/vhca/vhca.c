@@ -286,7 +286,32 @@ static void vhca_schedule_cb(void *opaque)
 {
     VhcaState *s = opaque;
 
-    qemu_bh_schedule(s->work_bh);
+    /*
+     * The work bottom half runs the doorbells and then the pass they ask
+     * for: scheduling it again from there would only cost the main loop
+     * an extra wake-up (an eventfd write) and an empty pass.
+     */
+    if (!s->running_doorbells) {
+        qemu_bh_schedule(s->work_bh);
+    }
+}
+
+/*
+ * Run the doorbells the vCPUs queued (vhca-doorbell.c), oldest first.
+ * Every entry into the engine does this before its own work, so that the
+ * engine sees a doorbell before anything the guest did after ringing it:
+ * a register access, and any frame a peer sent because of what the guest
+ * did next (a receive posted before the peer was told to send is there
+ * when the SEND arrives).  BQL held.
+ */
+static void vhca_doorbells_run(VhcaState *s)
+{
+    VhcaDoorbell db;
+
+    while (vhca_doorbell_queue_pop(&s->doorbells, &db)) {
+        s->doorbells_queued++;
+        vhca_core_doorbell_write(&s->core, db.offset, db.value, db.size);
+    }
 }
 
 /*
@@ -299,6 +324,9 @@ static void vhca_work_bh(void *opaque)
     VhcaState *s = opaque;
 
     RCU_READ_LOCK_GUARD();
+    s->running_doorbells = true;
+    vhca_doorbells_run(s);
+    s->running_doorbells = false;
     vhca_core_run_deferred(&s->core);
 }
 
@@ -307,6 +335,7 @@ static void vhca_timer_cb(void *opaque)
     VhcaState *s = opaque;
 
     trace_vhca_timer_expired();
+    vhca_doorbells_run(s);
     vhca_core_timer_expired(&s->core);
 }
 
@@ -355,8 +384,11 @@ static const VhcaCoreOps vhca_core_ops = {
 static uint64_t vhca_ctrl_read(void *opaque, hwaddr addr, unsigned size)
 {
     VhcaState *s = opaque;
-    uint64_t val = vhca_core_reg_read(&s->core, addr, size);
+    uint64_t val;
 
+    /* A read does not pass the writes before it (PCIe ordering rules). */
+    vhca_doorbells_run(s);
+    val = vhca_core_reg_read(&s->core, addr, size);
     trace_vhca_mmio_read(addr, size, val);
     return val;
 }
@@ -367,6 +399,7 @@ static void vhca_ctrl_write(void *opaque, hwaddr addr, uint64_t val,
     VhcaState *s = opaque;
 
     trace_vhca_mmio_write(addr, size, val);
+    vhca_doorbells_run(s);
     vhca_core_reg_write(&s->core, addr, val, size);
 }
 
@@ -395,14 +428,54 @@ static uint64_t vhca_doorbell_read(void *opaque, hwaddr addr, unsigned size)
     return 0;
 }
 
+/*
+ * BAR2 runs without the BQL (qemu-patches/0006): a vCPU ringing an SQ
+ * doorbell queues it and wakes the work bottom half, which sends, and
+ * does not wait for the main loop to finish its pass.  The others run at
+ * once, under the BQL, behind the queue.  A CQ doorbell arms the CQ for
+ * the next completion (IBTA 11.4.2.2) and the program polls once more
+ * after it: the arm must be in place before that poll, or a completion
+ * between the two would raise no event.  An RQ or SRQ doorbell asks
+ * nothing of the main loop until a frame comes (which runs the queue
+ * first), and queued it would wake an idle loop for nothing.  So do the
+ * doorbells of a caller that holds the BQL already (qtest) and of a vCPU
+ * that finds the queue full.
+ */
 static void vhca_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
                                 unsigned size)
 {
     VhcaState *s = opaque;
+    uint32_t reg = addr % VHCA_DB_PAGE_SIZE;
+    VhcaDoorbell db = { .value = val, .offset = addr, .size = size };
+    bool locked = bql_locked();
+    bool full = false;
+    bool first;
 
-    trace_vhca_doorbell(addr / VHCA_DB_PAGE_SIZE, addr % VHCA_DB_PAGE_SIZE,
-                        size, val);
+    trace_vhca_doorbell(addr / VHCA_DB_PAGE_SIZE, reg, size, val);
+    if (!locked && reg == VHCA_DB_SQ) {
+        if (vhca_doorbell_queue_push(&s->doorbells, &db, &first)) {
+            /*
+             * Each qemu_bh_schedule() notifies the main loop, an eventfd
+             * write while it is awake: once per batch of doorbells is
+             * enough, as the bottom half runs the queue until it is empty.
+             */
+            if (first) {
+                qemu_bh_schedule(s->work_bh);
+            }
+            return;
+        }
+        trace_vhca_doorbell_queue_full(VHCA_DOORBELL_QUEUE_LEN);
+        full = true;
+    }
+    if (!locked) {
+        bql_lock();
+    }
+    s->doorbells_queue_full += full;
+    vhca_doorbells_run(s);
     vhca_core_doorbell_write(&s->core, addr, val, size);
+    if (!locked) {
+        bql_unlock();
+    }
 }
 
 static const MemoryRegionOps vhca_doorbell_ops = {
@@ -434,8 +507,11 @@ static ssize_t vhca_nc_receive(NetClientState *nc, const uint8_t *buf,
                                size_t size)
 {
     VhcaState *s = qemu_get_nic_opaque(nc);
+    VhcaRxResult res;
+
     RCU_READ_LOCK_GUARD();
-    VhcaRxResult res = vhca_core_receive(&s->core, buf, size);
+    vhca_doorbells_run(s);
+    res = vhca_core_receive(&s->core, buf, size);
 
     trace_vhca_rx_frame(size, res);
     /* Taken or dropped (RX_NO_BUFFER): never left with the net layer. */
@@ -484,6 +560,7 @@ static void vhca_free_work(VhcaState *s)
     s->timer = NULL;
     qemu_bh_delete(s->work_bh);
     s->work_bh = NULL;
+    vhca_doorbell_queue_destroy(&s->doorbells);
 }
 
 static void vhca_realize(PCIDevice *pdev, Error **errp)
@@ -532,6 +609,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     memory_region_init_io(&s->doorbell_bar, OBJECT(s), &vhca_doorbell_ops, s,
                           "vhca-doorbell",
                           pow2ceil((uint64_t)s->db_pages * VHCA_DB_PAGE_SIZE));
+    memory_region_enable_lockless_io(&s->doorbell_bar);
     pci_register_bar(pdev, VHCA_BAR_DOORBELL, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64 |
                      PCI_BASE_ADDRESS_MEM_PREFETCH, &s->doorbell_bar);
@@ -550,6 +628,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     s->work_bh = qemu_bh_new_guarded(vhca_work_bh, s,
                                      &dev->mem_reentrancy_guard);
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, vhca_timer_cb, s);
+    vhca_doorbell_queue_init(&s->doorbells);
 
     if (vhca_core_init(&s->core, &cfg, &vhca_core_ops, s)) {
         error_setg(errp, "vhca: cannot allocate the RDMA object tables");
@@ -605,6 +684,7 @@ static void vhca_reset_hold(Object *obj, ResetType type)
     VhcaState *s = VHCA(obj);
 
     trace_vhca_reset();
+    vhca_doorbell_queue_clear(&s->doorbells);
     vhca_core_reset(&s->core);
     vhca_dma_cleanup(&s->dma);
 }

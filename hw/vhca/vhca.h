@@ -16,6 +16,7 @@
 
 #include "vhca-core.h"
 #include "vhca-dma.h"
+#include "vhca-doorbell.h"
 
 #define TYPE_VHCA "vhca"
 OBJECT_DECLARE_SIMPLE_TYPE(VhcaState, VHCA)
@@ -43,6 +44,15 @@ struct VhcaState {
     /* The engine's deferred work and its one timer (RC transport). */
     QEMUBH *work_bh;
     QEMUTimer *timer;
+    bool running_doorbells;     /* in work_bh, before the deferred pass */
+
+    /*
+     * SQ doorbells rung without the BQL (vhca-doorbell.c), and
+     * how many were queued and how many found the queue full ("info vhca").
+     */
+    VhcaDoorbellQueue doorbells;
+    uint64_t doorbells_queued;
+    uint64_t doorbells_queue_full;
 
     VhcaDma dma;
     VhcaCore core;

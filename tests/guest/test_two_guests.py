@@ -136,6 +136,42 @@ class PauseYields(unittest.TestCase):
         self.assertRegex(g.run("cat /tmp/poll.log"), r"polls [1-9]")
 
 
+def doorbell_queue(guest):
+    """(queued, full) from the device's "doorbell-queue" line of
+    x-query-vhca: doorbells the vCPU rang without the BQL and the main loop
+    ran later, and those that found the queue full."""
+    text = guest.qmp("x-query-vhca")["human-readable-text"]
+    m = re.search(r"^  doorbell-queue queued (\d+) full (\d+)$", text, re.M)
+    if not m:
+        raise AssertionError("guest%d: no doorbell-queue line in %r"
+                             % (guest.index, text))
+    return int(m.group(1)), int(m.group(2))
+
+
+class LocklessDoorbells(unittest.TestCase):
+    def test_sq_doorbells_do_not_take_the_bql(self):
+        # BAR2 is a lockless region (qemu-patches/0006): a vCPU ringing an
+        # SQ doorbell queues it for the main loop instead of waiting for
+        # the BQL (hw/vhca/vhca-doorbell.c).  Each side of 50 pingpong
+        # iterations posts 50 sends, each with a doorbell; its receives'
+        # doorbells run at once and are not counted.  Fails if the
+        # doorbells went through the BQL (TCG's MMIO path unpatched, or the
+        # region not lockless), and if queued doorbells were lost (the
+        # program would not finish).
+        before = [doorbell_queue(fabric[i]) for i in (1, 2)]
+        cmd = "ibv_rc_pingpong -d vhca0 -g %d -s 64 -n 50"
+        status, cli, srv = vhca_fabric.client_server(
+            fabric[2], fabric[1], cmd % fabric[2].ipv4_gid_index(),
+            (cmd % fabric[1].ipv4_gid_index()) + " " + fabric[2].ipv4,
+            18515)
+        self.assertEqual(status, 0, cli + srv)
+        after = [doorbell_queue(fabric[i]) for i in (1, 2)]
+        for i in (0, 1):
+            self.assertGreaterEqual(after[i][0] - before[i][0], 50,
+                                    "guest%d queued" % (i + 1))
+            self.assertGreaterEqual(after[i][1], before[i][1])
+
+
 class Capture(unittest.TestCase):
     def test_pcap_holds_fabric_traffic(self):
         fabric[1].run("ping -c 2 -W 5 %s" % fabric[2].ipv4, timeout=60)

@@ -234,6 +234,8 @@ static void test_query_objects(void)
     g_assert_nonnull(strstr(text, "\n  counter admin_commands "));
     /* The UD QP's RQ, the RC QP's SQ. */
     g_assert_nonnull(strstr(text, "\n  counter doorbells 2\n"));
+    /* qtest writes with the BQL held: its doorbells run at once. */
+    assert_has_line(text, "  doorbell-queue queued 0 full 0");
     vhca_test_stop(r.d);
 }
 

@@ -1,0 +1,41 @@
+/*
+ * QEMU vhca: the doorbells a vCPU rings without the BQL (vhca-doorbell.c).
+ *
+ * Copyright (c) 2026 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_VHCA_DOORBELL_H
+#define HW_VHCA_DOORBELL_H
+
+#include "qemu/thread.h"
+
+/*
+ * A doorbell waits here from the vCPU's write until the main loop runs it.
+ * 256 is eight times the WQE batches perftest keeps in flight; a vCPU that
+ * finds it full runs the queue itself under the BQL.
+ */
+#define VHCA_DOORBELL_QUEUE_LEN 256
+
+typedef struct VhcaDoorbell {
+    uint64_t value;
+    uint32_t offset;            /* in BAR2, which is at most 4 MiB */
+    uint32_t size;
+} VhcaDoorbell;
+
+typedef struct VhcaDoorbellQueue {
+    QemuMutex lock;             /* head, count and entry */
+    uint32_t head;
+    uint32_t count;             /* also read without the lock: any queued? */
+    VhcaDoorbell entry[VHCA_DOORBELL_QUEUE_LEN];
+} VhcaDoorbellQueue;
+
+void vhca_doorbell_queue_init(VhcaDoorbellQueue *q);
+void vhca_doorbell_queue_destroy(VhcaDoorbellQueue *q);
+bool vhca_doorbell_queue_push(VhcaDoorbellQueue *q, const VhcaDoorbell *db,
+                              bool *first);
+bool vhca_doorbell_queue_pop(VhcaDoorbellQueue *q, VhcaDoorbell *db);
+void vhca_doorbell_queue_clear(VhcaDoorbellQueue *q);
+
+#endif /* HW_VHCA_DOORBELL_H */
