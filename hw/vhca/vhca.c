@@ -323,6 +323,9 @@ static void vhca_work_bh(void *opaque)
 {
     VhcaState *s = opaque;
 
+    if (s->unrealized) {        /* see vhca_instance_init() */
+        return;
+    }
     RCU_READ_LOCK_GUARD();
     s->running_doorbells = true;
     vhca_doorbells_run(s);
@@ -470,9 +473,11 @@ static void vhca_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
     if (!locked) {
         bql_lock();
     }
-    s->doorbells_queue_full += full;
-    vhca_doorbells_run(s);
-    vhca_core_doorbell_write(&s->core, addr, val, size);
+    if (!s->unrealized) {       /* see vhca_instance_init() */
+        s->doorbells_queue_full += full;
+        vhca_doorbells_run(s);
+        vhca_core_doorbell_write(&s->core, addr, val, size);
+    }
     if (!locked) {
         bql_unlock();
     }
@@ -558,8 +563,31 @@ static void vhca_free_work(VhcaState *s)
 {
     timer_free(s->timer);
     s->timer = NULL;
-    qemu_bh_delete(s->work_bh);
-    s->work_bh = NULL;
+}
+
+/*
+ * The doorbell queue and the work bottom half live as long as the object,
+ * not the realized device: a vCPU may still be inside
+ * vhca_doorbell_write(), which takes no BQL, when the device is
+ * unrealized.  The object is finalized only once no vCPU can be there:
+ * the memory map holds a reference on BAR2's owner until RCU reclaims the
+ * map, after every vCPU has left the read section it dispatched in.
+ * Unrealized, the bottom half and the doorbell handler do nothing.
+ */
+static void vhca_instance_init(Object *obj)
+{
+    VhcaState *s = VHCA(obj);
+
+    vhca_doorbell_queue_init(&s->doorbells);
+}
+
+static void vhca_instance_finalize(Object *obj)
+{
+    VhcaState *s = VHCA(obj);
+
+    if (s->work_bh) {
+        qemu_bh_delete(s->work_bh);
+    }
     vhca_doorbell_queue_destroy(&s->doorbells);
 }
 
@@ -628,7 +656,6 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     s->work_bh = qemu_bh_new_guarded(vhca_work_bh, s,
                                      &dev->mem_reentrancy_guard);
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, vhca_timer_cb, s);
-    vhca_doorbell_queue_init(&s->doorbells);
 
     if (vhca_core_init(&s->core, &cfg, &vhca_core_ops, s)) {
         error_setg(errp, "vhca: cannot allocate the RDMA object tables");
@@ -667,6 +694,7 @@ static void vhca_exit(PCIDevice *pdev)
 {
     VhcaState *s = VHCA(pdev);
 
+    s->unrealized = true;
     migrate_del_blocker(&s->migration_blocker);
     qemu_del_nic(s->nic);
     s->nic = NULL;
@@ -750,6 +778,8 @@ static const TypeInfo vhca_info = {
     .name = TYPE_VHCA,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(VhcaState),
+    .instance_init = vhca_instance_init,
+    .instance_finalize = vhca_instance_finalize,
     .class_init = vhca_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },

@@ -45,6 +45,7 @@ struct VhcaState {
     QEMUBH *work_bh;
     QEMUTimer *timer;
     bool running_doorbells;     /* in work_bh, before the deferred pass */
+    bool unrealized;            /* exit ran: the object awaits finalize */
 
     /*
      * SQ doorbells rung without the BQL (vhca-doorbell.c), and

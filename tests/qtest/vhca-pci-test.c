@@ -429,6 +429,36 @@ static void test_migration_blocker(void)
     vhca_test_stop(d);
 }
 
+/*
+ * A realize that fails after the work bottom half exists (here the
+ * migration blocker, refused under -only-migratable) leaves it to the
+ * object's finalize (vhca_instance_finalize()): QEMU keeps running, and
+ * the same device can be tried again.
+ */
+static void test_realize_fails_late(void)
+{
+    QTestState *qts = qtest_init("-machine q35 -only-migratable "
+                                 "-device pcie-root-port,id=rp1,chassis=1");
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        QDict *rsp = qtest_qmp(qts, "{ 'execute': 'device_add', "
+                               "'arguments': { 'driver': 'vhca', "
+                               "'id': 'late', 'bus': 'rp1' } }");
+        const char *desc;
+
+        g_assert_true(qdict_haskey(rsp, "error"));
+        desc = qdict_get_str(qdict_get_qdict(rsp, "error"), "desc");
+        g_test_message("device_add: %s", desc);
+        g_assert_nonnull(strstr(desc, "vhca: device state is not "
+                                "migratable"));
+        qobject_unref(rsp);
+    }
+    g_assert_true(qtest_qom_get_bool(qts, "/machine/peripheral/rp1",
+                                     "realized"));
+    qtest_quit(qts);
+}
+
 int main(int argc, char **argv)
 {
     vhca_test_init(&argc, &argv);
@@ -445,6 +475,7 @@ int main(int argc, char **argv)
     vhca_add_test("/vhca/pci/no-netdev-link-down", test_no_netdev_link_down);
     vhca_add_test("/vhca/pci/doorbells", test_doorbells);
     vhca_add_test("/vhca/pci/migration-blocker", test_migration_blocker);
+    vhca_add_test("/vhca/pci/realize-fails-late", test_realize_fails_late);
 
     return g_test_run();
 }
