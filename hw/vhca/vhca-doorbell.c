@@ -3,9 +3,10 @@
  *
  * BAR2 is a lockless region (memory_region_enable_lockless_io(),
  * qemu-patches/0006): a vCPU that rings an SQ doorbell does not wait for
- * the BQL, which the main loop holds for a whole pass of the engine.  The engine itself stays single-threaded: the write only lands
- * in this queue, in the order the vCPUs made them, and the main loop runs
- * the queue under the BQL before anything else the engine does (vhca.c,
+ * the BQL, which the main loop holds for a whole pass of the engine.  The
+ * engine itself stays single-threaded: the write only lands in this queue,
+ * in the order the vCPUs made them, and the main loop runs the queue under
+ * the BQL before anything else the engine does (vhca.c,
  * vhca_doorbells_run()).  The lock guards a few stores, never the engine,
  * so neither side waits long for it.
  *
@@ -52,9 +53,9 @@ bool vhca_doorbell_queue_push(VhcaDoorbellQueue *q, const VhcaDoorbell *db,
 }
 
 /*
- * The oldest doorbell, if any; BQL held (every consumer runs the engine).
- * An empty queue costs one load: the engine asks at each of its entry
- * points.
+ * The oldest doorbell, if any; BQL held, as by everything that pops or
+ * clears, so the count can only grow between the load and the lock.  An
+ * empty queue costs one load: the engine asks at each of its entry points.
  */
 bool vhca_doorbell_queue_pop(VhcaDoorbellQueue *q, VhcaDoorbell *db)
 {
@@ -64,9 +65,6 @@ bool vhca_doorbell_queue_pop(VhcaDoorbellQueue *q, VhcaDoorbell *db)
 
     QEMU_LOCK_GUARD(&q->lock);
 
-    if (!q->count) {
-        return false;
-    }
     *db = q->entry[q->head];
     q->head = (q->head + 1) % VHCA_DOORBELL_QUEUE_LEN;
     qatomic_store_release(&q->count, q->count - 1);
