@@ -7,6 +7,7 @@ TCG); each test leaves them as it found them.  Guest i has 192.0.2.i/24 and
 
 import os
 import re
+import statistics
 import subprocess
 import sys
 import unittest
@@ -14,12 +15,15 @@ import unittest
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
 import guest_scripts  # noqa: E402
+import latency_breakdown  # noqa: E402
 import vhca_fabric  # noqa: E402
 from vhca_fabric import ipv4_gid, ipv6_gid  # noqa: E402
 
 # vcpu_policy="idle": HostScheduling checks it; the other tests here are
-# functional and run the same with either policy.
-fabric = vhca_fabric.ModuleFabric("tests", pcap=True, vcpu_policy="idle")
+# functional and run the same with either policy.  The QEMUs stamp their
+# trace with the time of day for LatencyBreakdown.
+fabric = vhca_fabric.ModuleFabric("tests", pcap=True, vcpu_policy="idle",
+                                  extra_args=latency_breakdown.QEMU_ARGS)
 setUpModule, tearDownModule = fabric.start, fabric.stop
 
 
@@ -170,6 +174,39 @@ class LocklessDoorbells(unittest.TestCase):
             self.assertGreaterEqual(after[i][0] - before[i][0], 50,
                                     "guest%d queued" % (i + 1))
             self.assertGreaterEqual(after[i][1], before[i][1])
+
+
+class LatencyBreakdown(unittest.TestCase):
+    # scripts/latency_breakdown.py splits each message of a perftest
+    # ping-pong into stages from vhca's trace events (docs/benchmarks.rst,
+    # "Where latency goes").  Fails if an event it reads is gone or no
+    # longer says what it parses, if it cannot follow most messages, if
+    # the stages do not add up to the latency perftest measures, or if a
+    # completion interrupt comes where none may (a polling program arms
+    # no CQ: IBTA 11.4.2.2).
+    ITERS = 300
+    ONE_WAY = "one way: doorbell -> doorbell"
+    IRQ = "receiver: frame in -> irq"
+
+    def breakdown(self, tool):
+        t_typical, forth, back = latency_breakdown.traced(fabric, tool, 64,
+                                                          self.ITERS)
+        for stages in (forth, back):
+            self.assertGreaterEqual(len(stages[self.ONE_WAY]),
+                                    0.9 * self.ITERS, tool)
+            # perftest's t_typical is the median of half round trips.
+            one_way = statistics.median(stages[self.ONE_WAY])
+            self.assertGreaterEqual(one_way, 0.5 * t_typical, tool)
+            self.assertLessEqual(one_way, 1.5 * t_typical, tool)
+        return forth, back
+
+    def test_event_driven_messages_raise_interrupts(self):
+        for stages in self.breakdown("ib_send_lat -e"):
+            self.assertGreaterEqual(len(stages[self.IRQ]), 0.5 * self.ITERS)
+
+    def test_polled_messages_raise_none(self):
+        for stages in self.breakdown("ib_send_lat"):
+            self.assertEqual(stages[self.IRQ], [])
 
 
 class Capture(unittest.TestCase):
