@@ -440,9 +440,10 @@ static uint64_t vhca_doorbell_read(void *opaque, hwaddr addr, unsigned size)
  * after it: the arm must be in place before that poll, or a completion
  * between the two would raise no event.  An RQ or SRQ doorbell asks
  * nothing of the main loop until a frame comes (which runs the queue
- * first), and queued it would wake an idle loop for nothing.  So do the
- * doorbells of a caller that holds the BQL already (qtest) and of a vCPU
- * that finds the queue full.
+ * first), and queued it would wake an idle loop for nothing (measured:
+ * 64-byte SENDs lost a third, docs/benchmarks.rst).  So do the doorbells
+ * of a caller that holds the BQL already (qtest) and of a vCPU that finds
+ * the queue full.
  */
 static void vhca_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
                                 unsigned size)
