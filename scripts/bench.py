@@ -10,8 +10,8 @@ docs/benchmarks.rst (or writes it to --rst FILE): the machine, then
     average bandwidth (MiB/s) and message rate (thousand messages/s)
   - ib_send_bw -e (event-driven, both sides) at 64 B and 4 KiB: small
     SENDs with no spinning vCPU (docs/benchmarks.rst says why)
-  - ib_send_lat (polling and with -e, event-driven) and ib_write_lat at 64 B:
-    typical (median) latency and 99th percentile (us)
+  - ib_send_lat (polling and with -e, event-driven), ib_write_lat and
+    ib_read_lat at 64 B: typical (median) latency and 99th percentile (us)
 
 and with --plot FILE.svg draws bandwidth against message size for both
 NICs with gnuplot (scripts/setup-host.sh installs gnuplot-nox).
@@ -63,15 +63,18 @@ BANDWIDTH += [("ib_send_bw -e", 64, 50000), ("ib_send_bw -e", 4096, 50000)]
 # with the two QEMU main loops for the host's cores; the polling figures
 # carry that competition in their tail.
 LATENCY = [("ib_send_lat", 64, 5000), ("ib_write_lat", 64, 5000),
-           ("ib_send_lat -e", 64, 5000)]
+           ("ib_read_lat", 64, 5000), ("ib_send_lat -e", 64, 5000)]
 
 NIC_TITLES = {"vhca": "vhca", "rxe": "rxe"}  # rxe: soft-RoCE on virtio-net
 
 # perftest's result lines: "#bytes #iterations BW-peak BW-average MsgRate"
-# and "#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%".
+# and "#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%",
+# where t_stdev can be "-nan" (perftest's variance went negative in
+# floating point; seen on rxe with a 55 ms t_max).
 BW_LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$",
                      re.M)
-LAT_LINE = re.compile(r"^\s*(\d+)\s+(\d+)" + r"\s+([\d.]+)" * 7, re.M)
+LAT_LINE = re.compile(r"^\s*(\d+)\s+(\d+)" + r"\s+([\d.]+|-?nan)" * 7,
+                      re.M)
 
 
 def perftest(fabric, log_dir, tool, size, count):

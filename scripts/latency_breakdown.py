@@ -45,6 +45,7 @@ import subprocess
 import sys
 
 import vhca_fabric
+from bench import LAT_LINE  # perftest's latency line
 
 # QEMU's "log" trace backend stamps each event with the time of day only
 # under -msg timestamp=on.
@@ -64,8 +65,6 @@ FRAME_LEN = re.compile(r"len (\d+)")
 # the async and Ethernet vectors below it say nothing about a message.
 MSIX_VECTOR = re.compile(r"vector (\d+)")
 FIRST_COMPLETION_VECTOR = 2
-# perftest's latency line: "#bytes #iterations t_min t_max t_typical ..."
-LAT_LINE = re.compile(r"^\s*(\d+)\s+(\d+)" + r"\s+([\d.]+)" * 7, re.M)
 
 STAGES = ("sender: doorbell -> frame out",
           "wire: frame out -> frame in",
