@@ -44,16 +44,14 @@ import statistics
 import subprocess
 import sys
 
+import bench
 import vhca_fabric
-from bench import LAT_LINE  # perftest's latency line
 
 # QEMU's "log" trace backend stamps each event with the time of day only
 # under -msg timestamp=on.
 QEMU_ARGS = ("-msg", "timestamp=on")
 EVENTS = ("vhca_doorbell", "vhca_tx_frame", "vhca_rx_frame", "vhca_irq_msix")
 TOOLS = ("ib_send_lat", "ib_send_lat -e", "ib_write_lat")
-PORT = 18515
-TIMEOUT = 300
 
 # "PID@SECONDS.MICROSECONDS:EVENT ARGS", the log backend's format.
 TRACE_LINE = re.compile(r"^\d+@(\d+)\.(\d{6}):(vhca_\w+) (.*)$", re.M)
@@ -161,21 +159,15 @@ def percentile(values, fraction):
 
 
 def perftest(fabric, tool, size, iters):
-    """Run tool between guest 2 (server) and guest 1 (client); return
+    """Run tool between guest 2 (server) and guest 1 (client) as bench.py
+    does, its output kept in the fabric's run directory; return
     perftest's t_typical (us).  Raises FabricError if it fails."""
-    srv, cli = fabric[2], fabric[1]
-    cmd = "%s -d %s -x %d -F -s %d -n %d"
-    status, cli_out, srv_out = vhca_fabric.client_server(
-        srv, cli, cmd % (tool, srv.rdma_dev, srv.ipv4_gid_index(), size,
-                         iters),
-        cmd % (tool, cli.rdma_dev, cli.ipv4_gid_index(), size, iters)
-        + " " + srv.ipv4, PORT, TIMEOUT)
-    line = LAT_LINE.search(cli_out)
-    if status != 0 or not line:
-        raise vhca_fabric.FabricError(
-            "%s failed (status %d); client:\n%s\nserver:\n%s"
-            % (tool, status, cli_out, srv_out))
-    return float(line.group(5))
+    result = bench.perftest(fabric, fabric.run_dir, tool, size,
+                            "-n %d" % iters)
+    if result is None:
+        raise vhca_fabric.FabricError("%s failed; its output is in %s"
+                                      % (tool, fabric.run_dir))
+    return result[4]
 
 
 def traced(fabric, tool, size, iters):

@@ -560,7 +560,7 @@ static void vhca_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     pcie_cap_flr_write_config(pdev, addr, val, len);
 }
 
-static void vhca_free_work(VhcaState *s)
+static void vhca_free_timer(VhcaState *s)
 {
     timer_free(s->timer);
     s->timer = NULL;
@@ -660,7 +660,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
 
     if (vhca_core_init(&s->core, &cfg, &vhca_core_ops, s)) {
         error_setg(errp, "vhca: cannot allocate the RDMA object tables");
-        vhca_free_work(s);
+        vhca_free_timer(s);
         msix_unuse_all_vectors(pdev);
         msix_uninit_exclusive_bar(pdev);
         pcie_cap_exit(pdev);
@@ -680,7 +680,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
         qemu_del_nic(s->nic);
         s->nic = NULL;
         vhca_core_cleanup(&s->core);
-        vhca_free_work(s);
+        vhca_free_timer(s);
         msix_unuse_all_vectors(pdev);
         msix_uninit_exclusive_bar(pdev);
         pcie_cap_exit(pdev);
@@ -700,7 +700,7 @@ static void vhca_exit(PCIDevice *pdev)
     qemu_del_nic(s->nic);
     s->nic = NULL;
     vhca_core_cleanup(&s->core);
-    vhca_free_work(s);
+    vhca_free_timer(s);
     vhca_dma_cleanup(&s->dma);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
