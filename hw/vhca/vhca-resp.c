@@ -474,9 +474,16 @@ static void vhca_resp_do_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
      * placed.  A key that cannot be
      * invalidated is the peer's invalid request (rxe's class J): traced
      * and counted as the NAK it earns, like every class C error.
+     *
+     * The key is an R_Key, checked in the PD an RDMA WRITE's would be,
+     * vhca_resp_pdn(): for RC the QP's own, on an SRQ or not (the SRQ's
+     * PD checks the L_Keys of its WQEs, 10.2.9); for an XRC target, which
+     * has no PD (qp->pdn is 0), that of the XRC SRQ the request names
+     * (annex A14).  On this, the last packet, that is the SRQ the first
+     * packet named: vhca_resp_xrc_check() refused any other.
      */
     if (last && vhca_op_has_inv(op) &&
-        !vhca_mr_remote_invalidate(core, qpn, qp->pdn,
+        !vhca_mr_remote_invalidate(core, qpn, vhca_resp_pdn(core, qp),
                                    pkt->tp.inv_rkey)) {
         vhca_resp_fatal(core, qpn, qp, psn, VHCA_IB_NAK_INVALID_REQUEST,
                         VHCA_WC_REM_INV_REQ_ERR, 0, 0);

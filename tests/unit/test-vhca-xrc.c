@@ -61,8 +61,9 @@ static uint32_t srq_taken(Node *n, const TestSrq *s)
     return GUINT32_FROM_LE(v);
 }
 
-/* Post receive WQE @wr_id of buffer slot @slot, and ring. */
-static void srq_post(Node *n, TestSrq *s, uint64_t wr_id, uint32_t slot)
+/* Post receive WQE @wr_id of buffer slot @slot through @lkey, and ring. */
+static void srq_post_lkey(Node *n, TestSrq *s, uint64_t wr_id, uint32_t slot,
+                          uint32_t lkey)
 {
     struct vhca_recv_wqe w;
 
@@ -71,11 +72,17 @@ static void srq_post(Node *n, TestSrq *s, uint64_t wr_id, uint32_t slot)
     w.num_sge = 1;
     w.sge[0].addr = GUINT64_TO_LE(n->buf + RECV_OFF + slot * SLOT);
     w.sge[0].length = GUINT32_TO_LE(SLOT);
-    w.sge[0].lkey = GUINT32_TO_LE(n->key);
+    w.sge[0].lkey = GUINT32_TO_LE(lkey);
     ram_write(n->h, s->ring + (uint64_t)(s->pi & ((1u << SRQ_LOG) - 1)) *
               VHCA_RECV_WQE_SIZE, &w, sizeof(w));
     s->pi++;
     ring_doorbell(n->h, n->page, VHCA_DB_SRQ, s->srqn, s->pi);
+}
+
+/* The same through the node's MR (its PD's). */
+static void srq_post(Node *n, TestSrq *s, uint64_t wr_id, uint32_t slot)
+{
+    srq_post_lkey(n, s, wr_id, slot, n->key);
 }
 
 static uint32_t xrcd_alloc(Harness *h)
@@ -231,19 +238,33 @@ static void settle(Xrc *x)
     harness_pair_settle(x->a.h, x->b.h, SETTLE_NS);
 }
 
-/* An XRC WQE of @opcode naming XRC SRQ @srqn, one SGE of A's buffer. */
-static void ini_post(Xrc *x, uint64_t wr_id, uint8_t opcode, uint32_t srqn,
-                     uint32_t off, uint32_t len, uint64_t raddr)
+/*
+ * An XRC WQE of @opcode naming XRC SRQ @srqn, one SGE of A's buffer;
+ * @rkey: the remote key, or for SEND_WITH_INV the key to invalidate.
+ */
+static void ini_post_key(Xrc *x, uint64_t wr_id, uint8_t opcode,
+                         uint32_t srqn, uint32_t off, uint32_t len,
+                         uint64_t raddr, uint32_t rkey)
 {
     struct vhca_send_wqe w;
 
     wqe_init(&w, wr_id, opcode, VHCA_WQE_SIGNALED);
     wqe_sge(&w, x->a.buf + off, len, x->a.key);
-    wqe_remote(&w, raddr, x->b.key);
+    wqe_remote(&w, raddr, rkey);
+    if (opcode == VHCA_WR_SEND_WITH_INV) {
+        w.imm_or_inv = GUINT32_TO_LE(rkey);
+    }
     w.xrc_srqn = GUINT32_TO_LE(srqn);
     qp_put_send_wqe(x->a.h, &x->a.qp, &w);
     ring_doorbell(x->a.h, x->a.qp.db_page, VHCA_DB_SQ, x->a.qp.qpn,
                   x->a.qp.sq_pi);
+}
+
+/* The same through B's MR. */
+static void ini_post(Xrc *x, uint64_t wr_id, uint8_t opcode, uint32_t srqn,
+                     uint32_t off, uint32_t len, uint64_t raddr)
+{
+    ini_post_key(x, wr_id, opcode, srqn, off, len, raddr, x->b.key);
 }
 
 static void ini_atomic(Xrc *x, uint64_t wr_id, uint8_t opcode, uint32_t srqn,
@@ -894,6 +915,163 @@ static void test_memory_windows(void)
     xrc_free(&x);
 }
 
+/* ---------------------------------------------------------------------- */
+/* SEND with Invalidate (issue 25)                                        */
+/* ---------------------------------------------------------------------- */
+
+#define FR_OFF          0x30000             /* B's pages a fast MR maps */
+#define FR_PAGES        2
+#define FR_IOVA         0x6000000000ull
+#define FR_LEN          (FR_PAGES * 4096)
+
+/*
+ * A fast-register MR of B's PD (that of srq1 and srq2) over FR_LEN chunk
+ * @chunk of B's buffer from FR_OFF, made valid with tag @tag by a REG_MR
+ * on B's RC QP (connected once, by the caller): its new key.
+ */
+static uint32_t reg_b(Xrc *x, uint8_t tag, uint32_t chunk, uint64_t wr_id)
+{
+    struct vhca_send_wqe w;
+    uint32_t key = (node_fast_mr(&x->b, FR_PAGES, tag - 1) & ~0xffu) | tag;
+
+    wqe_reg_mr(&x->b, &w, wr_id, key, FR_OFF + chunk * FR_LEN, FR_PAGES,
+               FR_IOVA, FR_LEN, ACCESS_ALL);
+    qp_put_send_wqe(x->b.h, &x->b.qp, &w);
+    ring_sq(&x->b);
+    harness_run(x->b.h);
+    expect_cqe(&x->b, &x->b.scq, wr_id, VHCA_WC_SUCCESS, VHCA_WC_REG_MR);
+    g_assert_cmpint(vhca_mr_check(&x->b.h->core, key, x->b.pdn, 0, FR_IOVA,
+                                  FR_LEN, VHCA_ACCESS_REMOTE_WRITE, NULL),
+                    ==, VHCA_MR_OK);
+    return key;
+}
+
+static void connect_b_rc(Xrc *x)
+{
+    /* B's RC QP (node_init's, in B's PD) only registers: no peer. */
+    qp_connect(x->b.h, x->b.qp.qpn, x->a.gid, x->a.h->core.cfg.mac, 0x99,
+               &default_opts, 0, 0);
+}
+
+/*
+ * IBTA 9.4.1.1 and annex A14: a SEND with Invalidate to an XRC target
+ * invalidates a fast-register MR of the PD of the XRC SRQ it names (the
+ * target has no PD of its own), one packet or several; the receive
+ * completes WITH_INV and the key on that SRQ's CQ, and the key grants
+ * nothing after.
+ */
+static void test_send_with_inv(void)
+{
+    static const struct {
+        bool second;                /* srq2 (rcq2), else srq1 (B's rcq) */
+        uint32_t len;
+        uint8_t last_op;
+    } msgs[] = {
+        { true, 100, VHCA_IB_OP_SEND_ONLY_INV },
+        { false, 2 * MTU + 100, VHCA_IB_OP_SEND_LAST_INV },
+    };
+    uint32_t keys[G_N_ELEMENTS(msgs)];
+    Xrc x;
+    unsigned i;
+
+    xrc_init(&x, 14);
+    connect_b_rc(&x);
+    for (i = 0; i < G_N_ELEMENTS(msgs); i++) {
+        keys[i] = reg_b(&x, 0x51 + 2 * i, i, 0xb1 + i);
+    }
+    for (i = 0; i < G_N_ELEMENTS(msgs); i++) {
+        TestSrq *srq = msgs[i].second ? &x.srq2 : &x.srq1;
+        TestCq *cq = msgs[i].second ? &x.rcq2 : &x.b.rcq;
+        VhcaWirePacket req;
+        struct vhca_cqe cqe;
+
+        /* The key works through the SRQ's PD before the SEND. */
+        fill(&x.a, 0x8000, 64, 30 + i);
+        ini_post_key(&x, 0xc0 + i, VHCA_WR_RDMA_WRITE, srq->srqn, 0x8000, 64,
+                     FR_IOVA, keys[i]);
+        settle(&x);
+        expect_cqe(&x.a, &x.a.scq, 0xc0 + i, VHCA_WC_SUCCESS,
+                   VHCA_WC_RDMA_WRITE);
+        expect_same(&x.a, 0x8000, &x.b, FR_OFF + i * FR_LEN, 64);
+
+        srq_post(&x.b, srq, 0x100 + i, i);
+        fill(&x.a, i * SLOT, msgs[i].len, 10 + i);
+        ini_post_key(&x, 0xa0 + i, VHCA_WR_SEND_WITH_INV, srq->srqn,
+                     i * SLOT, msgs[i].len, 0, keys[i]);
+        settle(&x);
+        expect_cqe(&x.a, &x.a.scq, 0xa0 + i, VHCA_WC_SUCCESS, VHCA_WC_SEND);
+        cqe = expect_recv(&x, cq, 0x100 + i, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+        g_assert_cmpuint(cqe.flags, ==, VHCA_CQE_WITH_INV);
+        g_assert_cmphex(GUINT32_FROM_LE(cqe.imm_or_inv), ==, keys[i]);
+        g_assert_cmpuint(cqe.byte_len, ==, msgs[i].len);
+        expect_same(&x.a, i * SLOT, &x.b, RECV_OFF + i * SLOT, msgs[i].len);
+        req = parse_last(&x.wa);
+        g_assert_cmphex(req.tp.bth.opcode, ==,
+                        VHCA_IB_TRANSPORT_XRC | msgs[i].last_op);
+        g_assert_cmphex(req.tp.inv_rkey, ==, keys[i]);
+        g_assert_cmpuint(req.tp.xrc_srqn, ==, srq->srqn);
+
+        /* Invalidated: free, and the key grants nothing. */
+        g_assert_false(x.b.h->core.mrs[keys[i] >> 8].valid);
+        g_assert_cmpint(vhca_mr_check(&x.b.h->core, keys[i], x.b.pdn, 0,
+                                      FR_IOVA, 8, VHCA_ACCESS_REMOTE_WRITE,
+                                      NULL), !=, VHCA_MR_OK);
+        g_assert_cmpuint(qp_state(x.b.h, x.tgt_qpn), ==, VHCA_QPS_RTS);
+    }
+    expect_no_cqe(&x.b, &x.b.rcq);
+    expect_no_cqe(&x.b, &x.rcq2);
+    g_assert_cmpuint(counter(x.b.h, VHCA_CNT_INV_REQ_NAK_SENT), ==, 0);
+
+    /* An RDMA WRITE through an invalidated key: remote access error. */
+    ini_post_key(&x, 0xd0, VHCA_WR_RDMA_WRITE, x.srq1.srqn, 0x8000, 8,
+                 FR_IOVA, keys[0]);
+    settle(&x);
+    expect_cqe(&x.a, &x.a.scq, 0xd0, VHCA_WC_REM_ACCESS_ERR,
+               VHCA_WC_RDMA_WRITE);
+    g_assert_cmpuint(qp_state(x.b.h, x.tgt_qpn), ==, VHCA_QPS_ERR);
+    xrc_free(&x);
+}
+
+/*
+ * The key of an MR of B's PD through an XRC SRQ of another PD (of the
+ * same domain; its receive buffer an MR of that PD): not the SRQ's PD,
+ * so an invalid request, NAKed; the receive WQE completes REM_INV_REQ_ERR
+ * and the MR stays valid.
+ */
+static void test_send_with_inv_other_pd(void)
+{
+    TestSrq other;
+    struct vhca_cqe cqe;
+    uint32_t pd2, lkey2, key;
+    Xrc x;
+
+    xrc_init(&x, 14);
+    connect_b_rc(&x);
+    key = reg_b(&x, 0x61, 0, 0xb1);
+    pd2 = rdma_create_pd(x.b.h);
+    lkey2 = rdma_create_phys_mr(x.b.h, pd2, x.b.buf + RECV_OFF, 8 * SLOT,
+                                VHCA_ACCESS_LOCAL_WRITE);
+    g_assert_cmpuint(srq_create(&x.b, &other, VHCA_SRQT_XRC, pd2, x.xrcdn,
+                                x.b.rcq.cqn), ==, VHCA_ST_OK);
+    srq_post_lkey(&x.b, &other, 0x301, 0, lkey2);
+    fill(&x.a, 0, 100, 5);
+    ini_post_key(&x, 0xa1, VHCA_WR_SEND_WITH_INV, other.srqn, 0, 100, 0,
+                 key);
+    settle(&x);
+    cqe = expect_cqe(&x.a, &x.a.scq, 0xa1, VHCA_WC_REM_INV_REQ_ERR,
+                     VHCA_WC_SEND);
+    g_assert_cmphex(cqe.vendor_err, ==,
+                    VHCA_VENDOR_ERR_NAK | VHCA_IB_NAK_INVALID_REQUEST);
+    expect_recv(&x, &x.b.rcq, 0x301, VHCA_WC_REM_INV_REQ_ERR, VHCA_WC_RECV);
+    g_assert_cmpuint(counter(x.b.h, VHCA_CNT_INV_REQ_NAK_SENT), ==, 1);
+    g_assert_cmpuint(qp_state(x.b.h, x.tgt_qpn), ==, VHCA_QPS_ERR);
+    g_assert_true(x.b.h->core.mrs[key >> 8].valid);
+    g_assert_cmpint(vhca_mr_check(&x.b.h->core, key, x.b.pdn, 0, FR_IOVA,
+                                  FR_LEN, VHCA_ACCESS_REMOTE_WRITE, NULL),
+                    ==, VHCA_MR_OK);
+    xrc_free(&x);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -911,5 +1089,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/xrc/objects", test_objects);
     g_test_add_func("/vhca/xrc/modify-rows", test_modify_rows);
     g_test_add_func("/vhca/xrc/memory-windows", test_memory_windows);
+    g_test_add_func("/vhca/xrc/send-with-inv", test_send_with_inv);
+    g_test_add_func("/vhca/xrc/send-with-inv-other-pd",
+                    test_send_with_inv_other_pd);
     return g_test_run();
 }
