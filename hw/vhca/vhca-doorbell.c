@@ -79,3 +79,9 @@ void vhca_doorbell_queue_clear(VhcaDoorbellQueue *q)
     q->head = 0;
     qatomic_store_release(&q->count, 0);
 }
+
+/* Is anything queued?  A hint only, without the lock: for scheduling. */
+bool vhca_doorbell_queue_pending(VhcaDoorbellQueue *q)
+{
+    return qatomic_load_acquire(&q->count) != 0;
+}

@@ -41,6 +41,15 @@ static void vhca_monitor_dump(VhcaState *s, GString *buf)
     g_string_append_printf(buf, "  doorbell-queue queued %" PRIu64
                            " full %" PRIu64 "\n", s->doorbells_queued,
                            s->doorbells_queue_full);
+    g_string_append_printf(buf, "  reentry deferred %" PRIu64
+                           " refused %" PRIu64 "\n", s->nested_deferred,
+                           s->nested_refused);
+    /* Run by another device's aio_poll inside the engine: see vhca.c. */
+    if (s->engine_busy) {
+        g_string_append(buf, "  engine busy: its state is not shown, "
+                        "ask again\n");
+        return;
+    }
     vhca_core_dump(&s->core, vhca_monitor_line, buf);
 }
 

@@ -58,6 +58,10 @@ static void vhca_send_frame_cb(void *opaque, const uint8_t *buf, size_t len)
 {
     VhcaState *s = opaque;
 
+    /* Unplugged from inside the engine: see vhca_exit(). */
+    if (s->unrealized) {
+        return;
+    }
     trace_vhca_tx_frame(len);
     qemu_send_packet(qemu_get_queue(s->nic), buf, len);
 }
@@ -74,14 +78,16 @@ static void vhca_raise_irq_cb(void *opaque, unsigned vector)
     msix_notify(pdev, vector);
 }
 
+/*
+ * The flush hands the net layer's queued frames to vhca_nc_receive(),
+ * which would enter the engine that is calling us: the work bottom half
+ * does it once the engine has returned.
+ */
 static void vhca_rx_ready_cb(void *opaque)
 {
     VhcaState *s = opaque;
 
-    /* Called from reset during realize, before the NIC exists. */
-    if (s->nic) {
-        qemu_flush_queued_packets(qemu_get_queue(s->nic));
-    }
+    s->deferred |= VHCA_DEFER_RX_FLUSH;
 }
 
 static void vhca_admin_cmd_done_cb(void *opaque, uint32_t slot,
@@ -296,6 +302,146 @@ static void vhca_schedule_cb(void *opaque)
     }
 }
 
+/* ---------------------------------------------------------------------- */
+/* Re-entrancy                                                            */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The engine is never entered twice at once (docs/specs/vhca.rst,
+ * "Re-entrancy").  What it does can reach the device again before it
+ * returns: the guest may aim an MSI-X vector at the device's own BAR0,
+ * BAR2, MSI-X table or config space (through ECAM), or at another device
+ * whose handler writes back into this one; a peer NIC in the same QEMU
+ * may answer a frame at once; another device's drain may poll the main
+ * loop and run this device's timer or bottom half.  Run nested, any of
+ * them would change the engine's state under the frame that is using it
+ * (a DESTROY_QP freeing the QP being sent from).  So every entry into the
+ * engine is bracketed by vhca_engine_enter() and vhca_engine_leave(),
+ * which mark the engine busy and engage the device's re-entrancy guard
+ * (QEMU's memory core then turns away MMIO into the MSI-X table, as for
+ * any device: BAR0 and BAR2 opt out, to post their writes), and what
+ * arrives while it is busy waits for it to return:
+ *
+ *  - a write into BAR0 or BAR2 is posted to the doorbell queue, in order,
+ *    as PCIe posts writes, and runs after the engine returns; a read of
+ *    BAR0 returns all ones (an Unsupported Request) and is refused;
+ *  - a received frame stays in the net layer's queue (receive returns 0)
+ *    until the work bottom half flushes it;
+ *  - the timer, the bottom half and a link change run from the bottom half;
+ *  - a reset (FLR, bus reset) runs as the outermost entry leaves, before
+ *    anything else; an unplug frees the engine from a bottom half;
+ *  - a config space write is refused.
+ */
+static bool vhca_engine_enter(VhcaState *s)
+{
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+
+    if (s->engine_busy) {
+        return false;
+    }
+    s->engine_busy = true;
+    s->engine_saved_guard = guard->engaged_in_io;
+    guard->engaged_in_io = true;
+    return true;
+}
+
+/* Something reached the device while the engine ran: run it later. */
+static void vhca_defer(VhcaState *s, unsigned what, const char *entry)
+{
+    s->deferred |= what;
+    s->nested_deferred++;
+    trace_vhca_nested_deferred(entry);
+}
+
+static void vhca_refuse(VhcaState *s, const char *entry)
+{
+    s->nested_refused++;
+    trace_vhca_nested_refused(entry);
+    qemu_log_mask(LOG_GUEST_ERROR, "vhca: %s arrived while the device was "
+                  "busy (an MSI-X vector aimed at the device?): refused\n",
+                  entry);
+}
+
+/* A write into BAR0 or BAR2 while the engine runs: post it. */
+static void vhca_post_nested_write(VhcaState *s, bool ctrl, hwaddr addr,
+                                   uint64_t val, unsigned size,
+                                   const char *entry)
+{
+    VhcaDoorbell db = {
+        .value = val, .offset = addr, .size = size, .ctrl = ctrl,
+    };
+    bool first;
+
+    if (!vhca_doorbell_queue_push(&s->doorbells, &db, &first)) {
+        vhca_refuse(s, entry);
+        return;
+    }
+    /* vhca_engine_leave() schedules the bottom half that runs it. */
+    vhca_defer(s, 0, entry);
+}
+
+static void vhca_engine_reset(VhcaState *s)
+{
+    trace_vhca_reset();
+    s->deferred &= ~VHCA_DEFER_TIMER;
+    vhca_doorbell_queue_clear(&s->doorbells);
+    vhca_core_reset(&s->core);
+    vhca_dma_cleanup(&s->dma);
+}
+
+static void vhca_free_timer(VhcaState *s)
+{
+    timer_free(s->timer);
+    s->timer = NULL;
+}
+
+static bool vhca_link_is_up(VhcaState *s)
+{
+    NetClientState *nc = qemu_get_queue(s->nic);
+
+    /* Without a backend there is no carrier (spec, "netdev"). */
+    return nc->peer && !nc->link_down;
+}
+
+/* What vhca_exit() frees; not while the engine runs. */
+static void vhca_engine_release(VhcaState *s)
+{
+    qemu_del_nic(s->nic);
+    s->nic = NULL;
+    vhca_core_cleanup(&s->core);
+    vhca_free_timer(s);
+    vhca_dma_cleanup(&s->dma);
+}
+
+/*
+ * An unplug that arrived inside the engine (vhca_exit()): by now every
+ * entry has returned, the net layer's delivery into the NIC included.
+ */
+static void vhca_release_bh(void *opaque)
+{
+    VhcaState *s = opaque;
+
+    vhca_engine_release(s);
+    object_unref(OBJECT(s));
+}
+
+static void vhca_engine_leave(VhcaState *s)
+{
+    if (s->deferred & VHCA_DEFER_RESET) {
+        /* Still busy: whatever the reset raises is deferred in turn. */
+        s->deferred &= ~VHCA_DEFER_RESET;
+        vhca_engine_reset(s);
+    }
+    DEVICE(s)->mem_reentrancy_guard.engaged_in_io = s->engine_saved_guard;
+    s->engine_busy = false;
+    if (s->unrealized) {        /* vhca_release_bh() follows */
+        return;
+    }
+    if (s->deferred || vhca_doorbell_queue_pending(&s->doorbells)) {
+        qemu_bh_schedule(s->work_bh);
+    }
+}
+
 /*
  * Run the doorbells the vCPUs queued (vhca-doorbell.c), oldest first.
  * Every entry into the engine does this before its own work, so that the
@@ -309,6 +455,10 @@ static void vhca_doorbells_run(VhcaState *s)
     VhcaDoorbell db;
 
     while (vhca_doorbell_queue_pop(&s->doorbells, &db)) {
+        if (db.ctrl) {
+            vhca_core_reg_write(&s->core, db.offset, db.value, db.size);
+            continue;
+        }
         s->doorbells_queued++;
         vhca_core_doorbell_write(&s->core, db.offset, db.value, db.size);
     }
@@ -322,24 +472,53 @@ static void vhca_doorbells_run(VhcaState *s)
 static void vhca_work_bh(void *opaque)
 {
     VhcaState *s = opaque;
+    bool flush;
 
     if (s->unrealized) {        /* see vhca_instance_init() */
         return;
     }
     RCU_READ_LOCK_GUARD();
+    if (!vhca_engine_enter(s)) {
+        /* Run by another device's aio_poll inside the engine. */
+        vhca_defer(s, VHCA_DEFER_WORK, "bottom half");
+        return;
+    }
+    s->deferred &= ~VHCA_DEFER_WORK;
     s->running_doorbells = true;
     vhca_doorbells_run(s);
     s->running_doorbells = false;
+    if (s->deferred & VHCA_DEFER_TIMER) {
+        s->deferred &= ~VHCA_DEFER_TIMER;
+        vhca_core_timer_expired(&s->core);
+    }
+    if (s->deferred & VHCA_DEFER_LINK) {
+        s->deferred &= ~VHCA_DEFER_LINK;
+        vhca_core_set_link(&s->core, vhca_link_is_up(s));
+    }
     vhca_core_run_deferred(&s->core);
+    flush = s->deferred & VHCA_DEFER_RX_FLUSH;
+    s->deferred &= ~VHCA_DEFER_RX_FLUSH;
+    vhca_engine_leave(s);
+    if (flush && !s->unrealized) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
 }
 
 static void vhca_timer_cb(void *opaque)
 {
     VhcaState *s = opaque;
 
+    if (s->unrealized) {        /* unplugged inside the engine */
+        return;
+    }
     trace_vhca_timer_expired();
+    if (!vhca_engine_enter(s)) {
+        vhca_defer(s, VHCA_DEFER_TIMER, "timer");
+        return;
+    }
     vhca_doorbells_run(s);
     vhca_core_timer_expired(&s->core);
+    vhca_engine_leave(s);
 }
 
 static const VhcaCoreOps vhca_core_ops = {
@@ -389,9 +568,14 @@ static uint64_t vhca_ctrl_read(void *opaque, hwaddr addr, unsigned size)
     VhcaState *s = opaque;
     uint64_t val;
 
+    if (!vhca_engine_enter(s)) {
+        vhca_refuse(s, "BAR0 read");
+        return MAKE_64BIT_MASK(0, size * 8);
+    }
     /* A read does not pass the writes before it (PCIe ordering rules). */
     vhca_doorbells_run(s);
     val = vhca_core_reg_read(&s->core, addr, size);
+    vhca_engine_leave(s);
     trace_vhca_mmio_read(addr, size, val);
     return val;
 }
@@ -402,8 +586,14 @@ static void vhca_ctrl_write(void *opaque, hwaddr addr, uint64_t val,
     VhcaState *s = opaque;
 
     trace_vhca_mmio_write(addr, size, val);
+    if (!vhca_engine_enter(s)) {
+        vhca_post_nested_write(s, true, addr, val, size,
+                               "BAR0 write");
+        return;
+    }
     vhca_doorbells_run(s);
     vhca_core_reg_write(&s->core, addr, val, size);
+    vhca_engine_leave(s);
 }
 
 /*
@@ -474,10 +664,16 @@ static void vhca_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
     if (!locked) {
         bql_lock();
     }
-    if (!s->unrealized) {       /* see vhca_instance_init() */
+    if (s->unrealized) {        /* see vhca_instance_init() */
+        /* nothing */
+    } else if (!vhca_engine_enter(s)) {
+        vhca_post_nested_write(s, false, addr, val, size,
+                               "BAR2 write");
+    } else {
         s->doorbells_queue_full += full;
         vhca_doorbells_run(s);
         vhca_core_doorbell_write(&s->core, addr, val, size);
+        vhca_engine_leave(s);
     }
     if (!locked) {
         bql_unlock();
@@ -515,21 +711,22 @@ static ssize_t vhca_nc_receive(NetClientState *nc, const uint8_t *buf,
     VhcaState *s = qemu_get_nic_opaque(nc);
     VhcaRxResult res;
 
+    if (s->unrealized) {        /* unplugged inside the engine */
+        return size;
+    }
     RCU_READ_LOCK_GUARD();
+    if (!vhca_engine_enter(s)) {
+        /* A peer answered at once: the net layer keeps the frame. */
+        vhca_defer(s, VHCA_DEFER_RX_FLUSH, "received frame");
+        return 0;
+    }
     vhca_doorbells_run(s);
     res = vhca_core_receive(&s->core, buf, size);
+    vhca_engine_leave(s);
 
     trace_vhca_rx_frame(size, res);
     /* Taken or dropped (RX_NO_BUFFER): never left with the net layer. */
     return size;
-}
-
-static bool vhca_link_is_up(VhcaState *s)
-{
-    NetClientState *nc = qemu_get_queue(s->nic);
-
-    /* Without a backend there is no carrier (spec, "netdev"). */
-    return nc->peer && !nc->link_down;
 }
 
 static void vhca_nc_link_status_changed(NetClientState *nc)
@@ -538,7 +735,12 @@ static void vhca_nc_link_status_changed(NetClientState *nc)
     bool up = vhca_link_is_up(s);
 
     trace_vhca_link_status(up);
+    if (!vhca_engine_enter(s)) {
+        vhca_defer(s, VHCA_DEFER_LINK, "link change");
+        return;
+    }
     vhca_core_set_link(&s->core, up);
+    vhca_engine_leave(s);
 }
 
 static NetClientInfo vhca_net_info = {
@@ -556,14 +758,15 @@ static NetClientInfo vhca_net_info = {
 static void vhca_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                               int len)
 {
+    VhcaState *s = VHCA(pdev);
+
+    /* Through ECAM, by the device's own MSI-X write: see "Re-entrancy". */
+    if (s->engine_busy) {
+        vhca_refuse(s, "config space write");
+        return;
+    }
     pci_default_write_config(pdev, addr, val, len);
     pcie_cap_flr_write_config(pdev, addr, val, len);
-}
-
-static void vhca_free_timer(VhcaState *s)
-{
-    timer_free(s->timer);
-    s->timer = NULL;
 }
 
 /*
@@ -627,6 +830,8 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
 
     memory_region_init_io(&s->ctrl_bar, OBJECT(s), &vhca_ctrl_ops, s,
                           "vhca-ctrl", VHCA_CTRL_BAR_SIZE);
+    /* Nested writes are posted, not refused: see "Re-entrancy". */
+    s->ctrl_bar.disable_reentrancy_guard = true;
     pci_register_bar(pdev, VHCA_BAR_CTRL, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->ctrl_bar);
 
@@ -697,11 +902,19 @@ static void vhca_exit(PCIDevice *pdev)
 
     s->unrealized = true;
     migrate_del_blocker(&s->migration_blocker);
-    qemu_del_nic(s->nic);
-    s->nic = NULL;
-    vhca_core_cleanup(&s->core);
-    vhca_free_timer(s);
-    vhca_dma_cleanup(&s->dma);
+    if (s->engine_busy) {
+        /*
+         * Unplugged by the engine's own MSI-X write (to a hot-plug slot's
+         * control register): the engine, the net client that may be
+         * delivering to it and the object outlive the entries on the
+         * stack, until a bottom half of the main loop's own.
+         */
+        vhca_defer(s, VHCA_DEFER_EXIT, "unplug");
+        object_ref(OBJECT(s));
+        aio_bh_schedule_oneshot(qemu_get_aio_context(), vhca_release_bh, s);
+    } else {
+        vhca_engine_release(s);
+    }
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
     pcie_cap_exit(pdev);
@@ -712,10 +925,12 @@ static void vhca_reset_hold(Object *obj, ResetType type)
 {
     VhcaState *s = VHCA(obj);
 
-    trace_vhca_reset();
-    vhca_doorbell_queue_clear(&s->doorbells);
-    vhca_core_reset(&s->core);
-    vhca_dma_cleanup(&s->dma);
+    if (!vhca_engine_enter(s)) {
+        vhca_defer(s, VHCA_DEFER_RESET, "reset");
+        return;
+    }
+    vhca_engine_reset(s);
+    vhca_engine_leave(s);
 }
 
 static const Property vhca_properties[] = {

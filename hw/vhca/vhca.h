@@ -19,6 +19,14 @@
 #include "vhca-doorbell.h"
 
 #define TYPE_VHCA "vhca"
+
+/* What reached the device while the engine ran (vhca.c, "Re-entrancy"). */
+#define VHCA_DEFER_WORK         (1u << 0)   /* the work bottom half */
+#define VHCA_DEFER_TIMER        (1u << 1)   /* the timer expired */
+#define VHCA_DEFER_RX_FLUSH     (1u << 2)   /* frames wait in the net layer */
+#define VHCA_DEFER_LINK         (1u << 3)   /* the backend's link changed */
+#define VHCA_DEFER_RESET        (1u << 4)   /* FLR or bus reset */
+#define VHCA_DEFER_EXIT         (1u << 5)   /* unplugged */
 OBJECT_DECLARE_SIMPLE_TYPE(VhcaState, VHCA)
 
 struct VhcaState {
@@ -46,6 +54,18 @@ struct VhcaState {
     QEMUTimer *timer;
     bool running_doorbells;     /* in work_bh, before the deferred pass */
     bool unrealized;            /* exit ran: the object awaits finalize */
+
+    /*
+     * Re-entrancy (vhca.c, vhca_engine_enter()): whether the engine is
+     * running, what reached the device meanwhile and waits for it to
+     * return (VHCA_DEFER_*), and how many such arrivals were deferred and
+     * how many refused ("info vhca").
+     */
+    bool engine_busy;
+    unsigned deferred;
+    bool engine_saved_guard;
+    uint64_t nested_deferred;
+    uint64_t nested_refused;
 
     /*
      * SQ doorbells rung without the BQL (vhca-doorbell.c), and

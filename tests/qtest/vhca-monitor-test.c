@@ -112,31 +112,6 @@ static void rig_up(Rig *r)
     rig_build(r, vhca_test_start(true, NULL));
 }
 
-/* The text x-query-vhca returns, with @id if not NULL. */
-static char *query_vhca(VhcaTestDev *d, const char *id)
-{
-    QDict *rsp;
-    char *text;
-
-    if (id) {
-        rsp = qtest_qmp(d->qts, "{ 'execute': 'x-query-vhca', "
-                        "'arguments': { 'id': %s } }", id);
-    } else {
-        rsp = qtest_qmp(d->qts, "{ 'execute': 'x-query-vhca' }");
-    }
-    g_assert_nonnull(rsp);
-    if (!qdict_haskey(rsp, "return")) {
-        g_error("x-query-vhca failed: %s",
-                qdict_get_str(qdict_get_qdict(rsp, "error"), "desc"));
-    }
-    text = g_strdup(qdict_get_str(qdict_get_qdict(rsp, "return"),
-                                  "human-readable-text"));
-    qobject_unref(rsp);
-    g_test_message("x-query-vhca %s:", id ? id : "(all)");
-    g_test_message("%s", text);
-    return text;
-}
-
 /* x-query-vhca with @id fails with @error_class. */
 static void query_vhca_fails(VhcaTestDev *d, const char *id,
                              const char *error_class)
@@ -197,7 +172,7 @@ static void test_query_objects(void)
 
     rig_up(&r);
     g_assert_true(vm_running(r.d));
-    text = query_vhca(r.d, NULL);
+    text = vhca_query_text(r.d, NULL);
     g_assert_true(vm_running(r.d));
 
     assert_has_line(text, "vhca0: /machine/peripheral/vhca0 pci 00:%02x.0 "
@@ -236,6 +211,7 @@ static void test_query_objects(void)
     g_assert_nonnull(strstr(text, "\n  counter doorbells 2\n"));
     /* qtest writes with the BQL held: its doorbells run at once. */
     assert_has_line(text, "  doorbell-queue queued 0 full 0");
+    assert_has_line(text, "  reentry deferred 0 refused 0");
     vhca_test_stop(r.d);
 }
 
@@ -249,7 +225,7 @@ static void test_hmp_info(void)
     g_autofree char *hmp_bad = NULL;
 
     rig_up(&r);
-    qmp_all = query_vhca(r.d, NULL);
+    qmp_all = vhca_query_text(r.d, NULL);
     hmp_all = hmp_text(r.d, "info vhca");
     hmp_one = hmp_text(r.d, "info vhca vhca0");
     g_assert_cmpstr(hmp_all, ==, qmp_all);
@@ -276,7 +252,7 @@ static void test_query_select(void)
 
     vhca_test_start_many(2, slots, opts, 128, devs);
     rig_build(&r, devs[1]);
-    all = query_vhca(devs[0], NULL);
+    all = vhca_query_text(devs[0], NULL);
     assert_has_line(all, "vhca0: /machine/peripheral/vhca0 pci 00:04.0 "
                     "netdev hs0");
     assert_has_line(all, "vhca1: /machine/peripheral/vhca1 pci 00:05.0 "
@@ -285,8 +261,8 @@ static void test_query_select(void)
     assert_has_line(all, "  device disabled");
     assert_has_line(all, "  device enabled");
 
-    by_id = query_vhca(devs[0], "vhca1");
-    by_path = query_vhca(devs[0], "/machine/peripheral/vhca1");
+    by_id = vhca_query_text(devs[0], "vhca1");
+    by_path = vhca_query_text(devs[0], "/machine/peripheral/vhca1");
     g_assert_cmpstr(by_id, ==, by_path);
     g_assert_true(g_str_has_prefix(by_id, "vhca1: "));
     g_assert_null(strstr(by_id, "vhca0"));

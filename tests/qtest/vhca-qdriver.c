@@ -15,6 +15,7 @@
 #include "hw/pci/pci_regs.h"
 #include "libqos/pci-pc.h"
 #include "libqos/malloc-pc.h"
+#include "qobject/qdict.h"
 #include "vhca-qdriver.h"
 
 const uint8_t vhca_test_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
@@ -297,18 +298,23 @@ void vhca_pci_setup(VhcaTestDev *d)
     }
     qtest_memset(d->qts, d->msi_addr, 0, 4 * d->vectors);
     for (v = 0; v < d->vectors; v++) {
-        uint64_t entry = d->pdev->msix_table_off + v * PCI_MSIX_ENTRY_SIZE;
-        uint64_t addr = d->msi_addr + 4 * v;
-
+        vhca_msix_aim(d, v, d->msi_addr + 4 * v, VHCA_TEST_MSI_DATA(v));
         qpci_io_writel(d->pdev, d->pdev->msix_table_bar,
-                       entry + PCI_MSIX_ENTRY_LOWER_ADDR, addr & 0xffffffff);
-        qpci_io_writel(d->pdev, d->pdev->msix_table_bar,
-                       entry + PCI_MSIX_ENTRY_UPPER_ADDR, addr >> 32);
-        qpci_io_writel(d->pdev, d->pdev->msix_table_bar,
-                       entry + PCI_MSIX_ENTRY_DATA, VHCA_TEST_MSI_DATA(v));
-        qpci_io_writel(d->pdev, d->pdev->msix_table_bar,
-                       entry + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+                       d->pdev->msix_table_off + v * PCI_MSIX_ENTRY_SIZE +
+                       PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
     }
+}
+
+void vhca_msix_aim(VhcaTestDev *d, uint16_t v, uint64_t addr, uint32_t data)
+{
+    uint64_t entry = d->pdev->msix_table_off + v * PCI_MSIX_ENTRY_SIZE;
+
+    qpci_io_writel(d->pdev, d->pdev->msix_table_bar,
+                   entry + PCI_MSIX_ENTRY_LOWER_ADDR, addr & 0xffffffff);
+    qpci_io_writel(d->pdev, d->pdev->msix_table_bar,
+                   entry + PCI_MSIX_ENTRY_UPPER_ADDR, addr >> 32);
+    qpci_io_writel(d->pdev, d->pdev->msix_table_bar,
+                   entry + PCI_MSIX_ENTRY_DATA, data);
 }
 
 void vhca_forget_rings(VhcaTestDev *d)
@@ -651,6 +657,33 @@ void vhca_eq_ack(VhcaTestDev *d, bool arm)
 {
     vhca_wr(d, VHCA_REG_AEQ_DB,
             (d->aeq.ci & VHCA_EQ_DB_CI_MASK) | (arm ? VHCA_EQ_DB_ARM : 0));
+}
+
+/* ---- host introspection ---------------------------------------------- */
+
+/* The text x-query-vhca returns, with @id if not NULL. */
+char *vhca_query_text(VhcaTestDev *d, const char *id)
+{
+    QDict *rsp;
+    char *text;
+
+    if (id) {
+        rsp = qtest_qmp(d->qts, "{ 'execute': 'x-query-vhca', "
+                        "'arguments': { 'id': %s } }", id);
+    } else {
+        rsp = qtest_qmp(d->qts, "{ 'execute': 'x-query-vhca' }");
+    }
+    g_assert_nonnull(rsp);
+    if (!qdict_haskey(rsp, "return")) {
+        g_error("x-query-vhca failed: %s",
+                qdict_get_str(qdict_get_qdict(rsp, "error"), "desc"));
+    }
+    text = g_strdup(qdict_get_str(qdict_get_qdict(rsp, "return"),
+                                  "human-readable-text"));
+    qobject_unref(rsp);
+    g_test_message("x-query-vhca %s:", id ? id : "(all)");
+    g_test_message("%s", text);
+    return text;
 }
 
 /* ---- MSI-X ----------------------------------------------------------- */

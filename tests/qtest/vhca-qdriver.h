@@ -295,8 +295,18 @@ void vhca_eq_ack(VhcaTestDev *d, bool arm);
 /* Owner value the device writes for event index @idx of the AEQ. */
 uint8_t vhca_eq_owner(VhcaTestDev *d, uint32_t idx);
 
+/* ---- host introspection ---------------------------------------------- */
+
+/* The text x-query-vhca returns for @id (all devices if NULL); g_free it. */
+char *vhca_query_text(VhcaTestDev *d, const char *id);
+
 /* ---- MSI-X ----------------------------------------------------------- */
 
+/*
+ * Point vector @v's table entry at @addr with @data: wherever that is
+ * (vhca-reentry-test.c aims vectors at the device itself).
+ */
+void vhca_msix_aim(VhcaTestDev *d, uint16_t v, uint64_t addr, uint32_t data);
 /* Has vector @v fired since the last call?  Clears the record. */
 bool vhca_msix_fired_at(VhcaTestDev *d, uint16_t v, const char *where);
 #define vhca_msix_fired(...) vhca_msix_fired_at(__VA_ARGS__, G_STRLOC)
