@@ -537,13 +537,20 @@ class Guest:
             "-serial", "chardev:agent",
             "-qmp", "unix:%s,server=on,wait=off" % self.qmp_sock,
             "-netdev", netdev,
-            "-device", self.nic_device() + ",id=nic,netdev=fabric,mac="
-            + self.mac,
+            # In a slot, as in a real machine: a device on pcie.0 cannot
+            # be hot-unplugged (test_faults.HotUnplug does).
+            "-device", "pcie-root-port,id=%s,chassis=1" % NIC_SLOT,
+            "-device", self.nic_device_args(),
         ]
         if pcap:
             args += ["-object",
                      "filter-dump,id=dump,netdev=fabric,file=%s" % self.pcap]
         return args + list(extra)
+
+    def nic_device_args(self):
+        """The fabric NIC's -device value (also device_add's)."""
+        return "%s,id=%s,bus=%s,netdev=fabric,mac=%s" % (
+            self.nic_device(), NIC_ID, NIC_SLOT, self.mac)
 
     def nic_device(self):
         if self.nic == "vhca":
@@ -737,6 +744,10 @@ exit 1
                                          reply["error"]["desc"]))
             return reply.get("return")
 
+
+# The fabric NIC's QOM ID and the PCIe root port it sits in.
+NIC_ID = "nic"
+NIC_SLOT = "slot1"
 
 # Shell tests that succeed once a server is ready for its client.
 READY_TCP = "ss -ltn | grep -q ':%(port)d '"
