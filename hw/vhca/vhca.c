@@ -587,8 +587,7 @@ static void vhca_ctrl_write(void *opaque, hwaddr addr, uint64_t val,
 
     trace_vhca_mmio_write(addr, size, val);
     if (!vhca_engine_enter(s)) {
-        vhca_post_nested_write(s, true, addr, val, size,
-                               "BAR0 write");
+        vhca_post_nested_write(s, true, addr, val, size, "BAR0 write");
         return;
     }
     vhca_doorbells_run(s);
@@ -619,6 +618,24 @@ static const MemoryRegionOps vhca_ctrl_ops = {
 static uint64_t vhca_doorbell_read(void *opaque, hwaddr addr, unsigned size)
 {
     return 0;
+}
+
+/* A doorbell that runs at once, under the BQL. */
+static void vhca_doorbell_write_locked(VhcaState *s, hwaddr addr,
+                                       uint64_t val, unsigned size,
+                                       bool queue_was_full)
+{
+    if (s->unrealized) {        /* see vhca_instance_init() */
+        return;
+    }
+    if (!vhca_engine_enter(s)) {
+        vhca_post_nested_write(s, false, addr, val, size, "BAR2 write");
+        return;
+    }
+    s->doorbells_queue_full += queue_was_full;
+    vhca_doorbells_run(s);
+    vhca_core_doorbell_write(&s->core, addr, val, size);
+    vhca_engine_leave(s);
 }
 
 /*
@@ -664,17 +681,7 @@ static void vhca_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
     if (!locked) {
         bql_lock();
     }
-    if (s->unrealized) {        /* see vhca_instance_init() */
-        /* nothing */
-    } else if (!vhca_engine_enter(s)) {
-        vhca_post_nested_write(s, false, addr, val, size,
-                               "BAR2 write");
-    } else {
-        s->doorbells_queue_full += full;
-        vhca_doorbells_run(s);
-        vhca_core_doorbell_write(&s->core, addr, val, size);
-        vhca_engine_leave(s);
-    }
+    vhca_doorbell_write_locked(s, addr, val, size, full);
     if (!locked) {
         bql_unlock();
     }
