@@ -8,7 +8,7 @@
 # VHCA_QEMU_SANITIZE=1 builds a second QEMU, with AddressSanitizer and
 # UBSan, in a tree of its own (the configure line is part of the key); it
 # does not become qemu-current.  The guest tests use it when the variable
-# is set in their environment (scripts/sanitize-guests.sh).
+# is set in their environment (scripts/sanitize.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

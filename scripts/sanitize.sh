@@ -1,17 +1,18 @@
 #!/bin/bash
-# Guest tests with the host side under AddressSanitizer, LeakSanitizer and
-# UBSan: builds the sanitizer QEMU (scripts/build-qemu.sh with
-# VHCA_QEMU_SANITIZE=1, a tree of its own), runs the named tests/guest
-# modules with it, then reads every QEMU's stderr for sanitizer reports.
-# Run by hand, not by the test command: the build takes as long as the
-# normal one, and the guests run about twice as slowly.
+# The device under AddressSanitizer, LeakSanitizer and UBSan: builds the
+# sanitizer QEMU (scripts/build-qemu.sh with VHCA_QEMU_SANITIZE=1, a tree
+# of its own), runs the whole qtest suite with it, then the named
+# tests/guest modules, then reads every QEMU's reports.  Run by hand, not
+# by the test command: the build takes as long as the normal one, and the
+# guests run about twice as slowly.
 #
-#   flock /tmp/vhca-qemu.lock scripts/sanitize-guests.sh [MODULE...]
+#   flock /tmp/vhca-qemu.lock scripts/sanitize.sh [MODULE...]
 #
-# MODULE defaults to test_faults (resets, unbinds, rmmod, power-off, a
-# refusing socket during traffic) and test_two_guests.  Exits 1 if a
-# module fails or if any QEMU reported an error or a leak in vhca's code
-# (a leak report whose stack has no vhca frame is QEMU's own and only
+# MODULE defaults to test_faults (resets, hot-unplug, unbinds, rmmod,
+# power-off, a refusing socket during traffic) and test_two_guests;
+# VHCA_SANITIZE_QTEST=0 skips the qtests, MODULE "none" the guests.  Exits
+# 1 if a test fails or if any QEMU reported an error or a leak in vhca's
+# code (a leak report whose stack has no vhca frame is QEMU's own and only
 # counted).  The reports stay in $VHCA_RUN_DIR/sanitizer/{asan,ubsan}.PID
 # (ASan's file of each QEMU holds at least its start-up warning).
 set -euo pipefail
@@ -31,16 +32,43 @@ export VHCA_BOOT_TIMEOUT="${VHCA_BOOT_TIMEOUT:-600}"
 
 modules=("$@")
 [ ${#modules[@]} -gt 0 ] || modules=(test_faults test_two_guests)
+[ "${modules[*]}" = none ] && modules=()
 
 qemu="$("$VHCA_ROOT/scripts/build-qemu.sh" | tail -1)"
 log "sanitizer QEMU: $qemu"
-"$VHCA_ROOT/images/build-image.sh" >/dev/null
 
 rm -rf "$VHCA_RUN_DIR"
 mkdir -p "$reports"
 status=0
-( cd "$VHCA_ROOT/tests/guest" && /usr/bin/python3 -m unittest -v "${modules[@]}" ) ||
-	status=1
+
+if [ "${VHCA_SANITIZE_QTEST:-1}" = 1 ]; then
+	# The test programs are built with the sanitizers too, but only the
+	# QEMUs they start are judged: the programs run with leak checking
+	# off, each QEMU with the options above (libqtest starts
+	# QTEST_QEMU_BINARY through sh -c).  A leak must not fail QEMU's exit,
+	# which libqtest checks: the reports below decide.
+	build="$(dirname "$qemu")"
+	tests=$(sed -n "s/^  '\(vhca-[a-z-]*-test\)',.*/\1/p" \
+		"$VHCA_ROOT/tests/qtest/meson.build")
+	ninja -C "$build" $(printf 'tests/qtest/vhca/%s ' $tests) >/dev/null ||
+		die "building the qtests in $build failed"
+	wrapper="ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=exitcode=0"
+	wrapper+=" UBSAN_OPTIONS=$UBSAN_OPTIONS $qemu"
+	for t in $tests; do
+		log "qtest $t"
+		( cd "$build" &&
+		  ASAN_OPTIONS=detect_leaks=0 QTEST_QEMU_BINARY="env $wrapper" \
+			"tests/qtest/vhca/$t" --tap -k ) > "$reports/$t.tap" 2>&1 ||
+			{ grep -E '^not ok' "$reports/$t.tap"; status=1; }
+		grep -cE '^ok' "$reports/$t.tap" | sed "s/^/[vhca]   passed: /"
+	done
+fi
+
+if [ ${#modules[@]} -gt 0 ]; then
+	"$VHCA_ROOT/images/build-image.sh" >/dev/null
+	( cd "$VHCA_ROOT/tests/guest" &&
+	  /usr/bin/python3 -m unittest -v "${modules[@]}" ) || status=1
+fi
 
 python3 - "$VHCA_RUN_DIR" "$reports" <<'EOF' || status=1
 import glob
@@ -51,7 +79,8 @@ import sys
 ours = theirs = 0
 files = sorted(glob.glob(os.path.join(sys.argv[1], "*", "guest*",
                                       "qemu.stderr")) +
-               glob.glob(os.path.join(sys.argv[2], "*")))
+               glob.glob(os.path.join(sys.argv[2], "asan.*")) +
+               glob.glob(os.path.join(sys.argv[2], "ubsan.*")))
 for path in files:
     text = open(path, errors="replace").read()
     # One report per "ERROR: ..." or "runtime error" block; a leak report

@@ -8,8 +8,9 @@ Suites, in order (each counts its individual test cases):
           inputs (tests/unit/fuzz-vhca.c; longer: scripts/fuzz-engine.sh)
   qtest   device conformance through libqtest (tests/qtest, in QEMU's build)
   lint    checkpatch on the guest driver, the docs parse, each table of
-          docs/specs/vhca.rst agrees with include/vhca_hw.h, and every
-          test docs/compliance.rst names exists
+          docs/specs/vhca.rst agrees with include/vhca_hw.h, every
+          test docs/compliance.rst names exists, and every identifier
+          and path README.md and docs/ cite (tests/lint/check_doc_refs.py)
   guest   two guests with a vhca each (tests/guest)
 
     tests/run_all.py [--suite unit,fuzz,qtest,lint,guest]
@@ -189,12 +190,36 @@ def run_lint(results):
                     % proc.returncode, "fail", proc.stdout[-3000:])
 
 
-class RecordingResult(unittest.TestResult):
-    """Feeds each guest test case, and module set-up errors, to Results."""
+    # README.md and docs/ cite only what exists, and README's limits
+    # paragraph is docs/limits.rst's ("ok doc refs FILE", "ok doc limits
+    # summary", or FAIL and what is wrong); the checker's own tests show
+    # it failing on a renamed function.
+    checker = os.path.join(ROOT, "tests/lint/check_doc_refs.py")
+    proc = subprocess.run([sys.executable, checker],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    checks = re.findall(r"^(ok|FAIL) (doc [^\n]+)\n((?:    .*\n)*)",
+                        proc.stdout, flags=re.M)
+    for mark, name, detail in checks:
+        results.add("lint", name, "pass" if mark == "ok" else "fail", detail)
+    if not checks or (proc.returncode != 0) != any(c[0] == "FAIL"
+                                                   for c in checks):
+        results.add("lint", "doc refs checker (exit %d)" % proc.returncode,
+                    "fail", proc.stdout[-3000:])
+    suite = unittest.defaultTestLoader.discover(
+        os.path.join(ROOT, "tests/lint"), pattern="test_*.py",
+        top_level_dir=os.path.join(ROOT, "tests/lint"))
+    suite.run(RecordingResult(results, "lint"))
 
-    def __init__(self, results):
+
+class RecordingResult(unittest.TestResult):
+    """Feeds each test case of a unittest suite (the guest tests, the
+    lint's own tests), and module set-up errors, to Results."""
+
+    def __init__(self, results, suite="guest"):
         super().__init__()
         self.results = results
+        self.suite = suite
 
     @staticmethod
     def name(test):
@@ -202,16 +227,16 @@ class RecordingResult(unittest.TestResult):
         return name.split(".", 1)[1] if "." in name else name
 
     def addSuccess(self, test):
-        self.results.add("guest", self.name(test), "pass")
+        self.results.add(self.suite, self.name(test), "pass")
 
     def addFailure(self, test, err):
-        self.results.add("guest", self.name(test), "fail",
+        self.results.add(self.suite, self.name(test), "fail",
                          self._exc_info_to_string(err, test))
 
     addError = addFailure
 
     def addSkip(self, test, reason):
-        self.results.add("guest", self.name(test), "skip")
+        self.results.add(self.suite, self.name(test), "skip")
 
 
 def run_guest(results):
