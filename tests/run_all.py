@@ -35,6 +35,16 @@ TAP_LINE = re.compile(r"^(not )?ok\b\s*\d*\s*(?:- )?(.*?)(\s+#\s*(SKIP|TODO).*)?
 class Results:
     def __init__(self):
         self.rows = []
+        self.durations = []     # (seconds, what): test programs, cases
+
+    def took(self, what, seconds):
+        self.durations.append((seconds, what))
+
+    def print_slowest(self, n=10):
+        """The test command must stay within its time: show where it goes."""
+        print("[vhca] the %d slowest:" % n)
+        for seconds, what in sorted(self.durations, reverse=True)[:n]:
+            print("[vhca]   %6.0fs %s" % (seconds, what))
 
     def add(self, suite, name, status, detail=""):
         self.rows.append((suite, name, status))
@@ -66,6 +76,7 @@ def parse_meson_log(results, suite, build_dir):
         entries = [json.loads(line) for line in f if line.strip()]
     for entry in entries:
         name = entry["name"].split(" / ")[-1]
+        results.took("%s %s" % (suite, name), entry.get("duration", 0))
         cases = 0
         failed = 0
         for line in entry.get("stdout", "").splitlines():
@@ -220,6 +231,18 @@ class RecordingResult(unittest.TestResult):
         super().__init__()
         self.results = results
         self.suite = suite
+        self.started = {}
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.started[test.id()] = time.monotonic()
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        start = self.started.pop(test.id(), None)
+        if start is not None:
+            self.results.took("%s %s" % (self.suite, self.name(test)),
+                              time.monotonic() - start)
 
     @staticmethod
     def name(test):
@@ -270,6 +293,7 @@ def main():
             SUITES[name](results)
     passed, failed = results.count("pass"), results.count("fail")
     skipped = results.count("skip")
+    results.print_slowest()
     print("[vhca] tests took %.0fs" % (time.monotonic() - t0))
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 0 if failed == 0 and passed > 0 else 1
