@@ -19,14 +19,34 @@ import struct
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz-corpus")
 
 OP_FRAME, OP_SEND, OP_RECV, OP_TRAFFIC, OP_ADMIN, OP_WIRE, OP_TIME, \
-    OP_ETH, OP_MISC = 0, 2, 3, 4, 5, 6, 7, 8, 9
+    OP_ETH, OP_MISC, OP_XRC, OP_MW, OP_LONG = 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, \
+    11, 12
 RC, UC, UD, SRQ = 0, 1, 2, 3     # SRQ: the UD QP on the node's SRQ
 # op_recv_wqe on the SRQ: the commands its sel's high bits ask for.
 SRQ_LIMIT, SRQ_RESIZE, SRQ_QUERY, SRQ_DESTROY, SRQ_RESIZE_LIMIT = \
     0x08, 0x10, 0x20, 0x40, 0x80
 # Indexes into send_opcodes[] of fuzz-vhca.c.
 WR_WRITE, WR_WRITE_IMM, WR_SEND, WR_SEND_IMM, WR_READ, WR_CAS, WR_FAA, \
-    WR_SEND_INV, WR_FLUSH, WR_ATOMIC_WRITE = range(10)
+    WR_SEND_INV, WR_FLUSH, WR_ATOMIC_WRITE, WR_LOCAL_INV, WR_REG_MR, \
+    WR_BIND_MW = range(13)
+# The XRC SRQs of the target a request names (in_srqn()): two in the
+# node's PD (the second completing to the RC QP's receive CQ), one in the
+# other PD, one of another XRC domain; then the node's basic SRQ.
+XSRQ0, XSRQ1, XSRQ_PD2, XSRQ_DOMAIN2, BASIC_SRQ = range(5)
+# op_xrc's kinds, op_mw's entries and actions, op_long's messages.
+XRC_WQE, XRC_FRAME, XRC_RECV, XRC_MODIFY = range(4)
+MW1, MW2, FR = range(3)
+MW_BIND, MW_LOCAL_INV, MW_RDMA, MW_SEND_INV, MW_REALLOC = range(5)
+L_WRITE, L_WRITE_IMM, L_SEND, L_SEND_IMM, L_READ = range(5)
+# km_rdma()'s operations.
+R_WRITE, R_READ, R_FAA, R_CAS, R_ATOMIC_WRITE, R_FLUSH, R_WRITE_IMM = \
+    range(7)
+# Rights (in_rights()).
+LW, RW, RR, RA, ZERO_BASED, FLUSH_GLOBAL = 1, 2, 4, 8, 0x10, 0x20
+# Which key of a window or the fast MR (in_km_key()): the live one, the
+# one known dead.
+LIVE, DEAD = 0, 0xa0
+MTU256, MTU512, MTU1024, MTU2048, MTU4096 = range(5)
 
 
 def u8(v):
@@ -70,12 +90,12 @@ def va(off, region=0):
     return u8(region) + (u64(off) if region >= 0xe0 else u32(off))
 
 
-def frame(node, q, ib_op, psn_delta=0, flags=0, post=0, off=0, dma_len=0,
-          key_mode=0, aeth=0, msn=0, plen=0, post_fields=b"", region=0,
-          net=0, net_fields=b""):
-    """A frame from node to the other one, on QP type q, IB opcode ib_op
-    (low 5 bits), PSN near the receiver's expected one."""
-    return (u8(OP_FRAME) + u8(sel(node, q)) + u8(ib_op) + u8(flags) +
+def frame_body(ib_op, psn_delta=0, flags=0, post=0, off=0, dma_len=0,
+               key_mode=0, aeth=0, msn=0, plen=0, post_fields=b"", region=0,
+               net=0, net_fields=b""):
+    """frame_send()'s fields: IB opcode ib_op (low 5 bits), PSN near the
+    receiver's expected one."""
+    return (u8(ib_op) + u8(flags) +
             u8(post) + u8(net) + net_fields + u16(0x1234) +
             u8(0) + u8(psn_delta) +                 # PSN
             va(off, region) + key(key_mode) + u16(dma_len) +  # RETH
@@ -83,6 +103,11 @@ def frame(node, q, ib_op, psn_delta=0, flags=0, post=0, off=0, dma_len=0,
             u8(aeth) + u32(msn) +                   # AETH
             u64(0) + u32(0x01020304) + key(0) +     # orig, imm, IETH
             u16(plen) + post_fields)
+
+
+def frame(node, q, ib_op, *args, **kw):
+    """A frame from node to the other one, on QP type q."""
+    return u8(OP_FRAME) + u8(sel(node, q)) + frame_body(ib_op, *args, **kw)
 
 
 def send_wqe(node, q, wr, nsge, sges, flags=1, remote_off=0):
@@ -109,6 +134,134 @@ def srq_recv(node, extra=0, fields=b""):
 
 def admin(node, kind, body):
     return u8(OP_ADMIN) + u8(node | kind << 1) + body
+
+
+def srqn(which):
+    """in_srqn(): one of the target's SRQs, or (from 0x100) the number."""
+    return u8(which) if which < 0x100 else u8(0xf0) + u32(which - 0x100)
+
+
+def xrc_wqe(node, wr, length, srq=XSRQ0, flags=1, repost=0, remote_off=0,
+            key_mode=0, inv=None, page=0, cmp=5):
+    """A WQE on node's XRC initiator to the other node's target, naming
+    XRC SRQ srq, one SGE of length bytes at page of node's buffer; repost:
+    0 a receive WQE that fits at the SRQ, 2 none, 3 one of 64 bytes; inv:
+    the key mode of a SEND with Invalidate's key."""
+    mode = repost << 2 | (2 if inv is not None else 0)
+    return (u8(OP_XRC) + u8(sel(node, XRC_WQE)) + u8(wr) + u8(flags) +
+            u8(mode) + u16(length) + u16(page) + va(remote_off) +
+            key(key_mode) + (key(inv) if inv is not None else u32(0)) +
+            u64(cmp) + u64(0) + srqn(srq) + u8(0))
+
+
+def xrc_frame(node, srq, ib_op, *args, **kw):
+    """An XRC frame from node: a request to the other node's target, or a
+    response to its initiator."""
+    return (u8(OP_XRC) + u8(sel(node, XRC_FRAME)) + srqn(srq) +
+            frame_body(ib_op, *args, **kw))
+
+
+def xrc_recv(node, which, cmds=0, fields=b""):
+    """A receive WQE that fits any message on node's XRC SRQ which, its
+    doorbell, then the SRQ commands cmds asks for (op_recv_wqe()'s bits)
+    with their fields."""
+    return (u8(OP_XRC) + u8(sel(node, XRC_RECV)) + u8(0x80 | which) +
+            u8(cmds) + u8(0) + u8(0) + fields)
+
+
+def psn(value):
+    """in_start_psn(): PSN value, as a distance below the wrap when near
+    it."""
+    if 0xffffff - value < 0x80:
+        return u8(0xffffff - value)
+    return u8(0xff) + u32(value)
+
+
+def wire(kind, frames, skip=0, offset=0, value=0):
+    """op_wire_mode(): kind (0 pass, 1 drop, 2 dup, 3 damage, 4 reorder)
+    for the next frames; drop, dup and reorder let skip frames through
+    first, damage flips value at offset."""
+    return (u8(OP_WIRE) + u8(kind) + u8(frames) +
+            u16(offset if kind == 3 else skip) + u8(value))
+
+
+def reconnect(q=RC, mtu=MTU1024, psns=(0x100, 0x200000)):
+    """op_reconnect(): the RC or UC pair up again from RESET."""
+    return (u8(OP_MISC) + u8(3) + u8((1 if q == UC else 0) | mtu << 1) +
+            psn(psns[0]) + psn(psns[1]))
+
+
+def xrc_modify(node, how, fields=b""):
+    """node's initiator and the other's target: how 0 up again (fields:
+    MTU, initiator's and target's PSNs), 1 to ERR (| 4 the target, | 8
+    SQD), 2 a mutated MODIFY_QP, 3 QUERY_QP and DEALLOC_XRCD."""
+    return u8(OP_XRC) + u8(sel(node, XRC_MODIFY)) + u8(how) + fields
+
+
+def km_key(mode=LIVE, extra=b""):
+    return u8(mode) + extra
+
+
+def mw(node, entry, action, body):
+    return u8(OP_MW) + u8(node | entry << 1 | action << 3) + body
+
+
+def mw_bind(node, entry, off, length, rights, tag, qp=0, mode=0,
+            which=LIVE, extra=b""):
+    """BIND_MW of node's window entry: new tag, MR with MW_BIND, offset
+    and length in it, rights; on QP qp (0 RC, 4 UC, 5 UD, 6 initiator)."""
+    return mw(node, entry, MW_BIND, u8(qp) + u8(mode) + km_key(which) +
+              u8(tag) + extra + u16(off) + u16(length) + u8(rights))
+
+
+def fr_reg(node, npages, tag, iova_off, length, rights, first=0, qp=0,
+           mode=0):
+    """REG_MR of node's fast-register MR over npages of its region."""
+    return mw(node, FR, MW_BIND, u8(qp) + u8(mode) +
+              u8((npages - 1) | first << 4) + km_key() + u8(tag) +
+              u16(iova_off) + u16(length) + u8(rights))
+
+
+def km_inv(node, entry, which=LIVE, qp=0):
+    return mw(node, entry, MW_LOCAL_INV, u8(qp) + km_key(which))
+
+
+def km_rdma(node, entry, op, length, off=0, which=LIVE, xrc_srq=None,
+            where=0, misaligned=False):
+    """From the other node, op through a key of node's entry at offset off
+    of where it was bound (where 2: off itself, zero-based); an atomic's
+    address as it is when misaligned."""
+    how = (op | where << 4 | (8 if xrc_srq is not None else 0) |
+           (0x40 if misaligned else 0))
+    return mw(node, entry, MW_RDMA, u8(how) + km_key(which) + u16(length) +
+              u16(off) + (srqn(xrc_srq) if xrc_srq is not None else b""))
+
+
+def km_send_inv(node, entry, length, which=LIVE, xrc_srq=None, rnr=False):
+    how = (1 if xrc_srq is not None else 0) | (2 if rnr else 0)
+    return mw(node, entry, MW_SEND_INV, u8(how) + km_key(which) +
+              u16(length) +
+              (srqn(xrc_srq) if xrc_srq is not None else b""))
+
+
+def km_realloc(node, entry, tag, type2=False, pd2=False):
+    return mw(node, entry, MW_REALLOC,
+              u8((1 if type2 else 0) | (2 if pd2 else 0)) + u8(tag))
+
+
+def long_msgs(node, msgs, wire=(0, 0, 0), reconnect=None):
+    """Messages (op, length) on the second RC pair from node; wire: kind
+    (0 pass, 1 drop, 2 dup, 3 reorder), frames, frames let through first;
+    reconnect: (MTU, PSN mode of node 0, of node 1)."""
+    kind, left, skip = wire
+    b = (u8(OP_LONG) + u8(node | (len(msgs) - 1) << 1 |
+                          (8 if reconnect else 0)) +
+         u8(kind | left << 2 | skip << 5))
+    if reconnect:
+        b += u8(reconnect[0]) + psn(reconnect[1]) + psn(reconnect[2])
+    for op, length in msgs:
+        b += u8(op) + u16(length)
+    return b
 
 
 SEEDS = {
@@ -250,6 +403,171 @@ SEEDS = {
     time(30),
     "doorbells": u8(OP_MISC) + u8(1) + u8(0) + u16(0x1010) + u64(3 << 32) +
     u8(OP_MISC) + u8(0),
+    # A WRITE's middle packets lost (the first two frames go through);
+    # the RC and UC pairs up again from other PSNs, at MTU 256.
+    "wire-drop-middle": wire(1, 2, skip=2) +
+    traffic(0, RC, WR_WRITE, 8000) + time(30) + time(30) +
+    reconnect(RC, MTU256, (0xfffffe, 0x10)) +
+    traffic(1, RC, WR_SEND, 3000) + reconnect(UC, MTU512, (5, 6)) +
+    traffic(0, UC, WR_WRITE, 3000) + time(20),
+
+    # XRC (annex A14): SENDs of one and several packets to the target's
+    # SRQs (the second completes to the RC QP's receive CQ), with
+    # immediate, up to 16 KiB.
+    "xrc-send": xrc_wqe(0, WR_SEND, 100) +
+    xrc_wqe(0, WR_SEND_IMM, 3 * 1024 + 5, srq=XSRQ1) +
+    xrc_wqe(1, WR_SEND, 16384, page=40) + time(20),
+    # RDMA and atomics over XRC, checked in the named SRQ's PD (the other
+    # PD's SRQ with the other PD's MR).
+    "xrc-rdma": xrc_wqe(0, WR_WRITE, 5000, remote_off=0x8000) +
+    xrc_wqe(0, WR_READ, 3000, srq=XSRQ1, remote_off=0x8000, page=8) +
+    xrc_wqe(1, WR_CAS, 8, remote_off=0x100) +
+    xrc_wqe(1, WR_FAA, 8, srq=XSRQ1, remote_off=0x108) +
+    xrc_wqe(0, WR_WRITE_IMM, 2000, srq=XSRQ_PD2, remote_off=0x11000,
+            key_mode=2) + time(20),
+    # What the target refuses: an SRQ of another domain, a basic SRQ, no
+    # SRQ, a key of another PD than the SRQ's; the pair up again after
+    # each.
+    "xrc-refused": xrc_wqe(0, WR_SEND, 64, srq=XSRQ_DOMAIN2) + time(20) +
+    xrc_modify(0, 0, u8(MTU1024) + psn(0x700) + psn(0x800)) +
+    xrc_wqe(0, WR_SEND, 64, srq=BASIC_SRQ) + time(20) +
+    xrc_modify(0, 0, u8(MTU1024) + psn(0x900) + psn(0xa00)) +
+    xrc_wqe(0, WR_WRITE, 64, srq=0x100 + 77) + time(20) +
+    xrc_modify(0, 0, u8(MTU1024) + psn(0xb00) + psn(0xc00)) +
+    xrc_wqe(0, WR_WRITE, 64, srq=XSRQ_PD2, remote_off=0x8000) + time(20),
+    # An empty XRC SRQ: RNR NAKs until a receive WQE comes.
+    "xrc-rnr": xrc_wqe(0, WR_SEND, 10, repost=2) * 3 + time(16) +
+    xrc_recv(1, XSRQ0) + time(24),
+    # The SRQ destroyed (and made again) while the target holds one of
+    # its WQEs for a SEND whose other packets were lost.
+    "xrc-srq-destroyed": wire(1, 4, skip=1) +
+    xrc_wqe(0, WR_SEND, 3000, srq=XSRQ1) +
+    xrc_recv(1, XSRQ1, SRQ_DESTROY) + time(30) + time(30),
+    # The pair at path MTU 256 from PSNs near the wrap: a 16 KiB SEND (64
+    # packets) and a READ cross it while frames are lost.
+    "xrc-mtu-wrap": xrc_modify(0, 0, u8(MTU256) + psn(0xfffff0) +
+                               psn(0xffffe0)) +
+    wire(1, 2, skip=5) + xrc_wqe(0, WR_SEND, 16384) +
+    xrc_wqe(0, WR_READ, 5000, srq=XSRQ1, remote_off=0x8000, page=8) +
+    time(30) + time(30),
+    # Frames from the wire: requests to the target naming its SRQs (one
+    # of another domain), an ACK nobody asked for to the initiator.
+    "xrc-frames": xrc_frame(0, XSRQ0, 0x04, plen=100) +
+    xrc_frame(0, XSRQ1, 0x0a, off=0x100, dma_len=64, plen=64) +
+    xrc_frame(0, XSRQ_DOMAIN2, 0x04, plen=8) + xrc_frame(1, XSRQ0, 0x11),
+    # The target to ERR while it holds a SEND's WQE; the initiator to
+    # SQD; a mutated MODIFY_QP; QUERY_QP, DEALLOC_XRCD of domains in use;
+    # the pair up again.
+    "xrc-states": wire(1, 4, skip=1) + xrc_wqe(0, WR_SEND, 3000) +
+    xrc_modify(0, 1 | 4) + xrc_modify(1, 1 | 8) +
+    xrc_modify(0, 2, u8(1) + u8(3) + u32(1) + u8(3) + u32(0) + u32(0) +
+               u8(4) + u8(0)) +
+    xrc_modify(0, 3) + xrc_modify(0, 3 | 4 | 8) +
+    xrc_modify(0, 0, u8(MTU1024) + psn(0x100) + psn(0x200)) +
+    xrc_wqe(0, WR_SEND, 100) + time(20),
+
+    # Memory windows (IBTA 10.6.7).  Type 1, bound on node 1's RC QP:
+    # node 0 writes (5 packets), reads, adds through it, over RC and XRC;
+    # bound again under another tag, the old key must fail; unbound
+    # (length 0), its key must fail.
+    "mw-type1": mw_bind(1, MW1, 0x1000, 0x3000, RW | RR | RA, 0x12) +
+    km_rdma(1, MW1, R_WRITE, 5000, 100) + km_rdma(1, MW1, R_READ, 3000) +
+    km_rdma(1, MW1, R_FAA, 8, 8) +
+    km_rdma(1, MW1, R_CAS, 8, 16, xrc_srq=XSRQ0) +
+    mw_bind(1, MW1, 0x1000, 0x3000, RW | RR, 0x13) +
+    km_rdma(1, MW1, R_WRITE, 64, which=DEAD) + time(20) + reconnect() +
+    mw_bind(1, MW1, 0, 0, 0, 0x14) +
+    km_rdma(1, MW1, R_READ, 64) + time(20),
+    # Type 2B, zero-based: LOCAL_INV frees it, the key must fail; bound
+    # again, the peer's SEND with Invalidate frees it, the key must fail;
+    # bound again, over XRC (tied to the RC QP, not the target: refused).
+    "mw-type2": mw_bind(1, MW2, 0, 0x4000, RW | RR | ZERO_BASED, 0x23) +
+    km_rdma(1, MW2, R_WRITE, 3000, 0x100) +
+    km_rdma(1, MW2, R_READ, 2000, 0x200, where=2) +
+    km_inv(1, MW2) + km_rdma(1, MW2, R_WRITE, 8, which=DEAD) + time(20) +
+    reconnect() + mw_bind(1, MW2, 0, 0x4000, RW, 0x24) +
+    km_send_inv(1, MW2, 100) + km_rdma(1, MW2, R_WRITE, 8, which=DEAD) +
+    time(20) + reconnect() + mw_bind(1, MW2, 0, 0x4000, RW, 0x25) +
+    km_rdma(1, MW2, R_WRITE, 64, xrc_srq=XSRQ0) + time(20),
+    # The fast-register MR: registered over 4 of its pages, written and
+    # read through (RC, XRC), invalidated by a SEND with Invalidate over
+    # XRC (in the SRQ's PD), then the key must fail; registered again
+    # under another tag, invalidated locally.
+    "fr-reg-inv": fr_reg(1, 4, 0x34, 0x80, 0x3000, LW | RW | RR) +
+    km_rdma(1, FR, R_WRITE, 5000, 0x10) +
+    km_rdma(1, FR, R_READ, 2000, xrc_srq=XSRQ0) +
+    km_send_inv(1, FR, 64, xrc_srq=XSRQ0) +
+    km_rdma(1, FR, R_WRITE, 8, which=DEAD) + time(20) + reconnect() +
+    fr_reg(1, 8, 0x35, 0, 0x8000, LW | RW) + km_rdma(1, FR, R_WRITE, 100) +
+    km_inv(1, FR) + km_rdma(1, FR, R_WRITE, 8, which=DEAD) + time(20),
+    # Binds refused (IBTA 10.6.7.2): a zero-based type 1, an MR without
+    # MW_BIND, a range past the MR, on a UD QP, a window of the other PD;
+    # then one on the XRC initiator, used over XRC.
+    "mw-bind-refused": mw_bind(1, MW1, 0, 0x100, RR | ZERO_BASED, 0x15) +
+    reconnect() + mw_bind(1, MW1, 0, 0x100, RR, 0x16, mode=2,
+                          extra=key(0)) +
+    reconnect() + mw_bind(1, MW1, 0x7f00, 0x200, RR, 0x17) + reconnect() +
+    mw_bind(1, MW2, 0, 0x100, RR, 0x18, qp=5) +
+    km_realloc(1, MW2, 0x40, type2=True, pd2=True) +
+    mw_bind(1, MW2, 0, 0x100, RR, 0x41) + reconnect() +
+    mw_bind(1, MW1, 0, 0x100, RR, 0x19, qp=6) +
+    km_rdma(1, MW1, R_READ, 64, xrc_srq=XSRQ0) + time(20),
+    # A window's own checks (IBTA 10.6.7.2, 10.6.7.3): binds refused for
+    # an MR without LOCAL_WRITE (a writable window), an MR of the other
+    # PD, a type 2 window bound already; accesses refused for a right the
+    # window lacks, past its end, a misaligned atomic (the address, and
+    # a zero-based window's start), a target whose SRQ is of another PD;
+    # a type 2 window freed with the QP it is bound to.
+    "mw-access-checks":
+    admin(1, 2, u8(0) + u8(RR | 0x10) + u16(0x2000) + u32(0x4000) +
+          u32(0x70)) +
+    mw_bind(1, MW1, 0, 0x100, RW, 0x61, mode=2, extra=key(9)) +
+    reconnect() +
+    admin(1, 2, u8(1) + u8(0x1f) + u16(0x2000) + u32(0x4000) + u32(0x71)) +
+    mw_bind(1, MW1, 0, 0x100, RW, 0x62, mode=2, extra=key(10)) +
+    reconnect() + mw_bind(1, MW2, 0, 0x1000, RW, 0x63) +
+    mw_bind(1, MW2, 0, 0x1000, RW, 0x64) + reconnect() +
+    km_rdma(1, MW2, R_READ, 64) + time(20) + reconnect() +
+    km_rdma(1, MW2, R_WRITE, 0x100, 0xf80) + time(20) + reconnect() +
+    mw_bind(1, MW1, 4, 64, RA | RW, 0x65) +
+    km_rdma(1, MW1, R_FAA, 8, misaligned=True) + time(20) + reconnect() +
+    km_inv(1, MW2) + mw_bind(1, MW2, 4, 64, RA | ZERO_BASED, 0x66) +
+    km_rdma(1, MW2, R_FAA, 8, 8, where=2) + time(20) + reconnect() +
+    km_rdma(1, MW1, R_WRITE, 8, xrc_srq=XSRQ_PD2) + time(20) +
+    km_inv(1, MW2) + mw_bind(1, MW2, 0, 0x100, RW, 0x67, qp=4) +
+    admin(1, 3, u8(2) + u32(1)),
+    # A request from the wire moves the responder's expected PSN on: the
+    # WRITE through an invalidated key that follows is a duplicate,
+    # acknowledged and not executed (IBTA 9.7.5.2.2), so it succeeds; the
+    # target must not take that for an access the key granted.
+    "mw-dead-key-duplicate": fr_reg(1, 4, 0x34, 0x80, 0x3000, LW | RW | RR) +
+    km_inv(1, FR) + frame(0, RC, 0x04, plen=4) +
+    km_rdma(1, FR, R_WRITE, 64, which=DEAD) + time(20),
+    # DEALLOC_MW and ALLOC_MW again (the other type), DESTROY_MR and
+    # CREATE_MR of the fast-register MR: the old keys must fail.
+    "mw-realloc": mw_bind(1, MW1, 0, 0x1000, RW, 0x1a) +
+    km_realloc(1, MW1, 0x50, type2=True) +
+    km_rdma(1, MW1, R_WRITE, 8, which=DEAD) + time(20) + reconnect() +
+    mw_bind(1, MW1, 0, 0x1000, RW, 0x51) + km_rdma(1, MW1, R_WRITE, 100) +
+    fr_reg(1, 2, 0x36, 0, 0x2000, LW | RW) + km_realloc(1, FR, 0x60) +
+    km_rdma(1, FR, R_WRITE, 8, which=DEAD) + time(20),
+
+    # The second RC pair: four 16 KiB WRITEs pipelined at MTU 1024 (64
+    # packets), four frames lost after the fifth; SENDs, READs and
+    # immediates with frames duplicated; from PSNs near the wrap at MTU
+    # 256, frames reordered; at MTU 4096; messages of no length.
+    "long-write-loss": long_msgs(0, [(L_WRITE, 16384)] * 4, wire=(1, 4, 5)),
+    "long-mixed-dup": long_msgs(1, [(L_SEND, 16384), (L_READ, 10000),
+                                    (L_WRITE_IMM, 5000), (L_SEND_IMM, 1)],
+                                wire=(2, 4, 3)),
+    "long-wrap-reorder": long_msgs(0, [(L_SEND, 16384), (L_READ, 16384),
+                                       (L_WRITE, 3000)], wire=(3, 4, 7),
+                                   reconnect=(MTU256, 0xfffff0, 0xffffe8)),
+    "long-mtu4096": long_msgs(1, [(L_WRITE_IMM, 16384), (L_READ, 8192)],
+                              wire=(1, 2, 1),
+                              reconnect=(MTU4096, 0x10, 0x20)) +
+    long_msgs(0, [(L_SEND, 0), (L_WRITE, 0), (L_READ, 0),
+                  (L_SEND_IMM, 4096)]),
 }
 
 
