@@ -141,6 +141,22 @@ def run_qtest(results):
                     os.path.join(qemu_build, "pyvenv/bin/meson"), "vhca")
 
 
+def run_checker(results, script, prefix):
+    """A lint checker that prints "ok PREFIX ..." or "FAIL PREFIX ..."
+    followed by indented details, one line per check."""
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, script),
+                           "--results"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    checks = re.findall(r"^(ok|FAIL) (%s [^\n]+)\n((?:    .*\n)*)" % prefix,
+                        proc.stdout, flags=re.M)
+    for mark, name, detail in checks:
+        results.add("lint", name, "pass" if mark == "ok" else "fail", detail)
+    if not checks or (proc.returncode != 0) != any(c[0] == "FAIL"
+                                                   for c in checks):
+        results.add("lint", "%s (exit %d)" % (script, proc.returncode),
+                    "fail", proc.stdout[-3000:])
+
+
 def run_lint(results):
     out = step("checkpatch", [os.path.join(ROOT, "scripts/checkpatch.sh")])
     # "ok FILE", or "FAIL FILE" followed by checkpatch's complaints.
@@ -187,36 +203,12 @@ def run_lint(results):
 
     # docs/compliance.rst names only tests that exist ("ok compliance
     # test references", or "FAIL ..." followed by what is missing).
-    checker = os.path.join(ROOT, "tests/lint/check_compliance.py")
-    proc = subprocess.run([sys.executable, checker, "--results"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
-    checks = re.findall(r"^(ok|FAIL) (compliance [^\n]+)\n((?:    .*\n)*)",
-                        proc.stdout, flags=re.M)
-    for mark, name, detail in checks:
-        results.add("lint", name, "pass" if mark == "ok" else "fail", detail)
-    if not checks or (proc.returncode != 0) != any(c[0] == "FAIL"
-                                                   for c in checks):
-        results.add("lint", "compliance checker (exit %d)"
-                    % proc.returncode, "fail", proc.stdout[-3000:])
-
-
+    run_checker(results, "tests/lint/check_compliance.py", "compliance")
     # README.md and docs/ cite only what exists, and README's limits
     # paragraph is docs/limits.rst's ("ok doc refs FILE", "ok doc limits
     # summary", or FAIL and what is wrong); the checker's own tests show
     # it failing on a renamed function.
-    checker = os.path.join(ROOT, "tests/lint/check_doc_refs.py")
-    proc = subprocess.run([sys.executable, checker],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
-    checks = re.findall(r"^(ok|FAIL) (doc [^\n]+)\n((?:    .*\n)*)",
-                        proc.stdout, flags=re.M)
-    for mark, name, detail in checks:
-        results.add("lint", name, "pass" if mark == "ok" else "fail", detail)
-    if not checks or (proc.returncode != 0) != any(c[0] == "FAIL"
-                                                   for c in checks):
-        results.add("lint", "doc refs checker (exit %d)" % proc.returncode,
-                    "fail", proc.stdout[-3000:])
+    run_checker(results, "tests/lint/check_doc_refs.py", "doc")
     suite = unittest.defaultTestLoader.discover(
         os.path.join(ROOT, "tests/lint"), pattern="test_*.py",
         top_level_dir=os.path.join(ROOT, "tests/lint"))

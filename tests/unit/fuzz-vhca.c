@@ -1861,6 +1861,26 @@ static uint32_t in_qpn(FuzzIn *in, FuzzNode *fn)
     return mode < 0xf0 ? fn->q[mode % FQ__N].qpn : in_u32(in);
 }
 
+/*
+ * A MODIFY_QP's state, mask, MTU and PSNs from the input, then @n bytes
+ * anywhere in the structure (op_admin() and op_xrc()).
+ */
+static void mutate_modify_qp(FuzzIn *in, struct vhca_qp_attr *a, uint8_t n)
+{
+    uint8_t *raw = (uint8_t *)a;
+
+    a->qp_state = in_u8(in) % (VHCA_QPS_ERR + 2);
+    a->attr_mask = in_u32(in);
+    a->path_mtu = in_u8(in) % 7;
+    a->sq_psn = in_u32(in) & VHCA_IB_QPN_MASK;
+    a->rq_psn = in_u32(in) & VHCA_IB_QPN_MASK;
+    while (n--) {
+        uint8_t off = in_u8(in) % sizeof(*a);
+
+        raw[off] = in_u8(in);
+    }
+}
+
 static void op_admin(Fuzz *f, FuzzIn *in)
 {
     uint8_t sel = in_u8(in);
@@ -1870,7 +1890,6 @@ static void op_admin(Fuzz *f, FuzzIn *in)
     switch ((sel >> 1) % 7) {
     case 0: {                   /* MODIFY_QP, fields near the good ones */
         struct vhca_qp_attr a;
-        uint8_t *raw = (uint8_t *)&a;
         uint8_t n = in_u8(in) % 8;
 
         qp_good_attr(&a, in_qpn(in, fn));
@@ -1878,17 +1897,7 @@ static void op_admin(Fuzz *f, FuzzIn *in)
         memcpy(a.dgid, peer->n.gid, 16);
         memcpy(a.dmac, peer->n.h->core.cfg.mac, 6);
         a.dest_qp_num = peer->q[in_u8(in) % FQ__N].qpn;
-        a.qp_state = in_u8(in) % (VHCA_QPS_ERR + 2);
-        a.attr_mask = in_u32(in);
-        a.path_mtu = in_u8(in) % 7;
-        a.sq_psn = in_u32(in) & VHCA_IB_QPN_MASK;
-        a.rq_psn = in_u32(in) & VHCA_IB_QPN_MASK;
-        /* And a few bytes anywhere in the structure. */
-        while (n--) {
-            uint8_t off = in_u8(in) % sizeof(a);
-
-            raw[off] = in_u8(in);
-        }
+        mutate_modify_qp(in, &a, n);
         if (a.qpn == fn->lqp.qpn) {
             f->long_tainted = true;
         }
@@ -2257,23 +2266,13 @@ static void xrc_modify(Fuzz *f, FuzzNode *fn, FuzzNode *peer, FuzzIn *in)
         rdma_modify_qp(side->n.h, &a);
         break;
     case 2: {
-        uint8_t *raw = (uint8_t *)&a;
         uint8_t n = in_u8(in) % 4;
 
         qp_good_attr(&a, qpn);
         memcpy(a.dgid, (how & 4 ? fn : peer)->n.gid, 16);
         memcpy(a.dmac, (how & 4 ? fn : peer)->n.h->core.cfg.mac, 6);
         a.dest_qp_num = how & 4 ? fn->ini.qpn : peer->tgt_qpn;
-        a.qp_state = in_u8(in) % (VHCA_QPS_ERR + 2);
-        a.attr_mask = in_u32(in);
-        a.path_mtu = in_u8(in) % 7;
-        a.sq_psn = in_u32(in) & VHCA_IB_QPN_MASK;
-        a.rq_psn = in_u32(in) & VHCA_IB_QPN_MASK;
-        while (n--) {
-            uint8_t off = in_u8(in) % sizeof(a);
-
-            raw[off] = in_u8(in);
-        }
+        mutate_modify_qp(in, &a, n);
         if (a.qpn == side->lqp.qpn) {
             f->long_tainted = true;
         }
