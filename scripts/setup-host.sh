@@ -52,7 +52,7 @@ pkgs=(
 	build-essential pkgconf ninja-build python3-venv python3-distlib
 	libglib2.0-dev zlib1g-dev libpixman-1-dev libslirp-dev libfdt-dev
 	ccache xz-utils bzip2 libattr1-dev libcap-ng-dev
-	# the device's ICRC (hw/vhca/vhca-icrc.c): libdeflate's crc32
+	# the device's ICRC (hw/vhca/engine/vhca-icrc.c): libdeflate's crc32
 	libdeflate-dev libdeflate0
 	# QEMU firmware at run time
 	seabios ipxe-qemu qemu-system-data

@@ -10,7 +10,8 @@ Suites, in order (each counts its individual test cases):
   lint    checkpatch on the guest driver, the docs parse, each table of
           docs/specs/vhca.rst agrees with include/vhca_hw.h, every
           test docs/compliance.rst names exists, and every identifier
-          and path README.md and docs/ cite (tests/lint/check_doc_refs.py)
+          and path README.md and docs/ cite (tests/lint/check_doc_refs.py),
+          and the engine's layering (tests/lint/check_engine_layers.py)
   guest   two guests with a vhca each (tests/guest)
 
     tests/run_all.py [--suite unit,fuzz,qtest,lint,guest]
@@ -209,6 +210,10 @@ def run_lint(results):
     # summary", or FAIL and what is wrong); the checker's own tests show
     # it failing on a renamed function.
     run_checker(results, "tests/lint/check_doc_refs.py", "doc")
+    # hw/vhca/engine includes no QEMU header, its files call each other
+    # in no circle of more than six, and the receive path runs top-down
+    # ("ok layers RULE" or FAIL and what breaks it).
+    run_checker(results, "tests/lint/check_engine_layers.py", "layers")
     suite = unittest.defaultTestLoader.discover(
         os.path.join(ROOT, "tests/lint"), pattern="test_*.py",
         top_level_dir=os.path.join(ROOT, "tests/lint"))

@@ -207,12 +207,14 @@ struct vhca_dev {
 	/*
 	 * Link changes arrive as PORT_CHANGE events in interrupt context; the
 	 * work applies STATUS.LINK_UP to the net_device carrier and to the
-	 * RDMA port.  The flags say which of the two may be touched.
+	 * RDMA port, through what each registered (vhcad_link_to_netdev(),
+	 * vhcad_link_to_ibdev()): the link sits below both and calls neither
+	 * by name.  NULL: that one is not told.
 	 */
 	struct work_struct link_work;
-	struct mutex link_lock;	/* the flags below and link reporting */
-	bool link_to_netdev;
-	bool link_to_ibdev;
+	struct mutex link_lock;	/* the hooks below and link reporting */
+	void (*link_netdev_notify)(struct vhca_dev *dev, bool up);
+	void (*link_ibdev_notify)(struct vhca_dev *dev, bool up);
 	bool ib_port_active;	/* last state reported to the RDMA core */
 
 	spinlock_t counter_lock;	/* COUNTERS: LO read latches HI */
@@ -261,8 +263,10 @@ static inline void vhcad_reg_write64(struct vhca_dev *dev, u32 reg_lo, u64 val)
 	vhcad_reg_write(dev, reg_lo + 4, upper_32_bits(val));
 }
 
-/* vhca_main.c */
+/* vhca_hw_counters.c: the device's counters, for every user. */
 u64 vhcad_read_counter(struct vhca_dev *dev, enum vhca_counter counter);
+
+/* vhca_main.c */
 void vhcad_fw_version_str(struct vhca_dev *dev, char *str, size_t len);
 
 /* vhca_admin.c */
@@ -341,13 +345,15 @@ void vhcad_queue_buf_free(struct vhca_dev *dev, struct vhca_queue_buf *buf);
 void vhcad_link_init(struct vhca_dev *dev);
 void vhcad_link_fini(struct vhca_dev *dev);
 bool vhcad_link_is_up(struct vhca_dev *dev);
-void vhcad_link_to_netdev(struct vhca_dev *dev, bool enable);
-void vhcad_link_to_ibdev(struct vhca_dev *dev, bool enable, bool port_active);
+void vhcad_link_to_netdev(struct vhca_dev *dev,
+			  void (*notify)(struct vhca_dev *dev, bool up));
+void vhcad_link_to_ibdev(struct vhca_dev *dev,
+			 void (*notify)(struct vhca_dev *dev, bool up),
+			 bool port_active);
 
 /* vhca_netdev.c */
 int vhcad_netdev_create(struct vhca_dev *dev);
 void vhcad_netdev_destroy(struct vhca_dev *dev);
-void vhcad_netdev_set_link(struct vhca_dev *dev, bool up);
 
 /* vhca_ethtool.c */
 extern const struct ethtool_ops vhcad_ethtool_ops;
@@ -355,7 +361,6 @@ extern const struct ethtool_ops vhcad_ethtool_ops;
 /* vhca_ib.c */
 int vhcad_ib_register(struct vhca_dev *dev);
 void vhcad_ib_unregister(struct vhca_dev *dev);
-void vhcad_ib_port_event(struct vhca_dev *dev, bool active);
 void vhcad_ib_cq_event(struct vhca_dev *dev, u32 cqn);
 void vhcad_ib_qp_event(struct vhca_dev *dev, u32 qpn, u8 type);
 void vhcad_ib_srq_event(struct vhca_dev *dev, u32 srqn, u8 type);

@@ -11,6 +11,22 @@
 #include "vhca.h"
 #include "vhca_verbs.h"
 
+/* The device's counter @counter, for every user (ethtool, netdev, RDMA). */
+u64 vhcad_read_counter(struct vhca_dev *dev, enum vhca_counter counter)
+{
+	u32 reg = VHCA_REG_COUNTERS + 8 * counter;
+	unsigned long flags;
+	u32 lo, hi;
+
+	/* Reading LO latches HI: keep each pair of reads together. */
+	spin_lock_irqsave(&dev->counter_lock, flags);
+	lo = vhcad_reg_read(dev, reg);
+	hi = vhcad_reg_read(dev, reg + 4);
+	spin_unlock_irqrestore(&dev->counter_lock, flags);
+
+	return (u64)hi << 32 | lo;
+}
+
 /* Called before the device is registered: the core keeps @descs. */
 void vhcad_hw_stats_init(struct vhca_dev *dev)
 {

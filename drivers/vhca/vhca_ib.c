@@ -112,7 +112,7 @@ static_assert((int)IB_EVENT_SRQ_LIMIT_REACHED ==
 static_assert((int)IB_EVENT_QP_LAST_WQE_REACHED ==
 	      (int)VHCA_EVENT_QP_LAST_WQE_REACHED);
 
-void vhcad_ib_port_event(struct vhca_dev *dev, bool active)
+static void vhcad_ib_port_event(struct vhca_dev *dev, bool active)
 {
 	struct ib_event event = {
 		.device = &dev->ibdev,
@@ -339,7 +339,7 @@ int vhcad_ib_register(struct vhca_dev *dev)
 		goto err_rdma_fini;
 	}
 
-	vhcad_link_to_ibdev(dev, true, port_active);
+	vhcad_link_to_ibdev(dev, vhcad_ib_port_event, port_active);
 	return 0;
 
 err_rdma_fini:
@@ -349,7 +349,7 @@ err_rdma_fini:
 
 void vhcad_ib_unregister(struct vhca_dev *dev)
 {
-	vhcad_link_to_ibdev(dev, false, false);
+	vhcad_link_to_ibdev(dev, NULL, false);
 	ib_unregister_device(&dev->ibdev);
 	vhcad_rdma_fini(dev);
 }

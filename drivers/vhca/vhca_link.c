@@ -23,11 +23,11 @@ static void vhcad_link_work(struct work_struct *work)
 
 	mutex_lock(&dev->link_lock);
 	up = vhcad_link_is_up(dev);
-	if (dev->link_to_netdev)
-		vhcad_netdev_set_link(dev, up);
-	if (dev->link_to_ibdev && up != dev->ib_port_active) {
+	if (dev->link_netdev_notify)
+		dev->link_netdev_notify(dev, up);
+	if (dev->link_ibdev_notify && up != dev->ib_port_active) {
 		dev->ib_port_active = up;
-		vhcad_ib_port_event(dev, up);
+		dev->link_ibdev_notify(dev, up);
 	}
 	mutex_unlock(&dev->link_lock);
 }
@@ -46,31 +46,35 @@ void vhcad_link_fini(struct vhca_dev *dev)
 }
 
 /*
- * Start or stop reporting link changes to the net_device.  Once this
- * returns with @enable false, the link work no longer touches it.
+ * Start reporting link changes to the net_device through @notify, or stop
+ * (NULL).  Once this returns with NULL, the link work no longer calls it.
  */
-void vhcad_link_to_netdev(struct vhca_dev *dev, bool enable)
+void vhcad_link_to_netdev(struct vhca_dev *dev,
+			  void (*notify)(struct vhca_dev *dev, bool up))
 {
 	mutex_lock(&dev->link_lock);
-	dev->link_to_netdev = enable;
+	dev->link_netdev_notify = notify;
 	mutex_unlock(&dev->link_lock);
 
 	/* Catch up with the link as it is now. */
-	if (enable)
+	if (notify)
 		schedule_work(&dev->link_work);
 }
 
 /*
- * Start or stop dispatching port events to the RDMA core.  @port_active is
- * the state the core saw when it registered the device.
+ * Start dispatching port events to the RDMA core through @notify, or stop
+ * (NULL).  @port_active is the state the core saw when it registered the
+ * device.
  */
-void vhcad_link_to_ibdev(struct vhca_dev *dev, bool enable, bool port_active)
+void vhcad_link_to_ibdev(struct vhca_dev *dev,
+			 void (*notify)(struct vhca_dev *dev, bool up),
+			 bool port_active)
 {
 	mutex_lock(&dev->link_lock);
-	dev->link_to_ibdev = enable;
+	dev->link_ibdev_notify = notify;
 	dev->ib_port_active = port_active;
 	mutex_unlock(&dev->link_lock);
 
-	if (enable)
+	if (notify)
 		schedule_work(&dev->link_work);
 }

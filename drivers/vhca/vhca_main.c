@@ -23,21 +23,6 @@ static const struct pci_device_id vhcad_pci_table[] = {
 };
 MODULE_DEVICE_TABLE(pci, vhcad_pci_table);
 
-u64 vhcad_read_counter(struct vhca_dev *dev, enum vhca_counter counter)
-{
-	u32 reg = VHCA_REG_COUNTERS + 8 * counter;
-	unsigned long flags;
-	u32 lo, hi;
-
-	/* Reading LO latches HI: keep each pair of reads together. */
-	spin_lock_irqsave(&dev->counter_lock, flags);
-	lo = vhcad_reg_read(dev, reg);
-	hi = vhcad_reg_read(dev, reg + 4);
-	spin_unlock_irqrestore(&dev->counter_lock, flags);
-
-	return (u64)hi << 32 | lo;
-}
-
 /* fw_version is major << 32 | minor << 16 | subminor. */
 void vhcad_fw_version_str(struct vhca_dev *dev, char *str, size_t len)
 {

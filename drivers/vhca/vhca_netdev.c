@@ -646,7 +646,7 @@ static const struct net_device_ops vhcad_netdev_ops = {
 };
 
 /* From the link work, under dev->link_lock. */
-void vhcad_netdev_set_link(struct vhca_dev *dev, bool up)
+static void vhcad_netdev_set_link(struct vhca_dev *dev, bool up)
 {
 	if (up)
 		netif_carrier_on(dev->netdev);
@@ -703,7 +703,7 @@ int vhcad_netdev_create(struct vhca_dev *dev)
 	}
 
 	dev->netdev = netdev;
-	vhcad_link_to_netdev(dev, true);
+	vhcad_link_to_netdev(dev, vhcad_netdev_set_link);
 	return 0;
 
 err_free_irq:
@@ -718,7 +718,7 @@ void vhcad_netdev_destroy(struct vhca_dev *dev)
 	struct net_device *netdev = dev->netdev;
 	struct vhca_eth *eth = to_vhca_eth(netdev);
 
-	vhcad_link_to_netdev(dev, false);
+	vhcad_link_to_netdev(dev, NULL);
 	/* Closes the interface: vhcad_stop() cancels the filter work. */
 	unregister_netdev(netdev);
 	free_irq(eth->irq, eth);

@@ -1,7 +1,7 @@
 /*
  * QEMU vhca: virtual RoCEv2 host channel adapter, PCIe and QOM glue.
  *
- * The device's behaviour lives in the engine (vhca-core.c and friends),
+ * The device's behaviour lives in the engine (hw/vhca/engine),
  * which includes no QEMU header; this file connects it to the PCI bus
  * (BARs, MSI-X, DMA, FLR), the net layer, properties, reset, tracing and
  * the migration blocker.  docs/specs/vhca.rst is the contract.

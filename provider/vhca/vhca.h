@@ -180,7 +180,15 @@ static inline void vhca_ring_doorbell(struct vhca_context *ctx,
 			htole64((uint64_t)value << 32 | object));
 }
 
-/* vhca_verbs.c: the QP table poll_cq looks QPs up in. */
-struct vhca_qp *vhca_find_qp(struct vhca_context *ctx, uint32_t qpn);
+/* The QP table (vhca_verbs.c fills it) that poll_cq looks QPs up in. */
+static inline struct vhca_qp *vhca_find_qp(struct vhca_context *ctx,
+					   uint32_t qpn)
+{
+	uint32_t top = (qpn >> VHCA_QP_TABLE_SHIFT) & VHCA_QP_TABLE_MASK;
+
+	if (!ctx->qp_table[top].refcnt)
+		return NULL;
+	return ctx->qp_table[top].table[qpn & VHCA_QP_TABLE_MASK];
+}
 
 #endif /* __VHCA_H__ */

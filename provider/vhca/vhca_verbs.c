@@ -416,15 +416,6 @@ int vhca_resize_cq(struct ibv_cq *ibcq, int cqe)
 	return 0;
 }
 
-struct vhca_qp *vhca_find_qp(struct vhca_context *ctx, uint32_t qpn)
-{
-	uint32_t top = (qpn >> VHCA_QP_TABLE_SHIFT) & VHCA_QP_TABLE_MASK;
-
-	if (!ctx->qp_table[top].refcnt)
-		return NULL;
-	return ctx->qp_table[top].table[qpn & VHCA_QP_TABLE_MASK];
-}
-
 static int vhca_store_qp(struct vhca_context *ctx, uint32_t qpn,
 			 struct vhca_qp *qp)
 {

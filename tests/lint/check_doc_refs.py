@@ -67,8 +67,8 @@ def code_words(root, files):
 
 def path_exists(root, path):
     """A path, a glob, or the start of a name (qemu-patches/0006, a
-    program named after its source, hw/vhca/vhca-core for .c and .h); a
-    placeholder in capitals (crash-NAME, qemu-KEY) stands for any."""
+    program named after its source, hw/vhca/engine/vhca-core for .c and
+    .h); a placeholder in capitals (crash-NAME, qemu-KEY) stands for any."""
     path = path.rstrip(".,:;/")
     if path.startswith(FOREIGN) or re.search(r"[A-Z]{3,}", path):
         return True

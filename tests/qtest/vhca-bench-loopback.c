@@ -1,7 +1,7 @@
 /*
  * The vhca device's speed inside QEMU: one QEMU, one vhca function, two
  * RC QPs of that function connected to each other, so every frame goes
- * through the device's own loopback (hw/vhca/vhca-tx.c) and QEMU's DMA
+ * through the device's own loopback (hw/vhca/engine/vhca-tx.c) and QEMU's DMA
  * into guest RAM, but no socket and no guest.  RC WRITE, READ or SEND of
  * one message size at one path MTU, in GB/s and messages/s.  The
  * device-level half of docs/benchmarks.rst ("Device"), beside the

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "vhca-harness.h"
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 static void test_nop_and_event(void)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "vhca-harness.h"
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 #define COMP_VECTOR 5
 

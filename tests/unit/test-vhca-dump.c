@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "vhca-node.h"
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 static void collect_line(void *opaque, const char *line)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "vhca-node.h"
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 #define REG_OFF     0x8000          /* b's pages the fast MR maps */
 #define REG_PAGES   4

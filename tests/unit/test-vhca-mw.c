@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "vhca-node.h"
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 #define MR_OFF      0x10000         /* b's MR that windows are bound to */
 #define MR_LEN      0x10000

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "vhca-node.h"
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 #include "vhca-wire.h"
 
 /*

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "vhca-harness.h"
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 #define R   VHCA_QPS_RESET
 #define I   VHCA_QPS_INIT

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "vhca-harness.h"
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 static Harness *setup(void)
 {

@@ -1,5 +1,5 @@
 /*
- * vhca engine unit tests: the RoCEv2 wire format (hw/vhca/vhca-wire.c,
+ * vhca engine unit tests: the RoCEv2 wire format (hw/vhca/engine/vhca-wire.c,
  * vhca-icrc.c, vhca-psn.h): build and parse round trips for every opcode
  * over IPv4 and IPv6, frames captured from Linux rxe as known vectors for
  * the ICRC and the layouts, rejection of every truncation and of each bad

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "vhca-node.h"
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 #include "vhca-wire.h"
 
 #define MTU             1024                /* VHCA_IB_MTU_1024 */

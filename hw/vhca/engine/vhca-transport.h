@@ -1,9 +1,13 @@
 /*
  * vhca engine: what the parts of the transport share, for every QP type
- * (IBTA Vol 1 chapters 9 and 10): the requester (vhca-req.c), the RC
- * completer (vhca-completer.c), the responders (vhca-resp.c, vhca-uc.c,
- * vhca-ud.c) and the scheduler that runs them, owns the timers and the
- * receive queues (vhca-sched.c).  Engine-internal.
+ * (IBTA Vol 1 chapters 9 and 10), and the receive path that feeds it:
+ * link (vhca-link.c), network (vhca-net.c), the transport's demux
+ * (vhca-demux.c) into per-QP queues of received frames
+ * (vhca-rx-frames.c); the scheduler (vhca-sched.c) and the pass that runs
+ * each QP (vhca-pass.c); the requester (vhca-req.c), the RC
+ * completer (vhca-completer.c), the receivers (vhca-resp.c, vhca-uc.c,
+ * vhca-ud.c, and what they share, vhca-recv.c) and transmission
+ * (vhca-tx.c).  Engine-internal.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -13,7 +17,7 @@
 #ifndef HW_VHCA_TRANSPORT_H
 #define HW_VHCA_TRANSPORT_H
 
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 #include "vhca-psn.h"
 #include "vhca-wire.h"
 
@@ -41,16 +45,25 @@ struct VhcaRxFrame {
 /* Datagrams up to this long take a small receive buffer. */
 #define VHCA_RX_DATAGRAM_SMALL  256
 
-/* vhca-sched.c */
+/* vhca-rx-frames.c: received frames, their queues, and the drops. */
 /*
  * The size of the receive buffer an IP datagram of @len bytes takes (and
  * counts for in the queue bounds), 0 if it is longer than any.
  */
 uint32_t vhca_rx_buf_size(uint32_t len);
+/*
+ * A buffer of @size bytes (vhca_rx_buf_size()) for a frame the queue
+ * bounds admitted; NULL if the heap has none.
+ */
+VhcaRxFrame *vhca_rx_buf_get(VhcaCore *core, uint32_t size);
+/* Free the kept buffers of size class @class (0 small, 1 large). */
+void vhca_rx_buf_release(VhcaCore *core, unsigned class);
+void vhca_frameq_push(VhcaCore *core, VhcaFrameQueue *q, VhcaRxFrame *f);
 VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q);
+/* Drop every frame of @q (VHCA_DROP_QP_STATE). */
+void vhca_frameq_clear(VhcaCore *core, VhcaFrameQueue *q);
 /* The frame's buffer goes back to its device, for the next frame. */
 void vhca_rx_frame_free(VhcaRxFrame *f);
-/* A received packet the transport does not take: ROCE_RX_DROPPED. */
 /*
  * A received RoCE frame was dropped (enum vhca_drop_reason, in
  * include/vhca_hw.h).  Each drop counts in ROCE_RX_DROPPED and in its
@@ -61,15 +74,51 @@ void vhca_rx_frame_free(VhcaRxFrame *f);
 void vhca_rx_drop(VhcaCore *core, enum vhca_drop_reason reason, uint32_t qpn);
 /* The parser refused a frame: traced with the parser's reason. */
 void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err);
+
+/* vhca-net.c: the network layer of the receive path. */
+/*
+ * A frame the link layer parsed into @pkt up to the UDP port: if it is
+ * RoCEv2 to one of our GIDs or multicast groups, it goes to the
+ * transport (vhca_rx_packet()) and the answer is true; false: not ours.
+ */
+bool vhca_net_receive(VhcaCore *core, const uint8_t *frame, size_t len,
+                      VhcaWirePacket *pkt);
+
+/* vhca-demux.c: the transport's demux. */
 /*
  * A RoCEv2 frame for one of our GIDs or multicast groups, from the wire
- * (the demux decided) or looped back by vhca_xmit() (@looped), its
+ * (vhca_net_receive()) or looped back by vhca_xmit() (@looped), its
  * network part parsed into @pkt by vhca_wire_parse_net().  The parse is
  * finished in place, the packet checked as far as it can be without its
  * QP's progress and queued on its QP with @pkt.
  */
 void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
                     VhcaWirePacket *pkt, bool looped);
+
+/*
+ * vhca-sched.c: which QPs have work, and their deadlines (the kick and
+ * the QP's transport state are in vhca-rdma.h, for the commands).
+ */
+/* A pass starts: the number of QPs queued for it. */
+uint32_t vhca_sched_pass_begin(VhcaCore *core);
+/* The next queued QP into *@qpn, unmarked; false if it has no work now. */
+bool vhca_sched_take(VhcaCore *core, uint32_t *qpn);
+/* The QP has work left: it queues again behind the others. */
+void vhca_sched_requeue(VhcaCore *core, uint32_t qpn);
+/* The pass is over: ask for another if work is left, arm the timer. */
+void vhca_sched_pass_end(VhcaCore *core);
+/* The @i-th queued QP (i < sched_count) into *@qpn; true if it has work. */
+bool vhca_sched_queued_at(const VhcaCore *core, uint32_t i, uint32_t *qpn);
+/* The QP's deadline may have changed: its heap entry follows. */
+void vhca_sched_deadline_sync(VhcaCore *core, uint32_t qpn,
+                              const VhcaQp *qp);
+/* Arm (or cancel) the device timer for the earliest deadline. */
+void vhca_sched_timer_update(VhcaCore *core);
+/* The timer fired: the number of deadlines to look at. */
+uint32_t vhca_sched_timer_begin(VhcaCore *core);
+/* The QP of the earliest deadline, if it is at or before @now. */
+bool vhca_sched_take_due(VhcaCore *core, uint64_t now, uint32_t *qpn);
+
 /*
  * IBTA 10.3.1: the receive side works from RTR on; RC stops in SQE (it
  * never gets there), UC and UD go on receiving in SQE.
@@ -95,9 +144,12 @@ static inline uint8_t vhca_qp_wire_opcode(const VhcaQp *qp, uint8_t opcode)
 }
 
 /* The QP's path MTU in bytes (IBTA 9.7.4: 256..4096). */
-uint32_t vhca_qp_mtu(const VhcaQp *qp);
-/* Post a QP affiliated asynchronous event (IBTA 11.6.3). */
-void vhca_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event);
+static inline uint32_t vhca_qp_mtu(const VhcaQp *qp)
+{
+    uint32_t mtu = vhca_ib_mtu_bytes(qp->attr.path_mtu);
+
+    return mtu ? mtu : 256;
+}
 
 /* vhca-tx.c */
 /*
@@ -142,9 +194,24 @@ bool vhca_completer_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 /* The QP's deadline passed: retransmit timeout or RNR wait over. */
 void vhca_completer_timer(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 
-/* vhca-resp.c: the responder, and what UC and UD share of it. */
+/* vhca-resp.c: the RC and XRC responder (IBTA 9.7.5). */
 bool vhca_resp_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                    unsigned *budget);
+
+/* vhca-uc.c: the UC responder (IBTA 9.8.3, 9.9.4, rxe's UC rules). */
+bool vhca_uc_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp, unsigned *budget);
+
+/* vhca-ud.c: the UD and GSI responder (IBTA 10.2.5, 11.4.1.1). */
+bool vhca_ud_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp, unsigned *budget);
+
+/* vhca-recv.c: what every receiver shares. */
+/*
+ * The next received request of @qp, if its budget allows (else *@more);
+ * NULL when there is none.  A QP that no longer receives drops what it
+ * had queued.
+ */
+VhcaRxFrame *vhca_recv_next(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                            unsigned *budget, bool *more);
 /*
  * The one source of receive WQEs of every QP type: the QP's own RQ, or
  * its SRQ (IBTA 10.2.9).  vhca_rq_has_wqe(): the QP holds one for the
@@ -171,6 +238,11 @@ uint32_t vhca_resp_recv_cqn(const VhcaCore *core, const VhcaQp *qp);
  * XRC target the PD of the XRC SRQ the request named (annex A14).
  */
 uint32_t vhca_resp_pdn(const VhcaCore *core, const VhcaQp *qp);
+/* The ring the held receive WQE came from, for the err_wqe hook. */
+static inline VhcaRingId vhca_resp_rwqe_ring(const VhcaQp *qp)
+{
+    return vhca_qp_on_srq(qp) ? VHCA_RING_SRQ : VHCA_RING_RQ;
+}
 /* Write @len bytes at @offset of the held receive WQE's buffer. */
 uint8_t vhca_resp_scatter(VhcaCore *core, VhcaQp *qp, uint64_t offset,
                           const uint8_t *data, uint32_t len);
@@ -205,6 +277,8 @@ void vhca_resp_complete_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                              const VhcaWirePacket *pkt, uint8_t op);
 /* The BTH operation (opcode without its transport) carries ImmDt. */
 bool vhca_op_has_imm(uint8_t op);
+/* ... or an IETH: SEND with Invalidate. */
+bool vhca_op_has_inv(uint8_t op);
 /* What vhca_resp_check_write() found of an RDMA WRITE packet. */
 typedef enum VhcaWriteCheck {
     VHCA_WRITE_OK,
@@ -220,13 +294,5 @@ typedef enum VhcaWriteCheck {
 VhcaWriteCheck vhca_resp_check_write(VhcaCore *core, uint32_t qpn,
                                      VhcaQp *qp, const VhcaWirePacket *pkt,
                                      bool first, bool last);
-
-/* vhca-uc.c: the UC responder (IBTA 9.8.3, 9.9.4, rxe's UC rules). */
-void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                    const VhcaWirePacket *pkt);
-
-/* vhca-ud.c: the UD and GSI responder (IBTA 10.2.5, 11.4.1.1). */
-void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                    const VhcaRxFrame *f);
 
 #endif /* HW_VHCA_TRANSPORT_H */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 #define VHCA_ETH_RING_ALIGN     16
 #define VHCA_DESC_SIZE          sizeof(struct vhca_eth_desc)

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 bool vhca_gid_is_multicast(const uint8_t gid[VHCA_GID_LEN])
 {

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 uint8_t vhca_cmd_create_pd(VhcaCore *core, VhcaCmdCtx *ctx)
 {

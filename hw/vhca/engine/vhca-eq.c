@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 static uint32_t vhca_eq_outstanding(const VhcaEq *eq)
 {
@@ -281,4 +281,9 @@ uint8_t vhca_cmd_destroy_eq(VhcaCore *core, VhcaCmdCtx *ctx)
     memset(eq, 0, sizeof(*eq));
     vhca_ids_free(&core->eq_ids, eqn);
     return VHCA_ST_OK;
+}
+
+void vhca_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event)
+{
+    vhca_aeq_post(core, VHCA_EQE_QP_EVENT, event, qpn, 0);
 }

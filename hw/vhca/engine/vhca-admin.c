@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 #define VHCA_CMD_IN_LEN         32
 #define VHCA_CMD_OUT_LEN        16
@@ -30,14 +30,6 @@
 /* IB speed and width codes (IBTA Vol 1, 14.2.5.6 PortInfo). */
 #define VHCA_IB_SPEED_EDR       32      /* 25 Gb/s per lane */
 #define VHCA_IB_WIDTH_1X        1
-
-/*
- * Bytes a RoCEv2 packet adds around its payload in the worst case, as the
- * Linux RDMA core counts them in iboe_get_mtu(): GRH/IPv6 40, UDP 8,
- * BTH 12, XRCETH 4, AtomicETH 28, ICRC 4.  The device picks the active MTU
- * the same way so that it and the driver agree.
- */
-#define VHCA_ROCE_MAX_OVERHEAD  (40 + 8 + 12 + 4 + 28 + 4)
 
 typedef uint8_t (*VhcaCmdHandler)(VhcaCore *core, VhcaCmdCtx *ctx);
 
@@ -130,34 +122,6 @@ static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
                              sizeof(attr), (unsigned long long)addr);
     }
     return VHCA_ST_OK;
-}
-
-/*
- * Largest IB MTU (IBTA encoding) whose packets fit the Ethernet MTU: the
- * port's active MTU, which also bounds UD messages (IBTA 10.2.1).
- */
-uint8_t vhca_port_active_mtu(const VhcaCore *core)
-{
-    uint32_t eth_mtu = core->mtu;
-    static const struct {
-        uint32_t bytes;
-        uint8_t code;
-    } ib_mtus[] = {
-        { 4096, VHCA_IB_MTU_4096 },
-        { 2048, VHCA_IB_MTU_2048 },
-        { 1024, VHCA_IB_MTU_1024 },
-        { 512, VHCA_IB_MTU_512 },
-        { 256, VHCA_IB_MTU_256 },
-    };
-    size_t i;
-
-    for (i = 0; i < sizeof(ib_mtus) / sizeof(ib_mtus[0]); i++) {
-        if (eth_mtu >= ib_mtus[i].bytes + VHCA_ROCE_MAX_OVERHEAD) {
-            return ib_mtus[i].code;
-        }
-    }
-    /* Not even 256 bytes fit: like rxe, report 0 (no usable IB MTU). */
-    return 0;
 }
 
 static uint8_t vhca_cmd_query_port(VhcaCore *core, VhcaCmdCtx *ctx)

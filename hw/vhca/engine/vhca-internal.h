@@ -1,5 +1,8 @@
 /*
- * vhca engine: helpers shared by the engine's source files only.
+ * vhca engine: the base layer's helpers - guest memory and byte order,
+ * rings, counters, hooks, guest-error reports - shared by every engine
+ * file (engine-internal; the RDMA objects are in vhca-rdma.h, the
+ * transport in vhca-transport.h).
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -141,34 +144,7 @@ static inline void vhca_raise_irq(VhcaCore *core, unsigned vector)
     }
 }
 
-/* vhca-admin.c */
-void vhca_admq_doorbell(VhcaCore *core, uint32_t pi);
-
-/* vhca-eq.c */
-void vhca_aeq_start(VhcaCore *core);
-void vhca_aeq_doorbell(VhcaCore *core, uint32_t value);
-void vhca_aeq_post(VhcaCore *core, uint8_t type, uint8_t subtype,
-                   uint32_t data0, uint32_t data1);
-
-/* vhca-eth.c */
-void vhca_eth_ctrl_write(VhcaCore *core, uint32_t value);
-void vhca_eth_tx_doorbell(VhcaCore *core, uint32_t pi);
-void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi);
-void vhca_eth_irq_arm(VhcaCore *core);
-/*
- * A received frame that is not RoCEv2 for us (at least an Ethernet
- * header long): RX filter, then the RX ring.
- */
-VhcaRxResult vhca_eth_receive(VhcaCore *core, const uint8_t *buf,
-                              size_t len);
-
-/* vhca-core.c: after SET_GID or DEL_GID, where vhca_gid_is_ours() stops. */
-void vhca_gid_tbl_update_top(VhcaCore *core);
-/* vhca-core.c: is @gid a valid entry of our GID table? */
-bool vhca_gid_is_ours(const VhcaCore *core,
-                      const uint8_t gid[VHCA_GID_LEN]);
-
-/* vhca-core.c: BAR0 EQ_DB(eqn) registers of the completion EQs. */
+/* vhca-regs.c: BAR0 EQ_DB(eqn) registers of the completion EQs. */
 static inline bool vhca_reg_is_eq_db(uint64_t offset, uint32_t *eqn)
 {
     if (offset < VHCA_REG_EQ_DB(1) ||
@@ -178,10 +154,5 @@ static inline bool vhca_reg_is_eq_db(uint64_t offset, uint32_t *eqn)
     *eqn = (uint32_t)((offset - VHCA_REG_EQ_DB(0)) / 4);
     return true;
 }
-
-#include "vhca-rdma.h"
-
-/* vhca-eth.c: the admin command that programs the RX filter. */
-uint8_t vhca_cmd_set_rx_filter(VhcaCore *core, VhcaCmdCtx *ctx);
 
 #endif /* HW_VHCA_INTERNAL_H */

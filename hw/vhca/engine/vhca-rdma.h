@@ -1,7 +1,10 @@
 /*
- * vhca engine: RDMA resources (docs/specs/vhca.rst, "RDMA resources"):
- * protection domains, memory regions, completion EQs, CQs and QPs, and the
- * interfaces the transport uses on them.  Engine-internal.
+ * vhca engine: the device's objects and their services - the admin
+ * queue, event queues, Ethernet rings and GID table, and the RDMA
+ * resources (docs/specs/vhca.rst, "RDMA resources"): protection domains,
+ * memory regions, completion EQs, CQs, QPs, SRQs, XRC domains, multicast
+ * groups - and what the transport uses of them.  Engine-internal; the
+ * layer above vhca-internal.h, below vhca-transport.h.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -11,7 +14,7 @@
 #ifndef HW_VHCA_RDMA_H
 #define HW_VHCA_RDMA_H
 
-#include "vhca-core.h"
+#include "vhca-internal.h"
 
 /* Level 2: at most a 4 KiB array of pointers to 512-entry pages. */
 #define VHCA_MR_MAX_PAGES       (VHCA_PBL_ENTRIES_PER_PAGE * \
@@ -334,9 +337,9 @@ struct VhcaQp {
     VhcaPath path;
 
     /*
-     * Transport (vhca-req.c, vhca-completer.c, vhca-resp.c, vhca-sched.c, and
-     * vhca-uc.c, vhca-ud.c); UC and UD use the requester and responder
-     * parts, RC all of it.
+     * Transport (vhca-req.c, vhca-completer.c, vhca-resp.c, vhca-uc.c,
+     * vhca-ud.c, vhca-recv.c, vhca-sched.c); UC and UD use the requester
+     * and receiver parts, RC all of it.
      */
     VhcaRequester req;
     VhcaResponder resp;
@@ -447,11 +450,41 @@ VhcaCq *vhca_cq_lookup(VhcaCore *core, uint32_t cqn);
 VhcaQp *vhca_qp_lookup(VhcaCore *core, uint32_t qpn);
 VhcaSrq *vhca_srq_lookup(VhcaCore *core, uint32_t srqn);
 
+/* vhca-device.c: the object tables. */
 int vhca_rdma_init(VhcaCore *core);
 void vhca_rdma_reset(VhcaCore *core);
 void vhca_rdma_cleanup(VhcaCore *core);
 
+/* vhca-admin.c */
+void vhca_admq_doorbell(VhcaCore *core, uint32_t pi);
+
+/* vhca-eq.c */
+void vhca_aeq_start(VhcaCore *core);
+void vhca_aeq_doorbell(VhcaCore *core, uint32_t value);
+void vhca_aeq_post(VhcaCore *core, uint8_t type, uint8_t subtype,
+                   uint32_t data0, uint32_t data1);
+
+/* vhca-eth.c */
+void vhca_eth_ctrl_write(VhcaCore *core, uint32_t value);
+void vhca_eth_tx_doorbell(VhcaCore *core, uint32_t pi);
+void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi);
+void vhca_eth_irq_arm(VhcaCore *core);
+/*
+ * A received frame that is not RoCEv2 for us (at least an Ethernet
+ * header long): RX filter, then the RX ring.
+ */
+VhcaRxResult vhca_eth_receive(VhcaCore *core, const uint8_t *buf,
+                              size_t len);
+
+/* vhca-net.c: after SET_GID or DEL_GID, where vhca_gid_is_ours() stops. */
+void vhca_gid_tbl_update_top(VhcaCore *core);
+/* vhca-net.c: is @gid a valid entry of our GID table? */
+bool vhca_gid_is_ours(const VhcaCore *core,
+                      const uint8_t gid[VHCA_GID_LEN]);
+
 /* The admin command handlers, one file per object. */
+/* vhca-eth.c: the admin command that programs the RX filter. */
+uint8_t vhca_cmd_set_rx_filter(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_create_pd(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_destroy_pd(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_create_mr(VhcaCore *core, VhcaCmdCtx *ctx);
@@ -522,7 +555,7 @@ const VhcaMcastGroup *vhca_mcast_find(const VhcaCore *core,
 void vhca_mcast_qp_gone(VhcaCore *core, uint32_t qpn);
 void vhca_mcast_reset(VhcaCore *core);
 
-/* vhca-admin.c: the port's active MTU (enum vhca_ib_mtu, 0 if none). */
+/* vhca-core.c: the port's active MTU (enum vhca_ib_mtu, 0 if none). */
 uint8_t vhca_port_active_mtu(const VhcaCore *core);
 
 /*
@@ -677,16 +710,33 @@ typedef struct VhcaCompletion {
  * ERR by vhca_cq_errors_settle().
  */
 bool vhca_cq_post(VhcaCore *core, uint32_t cqn, const VhcaCompletion *wc);
+/*
+ * Write CQE @cqe at @index of the ring on @pages, owner byte last;
+ * non-zero if the slot is not guest RAM (*@addr: its address).
+ */
+int vhca_cq_write_cqe(VhcaCore *core, const uint64_t *pages,
+                      uint32_t log_size, uint32_t index,
+                      const uint8_t *cqe, uint64_t *addr);
 void vhca_cq_doorbell(VhcaCore *core, uint32_t page, uint32_t cqn,
                       uint32_t value);
 /* Move every QP whose CQ is in error to ERR; call after posting CQEs. */
 void vhca_cq_errors_settle(VhcaCore *core);
 
-/* vhca-qp.c */
+/* vhca-qp.c: the QP doorbells (and the QP commands above). */
 void vhca_qp_sq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
                          uint32_t pi);
 void vhca_qp_rq_doorbell(VhcaCore *core, uint32_t page, uint32_t qpn,
                          uint32_t pi);
+
+/* vhca-qp-error.c: work queues, flush and the error states. */
+/* Read the WQE at @index of a work queue (its first @len bytes). */
+int vhca_wq_fetch(VhcaCore *core, const VhcaWq *wq, uint32_t index,
+                  void *buf, size_t len);
+/* The completion opcode of a send WQE opcode. */
+uint8_t vhca_send_wc_opcode(uint8_t wr_opcode);
+/* Complete every outstanding WQE of @wq with WR_FLUSH_ERR to CQ @cqn. */
+void vhca_qp_flush_wq(VhcaCore *core, uint32_t qpn, VhcaWq *wq,
+                      uint32_t cqn, bool is_sq);
 /* The device moves @qp to ERR on its own (IBTA 10.3.1): QP_FATAL. */
 void vhca_qp_fatal(VhcaCore *core, uint32_t qpn);
 /*
@@ -702,32 +752,19 @@ void vhca_qp_set_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 void vhca_qp_set_sq_error(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* A WR of @qp failed with @status: remember it as why the QP fails. */
 void vhca_qp_note_error(VhcaQp *qp, uint8_t status, uint32_t vendor_err);
-/*
- * Doorbells before commands: run @qp's UD or UC send WQEs now, before the
- * command that calls this (vhca-qp.c tells why).
- */
-void vhca_qp_drain_unreliable(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
-/* SQD: post SQ_DRAINED if asked for and nothing is in flight. */
-void vhca_req_sqd_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
-/* The completion opcode of a send WQE opcode. */
-uint8_t vhca_send_wc_opcode(uint8_t wr_opcode);
-/* Read the WQE at @index of a work queue (its first @len bytes). */
-int vhca_wq_fetch(VhcaCore *core, const VhcaWq *wq, uint32_t index,
-                  void *buf, size_t len);
 
-/*
- * vhca-sched.c: deferred work, timers and receive queues of the transport
- * (every QP type).
- */
+/* vhca-req.c: SQD: post SQ_DRAINED if asked for and nothing is in flight. */
+void vhca_req_sqd_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+
+/* vhca-core.c: the clock (VhcaCoreOps.now_ns). */
 uint64_t vhca_now(VhcaCore *core);
+
+/* vhca-eq.c: post a QP affiliated asynchronous event (IBTA 11.6.3). */
+void vhca_qp_event(VhcaCore *core, uint32_t qpn, uint8_t event);
+
+/* vhca-sched.c: the per-QP state of the scheduler and the transport. */
 /* @qpn has work: run it in the next deferred pass. */
 void vhca_sched_kick(VhcaCore *core, uint32_t qpn);
-/*
- * Run now the UD and UC send WQEs rung for QPs that complete into CQ
- * @cqn, as a command after those doorbells must see them
- * (vhca_qp_drain_unreliable()).
- */
-void vhca_sched_drain_senders(VhcaCore *core, uint32_t cqn);
 /* Forget the QP's transport state: queued frames, timers, progress. */
 void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
 /* Allocate / free what a QP's transport needs (CREATE/DESTROY_QP). */
@@ -741,6 +778,19 @@ void vhca_sched_cleanup(VhcaCore *core);
 /* The scheduler's per-QPN state for QPNs below @slots; 0 or -1. */
 int vhca_sched_init(VhcaCore *core, uint32_t slots);
 void vhca_sched_destroy(VhcaCore *core);
+
+/* vhca-pass.c: the pass, for commands that must see doorbells run. */
+/*
+ * Doorbells before commands: run @qp's UD or UC send WQEs now, before the
+ * command that calls this (vhca-pass.c tells why).
+ */
+void vhca_qp_drain_unreliable(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+/*
+ * Run now the UD and UC send WQEs rung for QPs that complete into CQ
+ * @cqn, as a command after those doorbells must see them
+ * (vhca_qp_drain_unreliable()).
+ */
+void vhca_pass_drain_senders(VhcaCore *core, uint32_t cqn);
 
 /* vhca-qp-state.c: the Modify QP table (IBTA 11.2.4.2, Linux verbs.c). */
 typedef enum VhcaQpModifyCheck {

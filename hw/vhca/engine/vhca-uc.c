@@ -129,7 +129,7 @@ static void vhca_uc_write(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
 }
 
-void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+static void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                     const VhcaWirePacket *pkt)
 {
     VhcaResponder *resp = &qp->resp;
@@ -190,4 +190,16 @@ void vhca_uc_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     } else {
         vhca_uc_write(core, qpn, qp, pkt, op, first, last);
     }
+}
+
+bool vhca_uc_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp, unsigned *budget)
+{
+    bool more = false;
+    VhcaRxFrame *f;
+
+    while ((f = vhca_recv_next(core, qpn, qp, budget, &more))) {
+        vhca_uc_packet(core, qpn, qp, &f->pkt);
+        vhca_rx_frame_free(f);
+    }
+    return more;
 }

@@ -43,7 +43,7 @@ static void vhca_ud_grh_area(const VhcaRxFrame *f, uint8_t *grh)
     }
 }
 
-void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+static void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                     const VhcaRxFrame *f)
 {
     const VhcaWirePacket *pkt = &f->pkt;
@@ -99,4 +99,16 @@ void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     vhca_resp_complete_recv(core, qpn, qp, &wc);
     vhca_count(core, VHCA_CNT_UD_RX_PACKETS, 1);
+}
+
+bool vhca_ud_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp, unsigned *budget)
+{
+    bool more = false;
+    VhcaRxFrame *f;
+
+    while ((f = vhca_recv_next(core, qpn, qp, budget, &more))) {
+        vhca_ud_packet(core, qpn, qp, f);
+        vhca_rx_frame_free(f);
+    }
+    return more;
 }

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 /*
  * FLUSH_PERSISTENT is not among them: the device cannot make guest memory

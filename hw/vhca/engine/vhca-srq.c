@@ -5,7 +5,7 @@
  * "Shared receive queues"; IBTA 10.2.9, 11.2.3, 11.5.2.4, 11.6.3).
  *
  * The QPs attached to an SRQ take its WQEs in ring order through the one
- * receive WQE source of the transport (vhca_rq_take() in vhca-resp.c);
+ * receive WQE source of the transport (vhca_rq_take() in vhca-recv.c);
  * a WQE taken belongs to the QP that took it until it completes.
  *
  * Copyright (c) 2025 The vhca authors

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 /* Long enough for the longest QP line with every flag. */
 #define VHCA_DUMP_LINE_MAX  512

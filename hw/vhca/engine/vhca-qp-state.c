@@ -15,7 +15,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 enum { QPT_RC, QPT_UC, QPT_UD, QPT_GSI, QPT_XRC_INI, QPT_XRC_TGT, QPT__MAX };
 

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vhca-internal.h"
+#include "vhca-rdma.h"
 
 #define WQE_OFF(f)          offsetof(struct vhca_send_wqe, f)
 #define MW_IN_OFF(f)        offsetof(struct vhca_cmd_mw_in, f)
