@@ -14,7 +14,10 @@ Suites, in order (each counts its individual test cases):
           and the engine's layering (tests/lint/check_engine_layers.py)
   guest   two guests with a vhca each (tests/guest)
 
-    tests/run_all.py [--suite unit,fuzz,qtest,lint,guest]
+    tests/run_all.py [--suite unit,fuzz,qtest,lint,guest] [--quick]
+
+--quick runs unit, lint and qtest: the loop after an edit of the device,
+under three minutes warm; the README's test command runs every suite.
 """
 
 import argparse
@@ -271,13 +274,18 @@ def run_guest(results):
 
 SUITES = {"unit": run_unit, "fuzz": run_fuzz, "qtest": run_qtest, "lint": run_lint,
           "guest": run_guest}
+# What needs no guest: the engine, the device through libqtest, the lint.
+QUICK = ["unit", "lint", "qtest"]
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--suite", default=",".join(SUITES))
+    parser.add_argument("--quick", action="store_true",
+                        help="the edit-rerun tier: %s (under 3 minutes "
+                        "warm)" % ",".join(QUICK))
     args = parser.parse_args()
-    wanted = args.suite.split(",")
+    wanted = QUICK if args.quick else args.suite.split(",")
     unknown = set(wanted) - set(SUITES)
     if unknown:
         raise SystemExit("vhca: error: unknown suite %s (have %s)"
