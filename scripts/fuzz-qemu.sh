@@ -3,11 +3,13 @@
 # over vhca's MMIO (BAR0 registers, BAR2 doorbells) and DMA (every guest
 # memory read the device makes is answered with fuzzer data), in a second
 # QEMU build with clang, libFuzzer, AddressSanitizer and UBSan.  Run by
-# hand, not by the test command: the build takes longer than the normal one.
+# hand, except replay, which the test command's fuzz suite runs.
 #
 #   flock /tmp/vhca-qemu.lock scripts/fuzz-qemu.sh build
 #   scripts/fuzz-qemu.sh configure      (tree and configure only)
 #   scripts/fuzz-qemu.sh run [SECONDS] [LIBFUZZER_OPTIONS...]
+#   scripts/fuzz-qemu.sh merge          (the run's corpus into the repo's)
+#   scripts/fuzz-qemu.sh replay         (every input of the repo's corpus)
 #   scripts/fuzz-qemu.sh repro CRASH_FILE
 #
 # build: unpacks the same QEMU tarball as scripts/build-qemu.sh (run that
@@ -26,10 +28,16 @@
 # the seabios package, as the normal build's --firmwarepath gives it)
 #   QEMU_FUZZ_OBJECTS='vhca'      (the MemoryRegions vhca-ctrl and
 #                                  vhca-doorbell, and the device's DMA)
-# for SECONDS (default 3600) with the corpus in $VHCA_CACHE/qemu-fuzz-corpus;
-# a crash leaves its input in $VHCA_CACHE/qemu-fuzz-crash-*.  repro runs one
-# input again; QEMU_FUZZ_TIMEOUT and the rest of docs/devel/testing/
-# fuzzing.rst in the QEMU source apply.
+# for SECONDS (default 3600) with the corpus in $VHCA_CACHE/qemu-fuzz-corpus,
+# started from the repo's, tests/qtest/fuzz-corpus: the seeds
+# (scripts/fuzz-qemu-seeds.py writes them: the device enabled, then each
+# admin command, the Ethernet rings, the doorbells) and grown/, what
+# earlier runs found.  A crash leaves its input in
+# $VHCA_CACHE/qemu-fuzz-crash-*.  merge minimizes the run's corpus into a
+# new grown/ (libFuzzer -merge: the fewest inputs with the same coverage).
+# replay runs every input of the repo's corpus once and fails on any
+# finding; repro runs one input again.  QEMU_FUZZ_TIMEOUT and the rest of
+# docs/devel/testing/fuzzing.rst in the QEMU source apply.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -60,6 +68,9 @@ qemu_src="$top/src"
 qemu_build="$top/build"
 fuzzer="$qemu_build/qemu-fuzz-x86_64"
 corpus="$VHCA_CACHE/qemu-fuzz-corpus"
+seeds="$VHCA_ROOT/tests/qtest/fuzz-corpus"
+inputs=("$seeds")
+[ -d "$seeds/grown" ] && inputs+=("$seeds/grown")
 
 export QEMU_FUZZ_ARGS="${QEMU_FUZZ_ARGS:--M q35 -nodefaults -L /usr/share/seabios -L /usr/share/qemu -netdev user,id=n0 -device vhca,netdev=n0}"
 export QEMU_FUZZ_OBJECTS="${QEMU_FUZZ_OBJECTS:-vhca}"
@@ -104,13 +115,37 @@ run)
 	mkdir -p "$corpus"
 	log "generic-fuzz over '$QEMU_FUZZ_OBJECTS' for ${secs}s, corpus $corpus"
 	exec "$fuzzer" --fuzz-target=generic-fuzz -max_total_time="$secs" \
-		-artifact_prefix="$VHCA_CACHE/qemu-fuzz-crash-" "$@" "$corpus"
+		-artifact_prefix="$VHCA_CACHE/qemu-fuzz-crash-" "$@" "$corpus" \
+		"${inputs[@]}"
+	;;
+merge)
+	[ -x "$fuzzer" ] || die "no $fuzzer: run 'flock /tmp/vhca-qemu.lock $0 build' first"
+	rm -rf "$seeds/grown.new"
+	mkdir -p "$seeds/grown.new"
+	"$fuzzer" --fuzz-target=generic-fuzz -merge=1 "$seeds/grown.new" \
+		"${inputs[@]:1}" "$corpus" >"$VHCA_CACHE/qemu-fuzz-merge.log" 2>&1 ||
+		die "merge failed; see $VHCA_CACHE/qemu-fuzz-merge.log"
+	rm -rf "$seeds/grown"
+	mv "$seeds/grown.new" "$seeds/grown"
+	log "$(ls "$seeds/grown" | wc -l) inputs in $seeds/grown"
+	;;
+replay)
+	[ -x "$fuzzer" ] || die "no $fuzzer: run 'flock /tmp/vhca-qemu.lock $0 build' first"
+	# -runs=0: load and run every input once, then stop.  Prints
+	# "replayed N inputs" on success; a finding stops it with its report.
+	"$fuzzer" --fuzz-target=generic-fuzz -runs=0 \
+		-artifact_prefix="$VHCA_CACHE/qemu-fuzz-crash-" \
+		"${inputs[@]}" 2>&1 | tee "$VHCA_CACHE/qemu-fuzz-replay.log" |
+		grep -E "ERROR|SUMMARY|crash-" >&2 || true
+	[ "${PIPESTATUS[0]}" = 0 ] ||
+		die "an input of $seeds failed; see $VHCA_CACHE/qemu-fuzz-replay.log"
+	echo "replayed $(find "$seeds" -type f | wc -l) inputs"
 	;;
 repro)
 	[ $# -eq 1 ] || die "usage: $0 repro CRASH_FILE"
 	exec "$fuzzer" --fuzz-target=generic-fuzz "$1"
 	;;
 *)
-	die "usage: $0 configure | build | run [SECONDS] [OPTIONS...] | repro CRASH_FILE"
+	die "usage: $0 configure | build | run [SECONDS] [OPTIONS...] | merge | replay | repro CRASH_FILE"
 	;;
 esac

@@ -5,7 +5,9 @@ Suites, in order (each counts its individual test cases):
   unit    the engine without QEMU (tests/unit, GTest/TAP through meson)
   fuzz    the engine's fuzz target with ASan and UBSan for a bounded run:
           the committed corpus replayed, then a fixed number of mutated
-          inputs (tests/unit/fuzz-vhca.c; longer: scripts/fuzz-engine.sh)
+          inputs (tests/unit/fuzz-vhca.c; longer: scripts/fuzz-engine.sh);
+          and QEMU's generic-fuzz corpus for the device replayed
+          (tests/qtest/fuzz-corpus; longer: scripts/fuzz-qemu.sh run)
   qtest   device conformance through libqtest (tests/qtest, in QEMU's build)
   lint    checkpatch on the guest driver, the docs parse, each table of
           docs/specs/vhca.rst agrees with include/vhca_hw.h, every
@@ -136,6 +138,21 @@ def run_fuzz(results):
     step("build fuzz target", ["ninja", "-C", build,
                                "tests/unit/fuzz-vhca-run"])
     run_meson_suite(results, "fuzz", build, "meson", "fuzz")
+
+    # QEMU's generic-fuzz over the device: every input of its corpus
+    # (tests/qtest/fuzz-corpus) once, in the clang, ASan and UBSan build
+    # of scripts/fuzz-qemu.sh (cached; its own tree).
+    fuzz_qemu = os.path.join(ROOT, "scripts/fuzz-qemu.sh")
+    step("build QEMU's fuzzer", [fuzz_qemu, "build"])
+    t0 = time.monotonic()
+    proc = subprocess.run([fuzz_qemu, "replay"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    results.took("fuzz qemu generic-fuzz corpus", time.monotonic() - t0)
+    m = re.search(r"^replayed (\d+) inputs$", proc.stdout, re.M)
+    ok = proc.returncode == 0 and m and int(m.group(1)) > 0
+    results.add("fuzz", "qemu generic-fuzz corpus (%s inputs)"
+                % (m.group(1) if m else "?"), "pass" if ok else "fail",
+                "" if ok else proc.stdout[-3000:])
 
 
 def run_qtest(results):
