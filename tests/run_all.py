@@ -143,6 +143,8 @@ def run_fuzz(results):
     # (tests/qtest/fuzz-corpus) once, in the clang, ASan and UBSan build
     # of scripts/fuzz-qemu.sh (cached; its own tree).
     fuzz_qemu = os.path.join(ROOT, "scripts/fuzz-qemu.sh")
+    # The normal build first: it fetches the QEMU source both use.
+    step("build QEMU", [os.path.join(ROOT, "scripts/build-qemu.sh")])
     step("build QEMU's fuzzer", [fuzz_qemu, "build"])
     t0 = time.monotonic()
     proc = subprocess.run([fuzz_qemu, "replay"], stdout=subprocess.PIPE,
