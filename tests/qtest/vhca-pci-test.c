@@ -311,8 +311,13 @@ static void expect_bad_property(const char *prop, const char *value,
                                            "%s=%s", prop, value);
     g_autofree char *lo_s = g_strdup_printf("%u", lo);
     g_autofree char *hi_s = g_strdup_printf("%u", hi);
+    /*
+     * Through sh, as libqtest starts QEMU: QTEST_QEMU_BINARY may be a
+     * command with arguments (scripts/sanitize.sh's env wrapper).
+     */
     const char *argv[] = {
-        qemu, "-machine", "q35", "-accel", "qtest", "-display", "none",
+        "/bin/sh", "-c", "exec $QTEST_QEMU_BINARY \"$@\"", "sh",
+        "-machine", "q35", "-accel", "qtest", "-display", "none",
         "-nodefaults", "-device", dev, NULL,
     };
     g_autoptr(GError) err = NULL;
