@@ -14,10 +14,8 @@ v2 GID index, %(ip)s its IPv4 address and %(srv)s the server's; %(gid6)s,
 
 import re
 import sys
-import os
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
 
 TCP = vhca_fabric.READY_TCP
 CM = vhca_fabric.READY_RDMA_CM

@@ -10,14 +10,13 @@ receive and a send posted, then ERR: both must come back as WR_FLUSH_ERR,
 announced by a CQ event.
 Then RESET (indices restart) and again, to check the rings restart at 0."""
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ, CompChannel
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
-from guest_verbs import PORT, fail, ipv4_gid_index, vhca_context
+from guest_verbs import PORT, connect, fail, ipv4_gid_index, vhca_context
 
 NO_SUCH_QPN = 0xabcde
 
@@ -31,28 +30,10 @@ def to_rts(qp, ctx):
               e.IBV_QP_ACCESS_FLAGS)
 
     idx = ipv4_gid_index(ctx)
-    gr = GlobalRoute(dgid=ctx.query_gid(PORT, idx), sgid_index=idx,
-                     hop_limit=64)
-    attr = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024)
-    attr.ah_attr = AHAttr(port_num=PORT, is_global=1, gr=gr)
-    attr.dest_qp_num = NO_SUCH_QPN
-    attr.rq_psn = 0
-    attr.max_dest_rd_atomic = 1
-    attr.min_rnr_timer = 12
-    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
-              e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
-              e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-
-    attr = QPAttr(qp_state=e.IBV_QPS_RTS)
     # 4.096 us * 2^20 = 4.3 s per try: the flush comes long before the
     # retries of the unanswered send run out.
-    attr.timeout = 20
-    attr.retry_cnt = 7
-    attr.rnr_retry = 7
-    attr.sq_psn = 0
-    attr.max_rd_atomic = 1
-    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
-              e.IBV_QP_RNR_RETRY | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+    connect(qp, idx, NO_SUCH_QPN, str(ctx.query_gid(PORT, idx)), timeout=20,
+            rd_atomic=1)
     qattr, _ = qp.query(e.IBV_QP_STATE | e.IBV_QP_DEST_QPN | e.IBV_QP_AV)
     if qattr.qp_state != e.IBV_QPS_RTS or qattr.dest_qp_num != NO_SUCH_QPN:
         fail("query_qp: state %d dest %d" % (qattr.qp_state, qattr.dest_qp_num))

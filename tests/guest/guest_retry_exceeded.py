@@ -22,14 +22,13 @@ import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.addr import GID, AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
-from guest_verbs import PORT, fail, ipv4_gid_index, vhca_context
+from guest_verbs import PORT, connect, fail, ipv4_gid_index, vhca_context
 
 MSG = 1024
 WAIT_SECONDS = 60
@@ -47,27 +46,6 @@ def read_control(fifo):
 
 def pattern(seed):
     return bytes((seed + i * 7) & 0xff for i in range(MSG))
-
-
-def connect(qp, sgid_index, peer_qpn, peer_gid, timeout, retry_cnt):
-    gr = GlobalRoute(dgid=GID(peer_gid), sgid_index=sgid_index, hop_limit=64)
-    attr = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024)
-    attr.ah_attr = AHAttr(port_num=PORT, is_global=1, gr=gr)
-    attr.dest_qp_num = peer_qpn
-    attr.rq_psn = 0
-    attr.max_dest_rd_atomic = 1
-    attr.min_rnr_timer = 12
-    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
-              e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
-              e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-    attr = QPAttr(qp_state=e.IBV_QPS_RTS)
-    attr.timeout = timeout
-    attr.retry_cnt = retry_cnt
-    attr.rnr_retry = 7
-    attr.sq_psn = 0
-    attr.max_rd_atomic = 1
-    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
-              e.IBV_QP_RNR_RETRY | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
 
 
 def poll(cq, count, deadline):
@@ -156,7 +134,8 @@ def main():
     peer = read_control(fifo)
     if len(peer) != 2:
         fail("expected '<qpn> <gid>', got %r" % peer)
-    connect(qp, sgid_index, int(peer[0]), peer[1], timeout, retry_cnt)
+    connect(qp, sgid_index, int(peer[0]), peer[1], timeout=timeout,
+            retry_cnt=retry_cnt, rd_atomic=1)
     out("CONNECTED")
     (requester if role == "requester" else responder)(qp, cq, mr, fifo)
 

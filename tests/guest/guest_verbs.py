@@ -59,25 +59,27 @@ def read_command(fifo):
             return line
 
 
-def connect(qp, sgid_index, peer_qpn, peer_gid):
+def connect(qp, sgid_index, peer_qpn, peer_gid, timeout=14, retry_cnt=7,
+            rd_atomic=4):
     """Take RC QP qp from INIT to RTS towards peer_qpn at peer_gid: PSNs 0,
-    4 RDMA READs or atomics each way, path MTU 1024, timeout 14 (67 ms)
-    and seven retries of each kind."""
+    rd_atomic RDMA READs or atomics each way, path MTU 1024, the Local ACK
+    Timeout 4.096 us * 2^timeout (14: 67 ms), retry_cnt retries and seven
+    RNR retries."""
     gr = GlobalRoute(dgid=GID(peer_gid), sgid_index=sgid_index, hop_limit=64)
     attr = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024)
     attr.ah_attr = AHAttr(port_num=PORT, is_global=1, gr=gr)
     attr.dest_qp_num = peer_qpn
     attr.rq_psn = 0
-    attr.max_dest_rd_atomic = 4
+    attr.max_dest_rd_atomic = rd_atomic
     attr.min_rnr_timer = 12
     qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
               e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
               e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
     attr = QPAttr(qp_state=e.IBV_QPS_RTS)
-    attr.timeout = 14
-    attr.retry_cnt = 7
+    attr.timeout = timeout
+    attr.retry_cnt = retry_cnt
     attr.rnr_retry = 7
     attr.sq_psn = 0
-    attr.max_rd_atomic = 4
+    attr.max_rd_atomic = rd_atomic
     qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
               e.IBV_QP_RNR_RETRY | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)

@@ -14,9 +14,20 @@ import subprocess
 import tarfile
 import tempfile
 
+from host_common import vhca_fabric
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "../..")
 GUEST_DIR = "/tmp/rdma-core-tests"
+
+# vhca's modules that run alone in one guest, each from a test module of
+# its own: file of tests/guest -> (the module's name in the guest's tests/,
+# the fabric's run folder, how many cases the module has).
+ONE_GUEST = {
+    "pyverbs_rereg.py": ("test_vhca_rereg", "rereg", 4),
+    "pyverbs_resize_cq.py": ("test_vhca_resize_cq", "resize-cq", 2),
+    "pyverbs_srq.py": ("test_vhca_srq", "srq-verbs", 4),
+}
 
 SUMMARY = re.compile(r"^Ran (\d+) tests? in [\d.]+s\n\n(OK|FAILED)"
                      r"(?: \(([^)]*)\))?$", re.M)
@@ -59,3 +70,29 @@ def run_all_cases(test, guest, module, count):
     test.assertEqual(m.group(2), "OK", out[-8000:])
     test.assertEqual(int(m.group(1)), count, out)
     test.assertNotIn("skipped", m.group(3) or "", out)
+
+
+class OneGuest:
+    """A test module's guest for one file of ONE_GUEST: start() boots it
+    and puts rdma-core's tests/ with the file in (setUpModule), stop()
+    ends it (tearDownModule)."""
+
+    def __init__(self, script):
+        self.script = script
+        self.module, run_folder, self.count = ONE_GUEST[script]
+        self.fabric = vhca_fabric.ModuleFabric(run_folder, count=1)
+
+    def start(self):
+        self.fabric.start()
+        try:
+            put(self.fabric[1], {self.module: self.script})
+        except BaseException:
+            self.fabric.stop()
+            raise
+
+    def stop(self):
+        self.fabric.stop()
+
+    def run_all_cases(self, test):
+        """run_all_cases() of the file's module in the guest."""
+        run_all_cases(test, self.fabric[1], self.module, self.count)

@@ -12,7 +12,7 @@ the UDP checksum; BTH byte 4).  The ICRC goes little-endian after the pad.
 import struct
 import zlib
 
-ROCE_V2_PORT = 4791
+from host_common import ROCE_UDP_PORT
 
 
 def pcap_frames(path):
@@ -50,7 +50,7 @@ def roce_packet(frame):
     else:
         return None
     if len(rest) < 8 + 12 + 4 or \
-            struct.unpack_from("!H", rest, 2)[0] != ROCE_V2_PORT:
+            struct.unpack_from("!H", rest, 2)[0] != ROCE_UDP_PORT:
         return None
     return ip, rest
 

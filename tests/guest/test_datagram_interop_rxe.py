@@ -6,14 +6,10 @@ rxe client, and rxe serving a vhca client, so each side's CM, UD and UC
 headers are read by an independent implementation, in both roles.
 """
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import datagram_cases  # noqa: E402
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
+import datagram_cases
 
 fabric = vhca_fabric.ModuleFabric("datagram-rxe", nics=["vhca", "rxe"])
 setUpModule, tearDownModule = fabric.start, fabric.stop

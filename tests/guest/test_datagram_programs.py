@@ -10,16 +10,13 @@ frame's ICRC must be right (roce_capture.py checks it independently of the
 device).
 """
 
-import os
 import subprocess
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import datagram_cases  # noqa: E402
-import roce_capture  # noqa: E402
-import vhca_fabric  # noqa: E402
+import host_common
+from host_common import vhca_fabric
+import datagram_cases
+import roce_capture
 
 fabric = vhca_fabric.ModuleFabric("datagram", pcap=True)
 setUpModule, tearDownModule = fabric.start, fabric.stop
@@ -54,7 +51,8 @@ class Capture(unittest.TestCase):
     def tshark(self, *args):
         return subprocess.run(
             ["tshark", "-r", fabric[1].pcap, "-d",
-             "udp.port==4791,infiniband"] + list(args),
+             "udp.port==%d,infiniband" % host_common.ROCE_UDP_PORT]
+            + list(args),
             check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True).stdout
 

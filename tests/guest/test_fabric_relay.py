@@ -2,14 +2,11 @@
 duplication storms, ACK sparing under bursts, and calm (faults that stop
 so that a test's teardown runs on a clean wire)."""
 
-import os
 import struct
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import fabric_relay  # noqa: E402
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
+import fabric_relay
 
 RC_SEND_ONLY = 0x04                # IBTA 9.2.1
 RC_ACKNOWLEDGE = 0x11

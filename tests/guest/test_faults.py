@@ -30,12 +30,10 @@ counts stand for the leak check.
 import os
 import re
 import subprocess
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
 
 fabric = vhca_fabric.ModuleFabric("faults")
 setUpModule, tearDownModule = fabric.start, fabric.stop

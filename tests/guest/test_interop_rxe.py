@@ -8,12 +8,9 @@ implementation expects, in both roles (requester and responder).  The
 connections use the IPv4 RoCE v2 GIDs.
 """
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
 
 fabric = vhca_fabric.ModuleFabric("interop-rxe", pcap=True,
                                   nics=["vhca", "rxe"])

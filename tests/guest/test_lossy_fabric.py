@@ -21,20 +21,15 @@ import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import fabric_relay  # noqa: E402
-import vhca_fabric  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(__file__))
-import datagram_cases  # noqa: E402
-import guest_scripts  # noqa: E402
+import host_common
+from host_common import IBV_WC_RETRY_EXC_ERR, IBV_WC_WR_FLUSH_ERR, vhca_fabric
+import datagram_cases
+import fabric_relay
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RELAY = os.path.join(HERE, "../../scripts/fabric_relay.py")
 RELAY_SEED = 4791
-IBV_WC_SUCCESS = 0
-IBV_WC_WR_FLUSH_ERR = 5
-IBV_WC_RETRY_EXC_ERR = 12
+# rdma-core's enum ibv_qp_state.
 IBV_QPS_ERR = 6
 
 
@@ -468,7 +463,7 @@ class LossyUd(unittest.TestCase):
         self.assertLess(received, sent, "nothing lost?\n" + cli + srv)
 
 
-class PeerGone(unittest.TestCase):
+class PeerGone(host_common.ScriptFifo, unittest.TestCase):
     """guest_retry_exceeded.py on both sides; the relay drops everything
     between the first SEND (which must work) and the next two."""
 
@@ -482,29 +477,11 @@ class PeerGone(unittest.TestCase):
     def tearDown(self):
         fabric.control("mark " + self.id())
         faults()
-        for g in (fabric[1], fabric[2]):
-            g.exec("kill $(cat %s) 2>/dev/null; true" % self.PID)
+        self.kill_script((fabric[1], fabric[2]))
 
     def start(self, guest, role, *args):
-        script = guest_scripts.put(guest, "guest_retry_exceeded.py")
-        guest.run("rm -f %s %s; mkfifo %s; timeout 300 python3 %s %s %s %s "
-                  "> %s 2>&1 < /dev/null & echo $! > %s"
-                  % (self.FIFO, self.LOG, self.FIFO, script, role,
-                     self.FIFO, " ".join(map(str, args)), self.LOG,
-                     self.PID))
-
-    def expect(self, guest, prefix, timeout=120):
-        """The script's first line starting with prefix, once printed."""
-        return guest.run(
-            "for i in $(seq %d); do "
-            "grep -m1 '^%s' %s && exit 0; "
-            "kill -0 $(cat %s) 2>/dev/null || break; sleep 0.1; done; "
-            "echo 'no \"%s\" from the script:'; cat %s; exit 1"
-            % (timeout * 10, prefix, self.LOG, self.PID, prefix, self.LOG),
-            timeout + 30).strip()
-
-    def tell(self, guest, line):
-        guest.run("timeout 60 sh -c 'echo %s > %s'" % (line, self.FIFO), 90)
+        self.launch(guest, "guest_retry_exceeded.py", "%s %s %s"
+                    % (role, self.FIFO, " ".join(map(str, args))))
 
     def test_send_retry_exceeded(self):
         timeout, retry_cnt = 14, 3

@@ -12,15 +12,11 @@ learns a new list from a work item some time after the join, so the
 sender repeats its datagram until the receiver has it.
 """
 
-import os
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import vhca_fabric  # noqa: E402
-from test_two_guests import wait_for  # noqa: E402
+from host_common import vhca_fabric
+from test_two_guests import wait_for
 
 JOINED = "239.7.7.7"
 NOT_JOINED = "239.8.8.8"

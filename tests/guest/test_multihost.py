@@ -27,13 +27,10 @@ and every test here fails with ip's message (it never skips).
 import os
 import re
 import subprocess
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import datagram_cases  # noqa: E402
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
+import datagram_cases
 
 CASES = {case.name: case for case in datagram_cases.CASES}
 

@@ -19,15 +19,14 @@ access through the key completes with a remote access error.
 """
 
 import json
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import guest_scripts  # noqa: E402
-import rdma_core_tests  # noqa: E402
-import vhca_fabric  # noqa: E402
+from host_common import (IBV_WC_BIND_MW, IBV_WC_FETCH_ADD, IBV_WC_LOCAL_INV,
+                         IBV_WC_RDMA_READ, IBV_WC_RDMA_WRITE, IBV_WC_RECV,
+                         IBV_WC_REM_ACCESS_ERR, IBV_WC_SEND, IBV_WC_SUCCESS,
+                         IBV_WC_WITH_INV, vhca_fabric)
+import guest_scripts
+import rdma_core_tests
 
 fabric = vhca_fabric.ModuleFabric("mw-interop", count=3, pcap=True,
                                   nics=["vhca", "vhca", "rxe"])
@@ -37,17 +36,8 @@ tearDownModule = fabric.stop
 UPSTREAM = "test_mr.MWTest test_qpex.QpExTestCase.test_qp_ex_rc_bind_mw"
 UPSTREAM_COUNT = 8
 
-# rdma-core's enum ibv_wc_status / ibv_wc_opcode / ibv_wc_flags values.
-IBV_WC_SUCCESS = 0
-IBV_WC_REM_ACCESS_ERR = 10
-IBV_WC_SEND = 0
-IBV_WC_RDMA_WRITE = 1
-IBV_WC_RDMA_READ = 2
-IBV_WC_FETCH_ADD = 4
-IBV_WC_BIND_MW = 5
-IBV_WC_LOCAL_INV = 6
-IBV_WC_RECV = 128
-IBV_WC_WITH_INV = 1 << 3
+# The kernel's enum ib_wc_flags value that rxe passes on for
+# IBV_WC_WITH_INV.
 IB_WC_WITH_INVALIDATE = 1 << 2
 
 # guest_mw.py's layout: the owner's MR holds i & 0xff at offset i.

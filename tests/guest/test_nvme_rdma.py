@@ -17,13 +17,10 @@ runs a small fio job with --verify=crc32c, and disconnects.  Sizes are
 small: the guests run under TCG.
 """
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import nvmeof  # noqa: E402
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
+import nvmeof
 
 fabric = vhca_fabric.ModuleFabric("nvme-rdma", count=3,
                                   nics=["vhca", "vhca", "rxe"])

@@ -16,24 +16,16 @@ IBTA defines, so a vhca requester's FLUSH never reaches an rxe responder
 """
 
 import json
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import vhca_fabric  # noqa: E402
-import guest_scripts  # noqa: E402
+import host_common
+from host_common import (IBV_WC_ATOMIC_WRITE, IBV_WC_FLUSH,
+                         IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR,
+                         IBV_WC_SUCCESS, vhca_fabric)
 
 fabric = vhca_fabric.ModuleFabric("placement-rxe", pcap=True,
                                   nics=["vhca", "rxe"])
 setUpModule, tearDownModule = fabric.start, fabric.stop
-
-# rdma-core's enum ibv_wc_status / ibv_wc_opcode values.
-IBV_WC_SUCCESS = 0
-IBV_WC_REM_ACCESS_ERR = 10
-IBV_WC_RDMA_WRITE = 1
-IBV_WC_FLUSH = 8
-IBV_WC_ATOMIC_WRITE = 9
 
 DATA = bytes(range(0x40, 0x50)).hex()
 ATOMIC = b"ATOMICWR".hex()
@@ -48,34 +40,17 @@ EXPECT = {
 }
 
 
-class Placement(unittest.TestCase):
+class Placement(host_common.ScriptFifo, unittest.TestCase):
     FIFO = "/tmp/placement.fifo"
     LOG = "/tmp/placement.log"
     PID = "/tmp/placement.pid"
 
     def tearDown(self):
-        for g in (fabric[1], fabric[2]):
-            g.exec("kill $(cat %s) 2>/dev/null; true" % self.PID)
+        self.kill_script((fabric[1], fabric[2]))
 
     def start(self, guest, role, ops=""):
-        script = guest_scripts.put(guest, "guest_placement.py")
-        guest.run("rm -f %s %s; mkfifo %s; timeout 300 python3 %s %s %s %s "
-                  "%s > %s 2>&1 < /dev/null & echo $! > %s"
-                  % (self.FIFO, self.LOG, self.FIFO, script, role,
-                     guest.rdma_dev, self.FIFO, ops, self.LOG, self.PID))
-
-    def expect(self, guest, prefix, timeout=120):
-        """The script's first line starting with prefix, once printed."""
-        return guest.run(
-            "for i in $(seq %d); do "
-            "grep -m1 '^%s' %s && exit 0; "
-            "kill -0 $(cat %s) 2>/dev/null || break; sleep 0.1; done; "
-            "echo 'no \"%s\" from the script:'; cat %s; exit 1"
-            % (timeout * 10, prefix, self.LOG, self.PID, prefix, self.LOG),
-            timeout + 30).strip()
-
-    def tell(self, guest, line):
-        guest.run("timeout 60 sh -c 'echo %s > %s'" % (line, self.FIFO), 90)
+        self.launch(guest, "guest_placement.py", "%s %s %s %s"
+                    % (role, guest.rdma_dev, self.FIFO, ops))
 
     def run_pair(self, requester, responder, ops):
         self.start(responder, "responder")

@@ -23,10 +23,8 @@ import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import rdma_core_tests  # noqa: E402
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
+import rdma_core_tests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GUEST_DIR = rdma_core_tests.GUEST_DIR

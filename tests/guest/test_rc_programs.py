@@ -4,12 +4,9 @@ ibv_rc_pingpong and perftest, each side in its own guest, exchanging their
 QP details over TCP on the vhca netdev as they always do.
 """
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
 
 fabric = vhca_fabric.ModuleFabric("rc")
 setUpModule, tearDownModule = fabric.start, fabric.stop

@@ -8,33 +8,17 @@ change and that the peer's R_Key from before a rereg works after it, in
 one guest with rdma-core 56.1's tests/ next to it.
 """
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import rdma_core_tests  # noqa: E402
-import vhca_fabric  # noqa: E402
+import rdma_core_tests
 
-MODULE = "test_vhca_rereg"
-
-fabric = vhca_fabric.ModuleFabric("rereg", count=1)
-tearDownModule = fabric.stop
-
-
-def setUpModule():
-    fabric.start()
-    try:
-        rdma_core_tests.put(fabric[1], {MODULE: "pyverbs_rereg.py"})
-    except BaseException:
-        fabric.stop()
-        raise
+guest = rdma_core_tests.OneGuest("pyverbs_rereg.py")
+setUpModule, tearDownModule = guest.start, guest.stop
 
 
 class ReregMr(unittest.TestCase):
     def test_rereg_mr(self):
-        rdma_core_tests.run_all_cases(self, fabric[1], MODULE, 4)
+        guest.run_all_cases(self)
 
 
 if __name__ == "__main__":

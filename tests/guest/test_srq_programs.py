@@ -12,14 +12,10 @@ takes wrap the ring three times; -c checks every buffer received.
 ib_send_bw --use-srq (perftest) receives its stream through an SRQ.
 """
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import datagram_cases  # noqa: E402
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
+import datagram_cases
 
 fabric = vhca_fabric.ModuleFabric("srq", count=3,
                                   nics=["vhca", "vhca", "rxe"])

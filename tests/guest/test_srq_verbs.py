@@ -10,33 +10,17 @@ device's count of the WQEs it took; too many SGEs, and posting to the
 receive queue of a QP on an SRQ, are refused.
 """
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import rdma_core_tests  # noqa: E402
-import vhca_fabric  # noqa: E402
+import rdma_core_tests
 
-MODULE = "test_vhca_srq"
-
-fabric = vhca_fabric.ModuleFabric("srq-verbs", count=1)
-tearDownModule = fabric.stop
-
-
-def setUpModule():
-    fabric.start()
-    try:
-        rdma_core_tests.put(fabric[1], {MODULE: "pyverbs_srq.py"})
-    except BaseException:
-        fabric.stop()
-        raise
+guest = rdma_core_tests.OneGuest("pyverbs_srq.py")
+setUpModule, tearDownModule = guest.start, guest.stop
 
 
 class SrqVerbs(unittest.TestCase):
     def test_srq_verbs(self):
-        rdma_core_tests.run_all_cases(self, fabric[1], MODULE, 4)
+        guest.run_all_cases(self)
 
 
 if __name__ == "__main__":

@@ -9,15 +9,12 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import guest_scripts  # noqa: E402
-import latency_breakdown  # noqa: E402
-import vhca_fabric  # noqa: E402
-from vhca_fabric import ipv4_gid, ipv6_gid  # noqa: E402
+from host_common import vhca_fabric
+import guest_scripts
+import latency_breakdown
+from vhca_fabric import ipv4_gid, ipv6_gid
 
 # vcpu_policy="idle": HostScheduling checks it; the other tests here are
 # functional and run the same with either policy.  The QEMUs stamp their

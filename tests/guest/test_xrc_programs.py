@@ -12,14 +12,10 @@ receive completions report the target QP.  It prints "success" after
 closing every resource, the domain included, and exits 0.
 """
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../scripts"))
-import datagram_cases  # noqa: E402
-import vhca_fabric  # noqa: E402
+from host_common import vhca_fabric
+import datagram_cases
 
 fabric = vhca_fabric.ModuleFabric("xrc", count=2, nics=["vhca", "vhca"])
 setUpModule, tearDownModule = fabric.start, fabric.stop
