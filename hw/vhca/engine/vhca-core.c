@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "vhca-internal.h"
-#include "vhca-transport.h"
+#include "vhca-wire.h"
 
 /*
  * Bytes a RoCEv2 packet adds around its payload in the worst case, as the

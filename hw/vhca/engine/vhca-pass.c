@@ -40,7 +40,7 @@ static bool vhca_recv_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 
 /* One QP's share of a pass; true if it has work left. */
 static bool vhca_pass_run_qp(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                                  unsigned *budget)
+                             unsigned *budget)
 {
     bool more = false;
 
