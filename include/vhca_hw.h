@@ -129,6 +129,11 @@ enum vhca_drop_reason {
 	VHCA_DROP_BAD_RESPONSE,		/* RC: unexpected response */
 	VHCA_DROP_DUP_TOO_OLD,			/* older than our resources */
 	VHCA_DROP_OVERSIZE,			/* payload over the MTU */
+	/* InfiniBand port only (docs/specs/vhca.rst, "InfiniBand port") */
+	VHCA_DROP_BAD_VCRC,			/* VCRC mismatch (7.8.2) */
+	VHCA_DROP_DLID,			/* DLID not ours (7.11.1) */
+	VHCA_DROP_VL15,			/* VL15 not for QP0, or QP0 not VL15 */
+	VHCA_DROP_PORT_STATE,			/* data while not ACTIVE (7.2) */
 	VHCA_DROP_MAX
 };
 
@@ -151,6 +156,10 @@ static inline const char *vhca_drop_reason_name(unsigned int reason)
 		[VHCA_DROP_BAD_RESPONSE]	= "bad-response",
 		[VHCA_DROP_DUP_TOO_OLD]		= "duplicate-too-old",
 		[VHCA_DROP_OVERSIZE]		= "oversize",
+		[VHCA_DROP_BAD_VCRC]		= "bad-vcrc",
+		[VHCA_DROP_DLID]		= "dlid",
+		[VHCA_DROP_VL15]		= "vl15",
+		[VHCA_DROP_PORT_STATE]		= "port-state",
 	};
 
 	return reason < VHCA_DROP_MAX ? names[reason] : "unknown";
@@ -201,6 +210,10 @@ enum vhca_counter {
 	VHCA_CNT_RNR_RETRY_EXCEEDED,
 	VHCA_CNT_UC_MSGS_DROPPED,		/* whole UC messages (9.8.3) */
 	VHCA_CNT_COMPLETION_ERRORS,		/* CQEs with status != 0 */
+	/* RDMA packets' bytes, LRH or IP header to ICRC (PMA PortXmitData) */
+	VHCA_CNT_RDMA_TX_BYTES,
+	VHCA_CNT_RDMA_RX_BYTES,
+	VHCA_CNT_LINK_DOWNED,			/* port left LinkUp (PMA) */
 	/* one per enum vhca_drop_reason, in its order */
 	VHCA_CNT_DROP_MALFORMED,
 	VHCA_CNT_DROP_BAD_ICRC,
@@ -218,6 +231,10 @@ enum vhca_counter {
 	VHCA_CNT_DROP_BAD_RESPONSE,
 	VHCA_CNT_DROP_DUP_TOO_OLD,
 	VHCA_CNT_DROP_OVERSIZE,
+	VHCA_CNT_DROP_BAD_VCRC,
+	VHCA_CNT_DROP_DLID,
+	VHCA_CNT_DROP_VL15,
+	VHCA_CNT_DROP_PORT_STATE,
 	VHCA_CNT_MAX
 };
 
@@ -264,6 +281,9 @@ static inline const char *vhca_counter_name(unsigned int counter)
 		[VHCA_CNT_RNR_RETRY_EXCEEDED]	= "retry_rnr_exceeded_err",
 		[VHCA_CNT_UC_MSGS_DROPPED]	= "uc_msgs_dropped",
 		[VHCA_CNT_COMPLETION_ERRORS]	= "completion_errors",
+		[VHCA_CNT_RDMA_TX_BYTES]	= "sent_bytes",
+		[VHCA_CNT_RDMA_RX_BYTES]	= "rcvd_bytes",
+		[VHCA_CNT_LINK_DOWNED]		= "link_downed",
 		[VHCA_CNT_DROP_MALFORMED]	= "drop_malformed",
 		[VHCA_CNT_DROP_BAD_ICRC]	= "drop_bad_icrc",
 		[VHCA_CNT_DROP_PKEY]		= "drop_pkey",
@@ -280,6 +300,10 @@ static inline const char *vhca_counter_name(unsigned int counter)
 		[VHCA_CNT_DROP_BAD_RESPONSE]	= "drop_bad_response",
 		[VHCA_CNT_DROP_DUP_TOO_OLD]	= "drop_duplicate_too_old",
 		[VHCA_CNT_DROP_OVERSIZE]	= "drop_oversize",
+		[VHCA_CNT_DROP_BAD_VCRC]	= "drop_bad_vcrc",
+		[VHCA_CNT_DROP_DLID]		= "drop_dlid",
+		[VHCA_CNT_DROP_VL15]		= "drop_vl15",
+		[VHCA_CNT_DROP_PORT_STATE]	= "drop_port_state",
 	};
 
 	return counter < VHCA_CNT_MAX ? names[counter] : "unknown";
@@ -292,6 +316,14 @@ static inline const char *vhca_counter_name(unsigned int counter)
 
 #define VHCA_CAP_ETH			(1u << 0)	/* Ethernet rings */
 #define VHCA_CAP_ROCE			(1u << 1)	/* RoCEv2 engine */
+/*
+ * The port is InfiniBand (link=ib, docs/specs/vhca.rst "InfiniBand
+ * port"): the RDMA engine on an LRH wire, a subnet management and a
+ * performance management agent behind MAD_IFC; no Ethernet rings, no
+ * ADD_GID (the GID is the SM's subnet prefix and the port GUID).  Set
+ * alone: CAPS is VHCA_CAP_IB.
+ */
+#define VHCA_CAP_IB			(1u << 2)
 
 /* VHCA_REG_CTRL */
 #define VHCA_CTRL_ENABLE		(1u << 0)	/* start the admin queue */
@@ -418,6 +450,8 @@ enum vhca_admin_opcode {
 	VHCA_CMD_DEALLOC_XRCD			= 0x24,
 	VHCA_CMD_ALLOC_MW			= 0x25,
 	VHCA_CMD_DEALLOC_MW			= 0x26,
+	VHCA_CMD_MAD_IFC			= 0x27,	/* IB port only */
+	VHCA_CMD_MODIFY_PORT			= 0x28,	/* IB port only */
 	VHCA_CMD_MAX
 };
 
@@ -457,6 +491,8 @@ static inline const char *vhca_admin_opcode_name(unsigned int opcode)
 		[VHCA_CMD_DEALLOC_XRCD]		= "DEALLOC_XRCD",
 		[VHCA_CMD_ALLOC_MW]		= "ALLOC_MW",
 		[VHCA_CMD_DEALLOC_MW]		= "DEALLOC_MW",
+		[VHCA_CMD_MAD_IFC]		= "MAD_IFC",
+		[VHCA_CMD_MODIFY_PORT]		= "MODIFY_PORT",
 	};
 
 	return opcode < VHCA_CMD_MAX && names[opcode] ? names[opcode] :
@@ -586,14 +622,88 @@ struct vhca_port_attr {
 	vhca_u8 active_speed;		/* IB speed code (IB_SPEED_*) */
 	vhca_u8 active_width;		/* IB width code (IB_WIDTH_*) */
 	vhca_le16 gid_tbl_len;
-	vhca_le32 eth_mtu;		/* current Ethernet MTU in bytes */
+	vhca_le32 eth_mtu;		/* current Ethernet MTU in bytes; IB: 0 */
 	vhca_le32 rsvd;
 };
+
+/*
+ * InfiniBand port (VHCA_CAP_IB): the MAD interface.  The device holds a
+ * subnet management agent (IBTA 14.2: the SMP attributes of an HCA port)
+ * and a performance management agent (16.1: PortCounters,
+ * PortCountersExtended, ClassPortInfo), and answers a MAD the way a
+ * real HCA's firmware does for the kernel's process_mad(): the driver
+ * hands it every MAD that reaches QP0 or QP1 for these classes, and the
+ * MADs it makes itself to learn the port's state (query_port, query_pkey,
+ * query_gid).
+ *
+ * VHCA_CMD_MAD_IFC: in = struct vhca_cmd_dma_in naming a struct
+ * vhca_mad_ifc mailbox; the device reads its header and in_mad and
+ * writes out_mad.  out[0] of the command = VHCA_MAD_RESULT_* bits: 0
+ * means the device does not handle this MAD (another agent, such as a
+ * subnet manager in user space, will).  A MAD the agent refuses (bad
+ * version, method, attribute, M_Key) is answered with the MAD status
+ * IBTA 13.4.7 defines, as on hardware; the command itself fails only
+ * for a bad mailbox or port (BAD_ADDR, BAD_PARAM).
+ */
+#define VHCA_MAD_SIZE			256
+
+struct vhca_mad_ifc {
+	vhca_u8 port;			/* 1 */
+	vhca_u8 flags;			/* VHCA_MAD_IFC_* */
+	vhca_u8 sl;			/* the SL it arrived on (in_wc) */
+	vhca_u8 rsvd0;
+	vhca_le16 slid;			/* source LID (in_wc), 0: none */
+	vhca_le16 pkey_index;		/* its P_Key index (in_wc) */
+	vhca_le32 src_qp;		/* 0 or 1 (in_wc) */
+	vhca_u8 rsvd1[20];
+	vhca_u8 in_mad[VHCA_MAD_SIZE];	/* the MAD, network byte order */
+	vhca_u8 out_mad[VHCA_MAD_SIZE];	/* the response, if REPLY */
+};
+
+/* The MAD has no work completion: made on this node (mlx4: no in_wc). */
+#define VHCA_MAD_IFC_LOCAL		(1u << 0)
+/* Skip the M_Key check (IB_MAD_IGNORE_MKEY: the driver's own query). */
+#define VHCA_MAD_IFC_IGNORE_MKEY	(1u << 1)
+
+enum vhca_mad_result {
+	VHCA_MAD_RESULT_REPLY		= 1u << 0,	/* send out_mad back */
+	VHCA_MAD_RESULT_CONSUMED	= 1u << 1,	/* nobody else gets it */
+};
+
+/*
+ * VHCA_CMD_MODIFY_PORT: what ib_modify_port() may change in PortInfo
+ * (IBTA 14.2.5.6) that the SM may not: CapabilityMask bits (IsSM when
+ * a subnet manager opens the port, ...), and Q_Key violation counter
+ * reset.  The set bits are applied after the clear bits.
+ */
+struct vhca_cmd_modify_port_in {
+	vhca_u8 port;			/* 1 */
+	vhca_u8 flags;			/* VHCA_MODIFY_PORT_* */
+	vhca_le16 rsvd0;
+	vhca_le32 set_cap_mask;		/* PortInfo CapabilityMask bits */
+	vhca_le32 clr_cap_mask;
+	vhca_u8 rsvd[20];
+};
+
+#define VHCA_MODIFY_PORT_RESET_QKEY_CNTR	(1u << 0)
+
+/* PortInfo CapabilityMask bits the driver may set (IBTA 14.2.5.6). */
+#define VHCA_PORT_CAP_MODIFIABLE	0x7f7f7ffeu
+
+/*
+ * IB port tables (docs/specs/vhca.rst, "InfiniBand port"): P_Key table
+ * entries (NodeInfo PartitionCap, QUERY_DEVICE max_pkeys), GUIDs
+ * (PortInfo GUIDCap), LMC at most 7 (IBTA 7.11.1).
+ */
+#define VHCA_IB_PKEY_TBL_LEN		128
+#define VHCA_IB_GUID_TBL_LEN		1
+#define VHCA_IB_MAX_LMC			7
 
 /* VHCA_CMD_ADD_GID / VHCA_CMD_DEL_GID (DEL ignores gid and type). */
 enum vhca_gid_type {
 	VHCA_GID_TYPE_ROCE_V2_IPV4	= 1,	/* ::ffff:a.b.c.d */
 	VHCA_GID_TYPE_ROCE_V2_IPV6	= 2,
+	VHCA_GID_TYPE_IB		= 3,	/* IB port: prefix:port GUID */
 };
 
 struct vhca_cmd_gid_in {
@@ -770,9 +880,11 @@ enum vhca_qp_type {
 	/*
 	 * The General Services QP (IBTA 13.4.6): a UD QP whose number is
 	 * always 1, one per device, that accepts only the Q_Key 0x80010000.
-	 * RoCE has no Subnet Management QP 0 (annex A16/A17): no QP type
-	 * or number 0 exists.
+	 * RoCE has no Subnet Management QP 0 (annex A16/A17): QP type SMI
+	 * exists only on the IB port, one per device, number 0, UD on VL15
+	 * (IBTA 14.2.4.1), with no Q_Key or P_Key check on receive.
 	 */
+	VHCA_QPT_SMI			= 0,	/* IB_QPT_SMI */
 	VHCA_QPT_GSI			= 1,	/* IB_QPT_GSI */
 	VHCA_QPT_RC			= 2,	/* IB_QPT_RC */
 	VHCA_QPT_UC			= 3,
@@ -857,6 +969,14 @@ struct vhca_srq_attr {
 #define VHCA_QKEY_CONTROLLED		0x80000000u
 /* BTH DestQP of a multicast packet (IBTA 9.2, 10.5.2.1). */
 #define VHCA_MCAST_QPN			0xffffffu
+/*
+ * IB port: the address vector has a GRH (IBTA 8.3: the dgid,
+ * sgid_index, hop_limit, traffic_class and flow_label are used); without
+ * it the packet carries the LRH alone and those fields are ignored.
+ */
+#define VHCA_AH_GRH			(1u << 0)
+/* IB port: the Subnet Management QP (IBTA 14.2.4.1), VL15 only. */
+#define VHCA_SMI_QPN			0
 /* UD: the 40 bytes at the head of each receive buffer (IBTA 11.4.1.1). */
 #define VHCA_GRH_AREA_LEN		40
 
@@ -931,7 +1051,12 @@ struct vhca_qp_attr {
 	vhca_le32 max_send_sge;
 	vhca_le32 max_recv_sge;
 	vhca_le32 max_inline_data;
-	vhca_u8 rsvd2[32];
+	/* IB port, with VHCA_QP_AV: the LRH of the path (IBTA 7.7) */
+	vhca_le16 dlid;
+	vhca_u8 sl;			/* 0..15 */
+	vhca_u8 src_path_bits;		/* SLID = LID | these (LMC) */
+	vhca_u8 ah_flags;		/* VHCA_AH_GRH */
+	vhca_u8 rsvd2[27];
 };
 
 /* ---------------------------------------------------------------------- */
@@ -991,7 +1116,16 @@ enum vhca_flush_level {
  */
 struct vhca_ud_av {
 	vhca_u8 dgid[16];		/* network byte order; ::ffff:a.b.c.d = IPv4 */
-	vhca_u8 dmac[6];		/* resolved by the guest (neighbour table) */
+	union {
+		vhca_u8 dmac[6];	/* resolved by the guest (neighbour table) */
+		struct {		/* IB port: the LRH (IBTA 7.7) */
+			vhca_le16 dlid;
+			vhca_u8 sl;		/* 0..15 */
+			vhca_u8 src_path_bits;	/* SLID = LID | these */
+			vhca_u8 ah_flags;	/* VHCA_AH_GRH */
+			vhca_u8 rsvd_ib;
+		};
+	};
 	vhca_u8 sgid_index;		/* source GID: < gid_tbl_len, valid */
 	vhca_u8 hop_limit;		/* IPv6 hop limit / IPv4 TTL */
 	vhca_u8 traffic_class;		/* IPv6 TC / IPv4 TOS */
@@ -1027,7 +1161,10 @@ struct vhca_send_wqe {
 			vhca_le32 qkey;		/* VHCA_QKEY_CONTROLLED: the QP's */
 		};
 	};
-	vhca_le32 rkey;			/* RC, UC; 0 in UD WQEs */
+	union {
+		vhca_le32 rkey;		/* RC, UC */
+		vhca_le32 pkey_index;	/* GSI on the IB port; other UD: 0 */
+	};
 	vhca_le32 inline_len;
 	union {
 		struct {		/* RC, XRC; ATOMIC_WRITE */
@@ -1140,8 +1277,19 @@ struct vhca_cqe {
 	vhca_le32 byte_len;
 	vhca_le32 imm_or_inv;		/* immediate (network order) or rkey */
 	vhca_le32 qpn;
-	vhca_le32 src_qp;		/* UD: DETH SrcQP; P_Key index is 0 */
-	vhca_le32 vendor_err;		/* device syndrome for errors */
+	/*
+	 * UD receives: bits 23:0 the DETH SrcQP, bits 31:24 the index of
+	 * the P_Key it matched (IB port; 0 on Ethernet).
+	 */
+	vhca_le32 src_qp;
+	union {
+		vhca_le32 vendor_err;	/* device syndrome for errors */
+		struct {		/* UD receive on the IB port (11.4.2.1) */
+			vhca_le16 slid;
+			vhca_u8 sl;
+			vhca_u8 dlid_path_bits;
+		};
+	};
 	vhca_u8 status;
 	vhca_u8 opcode;			/* enum vhca_cqe_opcode */
 	vhca_u8 flags;			/* VHCA_CQE_* */
@@ -1170,7 +1318,11 @@ struct vhca_eqe {
 enum vhca_eqe_type {
 	/* data[0] = admin queue slot, data[1] = token; subtype = status */
 	VHCA_EQE_CMD_DONE		= 1,
-	/* data[0] = port; subtype = enum vhca_port_state */
+	/*
+	 * data[0] = port; subtype = enum vhca_port_state.  On the IB port
+	 * the logical state (DOWN, INIT, ARMED, ACTIVE: IBTA 7.2) the SM
+	 * moves it through, on the Ethernet port ACTIVE or DOWN.
+	 */
 	VHCA_EQE_PORT_CHANGE		= 2,
 	/* completion EQs: data[0] = cqn */
 	VHCA_EQE_COMPLETION		= 3,
@@ -1180,6 +1332,20 @@ enum vhca_eqe_type {
 	VHCA_EQE_QP_EVENT		= 5,
 	/* data[0] = srqn; subtype = enum vhca_srq_event */
 	VHCA_EQE_SRQ_EVENT		= 6,
+	/*
+	 * IB port: the SM changed something consumers cache; data[0] =
+	 * port, subtype = enum vhca_port_mgmt_event.
+	 */
+	VHCA_EQE_PORT_MGMT		= 7,
+};
+
+/* VHCA_EQE_PORT_MGMT subtypes: the values of enum ib_event_type. */
+enum vhca_port_mgmt_event {
+	VHCA_EVENT_LID_CHANGE		= 11,	/* PortInfo LID or LMC */
+	VHCA_EVENT_PKEY_CHANGE		= 12,	/* P_KeyTable */
+	VHCA_EVENT_SM_CHANGE		= 13,	/* PortInfo MasterSMLID or SL */
+	VHCA_EVENT_CLIENT_REREGISTER	= 17,	/* PortInfo ClientReregister */
+	VHCA_EVENT_GID_CHANGE		= 18,	/* PortInfo GIDPrefix */
 };
 
 /* VHCA_EQE_QP_EVENT subtypes: the values of enum ib_event_type (11.6.3). */
@@ -1291,6 +1457,8 @@ static_assert(__builtin_offsetof(struct vhca_send_wqe, xrc_srqn) == 48, "XRC WQE
 static_assert(sizeof(struct vhca_srq_create) == 64, "vhca_srq_create layout");
 static_assert(sizeof(struct vhca_recv_wqe) == VHCA_RECV_WQE_SIZE, "vhca_recv_wqe layout");
 static_assert(sizeof(struct vhca_cqe) == 32, "vhca_cqe layout");
+static_assert(sizeof(struct vhca_mad_ifc) == 32 + 2 * VHCA_MAD_SIZE, "vhca_mad_ifc layout");
+static_assert(sizeof(struct vhca_cmd_modify_port_in) == 32, "vhca_cmd_modify_port_in layout");
 static_assert(sizeof(struct vhca_eth_desc) == 16, "vhca_eth_desc layout");
 
 /*

@@ -295,9 +295,16 @@ typedef struct VhcaCoreOps {
     void (*schedule)(void *opaque);
 } VhcaCoreOps;
 
+/* The port's link layer (the "link" property). */
+typedef enum VhcaLinkLayer {
+    VHCA_LINK_ETH,                  /* RoCEv2 and the Ethernet NIC */
+    VHCA_LINK_IB,                   /* InfiniBand: LRH wire, SMA, PMA */
+} VhcaLinkLayer;
+
 /* Fixed at realize from the device properties. */
 typedef struct VhcaCoreConfig {
-    uint8_t mac[VHCA_ETH_ALEN];     /* permanent MAC */
+    VhcaLinkLayer link;
+    uint8_t mac[VHCA_ETH_ALEN];     /* permanent MAC; IB: the GUIDs' seed */
     uint32_t gid_tbl_len;
     uint32_t num_db_pages;
     uint32_t num_vectors;
@@ -356,6 +363,37 @@ typedef struct VhcaGidEntry {
     uint8_t gid[VHCA_GID_LEN];      /* network byte order */
 } VhcaGidEntry;
 
+/*
+ * The InfiniBand port's subnet management state (link=ib): what the SM
+ * sets through the SMA (vhca-sma.c, IBTA 14.2.5) and the link layer and
+ * transport read.  Back to its power-on value on reset and when the
+ * link goes down, as a port that loses its link forgets its LID.
+ */
+typedef struct VhcaIbPort {
+    uint8_t state;                  /* enum vhca_port_state (7.2) */
+    uint16_t lid;                   /* 0: not assigned */
+    uint8_t lmc;                    /* LIDs lid .. lid + 2^lmc - 1 */
+    uint16_t sm_lid;
+    uint8_t sm_sl;
+    uint64_t gid_prefix;            /* GIDPrefix, host order */
+    uint64_t mkey;
+    uint16_t mkey_lease_period;
+    uint8_t mkey_protect;           /* M_KeyProtectBits */
+    uint32_t cap_mask;              /* CapabilityMask (MODIFY_PORT) */
+    uint8_t subnet_timeout;
+    uint8_t resp_time_value;
+    uint8_t neighbor_mtu;           /* enum vhca_ib_mtu */
+    uint8_t operational_vls;        /* OperationalVLs code (1: VL0) */
+    uint8_t init_type_reply;
+    uint8_t local_phy_errors;       /* LocalPhyErrors threshold */
+    uint8_t overrun_errors;         /* OverrunErrors threshold */
+    uint16_t mkey_violations;
+    uint16_t pkey_violations;
+    uint16_t qkey_violations;
+    uint16_t pkeys[VHCA_IB_PKEY_TBL_LEN];   /* 0: invalid entry */
+    uint8_t sl2vl[16];              /* SL2VLMappingTable (14.2.5.8) */
+} VhcaIbPort;
+
 typedef struct VhcaCore {
     const VhcaCoreOps *ops;
     void *opaque;
@@ -384,6 +422,9 @@ typedef struct VhcaCore {
     uint32_t rx_filter_flags;       /* VHCA_RX_FILTER_* */
     uint32_t rx_mcast_count;
     uint8_t rx_mcast[VHCA_MAX_MCAST_MACS][VHCA_ETH_ALEN];
+
+    /* link=ib only; gid_tbl[0] then mirrors gid_prefix:port GUID. */
+    VhcaIbPort ib;
 
     VhcaGidEntry gid_tbl[VHCA_CORE_GID_TBL_LEN_MAX];
     /*

@@ -1,5 +1,5 @@
 /*
- * vhca engine: the RoCEv2 wire format.
+ * vhca engine: the wire formats - RoCEv2, and InfiniBand's own link.
  *
  * RoCEv2 (IBTA Vol 1, annex A17) carries the InfiniBand transport headers
  * (chapter 9) in UDP to port 4791 over IPv4 or IPv6 on Ethernet:
@@ -330,13 +330,65 @@ typedef struct VhcaWireNet {
     uint16_t udp_sport;             /* vhca_wire_udp_sport() */
 } VhcaWireNet;
 
+/*
+ * The InfiniBand link (link=ib, IBTA chapter 7): a packet is
+ *
+ *   LRH | [GRH] | BTH | ext. headers | payload | pad | ICRC | VCRC
+ *
+ * carried whole as one datagram of the backend.  The GRH (8.3) is there
+ * when LNH says so (VHCA_IB_LNH_GLOBAL); its fields are VhcaWireNet's
+ * sgid, dgid, traffic_class, flow_label and hop_limit.
+ */
+#define VHCA_IB_LRH_LEN             8   /* 7.7 Local Route Header */
+#define VHCA_IB_GRH_LEN             40  /* 8.3 Global Route Header */
+#define VHCA_IB_VCRC_LEN            2   /* 7.8.2 Variant CRC */
+#define VHCA_IB_GRH_NEXT_HEADER     0x1b    /* 8.3.1: IBA transport */
+#define VHCA_IB_LID_PERMISSIVE      0xffff  /* 7.11.1.2 */
+#define VHCA_IB_LID_MCAST_FIRST     0xc000  /* 7.11.1.1, to 0xfffe */
+#define VHCA_IB_VL_SMP              15      /* 7.6.5: VL15, QP0 only */
+
+/* LRH LNH, Link Next Header (7.7.4). */
+enum vhca_ib_lnh {
+    VHCA_IB_LNH_RAW             = 0,    /* raw: no IBA transport */
+    VHCA_IB_LNH_IP_NONIBA       = 1,    /* raw IPv6 */
+    VHCA_IB_LNH_LOCAL           = 2,    /* IBA local: BTH follows */
+    VHCA_IB_LNH_GLOBAL          = 3,    /* IBA global: GRH, then BTH */
+};
+
+typedef struct VhcaWireLrh {
+    uint8_t vl;                     /* 4 bits */
+    uint8_t lver;                   /* set by parse; build writes 0 */
+    uint8_t sl;                     /* 4 bits */
+    uint8_t lnh;                    /* enum vhca_ib_lnh; set by build */
+    uint16_t dlid;
+    uint16_t slid;
+    uint16_t pkt_len;               /* 11 bits, words: set by both */
+} VhcaWireLrh;
+
+/* Which link a VhcaWirePacket travels on. */
+typedef enum VhcaWireLink {
+    VHCA_WIRE_LINK_ROCE,            /* Ethernet, IP, UDP 4791 */
+    VHCA_WIRE_LINK_IB,              /* LRH, VCRC */
+} VhcaWireLink;
+
 typedef struct VhcaWirePacket {
+    VhcaWireLink link;
+    VhcaWireLrh lrh;                /* link == VHCA_WIRE_LINK_IB */
+    /*
+     * The packet has a global route header: always on RoCE (the IP
+     * header stands for it), on IB when LNH is GLOBAL.  Build: set it.
+     */
+    bool grh;
     VhcaWireNet net;
     VhcaWireTransport tp;
     const uint8_t *payload;         /* pad excluded */
     uint32_t payload_len;
 
-    /* Set by the parser only: where the layers start. */
+    /*
+     * Set by the parser only: where the layers start.  On IB, ipv6 is
+     * grh (a GRH has the IPv6 header's layout), l3_offset is the end of
+     * the LRH (the GRH or the BTH) and l4_offset the BTH.
+     */
     bool ipv6;
     uint32_t l3_offset;
     uint32_t l4_offset;             /* the UDP header */
@@ -351,6 +403,12 @@ typedef struct VhcaWirePacket {
                                  VHCA_IB_ATOMIC_ETH_LEN + VHCA_IB_ICRC_LEN)
 
 bool vhca_wire_gid_is_ipv4(const uint8_t gid[VHCA_GID_LEN]);
+
+/* 7.11.1.1: a multicast LID, 0xC000..0xFFFE (not the permissive LID). */
+static inline bool vhca_ib_lid_is_multicast(uint16_t lid)
+{
+    return lid >= VHCA_IB_LID_MCAST_FIRST && lid != VHCA_IB_LID_PERMISSIVE;
+}
 
 /*
  * UDP source port of a flow (annex A17.3.2.1: one port per flow):
@@ -369,7 +427,16 @@ uint32_t vhca_wire_flow_label(uint32_t lqpn, uint32_t rqpn);
  * set and a header checksum; the UDP checksum is 0 over IPv4 and IPv6, as
  * rxe sends it (the ICRC protects the packet; RFC 6935/6936 allow a zero
  * UDP checksum over IPv6 for tunnels, and rxe's receive socket accepts
- * it).  Returns the frame length, or 0 if the packet is malformed (unknown
+ * it).
+ *
+ * With @pkt->link VHCA_WIRE_LINK_IB the packet is an InfiniBand one
+ * instead: LRH (lrh.vl, sl, dlid, slid; LNH from pkt->grh, PktLen
+ * computed), the GRH if pkt->grh (PayLen computed, NxtHdr 0x1B, IPVer
+ * 6), the transport as above, ICRC over the invariant fields (7.8.1),
+ * then the VCRC (7.8.2); net.dmac, smac, vlan, ip_id and udp_sport are
+ * not used.
+ *
+ * Returns the frame length, or 0 if the packet is malformed (unknown
  * opcode, payload on an opcode without one, a field wider than its wire
  * field, IPv4 and IPv6 GIDs mixed) or @size is too small.
  */
@@ -396,6 +463,12 @@ typedef enum VhcaWireError {
     VHCA_WIRE_ERR_EXT_LEN,          /* opcode's headers do not fit */
     VHCA_WIRE_ERR_PAD,              /* PadCnt > data, or data % 4 != 0 */
     VHCA_WIRE_ERR_PAYLOAD,          /* data on an opcode without payload */
+    /* InfiniBand link (vhca_wire_parse_lrh) */
+    VHCA_WIRE_ERR_LRH_LEN,          /* PktLen disagrees with the datagram */
+    VHCA_WIRE_ERR_LVER,             /* LVer not 0 (7.7.3) */
+    VHCA_WIRE_ERR_LNH,              /* raw packet: not IBA transport */
+    VHCA_WIRE_ERR_VCRC,
+    VHCA_WIRE_ERR_GRH,              /* IPVer, NxtHdr or PayLen wrong */
     VHCA_WIRE_ERR__MAX
 } VhcaWireError;
 
@@ -427,6 +500,21 @@ VhcaWireError vhca_wire_parse_ib(const uint8_t *frame, size_t len,
                                  VhcaWirePacket *pkt);
 VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
                               VhcaWirePacket *pkt);
+
+/*
+ * The InfiniBand link's first stage, in place of vhca_wire_parse_net():
+ * @frame is one whole IB packet, LRH to VCRC.  Checks the VCRC, LVer,
+ * LNH (IBA local or global), that PktLen covers the datagram exactly
+ * (LRH to ICRC, VCRC after it), and the GRH if there is one (IPVer 6,
+ * NxtHdr 0x1B, PayLen); fills pkt->link, lrh, grh, net (from the GRH),
+ * ipv6 and the offsets.  vhca_wire_parse_ib() continues from there as
+ * on RoCE, with the ICRC of an IB packet.
+ */
+VhcaWireError vhca_wire_parse_lrh(const uint8_t *frame, size_t len,
+                                  VhcaWirePacket *pkt);
+
+/* VCRC (7.8.2): CRC-16 over the packet from the LRH through the ICRC. */
+uint16_t vhca_vcrc(const uint8_t *lrh, size_t len);
 
 /*
  * ICRC (IBTA 7.8.1, A17.3.3): CRC-32 over 8 bytes of ones standing for the
