@@ -17,12 +17,13 @@ kver="$(guest_kernel_version)"
 kroot="$(guest_kernel_root "$kver")"
 [ -f "$kroot/boot/vmlinuz-$kver" ] || die "guest kernel $kroot/boot/vmlinuz-$kver missing; run scripts/setup-host.sh"
 
-packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infiniband-diags,python3-pyverbs,iproute2,kmod,iputils-ping,procps,ethtool,coreutils,nvme-cli,fio
+packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infiniband-diags,opensm,python3-pyverbs,iproute2,kmod,iputils-ping,procps,ethtool,coreutils,nvme-cli,fio
 # Host kernel modules the guest needs beyond vhca.ko (dependencies follow).
 # crc32_generic: rxe needs the crc32 crypto driver, which nothing else pulls in.
 # nvme-rdma, nvmet-rdma, null_blk: NVMe over RDMA between two guests
 # (tests/guest/test_nvme_rdma.py), a RAM-backed null_blk namespace.
-modules="ib_uverbs rdma_ucm ib_ipoib rdma_rxe crc32_generic virtio_net 9p 9pnet_virtio configfs nvme-rdma nvmet-rdma null_blk"
+# ib_umad: /dev/infiniband/umad* for opensm and infiniband-diags (IB port).
+modules="ib_uverbs rdma_ucm ib_umad ib_ipoib rdma_rxe crc32_generic virtio_net 9p 9pnet_virtio configfs nvme-rdma nvmet-rdma null_blk"
 
 base_key="$(hash_inputs "$packages" "$modules" "$kver" "$0")"
 base="$VHCA_CACHE/image-base-$base_key"

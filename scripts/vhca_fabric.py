@@ -27,6 +27,7 @@ and a frame does not wait for one to wake (docs/benchmarks.rst).
 Used as a library by the tests and as a command:
 
     vhca_fabric.py start [-n 2] [--nics vhca,rxe] [--link loopback|netns|tap]
+                         [--link-layer eth|ib]
                          [--vcpu-policy idle|normal] [--guest-idle halt|poll]
                          [--pcap] [--run-dir DIR]
     vhca_fabric.py mtu 9000 | capture-off
@@ -43,6 +44,9 @@ QEMU processes, or to their namespaces, and never reaches a real network).
 Each guest's NIC is one of:
 
     vhca  -device vhca; the guest's RDMA device is vhca0 (the default)
+    vhca-ib  -device vhca,link=ib: an InfiniBand port (vhca0; its network
+          interface is IPoIB, ib0); the dgram link is the cable, and a
+          subnet manager (opensm in a guest) brings the ports ACTIVE
     rxe   -device virtio-net-pci; after boot the guest loads Linux's
           soft-RoCE (rdma_rxe) on it and its RDMA device is rxe0.  This is
           the reference peer for interoperability tests and benchmarks.
@@ -82,7 +86,7 @@ GUEST_MAX_MTU = 9000
 # the guests here use none.)
 DGRAM_UNDERLAY_MTU = GUEST_MAX_MTU + 14 + 20 + 8
 READY_MARK = "vhca-guest: ready"
-NICS = ("vhca", "rxe")
+NICS = ("vhca", "vhca-ib", "rxe")
 # How each guest's vCPU threads are scheduled on the host once it has
 # booted (docs/user-guide.rst, "Benchmarks", and docs/benchmarks.rst).
 # "normal", the default, leaves them as QEMU made them.  "idle" puts them
@@ -472,7 +476,7 @@ class Guest:
         self.nic = nic
         self.idle = idle        # one of GUEST_IDLE
         # The guest's RDMA device, as ibv_devices and perftest's -d name it.
-        self.rdma_dev = "vhca0" if nic == "vhca" else "rxe0"
+        self.rdma_dev = "rxe0" if nic == "rxe" else "vhca0"
         self.dir = os.path.join(run_dir, "guest%d" % index)
         self.console = os.path.join(self.dir, "console.log")
         self.agent_sock = os.path.join(self.dir, "agent.sock")
@@ -555,15 +559,20 @@ class Guest:
     def nic_device(self):
         if self.nic == "vhca":
             return "vhca"
+        if self.nic == "vhca-ib":
+            return "vhca,link=ib"
         # No option ROM: the guest boots with -kernel, not from the network.
         return "virtio-net-pci,romfile="
 
     def netdev_driver(self):
         """The guest kernel driver bound to the fabric NIC."""
-        return "vhca" if self.nic == "vhca" else "virtio_net"
+        return "virtio_net" if self.nic == "rxe" else "vhca"
 
     def ifname(self):
-        """The name of the guest's network interface on the fabric."""
+        """The name of the guest's network interface on the fabric (on an
+        InfiniBand port the IPoIB interface the guest's init made)."""
+        if self.nic == "vhca-ib":
+            return "ib0"
         return self.run(
             "for dev in /sys/class/net/*; do "
             "drv=$(readlink $dev/device/driver); "
@@ -1026,6 +1035,10 @@ def main():
     p.add_argument("--nics", type=lambda s: s.split(","),
                    help="comma-separated NIC of each guest: vhca (default) "
                    "or rxe (virtio-net with Linux soft-RoCE), e.g. vhca,rxe")
+    p.add_argument("--link-layer", choices=("eth", "ib"), default="eth",
+                   help="the vhca guests' port: eth (RoCEv2, the default) "
+                   "or ib (InfiniBand, two guests back to back: NIC "
+                   "vhca-ib)")
     p.add_argument("--pcap", action="store_true",
                    help="capture each guest's fabric traffic to "
                    "RUN_DIR/guestI/fabric.pcap")
@@ -1089,7 +1102,17 @@ def main():
     try:
         if args.cmd == "start":
             count = args.guests or (len(args.nics) if args.nics else 2)
-            fabric = Fabric(count, args.run_dir, args.pcap, nics=args.nics,
+            nics = args.nics
+            if args.link_layer == "ib":
+                if nics and set(nics) != {"vhca-ib"}:
+                    raise FabricError("--link-layer ib takes vhca-ib NICs "
+                                      "only, not %s" % ",".join(nics))
+                if count != 2 or args.link != "loopback":
+                    raise FabricError("--link-layer ib: two guests back to "
+                                      "back (-n 2, --link loopback); a "
+                                      "switch for more is not there yet")
+                nics = ["vhca-ib"] * count
+            fabric = Fabric(count, args.run_dir, args.pcap, nics=nics,
                             link=args.link, vcpu_policy=args.vcpu_policy,
                             guest_idle=args.guest_idle)
             try:

@@ -811,6 +811,15 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     uint32_t value;
     unsigned i;
 
+    if (!s->link || !strcmp(s->link, "eth")) {
+        cfg.link = VHCA_LINK_ETH;
+    } else if (!strcmp(s->link, "ib")) {
+        cfg.link = VHCA_LINK_IB;
+    } else {
+        error_setg(errp, "vhca: property 'link' must be 'eth' or 'ib', "
+                   "got '%s'", s->link);
+        return;
+    }
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     memcpy(cfg.mac, s->conf.macaddr.a, sizeof(cfg.mac));
     cfg.gid_tbl_len = s->gid_tbl_len;
@@ -942,6 +951,7 @@ static void vhca_reset_hold(Object *obj, ResetType type)
 
 static const Property vhca_properties[] = {
     DEFINE_NIC_PROPERTIES(VhcaState, conf),
+    DEFINE_PROP_STRING("link", VhcaState, link),
     DEFINE_PROP_UINT32("gid-table-len", VhcaState, gid_tbl_len,
                        VHCA_CORE_GID_TBL_LEN_DEFAULT),
     DEFINE_PROP_UINT32("db-pages", VhcaState, db_pages,
@@ -976,8 +986,11 @@ static void vhca_class_init(ObjectClass *klass, void *data)
 
     rc->phases.hold = vhca_reset_hold;
 
-    dc->desc = "Virtual RoCEv2 host channel adapter";
+    dc->desc = "Virtual InfiniBand/RoCEv2 host channel adapter";
     device_class_set_props(dc, vhca_properties);
+    object_class_property_set_description(klass, "link",
+        "the port's link layer: eth (RoCEv2, default) or ib (InfiniBand: "
+        "the netdev is the cable, a subnet manager brings the port up)");
     object_class_property_set_description(klass, "gid-table-len",
         "RoCE GID table entries (1..128)");
     object_class_property_set_description(klass, "db-pages",

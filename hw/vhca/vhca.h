@@ -38,6 +38,7 @@ struct VhcaState {
     NICState *nic;
     NICConf conf;
 
+    char *link;                     /* "eth" (default) or "ib" */
     uint32_t gid_tbl_len;
     uint32_t db_pages;
     uint32_t vectors;

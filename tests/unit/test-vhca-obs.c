@@ -828,6 +828,8 @@ static const CounterCase counter_cases[] = {
     C(ROCE_TX_PACKETS, rc_send, 'a', true),
     C(ROCE_RX_PACKETS, rc_send, 'b', true),
     C(ROCE_RX_DROPPED, drop_pkey, 'b', true),
+    C(RDMA_TX_BYTES, rc_send, 'a', true),
+    C(RDMA_RX_BYTES, rc_send, 'b', true),
     C(UD_TX_PACKETS, ud_loopback, 'a', true),
     C(UD_RX_PACKETS, ud_loopback, 'a', true),
     C(UD_TX_TOO_LONG, ud_too_long, 'a', true),

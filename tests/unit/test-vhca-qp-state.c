@@ -351,9 +351,18 @@ static void test_table_function(void)
             }
         }
     }
-    /* Unknown type or state. */
-    g_assert_cmpuint(vhca_qp_modify_is_ok(0, R, I, 0, &bad), ==,
+    /* Unknown type or state (type 7 is no QP type). */
+    g_assert_cmpuint(vhca_qp_modify_is_ok(7, R, I, 0, &bad), ==,
                      VHCA_QP_MODIFY_BAD_TRANSITION);
+    /* The SMI QP (QP0, IB port) follows the GSI QP's table, as in Linux. */
+    g_assert_cmpuint(vhca_qp_modify_is_ok(VHCA_QPT_SMI, R, I,
+                                          VHCA_QP_STATE | VHCA_QP_PKEY_INDEX |
+                                          VHCA_QP_QKEY, &bad), ==,
+                     VHCA_QP_MODIFY_OK);
+    g_assert_cmpuint(vhca_qp_modify_is_ok(VHCA_QPT_SMI, R, I,
+                                          VHCA_QP_STATE | VHCA_QP_PKEY_INDEX |
+                                          VHCA_QP_QKEY | VHCA_QP_AV, &bad),
+                     ==, VHCA_QP_MODIFY_EXTRA_ATTR);
     g_assert_cmpuint(vhca_qp_modify_is_ok(VHCA_QPT_RC, 7, R, 0, &bad), ==,
                      VHCA_QP_MODIFY_BAD_TRANSITION);
     g_assert_cmpuint(vhca_qp_modify_is_ok(VHCA_QPT_RC, R, 200, 0, &bad), ==,

@@ -33,10 +33,21 @@
 
 typedef uint8_t (*VhcaCmdHandler)(VhcaCore *core, VhcaCmdCtx *ctx);
 
-/* The handlers, by opcode; their names are vhca_admin_opcode_name()'s. */
+/*
+ * The handlers, by opcode; their names are vhca_admin_opcode_name()'s.
+ * A command of one link layer's only is an unknown opcode on the other
+ * port (docs/specs/vhca.rst, "InfiniBand port").
+ */
 typedef struct VhcaCmdDesc {
     VhcaCmdHandler handler;
+    uint8_t link_only;              /* VHCA_CMD_ON_* */
 } VhcaCmdDesc;
+
+enum {
+    VHCA_CMD_ON_ANY,
+    VHCA_CMD_ON_ETH,                /* the NIC and RoCE's GID table */
+    VHCA_CMD_ON_IB,                 /* the management agents */
+};
 
 static uint8_t vhca_cmd_nop(VhcaCore *core, VhcaCmdCtx *ctx)
 {
@@ -84,8 +95,14 @@ static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
     vhca_st_le32(ATTR(max_uctx), core->cfg.num_db_pages);
     vhca_st_le32(ATTR(num_comp_vectors),
                  core->cfg.num_vectors - VHCA_VECTOR_FIRST_COMP);
-    vhca_st_le32(ATTR(gid_tbl_len), core->cfg.gid_tbl_len);
-    vhca_st_le32(ATTR(max_pkeys), 1);
+    if (core->cfg.link == VHCA_LINK_IB) {
+        /* GUIDInfo and P_KeyTable (IBTA 14.2.5.5, 14.2.5.7). */
+        vhca_st_le32(ATTR(gid_tbl_len), VHCA_IB_GUID_TBL_LEN);
+        vhca_st_le32(ATTR(max_pkeys), VHCA_IB_PKEY_TBL_LEN);
+    } else {
+        vhca_st_le32(ATTR(gid_tbl_len), core->cfg.gid_tbl_len);
+        vhca_st_le32(ATTR(max_pkeys), 1);
+    }
     /* IBTA 1.5 memory placement: no persistence (docs/specs/vhca.rst). */
     vhca_st_le32(ATTR(cap_flags),
                  VHCA_DEV_CAP_FLUSH_GLOBAL | VHCA_DEV_CAP_ATOMIC_WRITE);
@@ -136,6 +153,18 @@ static uint8_t vhca_cmd_query_port(VhcaCore *core, VhcaCmdCtx *ctx)
     }
 
 #define OUT(field) (offsetof(struct vhca_port_attr, field))
+    if (core->cfg.link == VHCA_LINK_IB) {
+        /* The rest of an IB port's state is PortInfo's (MAD_IFC). */
+        out[OUT(state)] = core->ib.state;
+        out[OUT(phys_state)] = core->link_up ? VHCA_PORT_PHYS_LINK_UP
+                                             : VHCA_PORT_PHYS_POLLING;
+        out[OUT(max_mtu)] = VHCA_IB_MTU_4096;
+        out[OUT(active_mtu)] = vhca_port_active_mtu(core);
+        out[OUT(active_speed)] = VHCA_IB_SPEED_EDR;
+        out[OUT(active_width)] = VHCA_IB_WIDTH_1X;
+        vhca_st_le16(out + OUT(gid_tbl_len), VHCA_IB_GUID_TBL_LEN);
+        return VHCA_ST_OK;
+    }
     out[OUT(state)] = core->link_up ? VHCA_PORT_ACTIVE : VHCA_PORT_DOWN;
     out[OUT(phys_state)] = core->link_up ? VHCA_PORT_PHYS_LINK_UP
                                          : VHCA_PORT_PHYS_DISABLED;
@@ -303,13 +332,13 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_NOP] = { vhca_cmd_nop },
     [VHCA_CMD_QUERY_DEVICE] = { vhca_cmd_query_device },
     [VHCA_CMD_QUERY_PORT] = { vhca_cmd_query_port },
-    [VHCA_CMD_ADD_GID] = { vhca_cmd_add_gid },
-    [VHCA_CMD_DEL_GID] = { vhca_cmd_del_gid },
-    [VHCA_CMD_SET_MAC] = { vhca_cmd_set_mac },
-    [VHCA_CMD_SET_MTU] = { vhca_cmd_set_mtu },
+    [VHCA_CMD_ADD_GID] = { vhca_cmd_add_gid, VHCA_CMD_ON_ETH },
+    [VHCA_CMD_DEL_GID] = { vhca_cmd_del_gid, VHCA_CMD_ON_ETH },
+    [VHCA_CMD_SET_MAC] = { vhca_cmd_set_mac, VHCA_CMD_ON_ETH },
+    [VHCA_CMD_SET_MTU] = { vhca_cmd_set_mtu, VHCA_CMD_ON_ETH },
     [VHCA_CMD_ALLOC_UCTX] = { vhca_cmd_alloc_uctx },
     [VHCA_CMD_DEALLOC_UCTX] = { vhca_cmd_dealloc_uctx },
-    [VHCA_CMD_SET_RX_FILTER] = { vhca_cmd_set_rx_filter },
+    [VHCA_CMD_SET_RX_FILTER] = { vhca_cmd_set_rx_filter, VHCA_CMD_ON_ETH },
     [VHCA_CMD_CREATE_PD] = { vhca_cmd_create_pd },
     [VHCA_CMD_DESTROY_PD] = { vhca_cmd_destroy_pd },
     [VHCA_CMD_CREATE_MR] = { vhca_cmd_create_mr },
@@ -337,12 +366,25 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
 
 static uint8_t vhca_admin_dispatch(VhcaCore *core, VhcaCmdCtx *ctx)
 {
+    const VhcaCmdDesc *d;
+    bool ib = core->cfg.link == VHCA_LINK_IB;
+
     if (ctx->opcode >= VHCA_CMD_MAX || !vhca_admin_cmds[ctx->opcode].handler) {
         ctx->syndrome = ctx->opcode;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_OPCODE,
                              "unknown opcode 0x%x", ctx->opcode);
     }
-    return vhca_admin_cmds[ctx->opcode].handler(core, ctx);
+    d = &vhca_admin_cmds[ctx->opcode];
+    if ((d->link_only == VHCA_CMD_ON_ETH && ib) ||
+        (d->link_only == VHCA_CMD_ON_IB && !ib)) {
+        ctx->syndrome = ctx->opcode;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_OPCODE,
+                             "a command of the %s port only; this port is "
+                             "%s (the link property)",
+                             ib ? "Ethernet" : "InfiniBand",
+                             ib ? "InfiniBand" : "Ethernet");
+    }
+    return d->handler(core, ctx);
 }
 
 /*

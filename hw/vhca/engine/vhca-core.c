@@ -140,6 +140,8 @@ const char *vhca_core_nak_code_name(VhcaNakKind kind, uint8_t code)
 const char *vhca_core_qp_type_name(uint8_t type)
 {
     switch (type) {
+    case VHCA_QPT_SMI:
+        return "smi";
     case VHCA_QPT_GSI:
         return "gsi";
     case VHCA_QPT_RC:
@@ -251,8 +253,8 @@ const char *vhca_core_config_check(const VhcaCoreConfig *cfg)
 /* ---------------------------------------------------------------------- */
 
 /*
- * Largest IB MTU (IBTA encoding) whose packets fit the Ethernet MTU: the
- * port's active MTU, which also bounds UD messages (IBTA 10.2.1).
+ * The port's active MTU (IBTA encoding), which also bounds UD messages
+ * (IBTA 10.2.1): on Ethernet the largest whose packets fit the MTU.
  */
 uint8_t vhca_port_active_mtu(const VhcaCore *core)
 {
@@ -269,6 +271,14 @@ uint8_t vhca_port_active_mtu(const VhcaCore *core)
     };
     size_t i;
 
+    /*
+     * The IB port has no Ethernet MTU: its active MTU is NeighborMTU,
+     * what the SM enabled on the link (IBTA 14.2.5.6), 4096 until then.
+     */
+    if (core->cfg.link == VHCA_LINK_IB) {
+        return core->ib.neighbor_mtu ? core->ib.neighbor_mtu
+                                     : VHCA_IB_MTU_4096;
+    }
     for (i = 0; i < sizeof(ib_mtus) / sizeof(ib_mtus[0]); i++) {
         if (eth_mtu >= ib_mtus[i].bytes + VHCA_ROCE_MAX_OVERHEAD) {
             return ib_mtus[i].code;

@@ -425,6 +425,12 @@ typedef struct VhcaCore {
 
     /* link=ib only; gid_tbl[0] then mirrors gid_prefix:port GUID. */
     VhcaIbPort ib;
+    /*
+     * link=ib: the handle of the SMI QP, 0 if none.  It is QP0 on the
+     * wire (BTH DestQP, DETH SrcQP) and an ordinary handle to the guest,
+     * as mlx4's special QPs are.
+     */
+    uint32_t smi_qpn;
 
     VhcaGidEntry gid_tbl[VHCA_CORE_GID_TBL_LEN_MAX];
     /*

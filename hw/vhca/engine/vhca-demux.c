@@ -12,12 +12,72 @@
 
 #include <string.h>
 
+#include "vhca-ib.h"
 #include "vhca-transport.h"
 
-/* IBTA 9.6.1.1: only P_Keys in our table (the default one) are accepted. */
+/*
+ * IBTA 9.6.1.1: only P_Keys in our table are accepted.  The RoCE port's
+ * table holds the default P_Key alone (annex A17.2).
+ */
 static bool vhca_rx_pkey_ok(uint16_t pkey)
 {
     return (pkey & 0x7fff) == (VHCA_DEFAULT_PKEY & 0x7fff);
+}
+
+/* A P_Key check failed: dropped, and counted in PortInfo too (14.2.5.6). */
+static void vhca_rx_drop_pkey(VhcaCore *core, uint32_t qpn)
+{
+    if (core->cfg.link == VHCA_LINK_IB && core->ib.pkey_violations < 0xffff) {
+        core->ib.pkey_violations++;
+    }
+    vhca_rx_drop(core, VHCA_DROP_PKEY, qpn);
+}
+
+/*
+ * The IB port's checks before a QP is looked up (IBTA 7.6.5, 9.6.1.1,
+ * 10.9.3): VL15 carries subnet management packets, to QP0 only, and QP0
+ * takes nothing else; a packet to QP0 is not checked against the P_Key
+ * table (it always carries the default P_Key, 14.2.2), any other must
+ * match an entry.  Maps DestQP 0 to the SMI QP's handle.  False: dropped.
+ */
+static bool vhca_rx_ib_check(VhcaCore *core, const VhcaWirePacket *pkt,
+                             uint32_t *qpn, uint16_t *pkey_index)
+{
+    bool smi = pkt->tp.bth.dest_qpn == VHCA_SMI_QPN;
+
+    if (smi != (pkt->lrh.vl == VHCA_IB_VL_SMP)) {
+        vhca_rx_drop(core, VHCA_DROP_VL15, pkt->tp.bth.dest_qpn);
+        return false;
+    }
+    if (smi) {
+        *qpn = core->smi_qpn;
+        *pkey_index = 0;
+        return true;
+    }
+    if (!vhca_ib_pkey_find(core, pkt->tp.bth.pkey, pkey_index)) {
+        vhca_rx_drop_pkey(core, pkt->tp.bth.dest_qpn);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * IBTA 10.9.3: a QP belongs to the partition of its P_Key index and
+ * takes only that partition's packets; QP1 serves every partition and
+ * QP0 none (the table check above is theirs).
+ */
+static bool vhca_rx_qp_pkey_ok(const VhcaCore *core, const VhcaQp *qp,
+                               uint16_t pkey)
+{
+    uint16_t own;
+
+    if (core->cfg.link != VHCA_LINK_IB || qp->type == VHCA_QPT_GSI ||
+        qp->type == VHCA_QPT_SMI) {
+        return true;
+    }
+    own = vhca_ib_pkey_at(core, qp->attr.pkey_index);
+    return (own & 0x7fff) && (own & 0x7fff) == (pkey & 0x7fff) &&
+           ((own | pkey) & 0x8000);
 }
 
 /*
@@ -37,7 +97,7 @@ static bool vhca_qp_takes(const VhcaQp *qp, uint8_t opcode,
     case VHCA_IB_TRANSPORT_UC:
         return qp->type == VHCA_QPT_UC;
     case VHCA_IB_TRANSPORT_UD:
-        return qp->type == VHCA_QPT_UD || qp->type == VHCA_QPT_GSI;
+        return vhca_qp_is_datagram(qp);
     default:
         return false;
     }
@@ -67,7 +127,8 @@ static uint32_t vhca_rx_max_payload(const VhcaCore *core, const VhcaQp *qp)
  */
 static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
                             VhcaFrameQueue *q, const uint8_t *frame,
-                            size_t len, const VhcaWirePacket *pkt)
+                            size_t len, const VhcaWirePacket *pkt,
+                            uint16_t pkey_index)
 {
     uint32_t start = pkt->l3_offset;
     uint64_t end = (uint64_t)pkt->payload_offset + pkt->payload_len +
@@ -75,6 +136,10 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
     uint32_t size;
     VhcaRxFrame *f;
 
+    if (!vhca_rx_qp_pkey_ok(core, qp, pkt->tp.bth.pkey)) {
+        vhca_rx_drop_pkey(core, qpn);
+        return;
+    }
     if (pkt->payload_len > vhca_rx_max_payload(core, qp)) {
         vhca_rx_drop(core, VHCA_DROP_OVERSIZE, qpn);
         return;
@@ -102,6 +167,7 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
         return;
     }
     memcpy(f->data, frame + start, end - start);
+    f->pkey_index = (uint8_t)pkey_index;
     f->pkt = *pkt;
     f->pkt.l3_offset -= start;
     f->pkt.l4_offset -= start;
@@ -120,13 +186,15 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
  * backend that echoes multicast) is not delivered twice.
  */
 static void vhca_rx_mcast(VhcaCore *core, const uint8_t *frame, size_t len,
-                          const VhcaWirePacket *pkt, bool looped)
+                          const VhcaWirePacket *pkt, bool looped,
+                          uint16_t pkey_index)
 {
     const VhcaMcastGroup *g = NULL;
     uint32_t qpns[VHCA_MAX_MCAST_QPS];
     uint32_t i, n;
 
-    if (!looped && !memcmp(pkt->net.smac, core->mac, VHCA_ETH_ALEN)) {
+    if (!looped && pkt->link == VHCA_WIRE_LINK_ROCE &&
+        !memcmp(pkt->net.smac, core->mac, VHCA_ETH_ALEN)) {
         vhca_rx_drop(core, VHCA_DROP_MCAST_ECHO, VHCA_MCAST_QPN);
         return;
     }
@@ -146,7 +214,8 @@ static void vhca_rx_mcast(VhcaCore *core, const uint8_t *frame, size_t len,
             vhca_rx_drop(core, VHCA_DROP_QP_STATE, qpns[i]);
             continue;
         }
-        vhca_rx_enqueue(core, qpns[i], qp, &qp->rxq_req, frame, len, pkt);
+        vhca_rx_enqueue(core, qpns[i], qp, &qp->rxq_req, frame, len, pkt,
+                        pkey_index);
     }
 }
 
@@ -159,6 +228,7 @@ void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
                     VhcaWirePacket *pkt, bool looped)
 {
     const VhcaWireOpcodeInfo *info;
+    uint16_t pkey_index = 0;
     VhcaFrameQueue *q;
     VhcaWireError err;
     uint32_t qpn;
@@ -169,15 +239,23 @@ void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
         vhca_rx_drop_malformed(core, err);
         return;
     }
-    if (!vhca_rx_pkey_ok(pkt->tp.bth.pkey)) {
-        vhca_rx_drop(core, VHCA_DROP_PKEY, pkt->tp.bth.dest_qpn);
+    vhca_count(core, VHCA_CNT_RDMA_RX_BYTES,
+               pkt->payload_offset + pkt->payload_len + pkt->tp.bth.pad +
+               VHCA_IB_ICRC_LEN -
+               (pkt->link == VHCA_WIRE_LINK_IB ? 0 : pkt->l3_offset));
+    qpn = pkt->tp.bth.dest_qpn;
+    if (pkt->link == VHCA_WIRE_LINK_IB) {
+        if (!vhca_rx_ib_check(core, pkt, &qpn, &pkey_index)) {
+            return;
+        }
+    } else if (!vhca_rx_pkey_ok(pkt->tp.bth.pkey)) {
+        vhca_rx_drop_pkey(core, qpn);
         return;
     }
     info = vhca_wire_opcode_info(pkt->tp.bth.opcode);
-    qpn = pkt->tp.bth.dest_qpn;
     if ((pkt->tp.bth.opcode & VHCA_IB_TRANSPORT_MASK) ==
         VHCA_IB_TRANSPORT_UD && qpn == VHCA_MCAST_QPN) {
-        vhca_rx_mcast(core, frame, len, pkt, looped);
+        vhca_rx_mcast(core, frame, len, pkt, looped, pkey_index);
         return;
     }
     qp = vhca_qp_lookup(core, qpn);
@@ -199,5 +277,5 @@ void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
         }
         q = &qp->rxq_resp;
     }
-    vhca_rx_enqueue(core, qpn, qp, q, frame, len, pkt);
+    vhca_rx_enqueue(core, qpn, qp, q, frame, len, pkt, pkey_index);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vhca-ib.h"
 #include "vhca-transport.h"
 
 int vhca_core_init(VhcaCore *core, const VhcaCoreConfig *cfg,
@@ -64,6 +65,16 @@ void vhca_core_reset(VhcaCore *core)
     vhca_rdma_reset(core);
     memset(core->counters, 0, sizeof(core->counters));
     memset(core->counter_hi_latch, 0, sizeof(core->counter_hi_latch));
+    /*
+     * The IB port forgets what the SM set, as a reset HCA's firmware
+     * does, and retrains: INIT again if the cable is there (IBTA 7.2).
+     */
+    if (core->cfg.link == VHCA_LINK_IB) {
+        vhca_ib_port_reset(core);
+        if (core->link_up) {
+            vhca_ib_port_set_link(core, true);
+        }
+    }
 
     /* RX is now disabled: frames the backend queued can be dropped. */
     if (core->ops->rx_ready) {
@@ -77,6 +88,11 @@ void vhca_core_set_link(VhcaCore *core, bool up)
         return;
     }
     core->link_up = up;
+    /* The IB port's logical state is the SM's business (vhca-sma.c). */
+    if (core->cfg.link == VHCA_LINK_IB) {
+        vhca_ib_port_set_link(core, up);
+        return;
+    }
     vhca_aeq_post(core, VHCA_EQE_PORT_CHANGE,
                   up ? VHCA_PORT_ACTIVE : VHCA_PORT_DOWN, 1, 0);
 }
@@ -149,6 +165,7 @@ void vhca_rdma_reset(VhcaCore *core)
     vhca_ids_clear(&core->eq_ids);
     vhca_ids_clear(&core->cq_ids);
     vhca_ids_clear(&core->qp_ids);
+    core->smi_qpn = 0;
     vhca_mcast_reset(core);
     memset(core->uctx_users, 0, sizeof(core->uctx_users));
     core->cq_error_pending = false;

@@ -57,6 +57,8 @@ static void dump_end(VhcaDump *d)
 static const char *vhca_qp_type_name(uint8_t type)
 {
     switch (type) {
+    case VHCA_QPT_SMI:
+        return "SMI";
     case VHCA_QPT_GSI:
         return "GSI";
     case VHCA_QPT_RC:
@@ -131,6 +133,42 @@ static void dump_flags(VhcaDump *d, uint32_t flags,
     }
 }
 
+/*
+ * The IB port as the SM left it (IBTA 14.2.5.6 PortInfo, 14.2.5.7
+ * P_KeyTable, 14.2.5.8 SL2VL): "ib-port state ACTIVE lid 0x1 lmc 0
+ * sm-lid 0x1 sm-sl 0", the valid P_Keys by index, the SL2VL table.
+ */
+static void dump_ib_port(VhcaDump *d, const VhcaCore *core)
+{
+    static const char *const states[] = {
+        [VHCA_PORT_DOWN] = "DOWN", [VHCA_PORT_INIT] = "INIT",
+        [VHCA_PORT_ARMED] = "ARMED", [VHCA_PORT_ACTIVE] = "ACTIVE",
+    };
+    const VhcaIbPort *ib = &core->ib;
+    unsigned i;
+
+    dump_add(d, "ib-port state %s lid 0x%x lmc %u sm-lid 0x%x sm-sl %u "
+             "gid-prefix 0x%016" PRIx64,
+             ib->state >= VHCA_PORT_DOWN && ib->state <= VHCA_PORT_ACTIVE ?
+             states[ib->state] : "?", ib->lid, ib->lmc, ib->sm_lid,
+             ib->sm_sl, ib->gid_prefix);
+    dump_add(d, " violations m_key %u p_key %u q_key %u",
+             ib->mkey_violations, ib->pkey_violations, ib->qkey_violations);
+    dump_end(d);
+    dump_add(d, "pkeys");
+    for (i = 0; i < VHCA_IB_PKEY_TBL_LEN; i++) {
+        if (ib->pkeys[i] & 0x7fff) {
+            dump_add(d, " %u:0x%04x", i, ib->pkeys[i]);
+        }
+    }
+    dump_end(d);
+    dump_add(d, "sl2vl");
+    for (i = 0; i < 16; i++) {
+        dump_add(d, " %u", ib->sl2vl[i]);
+    }
+    dump_end(d);
+}
+
 static void dump_device(VhcaDump *d, const VhcaCore *core)
 {
     static const unsigned ib_mtu_bytes[] = {
@@ -150,14 +188,22 @@ static void dump_device(VhcaDump *d, const VhcaCore *core)
     }
     dump_end(d);
 
-    dump_add(d, "port mac %02x:%02x:%02x:%02x:%02x:%02x link %s mtu %u",
-             core->mac[0], core->mac[1], core->mac[2], core->mac[3],
-             core->mac[4], core->mac[5], core->link_up ? "up" : "down",
-             core->mtu);
+    if (core->cfg.link == VHCA_LINK_IB) {
+        dump_add(d, "port infiniband link %s",
+                 core->link_up ? "up" : "down");
+    } else {
+        dump_add(d, "port mac %02x:%02x:%02x:%02x:%02x:%02x link %s mtu %u",
+                 core->mac[0], core->mac[1], core->mac[2], core->mac[3],
+                 core->mac[4], core->mac[5], core->link_up ? "up" : "down",
+                 core->mtu);
+    }
     if (active && active < sizeof(ib_mtu_bytes) / sizeof(ib_mtu_bytes[0])) {
         dump_add(d, " active-mtu %u", ib_mtu_bytes[active]);
     }
     dump_end(d);
+    if (core->cfg.link == VHCA_LINK_IB) {
+        dump_ib_port(d, core);
+    }
 
     for (i = 0; i < core->cfg.gid_tbl_len; i++) {
         const VhcaGidEntry *g = &core->gid_tbl[i];
@@ -167,8 +213,9 @@ static void dump_device(VhcaDump *d, const VhcaCore *core)
         }
         dump_add(d, "gid %u ", i);
         dump_gid(d, g->gid);
-        dump_add(d, " type %s", g->type == VHCA_GID_TYPE_ROCE_V2_IPV4 ?
-                 "RoCEv2-IPv4" : "RoCEv2-IPv6");
+        dump_add(d, " type %s", g->type == VHCA_GID_TYPE_IB ? "IB" :
+                 g->type == VHCA_GID_TYPE_ROCE_V2_IPV4 ? "RoCEv2-IPv4" :
+                 "RoCEv2-IPv6");
         dump_end(d);
     }
 }
@@ -203,6 +250,9 @@ static void dump_qp(VhcaDump *d, uint32_t qpn, const VhcaQp *qp)
              qp->pdn, qp->send_cqn, qp->recv_cqn);
     if (connected) {
         dump_add(d, " dqpn %u", qp->attr.dest_qp_num);
+        if (qp->path.dlid) {
+            dump_add(d, " dlid 0x%x sl %u", qp->path.dlid, qp->path.sl);
+        }
     } else {
         dump_add(d, " qkey 0x%x", qp->attr.qkey);
     }

@@ -3,7 +3,8 @@
  * from the backend enters (docs/specs/vhca.rst, "Receive demux
  * (RoCEv2)").  On the Ethernet port a frame is RoCEv2 for the network
  * layer (vhca-net.c) or plain Ethernet for the NIC's RX ring
- * (vhca-eth.c).  This is the seam a second link layer plugs into: nothing
+ * (vhca-eth.c).  On the InfiniBand port every datagram is an IB packet
+ * for the IB link layer (vhca-link-ib.c).  This is the seam: nothing
  * above it knows which link a packet came over.
  *
  * Copyright (c) 2025 The vhca authors
@@ -28,6 +29,10 @@ VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
 {
     VhcaWirePacket pkt;
 
+    if (core->cfg.link == VHCA_LINK_IB) {
+        vhca_link_ib_receive(core, buf, len);
+        return VHCA_RX_ROCE;
+    }
     /* Bad frames from the wire are counted, not logged as guest errors. */
     if (len < VHCA_ETH_HLEN) {
         vhca_count(core, VHCA_CNT_RX_ERRORS, 1);

@@ -216,6 +216,7 @@ static int vhca_qpt_index(uint8_t type)
         return QPT_UC;
     case VHCA_QPT_UD:
         return QPT_UD;
+    case VHCA_QPT_SMI:              /* the same table as GSI in Linux */
     case VHCA_QPT_GSI:
         return QPT_GSI;
     case VHCA_QPT_XRC_INI:

@@ -45,7 +45,9 @@ static const uint16_t qp_attr_le32[] = {
     QA(max_inline_data),
 };
 
-static const uint16_t qp_attr_le16[] = { QA(pkey_index), QA(udp_sport) };
+static const uint16_t qp_attr_le16[] = {
+    QA(pkey_index), QA(udp_sport), QA(dlid),
+};
 
 static void vhca_qp_attr_from_le(struct vhca_qp_attr *attr,
                                  const uint8_t *raw)
@@ -226,11 +228,11 @@ static uint8_t vhca_qp_check_create_srq(VhcaCore *core, VhcaCmdCtx *ctx,
                              "SRQ %u is an XRC SRQ: no QP is created on "
                              "it", c->srqn);
     }
-    if (c->type == VHCA_QPT_GSI) {
+    if (c->type == VHCA_QPT_GSI || c->type == VHCA_QPT_SMI) {
         ctx->syndrome = c->srqn;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
-                             "the GSI QP cannot receive from SRQ %u",
-                             c->srqn);
+                             "the %s QP cannot receive from SRQ %u",
+                             vhca_core_qp_type_name(c->type), c->srqn);
     }
     if (c->rq_log_size || c->rq_pbl_addr || c->rq_npages) {
         ctx->syndrome = c->srqn;
@@ -273,6 +275,15 @@ static uint8_t vhca_qp_check_create_type(VhcaCore *core, VhcaCmdCtx *ctx,
                                          const struct vhca_qp_create *c)
 {
     switch (c->type) {
+    case VHCA_QPT_SMI:
+        /* Annex A16/A17: RoCE has no subnet management QP. */
+        if (core->cfg.link != VHCA_LINK_IB) {
+            ctx->syndrome = c->type;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                                 "an SMI QP exists only on an InfiniBand "
+                                 "port (link=ib)");
+        }
+        break;
     case VHCA_QPT_RC:
     case VHCA_QPT_UC:
     case VHCA_QPT_UD:
@@ -291,8 +302,8 @@ static uint8_t vhca_qp_check_create_type(VhcaCore *core, VhcaCmdCtx *ctx,
     default:
         ctx->syndrome = c->type;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
-                             "QP type %u is not GSI, RC, UC, UD, XRC_INI "
-                             "or XRC_TGT", c->type);
+                             "QP type %u is not SMI, GSI, RC, UC, UD, "
+                             "XRC_INI or XRC_TGT", c->type);
     }
     if (c->xrcdn) {
         ctx->syndrome = c->xrcdn;
@@ -321,6 +332,13 @@ static uint8_t vhca_qp_check_create(VhcaCore *core, VhcaCmdCtx *ctx,
         ctx->syndrome = VHCA_GSI_QPN;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BUSY,
                              "the GSI QP (QP1) exists already");
+    }
+    /* IBTA 14.2.4.1: one SMI QP (QP0) per port. */
+    if (c->type == VHCA_QPT_SMI && core->smi_qpn) {
+        ctx->syndrome = core->smi_qpn;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BUSY,
+                             "the SMI QP (QP0) exists already as QP %u",
+                             core->smi_qpn);
     }
     if (c->sq_log_size < 1 || c->sq_log_size > VHCA_WQ_MAX_LOG_SIZE) {
         ctx->syndrome = c->sq_log_size;
@@ -460,6 +478,9 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     qp.srqn = c.srqn;
     qp.xrcdn = c.xrcdn;
     core->qps[qpn] = qp;
+    if (c.type == VHCA_QPT_SMI) {
+        core->smi_qpn = qpn;
+    }
     vhca_qp_users(core, &qp, 1);
     vhca_cmd_set_handle_out(ctx, qpn, 0);
     return VHCA_ST_OK;
@@ -486,6 +507,9 @@ uint8_t vhca_cmd_destroy_qp(VhcaCore *core, VhcaCmdCtx *ctx)
     free(qp->rq.pages);
     memset(qp, 0, sizeof(*qp));
     vhca_ids_free(&core->qp_ids, qpn);
+    if (core->smi_qpn == qpn) {
+        core->smi_qpn = 0;
+    }
     return VHCA_ST_OK;
 }
 
@@ -558,8 +582,8 @@ typedef struct VhcaQpScalarAttr {
 
 static const VhcaQpScalarAttr qp_scalar_attrs[] = {
     SCALAR(ACCESS_FLAGS, qp_access_flags, 0, VHCA_QP_ACCESS_ALL),
-    /* One P_Key (max_pkeys = 1) and one port. */
-    SCALAR(PKEY_INDEX, pkey_index, 0, 0),
+    /* The IB port's P_Key table; one P_Key on Ethernet (check_values). */
+    SCALAR(PKEY_INDEX, pkey_index, 0, VHCA_IB_PKEY_TBL_LEN - 1),
     SCALAR(PORT, port, 1, 1),
     SCALAR(QKEY, qkey, 0, UINT32_MAX),
     SCALAR(PATH_MTU, path_mtu, VHCA_IB_MTU_256, VHCA_IB_MTU_4096),
@@ -596,9 +620,35 @@ static uint32_t vhca_qp_attr_get(const struct vhca_qp_attr *attr,
     }
 }
 
+/*
+ * The IB port's path (IBTA 7.7, 8.3): an SL, the LMC's path bits, and a
+ * GRH only if the address vector asks for one; then its fields are
+ * checked as on RoCE.
+ */
+static uint8_t vhca_qp_check_av_ib(VhcaCore *core, VhcaCmdCtx *ctx,
+                                   const struct vhca_qp_attr *attr)
+{
+    if (attr->sl > 15 || attr->src_path_bits > 0x7f ||
+        (attr->ah_flags & ~VHCA_AH_GRH)) {
+        ctx->syndrome = attr->sl;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP %u: sl %u, src_path_bits 0x%x or ah_flags "
+                             "0x%x out of range", attr->qpn, attr->sl,
+                             attr->src_path_bits, attr->ah_flags);
+    }
+    return VHCA_ST_OK;
+}
+
 static uint8_t vhca_qp_check_av(VhcaCore *core, VhcaCmdCtx *ctx,
                                 const struct vhca_qp_attr *attr)
 {
+    if (core->cfg.link == VHCA_LINK_IB) {
+        uint8_t status = vhca_qp_check_av_ib(core, ctx, attr);
+
+        if (status != VHCA_ST_OK || !(attr->ah_flags & VHCA_AH_GRH)) {
+            return status;
+        }
+    }
     if (attr->sgid_index >= core->cfg.gid_tbl_len ||
         !core->gid_tbl[attr->sgid_index].valid) {
         ctx->syndrome = attr->sgid_index;
@@ -635,6 +685,15 @@ static uint8_t vhca_qp_check_values(VhcaCore *core, VhcaCmdCtx *ctx,
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
                              "QP %u: alternate paths are not supported",
                              attr->qpn);
+    }
+    /* RoCE has one P_Key (QUERY_DEVICE max_pkeys 1, annex A17.2). */
+    if ((mask & VHCA_QP_PKEY_INDEX) && attr->pkey_index &&
+        core->cfg.link != VHCA_LINK_IB) {
+        ctx->syndrome = attr->pkey_index;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "QP %u: pkey_index %u on an Ethernet port, "
+                             "which has one P_Key", attr->qpn,
+                             attr->pkey_index);
     }
     /* The access flags are bits: the range below does not catch holes. */
     if ((mask & VHCA_QP_ACCESS_FLAGS) &&
@@ -682,6 +741,10 @@ static void vhca_qp_apply(VhcaQp *qp, const struct vhca_qp_attr *attr)
         qp->attr.udp_sport = attr->udp_sport;
         memcpy(qp->attr.dgid, attr->dgid, sizeof(qp->attr.dgid));
         memcpy(qp->attr.dmac, attr->dmac, sizeof(qp->attr.dmac));
+        qp->attr.dlid = attr->dlid;
+        qp->attr.sl = attr->sl;
+        qp->attr.src_path_bits = attr->src_path_bits;
+        qp->attr.ah_flags = attr->ah_flags;
     }
     /* PATH_MIG_STATE carries no value here: always MIGRATED. */
 
@@ -694,6 +757,11 @@ static void vhca_qp_apply(VhcaQp *qp, const struct vhca_qp_attr *attr)
     qp->path.udp_sport = qp->attr.udp_sport;
     qp->path.flow_label = qp->attr.flow_label;
     qp->path.dest_qpn = qp->attr.dest_qp_num;
+    qp->path.pkey_index = qp->attr.pkey_index;
+    qp->path.dlid = qp->attr.dlid;
+    qp->path.sl = qp->attr.sl;
+    qp->path.src_path_bits = qp->attr.src_path_bits;
+    qp->path.grh = !!(qp->attr.ah_flags & VHCA_AH_GRH);
 }
 
 /* What entering @next does beyond changing the state (IBTA 10.3.1). */
@@ -748,6 +816,21 @@ static uint8_t vhca_qp_check_transition(VhcaCore *core, VhcaCmdCtx *ctx,
 {
     uint32_t bad;
 
+    /*
+     * IBTA 7.2: a port that is not ACTIVE sends no data packets, so a
+     * connection cannot be made over it.  The datagram QPs may go to RTR
+     * before: the kernel's MAD layer readies QP0 and QP1 at boot, and
+     * the port is DOWN then.
+     */
+    if (core->cfg.link == VHCA_LINK_IB && next == VHCA_QPS_RTR &&
+        qp->state != VHCA_QPS_RTR && !vhca_qp_is_datagram(qp) &&
+        core->ib.state != VHCA_PORT_ACTIVE) {
+        ctx->syndrome = core->ib.state;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_STATE,
+                             "QP %u: cannot go to RTR while the port is "
+                             "not ACTIVE (state %u); start a subnet manager",
+                             attr->qpn, core->ib.state);
+    }
     switch (vhca_qp_modify_is_ok(qp->type, qp->state, next,
                                  attr->attr_mask, &bad)) {
     case VHCA_QP_MODIFY_OK:

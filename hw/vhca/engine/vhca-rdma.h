@@ -183,6 +183,12 @@ typedef struct VhcaPath {
     uint16_t udp_sport;             /* 0: derived from the flow */
     uint32_t flow_label;
     uint32_t dest_qpn;
+    uint16_t pkey_index;            /* IB: the BTH P_Key's table entry */
+    /* IB port: the LRH, and whether a GRH (the fields above) goes too */
+    uint16_t dlid;
+    uint8_t sl;
+    uint8_t src_path_bits;
+    bool grh;
 } VhcaPath;
 
 /*
@@ -354,6 +360,16 @@ static inline bool vhca_qp_is_reliable(const VhcaQp *qp)
 {
     return qp->type == VHCA_QPT_RC || qp->type == VHCA_QPT_XRC_INI ||
            qp->type == VHCA_QPT_XRC_TGT;
+}
+
+/*
+ * The datagram QPs (9.8.4 UD): UD, the GSI QP, and on the IB port the
+ * SMI QP (14.2.4.1).
+ */
+static inline bool vhca_qp_is_datagram(const VhcaQp *qp)
+{
+    return qp->type == VHCA_QPT_UD || qp->type == VHCA_QPT_GSI ||
+           qp->type == VHCA_QPT_SMI;
 }
 
 static inline bool vhca_qp_is_xrc(const VhcaQp *qp)

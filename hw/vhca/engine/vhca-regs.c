@@ -131,6 +131,16 @@ static bool vhca_reg_access_ok(VhcaCore *core, bool write, uint64_t offset,
     return false;
 }
 
+/*
+ * The Ethernet NIC's registers (TX and RX rings, ETH_CTRL, ETH_IRQ_ARM)
+ * do not exist on the InfiniBand port: CAPS has no VHCA_CAP_ETH there.
+ */
+static bool vhca_reg_absent(const VhcaCore *core, uint64_t offset)
+{
+    return core->cfg.link == VHCA_LINK_IB &&
+           offset >= VHCA_REG_TX_BASE_LO && offset <= VHCA_REG_ETH_IRQ_ARM;
+}
+
 uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
 {
     unsigned index;
@@ -139,6 +149,9 @@ uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
     if (!vhca_reg_access_ok(core, false, offset, size, 0)) {
         return 0;
     }
+    if (vhca_reg_absent(core, offset)) {
+        goto unassigned;
+    }
 
     switch (offset) {
     case VHCA_REG_MAGIC:
@@ -146,7 +159,8 @@ uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
     case VHCA_REG_VERSION:
         return VHCA_VERSION;
     case VHCA_REG_CAPS:
-        return VHCA_CAP_ETH | VHCA_CAP_ROCE;
+        return core->cfg.link == VHCA_LINK_IB ? VHCA_CAP_IB
+                                              : VHCA_CAP_ETH | VHCA_CAP_ROCE;
     case VHCA_REG_NUM_VECTORS:
         return core->cfg.num_vectors;
     case VHCA_REG_NUM_DB_PAGES:
@@ -227,6 +241,7 @@ uint64_t vhca_core_reg_read(VhcaCore *core, uint64_t offset, unsigned size)
         return (uint32_t)core->counters[index];
     }
 
+unassigned:
     VHCA_HOOK(core, ub_reg_access, false, offset, size, 0);
     vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                      "read of unassigned register 0x%llx, returning 0",
@@ -241,6 +256,9 @@ void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value64,
 
     if (!vhca_reg_access_ok(core, true, offset, size, value64)) {
         return;
+    }
+    if (vhca_reg_absent(core, offset)) {
+        goto unassigned;
     }
 
     switch (offset) {
@@ -334,6 +352,7 @@ void vhca_core_reg_write(VhcaCore *core, uint64_t offset, uint64_t value64,
         }
     }
 
+unassigned:
     VHCA_HOOK(core, ub_reg_access, true, offset, size, value);
     vhca_guest_error(core, VHCA_GUEST_ERR_REG_ACCESS,
                      "write 0x%x to unassigned register 0x%llx, ignoring",

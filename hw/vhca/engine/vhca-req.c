@@ -72,11 +72,6 @@ bool vhca_wr_takes_rd_res(uint8_t op)
     return vhca_wr_is_rd_atomic(op) || vhca_wr_is_placement(op);
 }
 
-static bool vhca_qp_is_ud(const VhcaQp *qp)
-{
-    return qp->type == VHCA_QPT_UD || qp->type == VHCA_QPT_GSI;
-}
-
 static bool vhca_req_signaled(const VhcaQp *qp, const VhcaSendMeta *m)
 {
     return qp->sq_sig_all || (m->flags & VHCA_WQE_SIGNALED);
@@ -124,6 +119,49 @@ static bool vhca_req_opcode_ok(const VhcaQp *qp, uint8_t op)
  * that is not in the table, or IPv4 and IPv6 mixed, is a local QP
  * operation error, as on mlx5.
  */
+/*
+ * The IB port's address vector (IBTA 10.2.1, 7.7, 8.3): the LRH's DLID,
+ * SL and path bits, a GRH only when asked; DestQP 0xFFFFFF for a
+ * multicast DLID (10.5.2.1).  A GSI WR names its P_Key by index (the
+ * kernel's ib_ud_wr.pkey_index); other datagram QPs send with their
+ * own.  Bad values are a local QP operation error, as on mlx4.
+ */
+static uint8_t vhca_req_parse_ud_ib(VhcaCore *core, VhcaQp *qp,
+                                    const uint8_t *raw, VhcaSendMeta *m)
+{
+    VhcaPath *path = &m->ud_path;
+    uint8_t ah_flags = raw[AV_OFF(ah_flags)];
+    const VhcaGidEntry *sgid;
+
+    path->dlid = vhca_ld_le16(raw + AV_OFF(dlid));
+    path->sl = raw[AV_OFF(sl)];
+    path->src_path_bits = raw[AV_OFF(src_path_bits)];
+    path->grh = ah_flags & VHCA_AH_GRH;
+    path->pkey_index = qp->type == VHCA_QPT_GSI ?
+                       vhca_ld_le32(raw + WQE_OFF(pkey_index)) :
+                       qp->attr.pkey_index;
+    path->dest_qpn = vhca_ib_lid_is_multicast(path->dlid) ? VHCA_MCAST_QPN :
+                     vhca_ld_le32(raw + WQE_OFF(dest_qpn)) & VHCA_IB_QPN_MASK;
+    if (path->sl > 15 || path->src_path_bits > 0x7f ||
+        (ah_flags & ~VHCA_AH_GRH) ||
+        path->pkey_index >= VHCA_IB_PKEY_TBL_LEN) {
+        return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    if (!path->grh) {
+        return VHCA_WC_SUCCESS;
+    }
+    memcpy(path->dgid, raw + AV_OFF(dgid), VHCA_GID_LEN);
+    path->sgid_index = raw[AV_OFF(sgid_index)];
+    path->hop_limit = raw[AV_OFF(hop_limit)];
+    path->traffic_class = raw[AV_OFF(traffic_class)];
+    path->flow_label = vhca_ld_le32(raw + AV_OFF(flow_label)) & 0xfffff;
+    if (path->sgid_index >= core->cfg.gid_tbl_len) {
+        return VHCA_WC_LOC_QP_OP_ERR;
+    }
+    sgid = &core->gid_tbl[path->sgid_index];
+    return sgid->valid ? VHCA_WC_SUCCESS : VHCA_WC_LOC_QP_OP_ERR;
+}
+
 static uint8_t vhca_req_parse_ud(VhcaCore *core, VhcaQp *qp,
                                  const uint8_t *raw, VhcaSendMeta *m)
 {
@@ -132,6 +170,10 @@ static uint8_t vhca_req_parse_ud(VhcaCore *core, VhcaQp *qp,
     const VhcaGidEntry *sgid;
 
     m->qkey = (qkey & VHCA_QKEY_CONTROLLED) ? qp->attr.qkey : qkey;
+    memset(path, 0, sizeof(*path));
+    if (core->cfg.link == VHCA_LINK_IB) {
+        return vhca_req_parse_ud_ib(core, qp, raw, m);
+    }
     memcpy(path->dgid, raw + AV_OFF(dgid), VHCA_GID_LEN);
     memcpy(path->dmac, raw + AV_OFF(dmac), VHCA_ETH_ALEN);
     path->sgid_index = raw[AV_OFF(sgid_index)];
@@ -182,7 +224,7 @@ static uint8_t vhca_req_parse(VhcaCore *core, VhcaQp *qp, const uint8_t *raw,
         m->len = 0;
         return VHCA_WC_SUCCESS;
     }
-    if (vhca_qp_is_ud(qp)) {
+    if (vhca_qp_is_datagram(qp)) {
         status = vhca_req_parse_ud(core, qp, raw, m);
         if (status != VHCA_WC_SUCCESS) {
             return status;
@@ -488,7 +530,7 @@ static bool vhca_req_fetch(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
             req->rd_atomic++;
         }
         m.npkts = vhca_wr_is_atomic(m.opcode) ||
-                  vhca_wr_is_placement(m.opcode) || vhca_qp_is_ud(qp) ? 1 :
+                  vhca_wr_is_placement(m.opcode) || vhca_qp_is_datagram(qp) ? 1 :
                   vhca_wire_packet_count(m.len, qp->attr.path_mtu);
         if (vhca_wr_is_local(m.opcode)) {
             m.npkts = 0;
@@ -563,7 +605,8 @@ static uint8_t vhca_req_send_datagram(VhcaCore *core, uint32_t qpn,
     }
     pkt->tp.bth.solicited = m->flags & VHCA_WQE_SOLICITED;
     pkt->tp.deth.qkey = m->qkey;
-    pkt->tp.deth.src_qpn = qpn;
+    /* The SMI QP is QP0 on the wire, whatever its handle (14.2.4.1). */
+    pkt->tp.deth.src_qpn = qp->type == VHCA_QPT_SMI ? VHCA_SMI_QPN : qpn;
     pkt->payload = core->roce_payload;
     pkt->payload_len = m->len;
     vhca_xmit(core, qpn, &m->ud_path, pkt);
@@ -589,7 +632,7 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     bth->psn = vhca_psn_add(m->first_psn, k);
     *last = true;
 
-    if (vhca_qp_is_ud(qp)) {
+    if (vhca_qp_is_datagram(qp)) {
         return vhca_req_send_datagram(core, qpn, qp, index, m, &pkt);
     }
     switch (m->opcode) {

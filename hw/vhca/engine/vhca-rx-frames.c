@@ -33,9 +33,14 @@ void vhca_rx_drop(VhcaCore *core, enum vhca_drop_reason reason, uint32_t qpn)
 
 void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err)
 {
-    vhca_rx_drop_detail(core, err == VHCA_WIRE_ERR_ICRC ? VHCA_DROP_BAD_ICRC
-                                                        : VHCA_DROP_MALFORMED,
-                        vhca_wire_error_name(err), 0);
+    enum vhca_drop_reason reason = VHCA_DROP_MALFORMED;
+
+    if (err == VHCA_WIRE_ERR_ICRC) {
+        reason = VHCA_DROP_BAD_ICRC;
+    } else if (err == VHCA_WIRE_ERR_VCRC) {
+        reason = VHCA_DROP_BAD_VCRC;
+    }
+    vhca_rx_drop_detail(core, reason, vhca_wire_error_name(err), 0);
 }
 
 void vhca_frameq_push(VhcaCore *core, VhcaFrameQueue *q,

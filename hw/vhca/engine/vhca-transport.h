@@ -32,6 +32,7 @@ struct VhcaRxFrame {
     VhcaRxFrame *next;
     VhcaCore *core;                 /* whose buffers it goes back to */
     uint32_t size;                  /* its buffer's: what it counts for */
+    uint8_t pkey_index;             /* IB: the P_Key table entry it matched */
     VhcaWirePacket pkt;             /* payload points into data */
     uint8_t data[];                 /* the IP datagram: l3_offset is 0 */
 };
@@ -72,8 +73,21 @@ void vhca_rx_frame_free(VhcaRxFrame *f);
  * error.
  */
 void vhca_rx_drop(VhcaCore *core, enum vhca_drop_reason reason, uint32_t qpn);
-/* The parser refused a frame: traced with the parser's reason. */
+/*
+ * The parser refused a frame: traced with the parser's reason, counted
+ * as a bad ICRC or VCRC, or as malformed.
+ */
 void vhca_rx_drop_malformed(VhcaCore *core, VhcaWireError err);
+
+/* vhca-link-ib.c: the InfiniBand link layer of the receive path. */
+/* One IB packet, LRH to VCRC, off the backend (link=ib). */
+void vhca_link_ib_receive(VhcaCore *core, const uint8_t *buf, size_t len);
+/*
+ * Is @lrh's DLID one of our LIDs (with the LMC's path bits), the
+ * permissive LID on VL15, or a multicast LID of a packet with a GRH?
+ */
+bool vhca_link_ib_dlid_ours(const VhcaCore *core, const VhcaWireLrh *lrh,
+                            bool grh);
 
 /* vhca-net.c: the network layer of the receive path. */
 /*

@@ -1,12 +1,13 @@
 /*
- * vhca engine: the UD responder, for UD QPs and the GSI QP (IBTA Vol 1
- * 9.6, 10.2.5, 11.4.1.1; annex A17.4.5.2 for RoCEv2's GRH area).
+ * vhca engine: the UD responder, for UD QPs, the GSI QP and on the IB
+ * port the SMI QP (IBTA Vol 1 9.6, 10.2.5, 11.4.1.1; annex A17.4.5.2 for
+ * RoCEv2's GRH area).
  *
  * A datagram is one packet.  Its PSN is not checked (9.7.1: UD has no
  * sequence), and nothing is ever sent back.  Frames the QP must not take
  * are dropped silently and counted:
  *  - Q_Key different from the QP's (for QP1 from 0x80010000): QKEY_DROPS
- *    (10.2.5: dropped silently);
+ *    (10.2.5: dropped silently; QP0 checks no Q_Key, 14.2.4.1);
  *  - no receive WQE posted (in the QP's RQ or its SRQ): NO_RWQE_DROPS
  *    (UD has no RNR NAK, 9.7.5.2.8 is RC only).
  * A datagram the receive WQE cannot hold (the 40-byte GRH area and the
@@ -36,6 +37,10 @@ static void vhca_ud_grh_area(const VhcaRxFrame *f, uint8_t *grh)
     const uint8_t *ip = f->data + f->pkt.l3_offset;
 
     memset(grh, 0, VHCA_GRH_AREA_LEN);
+    /* IB without a GRH: the area is there, its contents undefined. */
+    if (!f->pkt.grh && f->pkt.link == VHCA_WIRE_LINK_IB) {
+        return;
+    }
     if (f->pkt.ipv6) {
         memcpy(grh, ip, VHCA_GRH_AREA_LEN);
     } else {
@@ -54,7 +59,11 @@ static void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     VhcaCompletion wc;
     uint8_t status;
 
-    if (pkt->tp.deth.qkey != qkey) {
+    if (qp->type != VHCA_QPT_SMI && pkt->tp.deth.qkey != qkey) {
+        if (core->cfg.link == VHCA_LINK_IB &&
+            core->ib.qkey_violations < 0xffff) {
+            core->ib.qkey_violations++;     /* PortInfo, 14.2.5.6 */
+        }
         vhca_rx_drop(core, VHCA_DROP_QKEY, qpn);
         return;
     }
@@ -89,8 +98,17 @@ static void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     wc.status = VHCA_WC_SUCCESS;
     wc.opcode = VHCA_WC_RECV;
     wc.src_qp = pkt->tp.deth.src_qpn;
-    wc.flags = VHCA_CQE_GRH | (pkt->ipv6 ? VHCA_CQE_NET_IPV6
-                                         : VHCA_CQE_NET_IPV4);
+    if (pkt->link == VHCA_WIRE_LINK_IB) {
+        /* IBTA 11.4.2.1: the LRH's SLID and SL, the DLID's path bits. */
+        wc.src_qp |= (uint32_t)f->pkey_index << 24;
+        wc.vendor_err = pkt->lrh.slid | (uint32_t)pkt->lrh.sl << 16 |
+                        (uint32_t)(pkt->lrh.dlid &
+                                   ((1u << core->ib.lmc) - 1)) << 24;
+        wc.flags = pkt->grh ? VHCA_CQE_GRH : 0;
+    } else {
+        wc.flags = VHCA_CQE_GRH | (pkt->ipv6 ? VHCA_CQE_NET_IPV6
+                                             : VHCA_CQE_NET_IPV4);
+    }
     wc.solicited = pkt->tp.bth.solicited;
 
     if (vhca_op_has_imm(op)) {
