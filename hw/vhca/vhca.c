@@ -150,6 +150,18 @@ static void vhca_ack_timeout_cb(void *opaque, uint32_t qpn, uint32_t psn,
     trace_vhca_ack_timeout(qpn, psn, retries_left);
 }
 
+static void vhca_mad_cb(void *opaque, uint8_t mgmt_class, uint8_t method,
+                        uint16_t attr_id, uint32_t attr_mod, uint16_t status,
+                        uint8_t result)
+{
+    trace_vhca_mad(mgmt_class, method, attr_id, attr_mod, status, result);
+}
+
+static void vhca_ib_port_state_cb(void *opaque, uint8_t from, uint8_t to)
+{
+    trace_vhca_ib_port_state(from, to);
+}
+
 static void vhca_cqe_error_cb(void *opaque, uint32_t cqn, uint32_t qpn,
                               uint64_t wr_id, uint8_t opcode, uint8_t status,
                               uint32_t vendor_err)
@@ -538,6 +550,8 @@ static const VhcaCoreOps vhca_core_ops = {
     .rnr_wait = vhca_rnr_wait_cb,
     .ack_timeout = vhca_ack_timeout_cb,
     .cqe_error = vhca_cqe_error_cb,
+    .mad = vhca_mad_cb,
+    .ib_port_state = vhca_ib_port_state_cb,
     .srq_limit = vhca_srq_limit_cb,
     .mw_bind_refused = vhca_mw_bind_refused_cb,
     .mw_invalidated = vhca_mw_invalidated_cb,

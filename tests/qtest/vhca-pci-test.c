@@ -301,16 +301,15 @@ static void test_properties_max(void)
 
 /*
  * Run QEMU with @prop=@value and expect it to refuse to start with an
- * error naming the property and its valid range @lo..@hi.
+ * error naming the property and what it may be: @lo_s and @hi_s, the
+ * ends of its range or its two values.
  */
-static void expect_bad_property(const char *prop, const char *value,
-                                unsigned lo, unsigned hi)
+static void expect_bad_property_words(const char *prop, const char *value,
+                                      const char *lo_s, const char *hi_s)
 {
     const char *qemu = g_getenv("QTEST_QEMU_BINARY");
     g_autofree char *dev = g_strdup_printf("vhca,mac=52:54:00:12:34:56,"
                                            "%s=%s", prop, value);
-    g_autofree char *lo_s = g_strdup_printf("%u", lo);
-    g_autofree char *hi_s = g_strdup_printf("%u", hi);
     /*
      * Through sh, as libqtest starts QEMU: QTEST_QEMU_BINARY may be a
      * command with arguments (scripts/sanitize.sh's env wrapper).
@@ -368,6 +367,16 @@ static void expect_bad_property(const char *prop, const char *value,
     g_assert_nonnull(strstr(out->str, hi_s));
 }
 
+/* The same for a number outside @lo..@hi. */
+static void expect_bad_property(const char *prop, const char *value,
+                                unsigned lo, unsigned hi)
+{
+    g_autofree char *lo_s = g_strdup_printf("%u", lo);
+    g_autofree char *hi_s = g_strdup_printf("%u", hi);
+
+    expect_bad_property_words(prop, value, lo_s, hi_s);
+}
+
 static void test_bad_properties(void)
 {
     expect_bad_property("gid-table-len", "0", 1, 128);
@@ -377,6 +386,29 @@ static void test_bad_properties(void)
     expect_bad_property("vectors", "1", 2, 64);
     expect_bad_property("vectors", "65", 2, 64);
     expect_bad_property("max-srq", "65537", 0, 65536);
+    expect_bad_property_words("link", "roce", "'eth'", "'ib'");
+}
+
+/*
+ * link=ib: the port is InfiniBand (docs/specs/vhca.rst, "InfiniBand
+ * port"): CAPS says so alone, and the Ethernet NIC's registers do not
+ * exist (a write is ignored, a read is 0).
+ */
+static void test_ib_port_registers(void)
+{
+    VhcaTestDev *d = vhca_test_start(true, "link=ib");
+    int i;
+
+    g_assert_cmphex(vhca_rd(d, VHCA_REG_CAPS), ==, VHCA_CAP_IB);
+    g_assert_cmphex(vhca_rd(d, VHCA_REG_STATUS), ==, VHCA_STATUS_LINK_UP);
+    for (i = 0; i < ARRAY_SIZE(ring_regs); i++) {
+        if (ring_regs[i] < VHCA_REG_TX_BASE_LO) {
+            continue;
+        }
+        vhca_wr(d, ring_regs[i], 0x1000);
+        g_assert_cmphex(vhca_rd(d, ring_regs[i]), ==, 0);
+    }
+    vhca_test_stop(d);
 }
 
 static void test_no_netdev_link_down(void)
@@ -477,6 +509,7 @@ int main(int argc, char **argv)
     vhca_add_test("/vhca/pci/properties-small", test_properties_small);
     vhca_add_test("/vhca/pci/properties-max", test_properties_max);
     vhca_add_test("/vhca/pci/bad-properties", test_bad_properties);
+    vhca_add_test("/vhca/pci/ib-port-registers", test_ib_port_registers);
     vhca_add_test("/vhca/pci/no-netdev-link-down", test_no_netdev_link_down);
     vhca_add_test("/vhca/pci/doorbells", test_doorbells);
     vhca_add_test("/vhca/pci/migration-blocker", test_migration_blocker);

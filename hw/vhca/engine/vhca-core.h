@@ -232,6 +232,16 @@ typedef struct VhcaCoreOps {
                             VhcaMwBindError why);
     void (*mw_invalidated)(void *opaque, uint32_t qpn, uint32_t key,
                            VhcaMwInvalidation why);
+    /*
+     * IB port: the management agents took a MAD (MAD_IFC): its class,
+     * method, attribute and modifier, the MAD status of the answer and
+     * the VHCA_MAD_RESULT_* bits (0: not the device's to answer).
+     */
+    void (*mad)(void *opaque, uint8_t mgmt_class, uint8_t method,
+                uint16_t attr_id, uint32_t attr_mod, uint16_t status,
+                uint8_t result);
+    /* IB port: the logical port state changed (enum vhca_port_state). */
+    void (*ib_port_state)(void *opaque, uint8_t from, uint8_t to);
     /* A CQE with a status other than SUCCESS was written to @cqn. */
     void (*cqe_error)(void *opaque, uint32_t cqn, uint32_t qpn,
                       uint64_t wr_id, uint8_t opcode, uint8_t status,

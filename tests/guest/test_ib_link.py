@@ -1,0 +1,142 @@
+"""The InfiniBand port (-device vhca,link=ib): two guests cabled back to
+back, brought up by opensm running in guest 1, as on real hardware.
+
+The guests boot once for the module; setUpModule starts opensm in guest 1
+and waits until both ports are ACTIVE.  Every program here is Debian's,
+unmodified: opensm, infiniband-diags, libibverbs' examples, IPoIB.
+"""
+
+import re
+import unittest
+
+from host_common import vhca_fabric
+
+fabric = vhca_fabric.ModuleFabric("ib", pcap=True,
+                                  nics=["vhca-ib", "vhca-ib"])
+
+
+def port_attr(guest, name):
+    """A port attribute from sysfs (lid, sm_lid, state, ...)."""
+    return guest.run("cat /sys/class/infiniband/vhca0/ports/1/%s"
+                     % name).strip()
+
+
+def lid(guest):
+    return int(port_attr(guest, "lid"), 16)
+
+
+def wait_active(guest, timeout=120):
+    """Wait in the guest until its port is ACTIVE (the SM's last step)."""
+    guest.run("for i in $(seq %d); do grep -q ACTIVE "
+              "/sys/class/infiniband/vhca0/ports/1/state && exit 0; "
+              "sleep 0.5; done; cat /sys/class/infiniband/vhca0/ports/1/"
+              "state; exit 1" % (timeout * 2), timeout=timeout + 30)
+
+
+def setUpModule():
+    fabric.start()
+    # opensm in guest 1 (a daemon, its log in /tmp): it sweeps the subnet
+    # through QP0, assigns LIDs and moves both ports INIT -> ARMED ->
+    # ACTIVE.
+    fabric[1].run("opensm -B -f /tmp/opensm.log > /dev/null 2>&1")
+    for g in (fabric[1], fabric[2]):
+        wait_active(g)
+
+
+def tearDownModule():
+    fabric.stop()
+
+
+class SubnetUp(unittest.TestCase):
+    def test_ports_active_with_lids(self):
+        lids = set()
+        for g in (fabric[1], fabric[2]):
+            out = g.run("ibstat vhca0")
+            self.assertRegex(out, r"State: Active")
+            self.assertRegex(out, r"Physical state: LinkUp")
+            self.assertRegex(out, r"Link layer: InfiniBand")
+            self.assertNotEqual(lid(g), 0)
+            lids.add(lid(g))
+        self.assertEqual(len(lids), 2, "the SM gave both ports one LID")
+
+    def test_sm_lid_is_guest1(self):
+        sm = lid(fabric[1])
+        for g in (fabric[1], fabric[2]):
+            self.assertEqual(int(port_attr(g, "sm_lid"), 16), sm)
+
+    def test_devinfo(self):
+        out = fabric[2].run("ibv_devinfo -v -d vhca0")
+        self.assertRegex(out, r"link_layer:\s+InfiniBand")
+        self.assertRegex(out, r"state:\s+PORT_ACTIVE")
+        self.assertRegex(out, r"sm_lid:\s+%d\b" % lid(fabric[1]))
+
+    def test_sminfo(self):
+        out = fabric[2].run("sminfo")
+        self.assertRegex(out, r"sm lid %d .*SMINFO_MASTER" % lid(fabric[1]))
+
+
+class SmpQueries(unittest.TestCase):
+    def test_nodeinfo_of_peer(self):
+        out = fabric[1].run("smpquery nodeinfo %d" % lid(fabric[2]))
+        self.assertRegex(out, r"NodeType:\.*Channel Adapter")
+        self.assertRegex(out, r"NumPorts:\.*1")
+
+    def test_portinfo_of_peer(self):
+        out = fabric[1].run("smpquery portinfo %d 1" % lid(fabric[2]))
+        self.assertRegex(out, r"LinkState:\.*Active")
+        self.assertRegex(out, r"Lid:\.*%d\b" % lid(fabric[2]))
+
+    def test_pkeys(self):
+        out = fabric[1].run("smpquery pkeys %d 1" % lid(fabric[2]))
+        self.assertRegex(out, r"0xffff")
+
+    def test_ibnetdiscover_two_hcas(self):
+        out = fabric[1].run("ibnetdiscover")
+        self.assertEqual(len(re.findall(r"^Ca\s", out, re.M)), 2, out)
+
+    def test_perfquery_counts_traffic(self):
+        def xmit_pkts():
+            out = fabric[1].run("perfquery %d 1" % lid(fabric[2]))
+            return int(re.search(r"PortXmitPkts:\.*(\d+)", out).group(1))
+
+        before = xmit_pkts()
+        fabric[2].run("ping -c 3 -W 5 %s" % fabric[1].ipv4, timeout=60)
+        self.assertGreater(xmit_pkts(), before)
+
+
+class IPoIB(unittest.TestCase):
+    def test_ping_both_ways(self):
+        for src, dst in ((fabric[1], fabric[2]), (fabric[2], fabric[1])):
+            out = src.run("ping -c 3 -W 5 %s" % dst.ipv4, timeout=60)
+            self.assertRegex(out, r"3 packets transmitted, 3 received")
+
+
+class VerbsByLid(unittest.TestCase):
+    """libibverbs' examples without -g: addressed by LID, no GRH.  They
+    exchange their addresses over TCP, here over IPoIB."""
+
+    def pingpong(self, program, extra="", port=18515):
+        status, client_out, server_out = vhca_fabric.client_server(
+            fabric[2], fabric[1],
+            "%s -d vhca0 -p %d %s" % (program, port, extra),
+            "%s -d vhca0 -p %d %s %s" % (program, port, extra,
+                                         fabric[2].ipv4), port, timeout=180)
+        self.assertEqual(status, 0, client_out + server_out)
+        for side in (client_out, server_out):
+            self.assertRegex(side, r"iters in [\d.]+ seconds")
+
+    def test_rc_pingpong(self):
+        self.pingpong("ibv_rc_pingpong", "-n 100 -c")
+
+    def test_uc_pingpong(self):
+        self.pingpong("ibv_uc_pingpong", "-n 100")
+
+    def test_ud_pingpong(self):
+        self.pingpong("ibv_ud_pingpong", "-n 100 -s 1024")
+
+    def test_srq_pingpong(self):
+        self.pingpong("ibv_srq_pingpong", "-n 100")
+
+
+if __name__ == "__main__":
+    unittest.main()
