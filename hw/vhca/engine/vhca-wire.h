@@ -513,7 +513,11 @@ VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
 VhcaWireError vhca_wire_parse_lrh(const uint8_t *frame, size_t len,
                                   VhcaWirePacket *pkt);
 
-/* VCRC (7.8.2): CRC-16 over the packet from the LRH through the ICRC. */
+/*
+ * VCRC (7.8.2): CRC-16 over the @len bytes of the packet from the LRH
+ * through the ICRC: polynomial 0x100B reflected, initial value 0xFFFF,
+ * complemented; stored little-endian after the ICRC.  vhca-icrc.c.
+ */
 uint16_t vhca_vcrc(const uint8_t *lrh, size_t len);
 
 /*
@@ -529,6 +533,15 @@ uint16_t vhca_vcrc(const uint8_t *lrh, size_t len);
  * VHCA_IB_BTH_LEN, or the result is 0) are covered.  vhca-icrc.c.
  */
 uint32_t vhca_icrc(const uint8_t *ip, size_t ip_hlen, bool ipv6, size_t len);
+/*
+ * ICRC of an InfiniBand packet (7.8.1): the same CRC over the @len bytes
+ * from the LRH at @lrh to the end of the pad, with @grh (LNH IBA global)
+ * saying whether a GRH follows the LRH.  Variant fields count as ones:
+ * the LRH's VL, or the whole LRH when there is a GRH; the GRH's TClass,
+ * FlowLabel and HopLmt; BTH byte 4.  Stored little-endian.  0 if @len does
+ * not cover the LRH, GRH and BTH.
+ */
+uint32_t vhca_ib_icrc(const uint8_t *lrh, bool grh, size_t len);
 /* @icrc, a vhca_icrc() result, continued over @len more bytes at @data. */
 uint32_t vhca_icrc_extend(uint32_t icrc, const uint8_t *data, size_t len);
 
