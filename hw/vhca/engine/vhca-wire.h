@@ -503,12 +503,19 @@ VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
 
 /*
  * The InfiniBand link's first stage, in place of vhca_wire_parse_net():
- * @frame is one whole IB packet, LRH to VCRC.  Checks the VCRC, LVer,
- * LNH (IBA local or global), that PktLen covers the datagram exactly
- * (LRH to ICRC, VCRC after it), and the GRH if there is one (IPVer 6,
- * NxtHdr 0x1B, PayLen); fills pkt->link, lrh, grh, net (from the GRH),
- * ipv6 and the offsets.  vhca_wire_parse_ib() continues from there as
- * on RoCE, with the ICRC of an IB packet.
+ * @frame is one whole IB packet, LRH to VCRC.  Checks, in this order:
+ * room for an LRH and a VCRC (TRUNCATED), the VCRC, the datagram's last
+ * two bytes (VCRC), LVer (LVER), LNH IBA local or global (LNH), that
+ * PktLen covers the datagram exactly, LRH to ICRC with the VCRC after it
+ * (LRH_LEN), room for the GRH (TRUNCATED), and the GRH if there is one:
+ * IPVer 6, NxtHdr 0x1B, PayLen (GRH).  LRH reserved bits are ignored.
+ * Fills pkt->link, lrh, grh, net (from the GRH; cleared without one),
+ * ipv6 (= grh), l3_offset (8, the end of the LRH), l4_offset and
+ * bth_offset (the BTH) and l4_len (BTH through ICRC).
+ * vhca_wire_parse_ib() continues from there: on link IB its integrity
+ * stage is the ICRC of an IB packet (BTH_LEN if there is no room for
+ * BTH and ICRC), then the transport as on RoCE; the payload ends before
+ * the pad, the ICRC and the VCRC.
  */
 VhcaWireError vhca_wire_parse_lrh(const uint8_t *frame, size_t len,
                                   VhcaWirePacket *pkt);
