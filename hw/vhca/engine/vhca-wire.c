@@ -1,7 +1,8 @@
 /*
- * vhca engine: the RoCEv2 wire format, building and parsing frames
- * (IBTA Vol 1 chapter 9 and annex A17), and the encodings of the RC
- * transport's numbers (credits, timers, MTU, segmentation).
+ * vhca engine: the wire formats, building and parsing RoCEv2 frames (IBTA
+ * Vol 1 chapter 9 and annex A17) and InfiniBand packets (chapters 7 and
+ * 8 below the same transport), and the encodings of the RC transport's
+ * numbers (credits, timers, MTU, segmentation).
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -82,6 +83,30 @@
 #define FETH_PLACEMENT_MASK     0x0f
 #define FETH_SELECTIVITY_SHIFT  4
 #define FETH_SELECTIVITY_MASK   0x3
+
+/*
+ * InfiniBand link headers, in bytes:
+ *
+ *   LRH (7.7)  0 VL:4 LVer:4 | 1 SL:4 reserved:2 LNH:2 | 2-3 DLID |
+ *              4-5 reserved:5 PktLen:11 | 6-7 SLID
+ *   GRH (8.3)  0-3 IPVer:4 TClass:8 FlowLabel:20 | 4-5 PayLen |
+ *              6 NxtHdr | 7 HopLmt | 8-23 SGID | 24-39 DGID
+ *
+ * PktLen counts 4-byte words from the LRH through the ICRC (7.7.8);
+ * PayLen bytes from after the GRH through the ICRC (8.3.1).  The GRH is
+ * laid out as an IPv6 header, and the IPV6_OFF_* offsets serve for both.
+ */
+#define LRH_VL_SHIFT            4
+#define LRH_LVER_MASK           0x0f
+#define LRH_SL_SHIFT            4
+#define LRH_LNH_MASK            0x3
+#define LRH_OFF_DLID            2
+#define LRH_OFF_PKT_LEN         4
+#define LRH_OFF_SLID            6
+#define LRH_PKT_LEN_MASK        0x7ff
+#define LRH_VL_MAX              15
+#define LRH_SL_MAX              15
+#define GRH_IPVER               6
 
 static const uint8_t vhca_ipv4_mapped_prefix[12] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
@@ -629,28 +654,61 @@ static bool vhca_wire_fields_fit(const VhcaWirePacket *pkt)
            pkt->net.flow_label <= IPV6_FLOW_LABEL_MASK;
 }
 
-size_t vhca_wire_build(const VhcaWirePacket *pkt, uint8_t *buf, size_t size)
+/* What both links refuse to build, before anything is written. */
+static bool vhca_wire_build_ok(const VhcaWirePacket *pkt,
+                               const VhcaWireOpcodeInfo *info)
+{
+    return info &&
+           (!pkt->payload_len || (info->flags & VHCA_WIRE_OPF_PAYLOAD)) &&
+           (!pkt->payload_len || pkt->payload) &&
+           vhca_wire_fields_fit(pkt);
+}
+
+/* Bytes from the BTH through the ICRC. */
+static size_t vhca_wire_tp_len(const VhcaWirePacket *pkt,
+                               const VhcaWireOpcodeInfo *info, uint8_t pad)
+{
+    return (size_t)info->hdr_len + pkt->payload_len + pad +
+           VHCA_IB_ICRC_LEN;
+}
+
+/*
+ * The transport part, the same on both links: BTH, extension headers,
+ * payload and a zero pad at @bth.  Returns where the ICRC goes.
+ */
+static uint8_t *vhca_wire_put_transport(uint8_t *bth,
+                                        const VhcaWirePacket *pkt,
+                                        const VhcaWireOpcodeInfo *info,
+                                        uint8_t pad)
+{
+    uint8_t *p;
+
+    vhca_wire_put_bth(bth, &pkt->tp.bth, pad);
+    p = vhca_wire_put_ext(bth + VHCA_IB_BTH_LEN, info->ext, &pkt->tp);
+    if (pkt->payload_len) {
+        memcpy(p, pkt->payload, pkt->payload_len);
+        p += pkt->payload_len;
+    }
+    memset(p, 0, pad);
+    return p + pad;
+}
+
+static size_t vhca_wire_build_roce(const VhcaWirePacket *pkt,
+                                   const VhcaWireOpcodeInfo *info,
+                                   uint8_t pad, uint8_t *buf, size_t size)
 {
     const VhcaWireNet *net = &pkt->net;
-    const VhcaWireOpcodeInfo *info =
-        vhca_wire_opcode_info(pkt->tp.bth.opcode);
     bool ipv6 = !vhca_wire_gid_is_ipv4(net->sgid);
     bool dst_ipv6 = !vhca_wire_gid_is_ipv4(net->dgid);
     size_t l2_len = VHCA_ETH_HLEN + (net->vlan ? VLAN_HLEN : 0);
     size_t ip_hlen = ipv6 ? IPV6_HLEN : IPV4_HLEN;
-    uint8_t pad = (uint8_t)(-pkt->payload_len & BTH_PAD_MASK);
-    size_t tp_len, udp_len, frame_len;
-    uint8_t *ip, *udp, *bth, *p;
+    size_t udp_len, frame_len;
+    uint8_t *ip, *udp, *p;
 
-    if (!info || ipv6 != dst_ipv6 ||
-        (pkt->payload_len && !(info->flags & VHCA_WIRE_OPF_PAYLOAD)) ||
-        (pkt->payload_len && !pkt->payload) ||
-        !vhca_wire_fields_fit(pkt)) {
+    if (ipv6 != dst_ipv6) {
         return 0;
     }
-    tp_len = (size_t)info->hdr_len + pkt->payload_len + pad +
-             VHCA_IB_ICRC_LEN;
-    udp_len = UDP_HLEN + tp_len;
+    udp_len = UDP_HLEN + vhca_wire_tp_len(pkt, info, pad);
     /* IPv4's total length includes its header; IPv6's does not. */
     if (udp_len + (ipv6 ? 0 : IPV4_HLEN) > UDP_MAX_LEN) {
         return 0;
@@ -701,17 +759,72 @@ size_t vhca_wire_build(const VhcaWirePacket *pkt, uint8_t *buf, size_t size)
     st_be16(udp + UDP_OFF_LEN, (uint16_t)udp_len);
     st_be16(udp + UDP_OFF_CHECK, 0);
 
-    bth = udp + UDP_HLEN;
-    vhca_wire_put_bth(bth, &pkt->tp.bth, pad);
-    p = vhca_wire_put_ext(bth + VHCA_IB_BTH_LEN, info->ext, &pkt->tp);
-    if (pkt->payload_len) {
-        memcpy(p, pkt->payload, pkt->payload_len);
-        p += pkt->payload_len;
-    }
-    memset(p, 0, pad);
-    p += pad;
+    p = vhca_wire_put_transport(udp + UDP_HLEN, pkt, info, pad);
     vhca_st_le32(p, vhca_icrc(ip, ip_hlen, ipv6, (size_t)(p - ip)));
     return frame_len;
+}
+
+/* LRH | [GRH] | transport | ICRC | VCRC (chapters 7 and 8). */
+static size_t vhca_wire_build_ib(const VhcaWirePacket *pkt,
+                                 const VhcaWireOpcodeInfo *info,
+                                 uint8_t pad, uint8_t *buf, size_t size)
+{
+    const VhcaWireLrh *lrh = &pkt->lrh;
+    const VhcaWireNet *net = &pkt->net;
+    size_t bth_off = VHCA_IB_LRH_LEN + (pkt->grh ? VHCA_IB_GRH_LEN : 0);
+    size_t tp_len = vhca_wire_tp_len(pkt, info, pad);
+    size_t pkt_len = bth_off + tp_len;      /* what PktLen counts */
+    uint8_t *p;
+
+    /* Every part is a multiple of 4 bytes, so pkt_len is too. */
+    if (lrh->vl > LRH_VL_MAX || lrh->sl > LRH_SL_MAX ||
+        pkt_len / 4 > LRH_PKT_LEN_MASK ||
+        pkt_len + VHCA_IB_VCRC_LEN > size) {
+        return 0;
+    }
+
+    buf[0] = (uint8_t)(lrh->vl << LRH_VL_SHIFT);        /* LVer 0 */
+    buf[1] = (uint8_t)(lrh->sl << LRH_SL_SHIFT) |
+             (pkt->grh ? VHCA_IB_LNH_GLOBAL : VHCA_IB_LNH_LOCAL);
+    st_be16(buf + LRH_OFF_DLID, lrh->dlid);
+    st_be16(buf + LRH_OFF_PKT_LEN, (uint16_t)(pkt_len / 4));
+    st_be16(buf + LRH_OFF_SLID, lrh->slid);
+
+    if (pkt->grh) {
+        uint8_t *grh = buf + VHCA_IB_LRH_LEN;
+
+        st_be32(grh, ((uint32_t)GRH_IPVER << 28) |
+                     ((uint32_t)net->traffic_class << 20) |
+                     net->flow_label);
+        st_be16(grh + IPV6_OFF_PAYLOAD_LEN, (uint16_t)tp_len);
+        grh[IPV6_OFF_NEXT_HDR] = VHCA_IB_GRH_NEXT_HEADER;
+        grh[IPV6_OFF_HOP_LIMIT] = net->hop_limit;
+        memcpy(grh + IPV6_OFF_SADDR, net->sgid, VHCA_GID_LEN);
+        memcpy(grh + IPV6_OFF_DADDR, net->dgid, VHCA_GID_LEN);
+    }
+
+    p = vhca_wire_put_transport(buf + bth_off, pkt, info, pad);
+    vhca_st_le32(p, vhca_ib_icrc(buf, pkt->grh, (size_t)(p - buf)));
+    vhca_st_le16(p + VHCA_IB_ICRC_LEN, vhca_vcrc(buf, pkt_len));
+    return pkt_len + VHCA_IB_VCRC_LEN;
+}
+
+size_t vhca_wire_build(const VhcaWirePacket *pkt, uint8_t *buf, size_t size)
+{
+    const VhcaWireOpcodeInfo *info =
+        vhca_wire_opcode_info(pkt->tp.bth.opcode);
+    uint8_t pad = (uint8_t)(-pkt->payload_len & BTH_PAD_MASK);
+
+    if (!vhca_wire_build_ok(pkt, info)) {
+        return 0;
+    }
+    switch (pkt->link) {
+    case VHCA_WIRE_LINK_ROCE:
+        return vhca_wire_build_roce(pkt, info, pad, buf, size);
+    case VHCA_WIRE_LINK_IB:
+        return vhca_wire_build_ib(pkt, info, pad, buf, size);
+    }
+    return 0;
 }
 
 static const char *const vhca_wire_error_names[VHCA_WIRE_ERR__MAX] = {
@@ -734,6 +847,11 @@ static const char *const vhca_wire_error_names[VHCA_WIRE_ERR__MAX] = {
     [VHCA_WIRE_ERR_EXT_LEN]         = "ext-header-length",
     [VHCA_WIRE_ERR_PAD]             = "pad",
     [VHCA_WIRE_ERR_PAYLOAD]         = "payload",
+    [VHCA_WIRE_ERR_LRH_LEN]         = "lrh-packet-length",
+    [VHCA_WIRE_ERR_LVER]            = "lver",
+    [VHCA_WIRE_ERR_LNH]             = "lnh",
+    [VHCA_WIRE_ERR_VCRC]            = "vcrc",
+    [VHCA_WIRE_ERR_GRH]             = "grh",
 };
 
 const char *vhca_wire_error_name(VhcaWireError err)
@@ -925,21 +1043,28 @@ static VhcaWireError vhca_wire_do_parse_net(const uint8_t *frame, size_t len,
         return VHCA_WIRE_ERR_UDP_PORT;
     }
     pkt->net.udp_sport = vhca_ld_be16(udp + UDP_OFF_SPORT);
+    pkt->grh = true;                /* the IP header stands for it */
     pkt->l3_offset = (uint32_t)off;
     pkt->l4_offset = (uint32_t)(off + ip_hlen);
     pkt->l4_len = (uint32_t)l4_len;
     return VHCA_WIRE_OK;
 }
 
-static VhcaWireError vhca_wire_do_parse_ib(const uint8_t *frame, size_t len,
-                                           VhcaWirePacket *pkt)
+/*
+ * The RoCE half of vhca_wire_parse_ib(): IPv4 header checksum, UDP length
+ * and checksum, ICRC.  Leaves the BTH's offset in @pkt and its length,
+ * ICRC included, in *tp_len.
+ */
+static VhcaWireError vhca_wire_roce_integrity(const uint8_t *frame,
+                                              size_t len,
+                                              VhcaWirePacket *pkt,
+                                              size_t *tp_len)
 {
     const uint8_t *ip = frame + pkt->l3_offset;
     const uint8_t *udp = frame + pkt->l4_offset;
     size_t ip_hlen = pkt->l4_offset - pkt->l3_offset;
-    size_t udp_len, tp_len;
+    size_t udp_len;
     uint32_t icrc;
-    VhcaWireError err;
 
     /* Not what vhca_wire_parse_net() left for this frame: read nothing. */
     if (pkt->l3_offset < VHCA_ETH_HLEN || pkt->l4_offset <= pkt->l3_offset ||
@@ -961,8 +1086,8 @@ static VhcaWireError vhca_wire_do_parse_ib(const uint8_t *frame, size_t len,
         return VHCA_WIRE_ERR_UDP_CHECKSUM;
     }
 
-    tp_len = udp_len - UDP_HLEN;
-    if (tp_len < VHCA_IB_BTH_LEN + VHCA_IB_ICRC_LEN) {
+    *tp_len = udp_len - UDP_HLEN;
+    if (*tp_len < VHCA_IB_BTH_LEN + VHCA_IB_ICRC_LEN) {
         return VHCA_WIRE_ERR_BTH_LEN;
     }
     pkt->bth_offset = pkt->l4_offset + UDP_HLEN;
@@ -971,14 +1096,146 @@ static VhcaWireError vhca_wire_do_parse_ib(const uint8_t *frame, size_t len,
     icrc = vhca_icrc(ip, ip_hlen, pkt->ipv6,
                      ip_hlen + udp_len - VHCA_IB_ICRC_LEN);
     if (icrc != vhca_ld_le32(udp + udp_len - VHCA_IB_ICRC_LEN) &&
-        !vhca_wire_rxe_flush_icrc_ok(icrc, udp + UDP_HLEN, tp_len)) {
+        !vhca_wire_rxe_flush_icrc_ok(icrc, udp + UDP_HLEN, *tp_len)) {
         return VHCA_WIRE_ERR_ICRC;
     }
-    err = vhca_wire_parse_transport(udp + UDP_HLEN, tp_len, pkt);
+    return VHCA_WIRE_OK;
+}
+
+/*
+ * The InfiniBand half: the ICRC of an IB packet (7.8.1).  The VCRC, LRH
+ * and GRH are vhca_wire_parse_lrh()'s; there is no IP or UDP.
+ */
+static VhcaWireError vhca_wire_ib_integrity(const uint8_t *frame, size_t len,
+                                            VhcaWirePacket *pkt,
+                                            size_t *tp_len)
+{
+    size_t bth_off = VHCA_IB_LRH_LEN + (pkt->grh ? VHCA_IB_GRH_LEN : 0);
+    size_t icrc_off;
+
+    /* Not what vhca_wire_parse_lrh() left for this frame: read nothing. */
+    if (pkt->l3_offset != VHCA_IB_LRH_LEN || pkt->l4_offset != bth_off ||
+        bth_off + pkt->l4_len + VHCA_IB_VCRC_LEN > len) {
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    *tp_len = pkt->l4_len;
+    if (*tp_len < VHCA_IB_BTH_LEN + VHCA_IB_ICRC_LEN) {
+        return VHCA_WIRE_ERR_BTH_LEN;
+    }
+    pkt->bth_offset = (uint32_t)bth_off;
+
+    icrc_off = bth_off + *tp_len - VHCA_IB_ICRC_LEN;
+    if (vhca_ib_icrc(frame, pkt->grh, icrc_off) !=
+        vhca_ld_le32(frame + icrc_off)) {
+        return VHCA_WIRE_ERR_ICRC;
+    }
+    return VHCA_WIRE_OK;
+}
+
+static VhcaWireError vhca_wire_do_parse_ib(const uint8_t *frame, size_t len,
+                                           VhcaWirePacket *pkt)
+{
+    VhcaWireError err;
+    size_t tp_len;
+
+    switch (pkt->link) {
+    case VHCA_WIRE_LINK_ROCE:
+        err = vhca_wire_roce_integrity(frame, len, pkt, &tp_len);
+        break;
+    case VHCA_WIRE_LINK_IB:
+        err = vhca_wire_ib_integrity(frame, len, pkt, &tp_len);
+        break;
+    default:
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    if (err != VHCA_WIRE_OK) {
+        return err;
+    }
+    err = vhca_wire_parse_transport(frame + pkt->bth_offset, tp_len, pkt);
     if (err != VHCA_WIRE_OK) {
         return err;
     }
     pkt->payload = frame + pkt->payload_offset;
+    return VHCA_WIRE_OK;
+}
+
+/* The GRH at @grh of a packet whose PktLen leaves @payload_len after it. */
+static VhcaWireError vhca_wire_parse_grh(const uint8_t *grh,
+                                         size_t payload_len,
+                                         VhcaWirePacket *pkt)
+{
+    uint32_t vtf = ld_be32(grh);
+
+    if ((vtf >> 28) != GRH_IPVER ||
+        grh[IPV6_OFF_NEXT_HDR] != VHCA_IB_GRH_NEXT_HEADER ||
+        vhca_ld_be16(grh + IPV6_OFF_PAYLOAD_LEN) != payload_len) {
+        return VHCA_WIRE_ERR_GRH;
+    }
+    pkt->net.traffic_class = (uint8_t)(vtf >> 20);
+    pkt->net.flow_label = vtf & IPV6_FLOW_LABEL_MASK;
+    pkt->net.hop_limit = grh[IPV6_OFF_HOP_LIMIT];
+    memcpy(pkt->net.sgid, grh + IPV6_OFF_SADDR, VHCA_GID_LEN);
+    memcpy(pkt->net.dgid, grh + IPV6_OFF_DADDR, VHCA_GID_LEN);
+    return VHCA_WIRE_OK;
+}
+
+static VhcaWireError vhca_wire_do_parse_lrh(const uint8_t *frame, size_t len,
+                                            VhcaWirePacket *pkt)
+{
+    VhcaWireLrh *lrh = &pkt->lrh;
+    size_t pkt_len, bth_off;
+    VhcaWireError err;
+
+    pkt->link = VHCA_WIRE_LINK_IB;
+    if (len < VHCA_IB_LRH_LEN + VHCA_IB_VCRC_LEN) {
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    /*
+     * The link's own check first: the VCRC is the datagram's last two
+     * bytes whatever the LRH says, and a damaged LRH must not pass for a
+     * bad field.
+     */
+    if (vhca_vcrc(frame, len - VHCA_IB_VCRC_LEN) !=
+        vhca_ld_le16(frame + len - VHCA_IB_VCRC_LEN)) {
+        return VHCA_WIRE_ERR_VCRC;
+    }
+    lrh->vl = frame[0] >> LRH_VL_SHIFT;
+    lrh->lver = frame[0] & LRH_LVER_MASK;
+    lrh->sl = frame[1] >> LRH_SL_SHIFT;
+    lrh->lnh = frame[1] & LRH_LNH_MASK;
+    lrh->dlid = vhca_ld_be16(frame + LRH_OFF_DLID);
+    lrh->pkt_len = vhca_ld_be16(frame + LRH_OFF_PKT_LEN) & LRH_PKT_LEN_MASK;
+    lrh->slid = vhca_ld_be16(frame + LRH_OFF_SLID);
+    if (lrh->lver != 0) {
+        return VHCA_WIRE_ERR_LVER;
+    }
+    /* Raw packets (IPv6 or Ethertype, 7.7.4) carry no IBA transport. */
+    if (lrh->lnh != VHCA_IB_LNH_LOCAL && lrh->lnh != VHCA_IB_LNH_GLOBAL) {
+        return VHCA_WIRE_ERR_LNH;
+    }
+    /* PktLen: LRH through ICRC; the VCRC ends the datagram. */
+    pkt_len = (size_t)lrh->pkt_len * 4;
+    if (pkt_len != len - VHCA_IB_VCRC_LEN) {
+        return VHCA_WIRE_ERR_LRH_LEN;
+    }
+
+    pkt->grh = lrh->lnh == VHCA_IB_LNH_GLOBAL;
+    bth_off = VHCA_IB_LRH_LEN + (pkt->grh ? VHCA_IB_GRH_LEN : 0);
+    if (pkt_len < bth_off) {
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    if (pkt->grh) {
+        err = vhca_wire_parse_grh(frame + VHCA_IB_LRH_LEN, pkt_len - bth_off,
+                                  pkt);
+        if (err != VHCA_WIRE_OK) {
+            return err;
+        }
+    }
+    pkt->ipv6 = pkt->grh;
+    pkt->l3_offset = VHCA_IB_LRH_LEN;
+    pkt->l4_offset = (uint32_t)bth_off;
+    pkt->l4_len = (uint32_t)(pkt_len - bth_off);
+    pkt->bth_offset = (uint32_t)bth_off;
     return VHCA_WIRE_OK;
 }
 
@@ -989,6 +1246,19 @@ VhcaWireError vhca_wire_parse_net(const uint8_t *frame, size_t len,
 
     memset(pkt, 0, sizeof(*pkt));
     err = vhca_wire_do_parse_net(frame, len, pkt);
+    if (err != VHCA_WIRE_OK) {
+        memset(pkt, 0, sizeof(*pkt));
+    }
+    return err;
+}
+
+VhcaWireError vhca_wire_parse_lrh(const uint8_t *frame, size_t len,
+                                  VhcaWirePacket *pkt)
+{
+    VhcaWireError err;
+
+    memset(pkt, 0, sizeof(*pkt));
+    err = vhca_wire_do_parse_lrh(frame, len, pkt);
     if (err != VHCA_WIRE_OK) {
         memset(pkt, 0, sizeof(*pkt));
     }

@@ -503,17 +503,28 @@ VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
 
 /*
  * The InfiniBand link's first stage, in place of vhca_wire_parse_net():
- * @frame is one whole IB packet, LRH to VCRC.  Checks the VCRC, LVer,
- * LNH (IBA local or global), that PktLen covers the datagram exactly
- * (LRH to ICRC, VCRC after it), and the GRH if there is one (IPVer 6,
- * NxtHdr 0x1B, PayLen); fills pkt->link, lrh, grh, net (from the GRH),
- * ipv6 and the offsets.  vhca_wire_parse_ib() continues from there as
- * on RoCE, with the ICRC of an IB packet.
+ * @frame is one whole IB packet, LRH to VCRC.  Checks, in this order:
+ * room for an LRH and a VCRC (TRUNCATED), the VCRC, the datagram's last
+ * two bytes (VCRC), LVer (LVER), LNH IBA local or global (LNH), that
+ * PktLen covers the datagram exactly, LRH to ICRC with the VCRC after it
+ * (LRH_LEN), room for the GRH (TRUNCATED), and the GRH if there is one:
+ * IPVer 6, NxtHdr 0x1B, PayLen (GRH).  LRH reserved bits are ignored.
+ * Fills pkt->link, lrh, grh, net (from the GRH; cleared without one),
+ * ipv6 (= grh), l3_offset (8, the end of the LRH), l4_offset and
+ * bth_offset (the BTH) and l4_len (BTH through ICRC).
+ * vhca_wire_parse_ib() continues from there: on link IB its integrity
+ * stage is the ICRC of an IB packet (BTH_LEN if there is no room for
+ * BTH and ICRC), then the transport as on RoCE; the payload ends before
+ * the pad, the ICRC and the VCRC.
  */
 VhcaWireError vhca_wire_parse_lrh(const uint8_t *frame, size_t len,
                                   VhcaWirePacket *pkt);
 
-/* VCRC (7.8.2): CRC-16 over the packet from the LRH through the ICRC. */
+/*
+ * VCRC (7.8.2): CRC-16 over the @len bytes of the packet from the LRH
+ * through the ICRC: polynomial 0x100B reflected, initial value 0xFFFF,
+ * complemented; stored little-endian after the ICRC.  vhca-icrc.c.
+ */
 uint16_t vhca_vcrc(const uint8_t *lrh, size_t len);
 
 /*
@@ -529,6 +540,15 @@ uint16_t vhca_vcrc(const uint8_t *lrh, size_t len);
  * VHCA_IB_BTH_LEN, or the result is 0) are covered.  vhca-icrc.c.
  */
 uint32_t vhca_icrc(const uint8_t *ip, size_t ip_hlen, bool ipv6, size_t len);
+/*
+ * ICRC of an InfiniBand packet (7.8.1): the same CRC over the @len bytes
+ * from the LRH at @lrh to the end of the pad, with @grh (LNH IBA global)
+ * saying whether a GRH follows the LRH.  Variant fields count as ones:
+ * the LRH's VL, or the whole LRH when there is a GRH; the GRH's TClass,
+ * FlowLabel and HopLmt; BTH byte 4.  Stored little-endian.  0 if @len does
+ * not cover the LRH, GRH and BTH.
+ */
+uint32_t vhca_ib_icrc(const uint8_t *lrh, bool grh, size_t len);
 /* @icrc, a vhca_icrc() result, continued over @len more bytes at @data. */
 uint32_t vhca_icrc_extend(uint32_t icrc, const uint8_t *data, size_t len);
 
