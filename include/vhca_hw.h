@@ -883,8 +883,11 @@ enum vhca_qp_type {
 	 * The General Services QP (IBTA 13.4.6): a UD QP whose number is
 	 * always 1, one per device, that accepts only the Q_Key 0x80010000.
 	 * RoCE has no Subnet Management QP 0 (annex A16/A17): QP type SMI
-	 * exists only on the IB port, one per device, number 0, UD on VL15
-	 * (IBTA 14.2.4.1), with no Q_Key or P_Key check on receive.
+	 * exists only on the IB port, one per device, UD on VL15 (IBTA
+	 * 14.2.4.1), with no Q_Key or P_Key check on receive.  CREATE_QP
+	 * gives it an ordinary handle, which its doorbells, commands and
+	 * CQEs use; on the wire it is QP0 (VHCA_SMI_QPN), as mlx4's
+	 * special QPs are.
 	 */
 	VHCA_QPT_SMI			= 0,	/* IB_QPT_SMI */
 	VHCA_QPT_GSI			= 1,	/* IB_QPT_GSI */
@@ -977,7 +980,7 @@ struct vhca_srq_attr {
  * it the packet carries the LRH alone and those fields are ignored.
  */
 #define VHCA_AH_GRH			(1u << 0)
-/* IB port: the Subnet Management QP (IBTA 14.2.4.1), VL15 only. */
+/* IB port: the Subnet Management QP's number on the wire (14.2.4.1). */
 #define VHCA_SMI_QPN			0
 /* UD: the 40 bytes at the head of each receive buffer (IBTA 11.4.1.1). */
 #define VHCA_GRH_AREA_LEN		40

@@ -25,9 +25,14 @@ void node_init_cfg(Node *n, uint8_t id, uint8_t qp_type,
     memset(n, 0, sizeof(*n));
     n->h = harness_new(&cfg);
     harness_enable(n->h);
-    gid_from_ipv4(n->gid, 10, 0, 0, id);
-    g_assert_cmpuint(add_gid(n->h, 0, VHCA_GID_TYPE_ROCE_V2_IPV4, n->gid),
-                     ==, VHCA_ST_OK);
+    if (cfg.link == VHCA_LINK_IB) {
+        /* The IB port's one GID: the subnet prefix and its port GUID. */
+        memcpy(n->gid, n->h->core.gid_tbl[0].gid, sizeof(n->gid));
+    } else {
+        gid_from_ipv4(n->gid, 10, 0, 0, id);
+        g_assert_cmpuint(add_gid(n->h, 0, VHCA_GID_TYPE_ROCE_V2_IPV4,
+                                 n->gid), ==, VHCA_ST_OK);
+    }
     n->page = rdma_alloc_uctx(n->h);
     n->pdn = rdma_create_pd(n->h);
     n->eqn = rdma_create_eq(n->h, 6, 2, NULL);

@@ -71,9 +71,6 @@ void vhca_core_reset(VhcaCore *core)
      */
     if (core->cfg.link == VHCA_LINK_IB) {
         vhca_ib_port_reset(core);
-        if (core->link_up) {
-            vhca_ib_port_set_link(core, true);
-        }
     }
 
     /* RX is now disabled: frames the backend queued can be dropped. */

@@ -12,6 +12,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include "vhca-ib.h"
 #include "vhca-transport.h"
 
 /*
@@ -72,6 +73,10 @@ void vhca_link_ib_receive(VhcaCore *core, const uint8_t *buf, size_t len)
     if (!vhca_link_ib_dlid_ours(core, &pkt.lrh, pkt.grh)) {
         vhca_rx_drop(core, VHCA_DROP_DLID, 0);
         return;
+    }
+    /* 7.2: the first data packet makes an ARMED port ACTIVE. */
+    if (pkt.lrh.vl != VHCA_IB_VL_SMP) {
+        vhca_ib_port_rx_data(core);
     }
     /* A GRH names a destination GID: the network layer checks it. */
     if (pkt.grh) {
