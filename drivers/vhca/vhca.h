@@ -4,7 +4,10 @@
  *
  * One PCI function carries an Ethernet NIC (a net_device) and a RoCEv2
  * RDMA engine (an ib_device tied to that net_device).  Both are driven
- * through BAR0 registers, an admin queue and an async event queue.
+ * through BAR0 registers, an admin queue and an async event queue.  With
+ * VHCA_CAP_IB the port is InfiniBand instead: the same RDMA engine on an
+ * IB link, no net_device (IPoIB is the kernel's), and the port's subnet
+ * management and performance agents behind MAD_IFC (vhca_mad.c).
  */
 
 #ifndef _VHCA_H_
@@ -217,6 +220,9 @@ struct vhca_dev {
 	void (*link_ibdev_notify)(struct vhca_dev *dev, bool up);
 	bool ib_port_active;	/* last state reported to the RDMA core */
 
+	/* IB port: Set(NodeDescription) and ibdev.node_desc, together. */
+	struct mutex node_desc_lock;
+
 	spinlock_t counter_lock;	/* COUNTERS: LO read latches HI */
 	/* The names of the port's hw_counters, as long as the ib_device. */
 	struct rdma_stat_desc hw_stat_descs[VHCA_HW_STATS_NUM];
@@ -245,6 +251,12 @@ struct vhca_dev {
 static inline struct vhca_dev *to_vhca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct vhca_dev, ibdev);
+}
+
+/* The port is InfiniBand (VHCA_CAP_IB), not Ethernet. */
+static inline bool vhcad_is_ib(const struct vhca_dev *dev)
+{
+	return dev->caps & VHCA_CAP_IB;
 }
 
 static inline u32 vhcad_reg_read(struct vhca_dev *dev, u32 reg)
@@ -317,6 +329,10 @@ int vhcad_cmd_query_srq(struct vhca_dev *dev, u32 srqn,
 			struct vhca_srq_attr *attr);
 int vhcad_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
 		    const u8 gid[16]);
+int vhcad_cmd_mad_ifc(struct vhca_dev *dev, struct vhca_mad_ifc *mad,
+		      u8 *result);
+int vhcad_cmd_modify_port(struct vhca_dev *dev, u8 flags, u32 set_cap_mask,
+			  u32 clr_cap_mask);
 
 /* vhca_eq.c */
 int vhcad_aeq_create(struct vhca_dev *dev);
