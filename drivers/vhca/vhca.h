@@ -191,6 +191,25 @@ struct vhca_eth {
 	struct vhca_rx_filter rx_filter;	/* the work's mailbox */
 };
 
+struct vhca_dev;
+
+/*
+ * What the link work tells the RDMA port (vhcad_link_to_ibdev()), in
+ * process context under link_lock.
+ */
+struct vhca_link_ibdev_ops {
+	/* The port became active, or stopped being active. */
+	void (*port_event)(struct vhca_dev *dev, bool active);
+	/*
+	 * IB: the logical port state (enum ib_port_state) the subnet
+	 * manager set, or a negative errno if it cannot be read; NULL:
+	 * the port is active when the link is up (RoCE).
+	 */
+	int (*port_state)(struct vhca_dev *dev);
+	/* IB: a PORT_MGMT event, an enum ib_event_type for the port. */
+	void (*mgmt_event)(struct vhca_dev *dev, enum ib_event_type event);
+};
+
 struct vhca_dev {
 	struct ib_device ibdev;	/* first: allocated by ib_alloc_device() */
 	struct pci_dev *pdev;
@@ -212,13 +231,16 @@ struct vhca_dev {
 	 * work applies STATUS.LINK_UP to the net_device carrier and to the
 	 * RDMA port, through what each registered (vhcad_link_to_netdev(),
 	 * vhcad_link_to_ibdev()): the link sits below both and calls neither
-	 * by name.  NULL: that one is not told.
+	 * by name.  NULL: that one is not told.  On the IB port the logical
+	 * port state makes the RDMA port active, and PORT_MGMT events wait
+	 * in port_mgmt_pending (one bit per enum ib_event_type) for the work.
 	 */
 	struct work_struct link_work;
 	struct mutex link_lock;	/* the hooks below and link reporting */
 	void (*link_netdev_notify)(struct vhca_dev *dev, bool up);
-	void (*link_ibdev_notify)(struct vhca_dev *dev, bool up);
+	const struct vhca_link_ibdev_ops *link_ibdev;
 	bool ib_port_active;	/* last state reported to the RDMA core */
+	unsigned long port_mgmt_pending;
 
 	/* IB port: Set(NodeDescription) and ibdev.node_desc, together. */
 	struct mutex node_desc_lock;
@@ -364,8 +386,9 @@ bool vhcad_link_is_up(struct vhca_dev *dev);
 void vhcad_link_to_netdev(struct vhca_dev *dev,
 			  void (*notify)(struct vhca_dev *dev, bool up));
 void vhcad_link_to_ibdev(struct vhca_dev *dev,
-			 void (*notify)(struct vhca_dev *dev, bool up),
+			 const struct vhca_link_ibdev_ops *ops,
 			 bool port_active);
+void vhcad_link_port_mgmt(struct vhca_dev *dev, u8 event);
 
 /* vhca_netdev.c */
 int vhcad_netdev_create(struct vhca_dev *dev);
