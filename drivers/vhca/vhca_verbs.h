@@ -282,6 +282,8 @@ int vhcad_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
 void vhcad_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
 			const u8 *dmac, u32 flow_label, u8 sgid_index,
 			u8 hop_limit, u8 traffic_class);
+/* The InfiniBand rdma_ah_attr of a path (query_ah, query_qp). */
+void vhcad_ib_ah_attr(struct rdma_ah_attr *ah_attr, const struct vhca_ud_av *av);
 
 /* vhca_mcast.c */
 int vhcad_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
