@@ -4,7 +4,10 @@
  *
  * One PCI function carries an Ethernet NIC (a net_device) and a RoCEv2
  * RDMA engine (an ib_device tied to that net_device).  Both are driven
- * through BAR0 registers, an admin queue and an async event queue.
+ * through BAR0 registers, an admin queue and an async event queue.  With
+ * VHCA_CAP_IB the port is InfiniBand instead: the same RDMA engine on an
+ * IB link, no net_device (IPoIB is the kernel's), and the port's subnet
+ * management and performance agents behind MAD_IFC (vhca_mad.c).
  */
 
 #ifndef _VHCA_H_
@@ -188,6 +191,25 @@ struct vhca_eth {
 	struct vhca_rx_filter rx_filter;	/* the work's mailbox */
 };
 
+struct vhca_dev;
+
+/*
+ * What the link work tells the RDMA port (vhcad_link_to_ibdev()), in
+ * process context under link_lock.
+ */
+struct vhca_link_ibdev_ops {
+	/* The port became active, or stopped being active. */
+	void (*port_event)(struct vhca_dev *dev, bool active);
+	/*
+	 * IB: the logical port state (enum ib_port_state) the subnet
+	 * manager set, or a negative errno if it cannot be read; NULL:
+	 * the port is active when the link is up (RoCE).
+	 */
+	int (*port_state)(struct vhca_dev *dev);
+	/* IB: a PORT_MGMT event, an enum ib_event_type for the port. */
+	void (*mgmt_event)(struct vhca_dev *dev, enum ib_event_type event);
+};
+
 struct vhca_dev {
 	struct ib_device ibdev;	/* first: allocated by ib_alloc_device() */
 	struct pci_dev *pdev;
@@ -209,13 +231,19 @@ struct vhca_dev {
 	 * work applies STATUS.LINK_UP to the net_device carrier and to the
 	 * RDMA port, through what each registered (vhcad_link_to_netdev(),
 	 * vhcad_link_to_ibdev()): the link sits below both and calls neither
-	 * by name.  NULL: that one is not told.
+	 * by name.  NULL: that one is not told.  On the IB port the logical
+	 * port state makes the RDMA port active, and PORT_MGMT events wait
+	 * in port_mgmt_pending (one bit per enum ib_event_type) for the work.
 	 */
 	struct work_struct link_work;
 	struct mutex link_lock;	/* the hooks below and link reporting */
 	void (*link_netdev_notify)(struct vhca_dev *dev, bool up);
-	void (*link_ibdev_notify)(struct vhca_dev *dev, bool up);
+	const struct vhca_link_ibdev_ops *link_ibdev;
 	bool ib_port_active;	/* last state reported to the RDMA core */
+	unsigned long port_mgmt_pending;
+
+	/* IB port: Set(NodeDescription) and ibdev.node_desc, together. */
+	struct mutex node_desc_lock;
 
 	spinlock_t counter_lock;	/* COUNTERS: LO read latches HI */
 	/* The names of the port's hw_counters, as long as the ib_device. */
@@ -245,6 +273,12 @@ struct vhca_dev {
 static inline struct vhca_dev *to_vhca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct vhca_dev, ibdev);
+}
+
+/* The port is InfiniBand (VHCA_CAP_IB), not Ethernet. */
+static inline bool vhcad_is_ib(const struct vhca_dev *dev)
+{
+	return dev->caps & VHCA_CAP_IB;
 }
 
 static inline u32 vhcad_reg_read(struct vhca_dev *dev, u32 reg)
@@ -317,6 +351,10 @@ int vhcad_cmd_query_srq(struct vhca_dev *dev, u32 srqn,
 			struct vhca_srq_attr *attr);
 int vhcad_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
 		    const u8 gid[16]);
+int vhcad_cmd_mad_ifc(struct vhca_dev *dev, struct vhca_mad_ifc *mad,
+		      u8 *result);
+int vhcad_cmd_modify_port(struct vhca_dev *dev, u8 flags, u32 set_cap_mask,
+			  u32 clr_cap_mask);
 
 /* vhca_eq.c */
 int vhcad_aeq_create(struct vhca_dev *dev);
@@ -348,8 +386,9 @@ bool vhcad_link_is_up(struct vhca_dev *dev);
 void vhcad_link_to_netdev(struct vhca_dev *dev,
 			  void (*notify)(struct vhca_dev *dev, bool up));
 void vhcad_link_to_ibdev(struct vhca_dev *dev,
-			 void (*notify)(struct vhca_dev *dev, bool up),
+			 const struct vhca_link_ibdev_ops *ops,
 			 bool port_active);
+void vhcad_link_port_mgmt(struct vhca_dev *dev, u8 event);
 
 /* vhca_netdev.c */
 int vhcad_netdev_create(struct vhca_dev *dev);

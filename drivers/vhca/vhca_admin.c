@@ -21,6 +21,7 @@
 static_assert(sizeof(struct vhca_device_attr) <= VHCA_ADMIN_DMA_BUF_SIZE);
 static_assert(sizeof(struct vhca_qp_attr) <= VHCA_ADMIN_DMA_BUF_SIZE);
 static_assert(sizeof(struct vhca_rx_filter) <= VHCA_ADMIN_DMA_BUF_SIZE);
+static_assert(sizeof(struct vhca_mad_ifc) <= VHCA_ADMIN_DMA_BUF_SIZE);
 
 static int vhcad_admin_status_to_errno(u8 status)
 {

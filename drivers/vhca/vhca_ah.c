@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Address handles (docs/specs/vhca.rst, "Queue pairs"): the device keeps no
- * AH table, so an AH is the RoCEv2 address vector (IBTA 10.2.1, annex
- * A17.4.2) that vhca_wr.c copies into every UD send WQE.  Creating one
+ * AH table, so an AH is the address vector (IBTA 10.2.1; annex A17.4.2 for
+ * RoCEv2) that vhca_wr.c copies into every UD send WQE.  Creating one
  * issues no command and never sleeps: the CM creates AHs under a spinlock
  * (rdma_create_ah() without RDMA_CREATE_AH_SLEEPABLE).
  *
@@ -10,6 +10,8 @@
  * AHs the caller did (ib_init_ah_attr_from_wc(), the CM's path), for user
  * AHs rdma_create_user_ah() did with ib_resolve_eth_dmac().  The driver
  * returns it to the provider, which builds its own WQEs, as mlx5 does.
+ * On an InfiniBand port the vector is the LRH's DLID, SL and source path
+ * bits, and the GRH only if the AH has one; there is no MAC.
  */
 
 #include "vhca-abi.h"
@@ -19,6 +21,38 @@
 
 /* The GRH flow label is 20 bits (IBTA 8.3.1). */
 #define VHCA_FLOW_LABEL_MASK	0xfffff
+
+/* An InfiniBand AV (IBTA 10.2.1): LID route, the GRH when it has one. */
+static int vhcad_ah_set_ib_av(struct vhca_ud_av *av,
+			      const struct rdma_ah_attr *ah_attr)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah_attr);
+	bool global = rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH;
+
+	if (ah_attr->type != RDMA_AH_ATTR_TYPE_IB ||
+	    rdma_ah_get_port_num(ah_attr) != VHCA_PORT_NUM ||
+	    rdma_ah_get_dlid(ah_attr) > U16_MAX ||
+	    rdma_ah_get_sl(ah_attr) > 15 ||
+	    rdma_ah_get_path_bits(ah_attr) >= BIT(VHCA_IB_MAX_LMC))
+		return -EINVAL;
+	if (global && (grh->sgid_index >= VHCA_IB_GUID_TBL_LEN ||
+		       grh->flow_label & ~VHCA_FLOW_LABEL_MASK))
+		return -EINVAL;
+
+	memset(av, 0, sizeof(*av));
+	av->dlid = cpu_to_le16(rdma_ah_get_dlid(ah_attr));
+	av->sl = rdma_ah_get_sl(ah_attr);
+	av->src_path_bits = rdma_ah_get_path_bits(ah_attr);
+	if (!global)
+		return 0;
+	av->ah_flags = VHCA_AH_GRH;
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->flow_label = cpu_to_le32(grh->flow_label);
+	return 0;
+}
 
 static int vhcad_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
 			   const struct rdma_ah_attr *ah_attr)
@@ -75,12 +109,17 @@ int vhcad_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 
-	err = vhcad_ah_set_av(dev, &ah->av, init_attr->ah_attr);
+	if (vhcad_is_ib(dev))
+		err = vhcad_ah_set_ib_av(&ah->av, init_attr->ah_attr);
+	else
+		err = vhcad_ah_set_av(dev, &ah->av, init_attr->ah_attr);
 	if (err)
 		return err;
 
 	if (udata) {
-		memcpy(resp.dmac, ah->av.dmac, sizeof(resp.dmac));
+		/* An InfiniBand port has no MACs: the response stays zero. */
+		if (!vhcad_is_ib(dev))
+			memcpy(resp.dmac, ah->av.dmac, sizeof(resp.dmac));
 		err = ib_copy_to_udata(udata, &resp,
 				       min(sizeof(resp), udata->outlen));
 		if (err)
@@ -110,10 +149,32 @@ void vhcad_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
 	memcpy(ah_attr->roce.dmac, dmac, ETH_ALEN);
 }
 
+/* The InfiniBand rdma_ah_attr of an AV (query_ah, query_qp). */
+void vhcad_ib_ah_attr(struct rdma_ah_attr *ah_attr, const struct vhca_ud_av *av)
+{
+	union ib_gid gid;
+
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->type = RDMA_AH_ATTR_TYPE_IB;
+	rdma_ah_set_port_num(ah_attr, VHCA_PORT_NUM);
+	rdma_ah_set_dlid(ah_attr, le16_to_cpu(av->dlid));
+	rdma_ah_set_sl(ah_attr, av->sl);
+	rdma_ah_set_path_bits(ah_attr, av->src_path_bits);
+	if (!(av->ah_flags & VHCA_AH_GRH))
+		return;
+	memcpy(gid.raw, av->dgid, sizeof(gid.raw));
+	rdma_ah_set_grh(ah_attr, &gid, le32_to_cpu(av->flow_label),
+			av->sgid_index, av->hop_limit, av->traffic_class);
+}
+
 int vhcad_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr)
 {
 	const struct vhca_ud_av *av = &to_vhca_ah(ibah)->av;
 
+	if (vhcad_is_ib(to_vhca_dev(ibah->device))) {
+		vhcad_ib_ah_attr(ah_attr, av);
+		return 0;
+	}
 	vhcad_roce_ah_attr(ah_attr, av->dgid, av->dmac,
 			   le32_to_cpu(av->flow_label), av->sgid_index,
 			   av->hop_limit, av->traffic_class);

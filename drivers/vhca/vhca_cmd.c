@@ -294,3 +294,30 @@ int vhcad_cmd_mcast(struct vhca_dev *dev, u16 opcode, u32 qpn,
 	memcpy(in.gid, gid, sizeof(in.gid));
 	return vhcad_admin_exec(dev, opcode, &in, sizeof(in), NULL, 0);
 }
+
+/*
+ * MAD_IFC (IB port): @mad in device byte order, its in_mad and header
+ * filled; on success out_mad holds the agent's response and @result the
+ * VHCA_MAD_RESULT_* bits (0: the device does not handle this MAD).
+ */
+int vhcad_cmd_mad_ifc(struct vhca_dev *dev, struct vhca_mad_ifc *mad,
+		      u8 *result)
+{
+	return vhcad_admin_exec_mbox(dev, VHCA_CMD_MAD_IFC, mad, sizeof(*mad),
+				     result, sizeof(*result));
+}
+
+/* MODIFY_PORT (IB port): VHCA_MODIFY_PORT_* @flags, CapabilityMask bits. */
+int vhcad_cmd_modify_port(struct vhca_dev *dev, u8 flags, u32 set_cap_mask,
+			  u32 clr_cap_mask)
+{
+	struct vhca_cmd_modify_port_in in = {
+		.port = VHCA_PORT_NUM,
+		.flags = flags,
+		.set_cap_mask = cpu_to_le32(set_cap_mask),
+		.clr_cap_mask = cpu_to_le32(clr_cap_mask),
+	};
+
+	return vhcad_admin_exec(dev, VHCA_CMD_MODIFY_PORT, &in, sizeof(in),
+				NULL, 0);
+}

@@ -218,10 +218,16 @@ int vhcad_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 }
 
 /*
+ * The QP number vhcad_cq_clean() gives a CQE to drop: none, QP numbers
+ * being 24 bits (QPN 0 is a QP on an InfiniBand port: the SMI QP).
+ */
+#define VHCA_CQE_QPN_DROPPED	U32_MAX
+
+/*
  * Drop the completions of QP @qpn still in a kernel CQ, as the QP goes to
  * RESET or away: their indices would name the wrong WQEs.  The device does
  * not write entries the consumer has not passed, so rewriting the QP
- * number of an unconsumed entry is safe; QPN 0 is never a vhca QP.
+ * number of an unconsumed entry is safe.
  */
 void vhcad_cq_clean(struct vhca_cq *cq, u32 qpn)
 {
@@ -240,7 +246,7 @@ void vhcad_cq_clean(struct vhca_cq *cq, u32 qpn)
 			break;
 		dma_rmb();
 		if (le32_to_cpu(cqe->qpn) == qpn)
-			cqe->qpn = 0;
+			cqe->qpn = cpu_to_le32(VHCA_CQE_QPN_DROPPED);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	mutex_unlock(&cq->resize_mutex);
@@ -297,6 +303,30 @@ static void vhcad_cqe_to_wc_ud(const struct vhca_cqe *cqe, struct ib_wc *wc)
 }
 
 /*
+ * A datagram's receive completion on an InfiniBand port (IBTA 11.4.2.1):
+ * where it came from, the LRH's SLID and SL and the DLID's path bits,
+ * the P_Key index it matched, and whether it had a GRH.  Those fields
+ * take the place of vendor_err, which a successful completion has not.
+ */
+static void vhcad_cqe_to_wc_ib_ud(const struct vhca_cqe *cqe,
+				  struct ib_wc *wc)
+{
+	wc->vendor_err = 0;
+	wc->slid = le16_to_cpu(cqe->slid);
+	wc->sl = cqe->sl;
+	wc->dlid_path_bits = cqe->dlid_path_bits;
+	wc->pkey_index = le32_to_cpu(cqe->src_qp) >> 24;
+	if (cqe->flags & VHCA_CQE_GRH)
+		wc->wc_flags |= IB_WC_GRH;
+}
+
+static bool vhcad_qp_is_ud(const struct vhca_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI ||
+	       qp->ibqp.qp_type == IB_QPT_SMI;
+}
+
+/*
  * Fill @wc from @cqe.  Returns false for a CQE that reports nothing: its QP
  * is gone (or was reset), or it names no posted WQE.
  */
@@ -310,7 +340,7 @@ static bool vhcad_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
 	u32 index, ci, mask;
 	u64 wr_id;
 
-	if (!qpn)
+	if (qpn == VHCA_CQE_QPN_DROPPED)
 		return false;
 	qp = xa_load(&dev->qps, qpn);
 	if (!qp)
@@ -352,8 +382,13 @@ static bool vhcad_cqe_to_wc(struct vhca_dev *dev, const struct vhca_cqe *cqe,
 		wc->ex.invalidate_rkey = le32_to_cpu(cqe->imm_or_inv);
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
-	if (is_recv)
-		vhcad_cqe_to_wc_ud(cqe, wc);
+	if (!vhcad_is_ib(dev)) {
+		if (is_recv)
+			vhcad_cqe_to_wc_ud(cqe, wc);
+	} else if (is_recv && vhcad_qp_is_ud(qp) &&
+		   wc->status == IB_WC_SUCCESS) {
+		vhcad_cqe_to_wc_ib_ud(cqe, wc);
+	}
 	return true;
 }
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Async event queue, EQ 0 on MSI-X vector 0 (docs/specs/vhca.rst, "Async
- * event queue"): CMD_DONE events wake admin commands, PORT_CHANGE events
- * schedule the link work (vhca_link.c), CQ_ERROR, QP_EVENT and SRQ_EVENT
- * events go to the consumers of those objects.
+ * event queue"): CMD_DONE events wake admin commands, PORT_CHANGE and
+ * (IB port) PORT_MGMT events schedule the link work (vhca_link.c),
+ * CQ_ERROR, QP_EVENT and SRQ_EVENT events go to the consumers of those
+ * objects.
  */
 
 #include <linux/dma-mapping.h>
@@ -38,6 +39,9 @@ static void vhcad_aeq_handle(struct vhca_dev *dev, const struct vhca_eqe *eqe)
 	case VHCA_EQE_PORT_CHANGE:
 		/* STATUS.LINK_UP is read in process context. */
 		schedule_work(&dev->link_work);
+		break;
+	case VHCA_EQE_PORT_MGMT:
+		vhcad_link_port_mgmt(dev, eqe->subtype);
 		break;
 	case VHCA_EQE_CQ_ERROR:
 		vhcad_ib_cq_event(dev, le32_to_cpu(eqe->data[0]));

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The RDMA half: an ib_device with one RoCEv2 port tied to the vhca
- * net_device, so the RDMA core builds the port's GIDs from the interface's
- * IPv4 and IPv6 addresses (ib_device_set_netdev()).
+ * The RDMA half: an ib_device with one port.  A RoCEv2 port is tied to the
+ * vhca net_device, so the RDMA core builds the port's GIDs from the
+ * interface's IPv4 and IPv6 addresses (ib_device_set_netdev()).  An
+ * InfiniBand port (VHCA_CAP_IB) has no net_device: the subnet manager
+ * gives it its LID, P_Keys and GID prefix through the device's SMA, and
+ * the port verbs read them back with MADs (vhca_ib_port.c, vhca_mad.c).
+ * Both share every other verb; the port's own are in a set per link layer.
  *
  * The resource verbs (PD, MR, CQ, QP, AH, multicast and the kernel's data
  * path) are registered only when the device has an RDMA engine with
  * resources (QUERY_DEVICE max_qp > 0), the SRQ verbs only when it has
  * SRQs as well (max_srq > 0), the memory window verbs only when it has
  * windows (max_mw > 0).  Only with the resource verbs does the port offer
- * the MAD layer, the CM and rdma_cm a QP1 (vhcad_get_port_immutable()).
+ * the MAD layer, the CM and rdma_cm a QP1, and on IB a QP0
+ * (vhcad_get_port_immutable(), vhcad_ib_get_port_immutable()).
  * Without them the verbs the RDMA core calls "mandatory" are left out, the
  * core marks the device as not usable by kernel ULPs, and user space sees
  * -EOPNOTSUPP for them.
@@ -28,23 +33,43 @@ static const struct ib_device_ops vhcad_ib_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = VHCA_UVERBS_ABI_VERSION,
 
-	.add_gid = vhcad_add_gid,
 	.alloc_hw_port_stats = vhcad_alloc_hw_port_stats,
 	.alloc_ucontext = vhcad_alloc_ucontext,
 	.dealloc_ucontext = vhcad_dealloc_ucontext,
-	.del_gid = vhcad_del_gid,
 	.disassociate_ucontext = vhcad_disassociate_ucontext,
 	.get_dev_fw_str = vhcad_get_dev_fw_str,
 	.get_hw_stats = vhcad_get_hw_stats,
-	.get_link_layer = vhcad_get_link_layer,
-	.get_port_immutable = vhcad_get_port_immutable,
 	.mmap = vhcad_mmap,
 	.mmap_free = vhcad_mmap_free,
 	.query_device = vhcad_query_device,
-	.query_pkey = vhcad_query_pkey,
-	.query_port = vhcad_query_port,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vhca_ucontext, ibucontext),
+};
+
+/* The RoCEv2 port: GIDs from the net_device, written with ADD_GID. */
+static const struct ib_device_ops vhcad_roce_port_ops = {
+	.add_gid = vhcad_add_gid,
+	.del_gid = vhcad_del_gid,
+	.get_link_layer = vhcad_get_link_layer,
+	.get_port_immutable = vhcad_get_port_immutable,
+	.query_pkey = vhcad_query_pkey,
+	.query_port = vhcad_query_port,
+};
+
+/*
+ * The InfiniBand port: no add_gid or del_gid, so the core's GID cache
+ * reads the table with query_gid; the MAD layer hands MADs to the
+ * device's agents with process_mad.
+ */
+static const struct ib_device_ops vhcad_ib_port_ops = {
+	.get_link_layer = vhcad_ib_get_link_layer,
+	.get_port_immutable = vhcad_ib_get_port_immutable,
+	.modify_device = vhcad_ib_modify_device,
+	.modify_port = vhcad_ib_modify_port,
+	.process_mad = vhcad_process_mad,
+	.query_gid = vhcad_ib_query_gid,
+	.query_pkey = vhcad_ib_query_pkey,
+	.query_port = vhcad_ib_query_port,
 };
 
 static const struct ib_device_ops vhcad_ib_res_ops = {
@@ -122,6 +147,36 @@ static void vhcad_ib_port_event(struct vhca_dev *dev, bool active)
 
 	ib_dispatch_event(&event);
 }
+
+/* IB port: what the subnet manager changed (VHCA_EQE_PORT_MGMT). */
+static void vhcad_ib_mgmt_event(struct vhca_dev *dev, enum ib_event_type type)
+{
+	struct ib_event event = {
+		.device = &dev->ibdev,
+		.element.port_num = VHCA_PORT_NUM,
+		.event = type,
+	};
+
+	ib_dispatch_event(&event);
+}
+
+static const struct vhca_link_ibdev_ops vhcad_roce_link_ops = {
+	.port_event = vhcad_ib_port_event,
+};
+
+/* IB port: active when the SM made it so (IBTA 7.2), not with the link. */
+static const struct vhca_link_ibdev_ops vhcad_ib_link_ops = {
+	.port_event = vhcad_ib_port_event,
+	.port_state = vhcad_ib_port_state,
+	.mgmt_event = vhcad_ib_mgmt_event,
+};
+
+static_assert((int)IB_EVENT_LID_CHANGE == (int)VHCA_EVENT_LID_CHANGE);
+static_assert((int)IB_EVENT_PKEY_CHANGE == (int)VHCA_EVENT_PKEY_CHANGE);
+static_assert((int)IB_EVENT_SM_CHANGE == (int)VHCA_EVENT_SM_CHANGE);
+static_assert((int)IB_EVENT_CLIENT_REREGISTER ==
+	      (int)VHCA_EVENT_CLIENT_REREGISTER);
+static_assert((int)IB_EVENT_GID_CHANGE == (int)VHCA_EVENT_GID_CHANGE);
 
 /* CQ_ERROR: the CQ overflowed and is in error (IBTA 11.4.2.1). */
 void vhcad_ib_cq_event(struct vhca_dev *dev, u32 cqn)
@@ -281,28 +336,57 @@ static void vhcad_rdma_fini(struct vhca_dev *dev)
 	xa_destroy(&dev->srqs);
 }
 
-int vhcad_ib_register(struct vhca_dev *dev)
+/*
+ * The port's identity: a RoCEv2 port needs a GID table to fill; an IB
+ * port's NodeDescription is the one its SMA answers with.
+ */
+static int vhcad_ib_port_init(struct vhca_dev *dev)
 {
 	struct ib_device *ibdev = &dev->ibdev;
-	bool port_active;
-	int err;
+
+	if (vhcad_is_ib(dev))
+		return vhcad_ib_read_node_desc(dev);
 
 	if (!dev->attr.gid_tbl_len) {
 		dev_err(&dev->pdev->dev, "device reports an empty GID table\n");
 		return -EIO;
 	}
+	strscpy(ibdev->node_desc, "vhca RoCEv2 HCA", sizeof(ibdev->node_desc));
+	return 0;
+}
+
+/* Whether the port is active now: the link, or on IB the SM's doing. */
+static bool vhcad_ib_port_is_active(struct vhca_dev *dev)
+{
+	if (vhcad_is_ib(dev))
+		return vhcad_ib_port_state(dev) == IB_PORT_ACTIVE;
+	return vhcad_link_is_up(dev);
+}
+
+int vhcad_ib_register(struct vhca_dev *dev)
+{
+	struct ib_device *ibdev = &dev->ibdev;
+	bool is_ib = vhcad_is_ib(dev);
+	bool port_active;
+	int err;
+
+	mutex_init(&dev->node_desc_lock);
+	err = vhcad_ib_port_init(dev);
+	if (err)
+		goto err_destroy_lock;
 
 	/* sysfs places the device under its PCI function; providers match it. */
 	ibdev->dev.parent = &dev->pdev->dev;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->node_guid = cpu_to_be64(dev->attr.node_guid);
-	strscpy(ibdev->node_desc, "vhca RoCEv2 HCA", sizeof(ibdev->node_desc));
 	/* Vectors past the async and Ethernet ones serve completions. */
 	ibdev->num_comp_vectors = min3(dev->attr.num_comp_vectors,
 				       dev->num_vectors - VHCA_VECTOR_FIRST_COMP,
 				       (u32)VHCA_MAX_COMP_EQS);
 	ib_set_device_ops(ibdev, &vhcad_ib_dev_ops);
+	ib_set_device_ops(ibdev, is_ib ? &vhcad_ib_port_ops :
+					 &vhcad_roce_port_ops);
 	vhcad_hw_stats_init(dev);
 
 	if (dev->attr.max_qp && !ibdev->num_comp_vectors) {
@@ -311,7 +395,7 @@ int vhcad_ib_register(struct vhca_dev *dev)
 	} else if (dev->attr.max_qp) {
 		err = vhcad_rdma_init(dev);
 		if (err)
-			return err;
+			goto err_destroy_lock;
 		ib_set_device_ops(ibdev, &vhcad_ib_res_ops);
 		if (dev->attr.max_mw)
 			ib_set_device_ops(ibdev, &vhcad_ib_mw_ops);
@@ -321,29 +405,36 @@ int vhcad_ib_register(struct vhca_dev *dev)
 			ib_set_device_ops(ibdev, &vhcad_ib_xrc_ops);
 	}
 
-	err = ib_device_set_netdev(ibdev, dev->netdev, VHCA_PORT_NUM);
-	if (err) {
-		dev_err(&dev->pdev->dev, "cannot tie the RDMA port to %s: %d\n",
-			netdev_name(dev->netdev), err);
-		goto err_rdma_fini;
+	if (!is_ib) {
+		err = ib_device_set_netdev(ibdev, dev->netdev, VHCA_PORT_NUM);
+		if (err) {
+			dev_err(&dev->pdev->dev,
+				"cannot tie the RDMA port to %s: %d\n",
+				netdev_name(dev->netdev), err);
+			goto err_rdma_fini;
+		}
 	}
 
 	/* The state the core reads while registering; changes come after. */
-	port_active = vhcad_link_is_up(dev);
+	port_active = vhcad_ib_port_is_active(dev);
 	err = ib_register_device(ibdev, "vhca%d", &dev->pdev->dev);
 	if (err) {
 		dev_err(&dev->pdev->dev, "cannot register the RDMA device: %d\n",
 			err);
 		/* Drop the net_device reference before it is unregistered. */
-		ib_device_set_netdev(ibdev, NULL, VHCA_PORT_NUM);
+		if (!is_ib)
+			ib_device_set_netdev(ibdev, NULL, VHCA_PORT_NUM);
 		goto err_rdma_fini;
 	}
 
-	vhcad_link_to_ibdev(dev, vhcad_ib_port_event, port_active);
+	vhcad_link_to_ibdev(dev, is_ib ? &vhcad_ib_link_ops :
+					 &vhcad_roce_link_ops, port_active);
 	return 0;
 
 err_rdma_fini:
 	vhcad_rdma_fini(dev);
+err_destroy_lock:
+	mutex_destroy(&dev->node_desc_lock);
 	return err;
 }
 
@@ -352,4 +443,5 @@ void vhcad_ib_unregister(struct vhca_dev *dev)
 	vhcad_link_to_ibdev(dev, NULL, false);
 	ib_unregister_device(&dev->ibdev);
 	vhcad_rdma_fini(dev);
+	mutex_destroy(&dev->node_desc_lock);
 }

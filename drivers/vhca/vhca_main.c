@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * vhca PCI driver: bring the function up (BARs, MSI-X, reset, admin queue
- * and async EQ), then register its net_device and its ib_device.
+ * and async EQ), then register its net_device and its ib_device; on an
+ * InfiniBand port (VHCA_CAP_IB) the ib_device alone.
  */
 
 #include <linux/etherdevice.h>
@@ -113,7 +114,14 @@ static int vhcad_check_device(struct vhca_dev *dev)
 	}
 
 	dev->caps = vhcad_reg_read(dev, VHCA_REG_CAPS);
-	if (!(dev->caps & VHCA_CAP_ETH)) {
+	/* An InfiniBand port comes alone: no Ethernet function, no RoCE. */
+	if (dev->caps & VHCA_CAP_IB) {
+		if (dev->caps != VHCA_CAP_IB) {
+			dev_err(d, "device has an InfiniBand port and other functions (CAPS 0x%x)\n",
+				dev->caps);
+			return -ENODEV;
+		}
+	} else if (!(dev->caps & VHCA_CAP_ETH)) {
 		dev_err(d, "device has no Ethernet function (CAPS 0x%x)\n",
 			dev->caps);
 		return -ENODEV;
@@ -252,6 +260,9 @@ static int vhcad_query_attributes(struct vhca_dev *dev)
 	if (err)
 		return err;
 
+	/* An InfiniBand port has GUIDs but no MAC. */
+	if (vhcad_is_ib(dev))
+		return 0;
 	return vhcad_mac_from_node_guid(dev, dev->attr.node_guid,
 					dev->perm_addr);
 }
@@ -286,11 +297,13 @@ static int vhcad_dev_start(struct pci_dev *pdev, struct vhca_pci *fn)
 	if (err)
 		goto err_hw_fini;
 
-	err = vhcad_netdev_create(dev);
-	if (err)
-		goto err_hw_fini;
+	if (!vhcad_is_ib(dev)) {
+		err = vhcad_netdev_create(dev);
+		if (err)
+			goto err_hw_fini;
+	}
 
-	if (dev->caps & VHCA_CAP_ROCE) {
+	if (dev->caps & (VHCA_CAP_ROCE | VHCA_CAP_IB)) {
 		err = vhcad_ib_register(dev);
 		if (err)
 			goto err_netdev_destroy;
@@ -302,7 +315,8 @@ static int vhcad_dev_start(struct pci_dev *pdev, struct vhca_pci *fn)
 	return 0;
 
 err_netdev_destroy:
-	vhcad_netdev_destroy(dev);
+	if (!vhcad_is_ib(dev))
+		vhcad_netdev_destroy(dev);
 err_hw_fini:
 	vhcad_hw_fini(dev);
 err_dealloc:
@@ -324,9 +338,10 @@ static void vhcad_dev_stop(struct vhca_pci *fn)
 		return;
 	fn->dev = NULL;
 
-	if (dev->caps & VHCA_CAP_ROCE)
+	if (dev->caps & (VHCA_CAP_ROCE | VHCA_CAP_IB))
 		vhcad_ib_unregister(dev);
-	vhcad_netdev_destroy(dev);
+	if (!vhcad_is_ib(dev))
+		vhcad_netdev_destroy(dev);
 	vhcad_hw_fini(dev);
 	vhcad_link_fini(dev);
 	ib_dealloc_device(&dev->ibdev);

@@ -5,7 +5,10 @@
  * DETACH_MCAST; the device delivers a copy of each datagram sent to the
  * group to every attached QP.  RoCE has no multicast LIDs: @lid is ignored,
  * as the RoCE annex says.  Joining the group on the network (IGMP/MLD)
- * is the IP stack's business (rdma_cm does it for its users).
+ * is the IP stack's business (rdma_cm does it for its users).  On an
+ * InfiniBand port the device, too, knows a group by its MGID, which the
+ * group's packets carry in their GRH (multicast AVs have one: the SA's
+ * MCMemberRecord gives it); the MLID, the SA's to assign, is not passed.
  */
 
 #include <rdma/ib_addr.h>

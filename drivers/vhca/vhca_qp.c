@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Queue pairs (docs/specs/vhca.rst, "Queue pairs"): RC, UC and UD QPs, and
- * the General Services QP (QP1) of the kernel's MAD layer, each with a send
+ * the General Services QP (QP1) of the kernel's MAD layer, on an
+ * InfiniBand port its Subnet Management QP (QP0) too, each with a send
  * ring of 256-byte and a receive ring of 128-byte WQEs, owned by a doorbell
  * page: the process's for user QPs (the provider allocates the rings), the
  * driver's own for kernel QPs.  An RC, UC or UD QP may instead take its
@@ -52,6 +53,7 @@ static_assert((int)IB_QP_STATE == (int)VHCA_QP_STATE);
 static_assert((int)IB_QP_AV == (int)VHCA_QP_AV);
 static_assert((int)IB_QP_DEST_QPN == (int)VHCA_QP_DEST_QPN);
 static_assert((int)IB_QPS_ERR == (int)VHCA_QPS_ERR);
+static_assert((int)IB_QPT_SMI == (int)VHCA_QPT_SMI);
 static_assert((int)IB_QPT_GSI == (int)VHCA_QPT_GSI);
 static_assert((int)IB_QPT_RC == (int)VHCA_QPT_RC);
 static_assert((int)IB_QPT_UC == (int)VHCA_QPT_UC);
@@ -65,8 +67,9 @@ static u8 vhcad_wq_log_size(u32 max_wr)
 }
 
 /*
- * The QP types the device has.  RoCE has no QP0 (annex A17.6); QP1 is
- * the kernel MAD layer's alone (user space reaches it through umad).
+ * The QP types the device has.  RoCE has no QP0 (annex A17.6), an
+ * InfiniBand port has; QP0 and QP1 are the kernel MAD layer's alone (user
+ * space reaches them through umad).
  */
 static bool vhcad_qp_type_supported(struct vhca_dev *dev,
 				    enum ib_qp_type type, bool user)
@@ -78,6 +81,8 @@ static bool vhcad_qp_type_supported(struct vhca_dev *dev,
 		return true;
 	case IB_QPT_GSI:
 		return !user;
+	case IB_QPT_SMI:
+		return !user && vhcad_is_ib(dev);
 	case IB_QPT_XRC_INI:
 		return user && dev->attr.max_xrcd;
 	case IB_QPT_XRC_TGT:
@@ -115,8 +120,9 @@ static int vhcad_qp_check_cap(struct vhca_dev *dev,
 	} else if (!init_attr->recv_cq) {
 		return -EINVAL;
 	}
-	/* The MAD layer's QP1 has a receive queue of its own. */
+	/* The MAD layer's QP0 and QP1 have receive queues of their own. */
 	if (init_attr->srq && (init_attr->qp_type == IB_QPT_GSI ||
+			       init_attr->qp_type == IB_QPT_SMI ||
 			       init_attr->srq->srq_type != IB_SRQT_BASIC))
 		return -EOPNOTSUPP;
 	if (!init_attr->send_cq)
@@ -276,9 +282,14 @@ int vhcad_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	vhcad_queue_buf_created(dev, &qp->sq_buf);
 	vhcad_queue_buf_created(dev, &qp->rq_buf);
 
-	/* The MAD layer and its peers know QP1 by number (IBTA 13.4.6). */
-	if (init_attr->qp_type == IB_QPT_GSI && qp->qpn != VHCA_GSI_QPN) {
-		dev_err(&dev->pdev->dev, "CREATE_QP of the GSI QP returned QP %u\n",
+	/*
+	 * The MAD layer and its peers know QP1 by number (IBTA 13.4.6), and
+	 * QP0 (14.2.4.1).
+	 */
+	if ((init_attr->qp_type == IB_QPT_GSI && qp->qpn != VHCA_GSI_QPN) ||
+	    (init_attr->qp_type == IB_QPT_SMI && qp->qpn != VHCA_SMI_QPN)) {
+		dev_err(&dev->pdev->dev, "CREATE_QP of the %s QP returned QP %u\n",
+			init_attr->qp_type == IB_QPT_GSI ? "GSI" : "SMI",
 			qp->qpn);
 		err = -EIO;
 		goto err_destroy;
@@ -333,19 +344,12 @@ err_free_bufs:
 	return err;
 }
 
-/* The RoCEv2 path: GRH fields, the next hop's MAC and the UDP source port. */
-static int vhcad_qp_attr_set_av(struct vhca_qp *qp,
-				const struct ib_qp_attr *attr, int attr_mask,
-				struct vhca_qp_attr *va)
+/* The GRH of a path (IBTA 8.3): a RoCEv2 path's always, an IB path's maybe. */
+static int vhcad_qp_attr_set_grh(const struct rdma_ah_attr *ah,
+				 struct vhca_qp_attr *va)
 {
-	const struct rdma_ah_attr *ah = &attr->ah_attr;
-	const struct ib_global_route *grh;
-	u32 dest_qpn;
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
 
-	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
-		return -EINVAL;
-	grh = rdma_ah_read_grh(ah);
 	if (grh->sgid_index > U8_MAX)
 		return -EINVAL;
 
@@ -354,6 +358,25 @@ static int vhcad_qp_attr_set_av(struct vhca_qp *qp,
 	va->traffic_class = grh->traffic_class;
 	va->flow_label = cpu_to_le32(grh->flow_label);
 	memcpy(va->dgid, grh->dgid.raw, sizeof(va->dgid));
+	return 0;
+}
+
+/* The RoCEv2 path: GRH fields, the next hop's MAC and the UDP source port. */
+static int vhcad_qp_attr_set_av(struct vhca_qp *qp,
+				const struct ib_qp_attr *attr, int attr_mask,
+				struct vhca_qp_attr *va)
+{
+	const struct rdma_ah_attr *ah = &attr->ah_attr;
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+	u32 dest_qpn;
+	int err;
+
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		return -EINVAL;
+	err = vhcad_qp_attr_set_grh(ah, va);
+	if (err)
+		return err;
 	memcpy(va->dmac, ah->roce.dmac, sizeof(va->dmac));
 
 	/* As the RDMA core computes it for RoCEv2 (rdma_get_udp_sport()). */
@@ -361,6 +384,27 @@ static int vhcad_qp_attr_set_av(struct vhca_qp *qp,
 	va->udp_sport = cpu_to_le16(rdma_get_udp_sport(grh->flow_label,
 						       qp->qpn, dest_qpn));
 	return 0;
+}
+
+/*
+ * The InfiniBand path: the LRH's DLID, SL and the source path bits
+ * (IBTA 7.7), and the GRH if the path leaves the subnet or asks for one.
+ */
+static int vhcad_qp_attr_set_ib_av(const struct rdma_ah_attr *ah,
+				   struct vhca_qp_attr *va)
+{
+	if (ah->type != RDMA_AH_ATTR_TYPE_IB ||
+	    rdma_ah_get_dlid(ah) > U16_MAX || rdma_ah_get_sl(ah) > 15 ||
+	    rdma_ah_get_path_bits(ah) >= BIT(VHCA_IB_MAX_LMC))
+		return -EINVAL;
+
+	va->dlid = cpu_to_le16(rdma_ah_get_dlid(ah));
+	va->sl = rdma_ah_get_sl(ah);
+	va->src_path_bits = rdma_ah_get_path_bits(ah);
+	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		return 0;
+	va->ah_flags = VHCA_AH_GRH;
+	return vhcad_qp_attr_set_grh(ah, va);
 }
 
 static int vhcad_qp_attr_from_ib(struct vhca_qp *qp,
@@ -406,6 +450,8 @@ static int vhcad_qp_attr_from_ib(struct vhca_qp *qp,
 		va->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (attr_mask & IB_QP_DEST_QPN)
 		va->dest_qp_num = cpu_to_le32(attr->dest_qp_num);
+	if ((attr_mask & IB_QP_AV) && vhcad_is_ib(to_vhca_dev(qp->ibqp.device)))
+		return vhcad_qp_attr_set_ib_av(&attr->ah_attr, va);
 	if (attr_mask & IB_QP_AV)
 		return vhcad_qp_attr_set_av(qp, attr, attr_mask, va);
 	return 0;
@@ -481,6 +527,33 @@ out:
 	return err;
 }
 
+/* A connected QP's path as QUERY_QP returned it, in @ah_attr. */
+static void vhcad_qp_path(struct vhca_dev *dev, const struct vhca_qp_attr *va,
+			  struct rdma_ah_attr *ah_attr)
+{
+	struct vhca_ud_av av = {};
+
+	if (!vhcad_is_ib(dev)) {
+		vhcad_roce_ah_attr(ah_attr, va->dgid, va->dmac,
+				   le32_to_cpu(va->flow_label),
+				   va->sgid_index, va->hop_limit,
+				   va->traffic_class);
+		return;
+	}
+
+	/* The same fields as a UD address vector's on IB. */
+	memcpy(av.dgid, va->dgid, sizeof(av.dgid));
+	av.dlid = va->dlid;
+	av.sl = va->sl;
+	av.src_path_bits = va->src_path_bits;
+	av.ah_flags = va->ah_flags;
+	av.sgid_index = va->sgid_index;
+	av.hop_limit = va->hop_limit;
+	av.traffic_class = va->traffic_class;
+	av.flow_label = va->flow_label;
+	vhcad_ib_ah_attr(ah_attr, &av);
+}
+
 int vhcad_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		   int attr_mask, struct ib_qp_init_attr *init_attr)
 {
@@ -526,10 +599,7 @@ int vhcad_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	/* Only connected QPs have a path; a UD QP's is in each AH. */
 	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC ||
 	    ibqp->qp_type == IB_QPT_XRC_INI || ibqp->qp_type == IB_QPT_XRC_TGT)
-		vhcad_roce_ah_attr(&attr->ah_attr, va.dgid, va.dmac,
-				   le32_to_cpu(va.flow_label),
-				   va.sgid_index, va.hop_limit,
-				   va.traffic_class);
+		vhcad_qp_path(dev, &va, &attr->ah_attr);
 	attr->cap.max_send_wr = le32_to_cpu(va.max_send_wr);
 	attr->cap.max_recv_wr = le32_to_cpu(va.max_recv_wr);
 	attr->cap.max_send_sge = qp->max_send_sge;

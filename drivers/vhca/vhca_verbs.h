@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * vhca: the ib_device_ops the driver implements: the device and port
- * queries, the RoCE GID table and user contexts with their doorbell page,
- * and, when the device has an RDMA engine with resources, PDs, MRs, CQs,
- * memory windows, RC, UC, UD and GSI QPs, shared receive queues, address
- * handles, multicast attachment and the kernel's data path.
+ * queries, the RoCE GID table or the InfiniBand port's management (MADs,
+ * P_Keys, GIDs), user contexts with their doorbell page, and, when the
+ * device has an RDMA engine with resources, PDs, MRs, CQs, memory
+ * windows, RC, UC, UD, GSI and (IB) SMI QPs, shared receive queues,
+ * address handles, multicast attachment and the kernel's data path.
  */
 
 #ifndef _VHCA_VERBS_H_
 #define _VHCA_VERBS_H_
 
+#include <rdma/ib_smi.h>
 #include <rdma/ib_verbs.h>
 
 #include "vhca.h"
@@ -171,6 +173,43 @@ int vhcad_add_gid(const struct ib_gid_attr *attr, void **context);
 int vhcad_del_gid(const struct ib_gid_attr *attr, void **context);
 void vhcad_get_dev_fw_str(struct ib_device *ibdev, char *str);
 
+/* vhca_mad.c: the attribute data of an SMP (IBTA 14.2.5) */
+#define VHCA_SMP_PKEYS_PER_BLOCK	32	/* P_KeyTable (14.2.5.7) */
+#define VHCA_SMP_GUIDS_PER_BLOCK	8	/* GUIDInfo (14.2.5.5) */
+
+union vhca_smp_data {
+	u8 raw[IB_SMP_DATA_SIZE];
+	struct ib_port_info port_info;
+	__be16 pkeys[VHCA_SMP_PKEYS_PER_BLOCK];
+	__be64 guids[VHCA_SMP_GUIDS_PER_BLOCK];
+	char node_desc[IB_DEVICE_NODE_DESC_MAX];	/* NodeDescription */
+};
+
+int vhcad_smp(struct vhca_dev *dev, u8 method, __be16 attr_id, u32 attr_mod,
+	      union vhca_smp_data *data);
+int vhcad_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
+		      const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+		      const struct ib_mad *in, struct ib_mad *out,
+		      size_t *out_mad_size, u16 *out_mad_pkey_index);
+
+/* vhca_ib_port.c: the port verbs on the InfiniBand port */
+int vhcad_ib_port_state(struct vhca_dev *dev);
+int vhcad_ib_read_node_desc(struct vhca_dev *dev);
+int vhcad_ib_query_port(struct ib_device *ibdev, u32 port,
+			struct ib_port_attr *props);
+int vhcad_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			u16 *pkey);
+int vhcad_ib_query_gid(struct ib_device *ibdev, u32 port, int index,
+		       union ib_gid *gid);
+int vhcad_ib_modify_port(struct ib_device *ibdev, u32 port, int mask,
+			 struct ib_port_modify *props);
+int vhcad_ib_modify_device(struct ib_device *ibdev, int mask,
+			   struct ib_device_modify *props);
+int vhcad_ib_get_port_immutable(struct ib_device *ibdev, u32 port,
+				struct ib_port_immutable *immutable);
+enum rdma_link_layer vhcad_ib_get_link_layer(struct ib_device *ibdev,
+					     u32 port);
+
 /* vhca_ucontext.c */
 int vhcad_alloc_ucontext(struct ib_ucontext *ibucontext,
 			 struct ib_udata *udata);
@@ -243,6 +282,8 @@ int vhcad_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
 void vhcad_roce_ah_attr(struct rdma_ah_attr *ah_attr, const u8 *dgid,
 			const u8 *dmac, u32 flow_label, u8 sgid_index,
 			u8 hop_limit, u8 traffic_class);
+/* The InfiniBand rdma_ah_attr of a path (query_ah, query_qp). */
+void vhcad_ib_ah_attr(struct rdma_ah_attr *ah_attr, const struct vhca_ud_av *av);
 
 /* vhca_mcast.c */
 int vhcad_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);

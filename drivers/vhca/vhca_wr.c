@@ -10,7 +10,8 @@
  * waits in wr_ids[] for the completion (vhca_cq.c): that is how a CQE tells
  * which WQE it completes, and with it, that all earlier ones are done,
  * signalled or not.  An SRQ's WQEs (vhca_srq.c) carry the caller's wr_id
- * instead.
+ * instead.  The Subnet Management QP of an InfiniBand port (QP0) sends as
+ * GSI and UD QPs do.
  */
 
 #include "vhca.h"
@@ -90,10 +91,14 @@ static bool vhcad_wr_opcode_valid(enum ib_qp_type type, enum ib_wr_opcode op)
 /*
  * A datagram's destination (IBTA 10.2.5): the AH's address vector, the
  * remote QP and the Q_Key as the caller gave it; the device applies the
- * rule that a Q_Key with the high bit set means the QP's own.
+ * rule that a Q_Key with the high bit set means the QP's own.  On an
+ * InfiniBand port the GSI QP sends each MAD with the P_Key its work
+ * request names (IBTA 13.4.6.2: a response goes with the request's).
  */
-static int vhcad_set_ud(struct vhca_send_wqe *wqe, const struct ib_send_wr *wr)
+static int vhcad_set_ud(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			const struct ib_send_wr *wr)
 {
+	struct vhca_dev *dev = to_vhca_dev(qp->ibqp.device);
 	const struct ib_ud_wr *ud = ud_wr(wr);
 
 	if (!ud->ah || ud->remote_qpn > IB_QPN_MASK)
@@ -101,6 +106,11 @@ static int vhcad_set_ud(struct vhca_send_wqe *wqe, const struct ib_send_wr *wr)
 	wqe->dest_qpn = cpu_to_le32(ud->remote_qpn);
 	wqe->qkey = cpu_to_le32(ud->remote_qkey);
 	wqe->av = to_vhca_ah(ud->ah)->av;
+	if (qp->ibqp.qp_type == IB_QPT_GSI && vhcad_is_ib(dev)) {
+		if (ud->pkey_index >= VHCA_IB_PKEY_TBL_LEN)
+			return -EINVAL;
+		wqe->pkey_index = cpu_to_le32(ud->pkey_index);
+	}
 	return 0;
 }
 
@@ -108,7 +118,8 @@ static int vhcad_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 				const struct ib_send_wr *wr, u32 index)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
-	bool is_ud = type == IB_QPT_UD || type == IB_QPT_GSI;
+	bool is_ud = type == IB_QPT_UD || type == IB_QPT_GSI ||
+		     type == IB_QPT_SMI;
 	int err;
 	int i;
 
@@ -158,7 +169,7 @@ static int vhcad_build_send_wqe(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	}
 
 	if (is_ud) {
-		err = vhcad_set_ud(wqe, wr);
+		err = vhcad_set_ud(qp, wqe, wr);
 		if (err)
 			return err;
 	}

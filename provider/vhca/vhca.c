@@ -2,10 +2,11 @@
 /*
  * vhca userspace provider: device matching and user contexts.
  *
- * vhca is the virtual RoCEv2 HCA of docs/specs/vhca.rst.  Its kernel driver
- * (drivers/vhca) is out of tree and has no rdma_driver_id of its own, so
- * libibverbs finds the device by its PCI ID, and uverbs ioctls carry
- * RDMA_DRIVER_UNKNOWN, the id the kernel binds to such a driver.
+ * vhca is the virtual RoCEv2 (or InfiniBand) HCA of docs/specs/vhca.rst.
+ * Its kernel driver (drivers/vhca) is out of tree and has no rdma_driver_id
+ * of its own, so libibverbs finds the device by its PCI ID, and uverbs
+ * ioctls carry RDMA_DRIVER_UNKNOWN, the id the kernel binds to such a
+ * driver.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -67,15 +68,24 @@ static const struct verbs_context_ops vhca_context_ops = {
 	.resize_cq = vhca_resize_cq,
 };
 
-/* The device's queue limits, for sizing CQs, QPs and SRQs. */
+/*
+ * The device's queue limits, for sizing CQs, QPs and SRQs, and its one
+ * port's link layer.
+ */
 static int vhca_read_limits(struct vhca_context *ctx)
 {
+	struct ibv_port_attr port_attr;
 	struct ibv_device_attr attr;
 	int err;
 
 	err = ibv_query_device(&ctx->ibv_ctx.context, &attr);
 	if (err)
 		return err;
+	err = ibv_query_port(&ctx->ibv_ctx.context, 1, &port_attr);
+	if (err)
+		return err;
+
+	ctx->ib_port = port_attr.link_layer == IBV_LINK_LAYER_INFINIBAND;
 
 	ctx->max_qp_wr = attr.max_qp_wr;
 	ctx->max_cqe = attr.max_cqe;
@@ -140,7 +150,7 @@ static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,
 
 	err = vhca_read_limits(ctx);
 	if (err) {
-		verbs_err(&ctx->ibv_ctx, "query device failed: %s\n",
+		verbs_err(&ctx->ibv_ctx, "query device or port failed: %s\n",
 			  strerror(err));
 		goto err_unmap;
 	}

@@ -17,6 +17,7 @@
 #include <vhca_hw.h>
 
 /* QP numbers are 24 bits: a two-level table of 4096 x 4096 entries. */
+#define VHCA_QPN_MASK		0x00ffffffu
 #define VHCA_QP_TABLE_SHIFT	12
 #define VHCA_QP_TABLE_SIZE	(1 << VHCA_QP_TABLE_SHIFT)
 #define VHCA_QP_TABLE_MASK	(VHCA_QP_TABLE_SIZE - 1)
@@ -42,6 +43,12 @@ struct vhca_context {
 	uint32_t max_inline_data;
 	uint32_t max_srq_wr;
 	uint32_t max_srq_sge;
+
+	/*
+	 * The port is InfiniBand (its link layer, fixed for the device's
+	 * life): LID-routed AHs without MACs, LRH fields in UD completions.
+	 */
+	bool ib_port;
 
 	/*
 	 * QPs by number, for poll_cq.  Changed under qp_table_mutex and the

@@ -6,7 +6,9 @@
  * vector (struct vhca_ud_av).  An AH is that vector, built once here and
  * copied into the WQEs that name it (vhca_qp.c).  The kernel creates the
  * AH too: the RDMA core resolves the destination MAC through the
- * neighbour table and the driver returns it, as for mlx5 on RoCE.
+ * neighbour table and the driver returns it, as for mlx5 on RoCE.  On an
+ * InfiniBand port the vector is the LRH's (DLID, SL, source path bits)
+ * and the GRH only if the AH is global; there is no MAC to resolve.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +17,23 @@
 #include "vhca.h"
 #include "vhca_abi.h"
 #include "vhca_verbs.h"
+
+/* An InfiniBand AV (IBTA 10.2.1): LID route, the GRH for a global AH. */
+static void vhca_av_set_ib(struct vhca_ud_av *av,
+			   const struct ibv_ah_attr *attr)
+{
+	av->dlid = htole16(attr->dlid);
+	av->sl = attr->sl;
+	av->src_path_bits = attr->src_path_bits;
+	if (!attr->is_global)
+		return;
+	av->ah_flags = VHCA_AH_GRH;
+	memcpy(av->dgid, attr->grh.dgid.raw, sizeof(av->dgid));
+	av->sgid_index = attr->grh.sgid_index;
+	av->hop_limit = attr->grh.hop_limit;
+	av->traffic_class = attr->grh.traffic_class;
+	av->flow_label = htole32(attr->grh.flow_label & IB_GRH_FLOWLABEL_MASK);
+}
 
 struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
@@ -25,7 +44,7 @@ struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	int ret;
 
 	/* RoCE packets always carry a GRH or IP header (IBTA annex A16, A17). */
-	if (!attr->is_global) {
+	if (!ctx->ib_port && !attr->is_global) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -39,6 +58,12 @@ struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	if (ret) {
 		errno = ret;
 		goto err_free;
+	}
+
+	/* The kernel checked the attributes as it made its own AH. */
+	if (ctx->ib_port) {
+		vhca_av_set_ib(&ah->av, attr);
+		return &ah->ibv_ah;
 	}
 
 	/* A driver that does not fill the response leaves it zeroed. */

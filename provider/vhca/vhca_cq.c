@@ -117,7 +117,8 @@ static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	wc->vendor_err = le32toh(cqe->vendor_err);
 	wc->byte_len = le32toh(cqe->byte_len);
 	wc->qp_num = qpn;
-	wc->src_qp = le32toh(cqe->src_qp);
+	/* Bits 31:24 of a UD receive's src_qp: its P_Key index (IB). */
+	wc->src_qp = le32toh(cqe->src_qp) & VHCA_QPN_MASK;
 	wc->wc_flags = 0;
 	wc->imm_data = 0;
 	/*
@@ -129,9 +130,24 @@ static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	wc->sl = 0;
 	wc->dlid_path_bits = 0;
 	/*
+	 * A successful UD receive on an InfiniBand port (IBTA 11.4.2.1):
+	 * the LRH's SLID and SL, the DLID's path bits and the P_Key index
+	 * it matched, in place of vendor_err.
+	 */
+	if (ctx->ib_port && is_recv && qp && qp->vqp.qp.qp_type == IBV_QPT_UD &&
+	    wc->status == IBV_WC_SUCCESS) {
+		wc->vendor_err = 0;
+		wc->pkey_index = le32toh(cqe->src_qp) >> 24;
+		wc->slid = le16toh(cqe->slid);
+		wc->sl = cqe->sl;
+		wc->dlid_path_bits = cqe->dlid_path_bits;
+	}
+	/*
 	 * A UD receive starts with the GRH area (IBTA 11.4.1.1).  ibv_wc has
 	 * no field for the network header type (VHCA_CQE_NET_IPV4/IPV6):
 	 * libibverbs' ibv_init_ah_from_wc() reads it from the area itself.
+	 * On an InfiniBand port the area holds a GRH only if the packet had
+	 * one.
 	 */
 	if (cqe->flags & VHCA_CQE_GRH)
 		wc->wc_flags |= IBV_WC_GRH;
