@@ -282,14 +282,9 @@ int vhcad_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	vhcad_queue_buf_created(dev, &qp->sq_buf);
 	vhcad_queue_buf_created(dev, &qp->rq_buf);
 
-	/*
-	 * The MAD layer and its peers know QP1 by number (IBTA 13.4.6), and
-	 * QP0 (14.2.4.1).
-	 */
-	if ((init_attr->qp_type == IB_QPT_GSI && qp->qpn != VHCA_GSI_QPN) ||
-	    (init_attr->qp_type == IB_QPT_SMI && qp->qpn != VHCA_SMI_QPN)) {
-		dev_err(&dev->pdev->dev, "CREATE_QP of the %s QP returned QP %u\n",
-			init_attr->qp_type == IB_QPT_GSI ? "GSI" : "SMI",
+	/* The MAD layer and its peers know QP1 by number (IBTA 13.4.6). */
+	if (init_attr->qp_type == IB_QPT_GSI && qp->qpn != VHCA_GSI_QPN) {
+		dev_err(&dev->pdev->dev, "CREATE_QP of the GSI QP returned QP %u\n",
 			qp->qpn);
 		err = -EIO;
 		goto err_destroy;
@@ -302,7 +297,12 @@ int vhcad_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	mutex_init(&qp->mutex);
 	qp->state = IB_QPS_RESET;
 	qp->dest_qpn = 0;
-	ibqp->qp_num = qp->qpn;
+	/*
+	 * The SMI QP is QP0 to the MAD layer and on the wire; the device
+	 * knows it by its handle (vhca_hw.h, VHCA_QPT_SMI), as mlx4 does.
+	 */
+	ibqp->qp_num = init_attr->qp_type == IB_QPT_SMI ? VHCA_SMI_QPN :
+							    qp->qpn;
 
 	/*
 	 * What every QP of this device can hold; on an SRQ or XRC, no
