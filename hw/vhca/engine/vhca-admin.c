@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vhca-rdma.h"
+#include "vhca-ib.h"
 
 #define VHCA_CMD_IN_LEN         32
 #define VHCA_CMD_OUT_LEN        16
@@ -56,15 +56,6 @@ static uint8_t vhca_cmd_nop(VhcaCore *core, VhcaCmdCtx *ctx)
     return VHCA_ST_OK;
 }
 
-/* Modified EUI-64 from a MAC (RFC 4291 appendix A), as rxe's node GUID. */
-static uint64_t vhca_mac_to_guid(const uint8_t *mac)
-{
-    return ((uint64_t)(mac[0] ^ 0x02) << 56) | ((uint64_t)mac[1] << 48) |
-           ((uint64_t)mac[2] << 40) | ((uint64_t)0xff << 32) |
-           ((uint64_t)0xfe << 24) | ((uint64_t)mac[3] << 16) |
-           ((uint64_t)mac[4] << 8) | mac[5];
-}
-
 static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
 {
     uint8_t attr[sizeof(struct vhca_device_attr)];
@@ -72,7 +63,7 @@ static uint8_t vhca_cmd_query_device(VhcaCore *core, VhcaCmdCtx *ctx)
                                  offsetof(struct vhca_cmd_dma_in, addr));
     uint32_t len = vhca_ld_le32(ctx->in +
                                 offsetof(struct vhca_cmd_dma_in, len));
-    uint64_t guid = vhca_mac_to_guid(core->cfg.mac);
+    uint64_t guid = vhca_ib_node_guid(core);
 
     if (len < sizeof(attr)) {
         ctx->syndrome = len;
@@ -362,6 +353,8 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_DEALLOC_XRCD] = { vhca_cmd_dealloc_xrcd },
     [VHCA_CMD_ALLOC_MW] = { vhca_cmd_alloc_mw },
     [VHCA_CMD_DEALLOC_MW] = { vhca_cmd_dealloc_mw },
+    [VHCA_CMD_MAD_IFC] = { vhca_cmd_mad_ifc },
+    [VHCA_CMD_MODIFY_PORT] = { vhca_cmd_modify_port },
 };
 
 static uint8_t vhca_admin_dispatch(VhcaCore *core, VhcaCmdCtx *ctx)

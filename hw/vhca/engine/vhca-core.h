@@ -376,9 +376,15 @@ typedef struct VhcaGidEntry {
 /*
  * The InfiniBand port's subnet management state (link=ib): what the SM
  * sets through the SMA (vhca-sma.c, IBTA 14.2.5) and the link layer and
- * transport read.  Back to its power-on value on reset and when the
- * link goes down, as a port that loses its link forgets its LID.
+ * transport read.  Back to its power-on value on reset
+ * (vhca_ib_port_reset()); a port that loses its link forgets its LID,
+ * LMC and SM (vhca_ib_port_set_link()).
  */
+/* VLArbitrationTable entries per priority (PortInfo VLArb*Cap). */
+#define VHCA_IB_VL_ARB_CAP              8
+/* Device counters the PMA keeps a baseline of (vhca-pma.c). */
+#define VHCA_IB_PMA_BASES               8
+
 typedef struct VhcaIbPort {
     uint8_t state;                  /* enum vhca_port_state (7.2) */
     uint16_t lid;                   /* 0: not assigned */
@@ -402,6 +408,29 @@ typedef struct VhcaIbPort {
     uint16_t qkey_violations;
     uint16_t pkeys[VHCA_IB_PKEY_TBL_LEN];   /* 0: invalid entry */
     uint8_t sl2vl[16];              /* SL2VLMappingTable (14.2.5.8) */
+
+    /* The port state machine (vhca-sma.c; IBTA 7.2, 14.2.5.6). */
+    uint8_t phys_state;             /* enum vhca_port_phys_state */
+    bool cable_up;                  /* the backend's link, last reported */
+    uint8_t link_down_default;      /* LinkDownDefaultState */
+    uint8_t link_width_enabled;     /* LinkWidthEnabled */
+    uint8_t link_speed_enabled;     /* LinkSpeedEnabled */
+    uint8_t vl_high_limit;
+    /* M_Key lease (14.2.4.2): when protection lapses, 0: not running. */
+    uint64_t mkey_lease_deadline_ns;
+    /*
+     * P_KeyViolations and Q_KeyViolations are pkey/qkey_violations plus
+     * the DROP_PKEY and DROP_QKEY counts since *_base, when the SM (or
+     * MODIFY_PORT) last cleared them.
+     */
+    uint64_t pkey_violations_base;
+    uint64_t qkey_violations_base;
+    /* VLArbitrationTable (14.2.5.9): [0] low, [1] high; VL, Weight. */
+    uint8_t vl_arb[2][VHCA_IB_VL_ARB_CAP][2];
+    /* NodeDescription (14.2.5.2): the node's, set by the driver. */
+    uint8_t node_desc[64];
+    /* The PMA's baselines of the device counters (vhca-pma.c). */
+    uint64_t pma_base[VHCA_IB_PMA_BASES];
 } VhcaIbPort;
 
 typedef struct VhcaCore {

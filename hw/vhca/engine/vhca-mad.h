@@ -1,0 +1,262 @@
+/*
+ * vhca engine: the layouts of the MADs the InfiniBand port's management
+ * agents answer (IBTA Vol 1 chapters 13, 14 and 16), defined once for
+ * vhca-sma.c and vhca-pma.c.  Engine-internal.
+ *
+ * A MAD is 256 bytes in network byte order.  Fields narrower than a byte
+ * or not byte aligned are named by their bit offset from the start of
+ * their attribute and their width, as IBTA's tables give them (bit 0 is
+ * the most significant bit of byte 0), in the manner of libibmad's field
+ * table: one accessor reads and writes all of them, so no field is a
+ * hand-written shift.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_VHCA_MAD_H
+#define HW_VHCA_MAD_H
+
+#include <stdint.h>
+
+/* 13.4.2 Common MAD header: byte offsets. */
+#define VHCA_MAD_BASE_VERSION       0
+#define VHCA_MAD_MGMT_CLASS         1
+#define VHCA_MAD_CLASS_VERSION      2
+#define VHCA_MAD_METHOD             3       /* R bit (7) | method */
+#define VHCA_MAD_STATUS             4       /* 16 bits; DR SMP: D | 15 */
+#define VHCA_MAD_HOP_PTR            6       /* DR SMP only (14.2.1.2) */
+#define VHCA_MAD_HOP_CNT            7
+#define VHCA_MAD_TID                8
+#define VHCA_MAD_ATTR_ID            16
+#define VHCA_MAD_ATTR_MOD           20
+#define VHCA_MAD_HDR_LEN            24
+
+/* 14.2.1.1/14.2.1.2 SMP: the M_Key, then (at 64) 64 bytes of data. */
+#define VHCA_SMP_MKEY               24
+#define VHCA_SMP_DATA               64
+#define VHCA_SMP_DATA_LEN           64
+/* 16.1.1 PMA (a GMP): 40 reserved bytes after the header, then data. */
+#define VHCA_PMA_DATA               64
+#define VHCA_PMA_DATA_LEN           192
+
+#define VHCA_MAD_BASE_VERSION_IB    1       /* 13.4.2 */
+#define VHCA_SMP_CLASS_VERSION      1       /* 14.2.1 */
+#define VHCA_PMA_CLASS_VERSION      1       /* 16.1.1 */
+
+/* 13.4.4 Management classes. */
+#define VHCA_MGMT_CLASS_SUBN_LID    0x01    /* LID routed SMP */
+#define VHCA_MGMT_CLASS_PERF        0x04    /* PerfMgt (16.1) */
+#define VHCA_MGMT_CLASS_SUBN_DR     0x81    /* directed route SMP */
+
+/* 13.4.5 Methods (Table 105). */
+#define VHCA_MAD_METHOD_GET         0x01
+#define VHCA_MAD_METHOD_SET         0x02
+#define VHCA_MAD_METHOD_TRAP        0x05
+#define VHCA_MAD_METHOD_TRAP_REPRESS 0x07
+#define VHCA_MAD_METHOD_RESP        0x80    /* R bit: a response */
+#define VHCA_MAD_METHOD_GET_RESP    0x81
+
+/*
+ * 13.4.7 MAD status (Table 106): bits 2-4 the invalid field code.  A DR
+ * SMP's status is 15 bits; its top bit is D, the direction (14.2.1.2).
+ */
+#define VHCA_MAD_STATUS_BAD_VERSION     0x0004
+#define VHCA_MAD_STATUS_UNSUP_METHOD    0x0008
+#define VHCA_MAD_STATUS_UNSUP_ATTR      0x000c  /* method/attr combination */
+#define VHCA_MAD_STATUS_INVALID_VALUE   0x001c  /* attribute or modifier */
+#define VHCA_SMP_DIRECTION              0x8000
+
+/* 14.2.5 SMP attributes (Table 145). */
+#define VHCA_SMP_ATTR_NOTICE            0x0002
+#define VHCA_SMP_ATTR_NODE_DESC         0x0010
+#define VHCA_SMP_ATTR_NODE_INFO         0x0011
+#define VHCA_SMP_ATTR_GUID_INFO         0x0014
+#define VHCA_SMP_ATTR_PORT_INFO         0x0015
+#define VHCA_SMP_ATTR_PKEY_TABLE        0x0016
+#define VHCA_SMP_ATTR_SL2VL_TABLE       0x0017
+#define VHCA_SMP_ATTR_VL_ARB_TABLE      0x0018
+#define VHCA_SMP_ATTR_SM_INFO           0x0020
+
+/* 16.1.2 PMA attributes (Table 210), 13.4.8.1 ClassPortInfo. */
+#define VHCA_PMA_ATTR_CLASS_PORT_INFO   0x0001
+#define VHCA_PMA_ATTR_PORT_COUNTERS     0x0012
+#define VHCA_PMA_ATTR_PORT_COUNTERS_EXT 0x001d
+
+/* A field of an attribute: @bit from its start, @width bits (<= 32). */
+typedef struct VhcaMadField {
+    uint16_t bit;
+    uint8_t width;
+} VhcaMadField;
+
+#define VHCA_MAD_FIELD(bit, width)  ((VhcaMadField){ (bit), (width) })
+
+/*
+ * 14.2.5.3 NodeInfo (Table 147).  The GUIDs are 64 bits: byte offsets,
+ * read and written whole with vhca_mad_ld_be64 / vhca_mad_st_be64.
+ */
+#define VHCA_NI_BASE_VERSION        VHCA_MAD_FIELD(0, 8)
+#define VHCA_NI_CLASS_VERSION       VHCA_MAD_FIELD(8, 8)
+#define VHCA_NI_NODE_TYPE           VHCA_MAD_FIELD(16, 8)
+#define VHCA_NI_NUM_PORTS           VHCA_MAD_FIELD(24, 8)
+#define VHCA_NI_SYS_IMAGE_GUID      4       /* bytes */
+#define VHCA_NI_NODE_GUID           12
+#define VHCA_NI_PORT_GUID           20
+#define VHCA_NI_PARTITION_CAP       VHCA_MAD_FIELD(224, 16)
+#define VHCA_NI_DEVICE_ID           VHCA_MAD_FIELD(240, 16)
+#define VHCA_NI_REVISION            VHCA_MAD_FIELD(256, 32)
+#define VHCA_NI_LOCAL_PORT_NUM      VHCA_MAD_FIELD(288, 8)
+#define VHCA_NI_VENDOR_ID           VHCA_MAD_FIELD(296, 24)
+#define VHCA_NODE_TYPE_CA           1
+
+/* 14.2.5.6 PortInfo (Table 155).  M_Key and GIDPrefix: byte offsets. */
+#define VHCA_PI_MKEY                0
+#define VHCA_PI_GID_PREFIX          8
+#define VHCA_PI_LID                 VHCA_MAD_FIELD(128, 16)
+#define VHCA_PI_MASTER_SM_LID       VHCA_MAD_FIELD(144, 16)
+#define VHCA_PI_CAP_MASK            VHCA_MAD_FIELD(160, 32)
+#define VHCA_PI_DIAG_CODE           VHCA_MAD_FIELD(192, 16)
+#define VHCA_PI_MKEY_LEASE_PERIOD   VHCA_MAD_FIELD(208, 16)
+#define VHCA_PI_LOCAL_PORT_NUM      VHCA_MAD_FIELD(224, 8)
+#define VHCA_PI_LINK_WIDTH_ENABLED  VHCA_MAD_FIELD(232, 8)
+#define VHCA_PI_LINK_WIDTH_SUPPORTED VHCA_MAD_FIELD(240, 8)
+#define VHCA_PI_LINK_WIDTH_ACTIVE   VHCA_MAD_FIELD(248, 8)
+#define VHCA_PI_LINK_SPEED_SUPPORTED VHCA_MAD_FIELD(256, 4)
+#define VHCA_PI_PORT_STATE          VHCA_MAD_FIELD(260, 4)
+#define VHCA_PI_PHYS_STATE          VHCA_MAD_FIELD(264, 4)
+#define VHCA_PI_LINK_DOWN_DEFAULT   VHCA_MAD_FIELD(268, 4)
+#define VHCA_PI_MKEY_PROTECT        VHCA_MAD_FIELD(272, 2)
+#define VHCA_PI_LMC                 VHCA_MAD_FIELD(277, 3)
+#define VHCA_PI_LINK_SPEED_ACTIVE   VHCA_MAD_FIELD(280, 4)
+#define VHCA_PI_LINK_SPEED_ENABLED  VHCA_MAD_FIELD(284, 4)
+#define VHCA_PI_NEIGHBOR_MTU        VHCA_MAD_FIELD(288, 4)
+#define VHCA_PI_MASTER_SM_SL        VHCA_MAD_FIELD(292, 4)
+#define VHCA_PI_VL_CAP              VHCA_MAD_FIELD(296, 4)
+#define VHCA_PI_INIT_TYPE           VHCA_MAD_FIELD(300, 4)
+#define VHCA_PI_VL_HIGH_LIMIT       VHCA_MAD_FIELD(304, 8)
+#define VHCA_PI_VL_ARB_HIGH_CAP     VHCA_MAD_FIELD(312, 8)
+#define VHCA_PI_VL_ARB_LOW_CAP      VHCA_MAD_FIELD(320, 8)
+#define VHCA_PI_INIT_TYPE_REPLY     VHCA_MAD_FIELD(328, 4)
+#define VHCA_PI_MTU_CAP             VHCA_MAD_FIELD(332, 4)
+#define VHCA_PI_VL_STALL_COUNT      VHCA_MAD_FIELD(336, 3)
+#define VHCA_PI_HOQ_LIFE            VHCA_MAD_FIELD(339, 5)
+#define VHCA_PI_OPERATIONAL_VLS     VHCA_MAD_FIELD(344, 4)
+#define VHCA_PI_MKEY_VIOLATIONS     VHCA_MAD_FIELD(352, 16)
+#define VHCA_PI_PKEY_VIOLATIONS     VHCA_MAD_FIELD(368, 16)
+#define VHCA_PI_QKEY_VIOLATIONS     VHCA_MAD_FIELD(384, 16)
+#define VHCA_PI_GUID_CAP            VHCA_MAD_FIELD(400, 8)
+#define VHCA_PI_CLIENT_REREGISTER   VHCA_MAD_FIELD(408, 1)
+#define VHCA_PI_SUBNET_TIMEOUT      VHCA_MAD_FIELD(411, 5)
+#define VHCA_PI_RESP_TIME_VALUE     VHCA_MAD_FIELD(419, 5)
+#define VHCA_PI_LOCAL_PHY_ERRORS    VHCA_MAD_FIELD(424, 4)
+#define VHCA_PI_OVERRUN_ERRORS      VHCA_MAD_FIELD(428, 4)
+
+/* PortInfo CapabilityMask bits (14.2.5.6, Table 156). */
+#define VHCA_PORT_CAP_IS_SM                 (1u << 1)
+#define VHCA_PORT_CAP_SYS_IMAGE_GUID        (1u << 11)
+#define VHCA_PORT_CAP_CLIENT_REREGISTER     (1u << 25)
+
+/* PortInfo encodings (14.2.5.6): LinkWidth*, LinkSpeed*, VLCap. */
+#define VHCA_PI_WIDTH_1X            0x01
+#define VHCA_PI_WIDTH_4X            0x02
+#define VHCA_PI_WIDTH_SET_SUPPORTED 0xff    /* LinkWidthEnabled 255 */
+#define VHCA_PI_SPEED_SDR           0x1
+#define VHCA_PI_SPEED_DDR           0x2
+#define VHCA_PI_SPEED_QDR           0x4
+#define VHCA_PI_SPEED_SET_SUPPORTED 0xf     /* LinkSpeedEnabled 15 */
+#define VHCA_PI_VL_CAP_VL0          1       /* VLCap/OperationalVLs: VL0 */
+#define VHCA_PI_LINK_DOWN_SLEEP     1
+#define VHCA_PI_LINK_DOWN_POLLING   2
+
+/* 14.2.5.8 SL2VLMappingTable: 16 SLs, 4 bits each. */
+#define VHCA_SMP_SL2VL_FIELD(sl)    VHCA_MAD_FIELD((sl) * 4, 4)
+/* 14.2.5.7 P_KeyTable: blocks of 32; 14.2.5.5 GUIDInfo: blocks of 8. */
+#define VHCA_SMP_PKEYS_PER_BLOCK    32
+#define VHCA_SMP_GUIDS_PER_BLOCK    8
+/*
+ * 14.2.5.9 VLArbitrationTable: blocks of 32 entries of 2 bytes (VL in
+ * the low 4 bits of the first, Weight the second); AttributeModifier 1
+ * low priority 0-31, 2 high 0-31, 3 low 32-63, 4 high 32-63.
+ */
+#define VHCA_SMP_VLARB_PER_BLOCK    32
+
+/* 13.4.8.1 ClassPortInfo (PMA: 16.1.2). */
+#define VHCA_CPI_BASE_VERSION       VHCA_MAD_FIELD(0, 8)
+#define VHCA_CPI_CLASS_VERSION      VHCA_MAD_FIELD(8, 8)
+#define VHCA_CPI_CAP_MASK           VHCA_MAD_FIELD(16, 16)
+#define VHCA_CPI_RESP_TIME_VALUE    VHCA_MAD_FIELD(59, 5)
+/* PMA ClassPortInfo CapabilityMask (16.1.2, Table 211). */
+#define VHCA_PMA_CAP_ALL_PORT_SELECT        (1u << 8)
+#define VHCA_PMA_CAP_EXT_WIDTH_NOIETF       (1u << 10)
+
+/* 16.1.3.5 PortCounters (Table 214) and 16.1.4.1 PortCountersExtended. */
+#define VHCA_PMA_PORT_SELECT        VHCA_MAD_FIELD(8, 8)
+#define VHCA_PMA_COUNTER_SELECT     VHCA_MAD_FIELD(16, 16)
+#define VHCA_PMA_ALL_PORTS          0xff
+
+/*
+ * Big-endian loads and stores of MAD fields, and the field accessors.
+ * Callers keep @p + the field inside the 256 bytes of the MAD: every
+ * offset above is a constant well inside its attribute's data.
+ */
+static inline uint32_t vhca_mad_ld_be32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+           ((uint32_t)p[2] << 8) | p[3];
+}
+
+static inline uint64_t vhca_mad_ld_be64(const uint8_t *p)
+{
+    return ((uint64_t)vhca_mad_ld_be32(p) << 32) | vhca_mad_ld_be32(p + 4);
+}
+
+static inline void vhca_mad_st_be16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static inline void vhca_mad_st_be32(uint8_t *p, uint32_t v)
+{
+    vhca_mad_st_be16(p, (uint16_t)(v >> 16));
+    vhca_mad_st_be16(p + 2, (uint16_t)v);
+}
+
+static inline void vhca_mad_st_be64(uint8_t *p, uint64_t v)
+{
+    vhca_mad_st_be32(p, (uint32_t)(v >> 32));
+    vhca_mad_st_be32(p + 4, (uint32_t)v);
+}
+
+/* Bit by bit, MSB first: MADs are rare, and this is plainly right. */
+static inline uint32_t vhca_mad_get(const uint8_t *attr, VhcaMadField f)
+{
+    uint32_t v = 0;
+    unsigned i;
+
+    for (i = 0; i < f.width; i++) {
+        unsigned bit = f.bit + i;
+
+        v = (v << 1) | ((attr[bit / 8] >> (7 - bit % 8)) & 1);
+    }
+    return v;
+}
+
+static inline void vhca_mad_set(uint8_t *attr, VhcaMadField f, uint32_t v)
+{
+    unsigned i;
+
+    for (i = 0; i < f.width; i++) {
+        unsigned bit = f.bit + f.width - 1 - i;
+        uint8_t mask = (uint8_t)(1u << (7 - bit % 8));
+
+        if ((v >> i) & 1) {
+            attr[bit / 8] |= mask;
+        } else {
+            attr[bit / 8] &= (uint8_t)~mask;
+        }
+    }
+}
+
+#endif /* HW_VHCA_MAD_H */
