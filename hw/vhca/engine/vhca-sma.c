@@ -972,6 +972,12 @@ uint8_t vhca_cmd_mad_ifc(VhcaCore *core, VhcaCmdCtx *ctx)
         }
     }
 
+    VHCA_HOOK(core, mad, req.in[VHCA_MAD_MGMT_CLASS],
+              req.in[VHCA_MAD_METHOD],
+              vhca_mad_ld_be16(req.in + VHCA_MAD_ATTR_ID),
+              vhca_mad_ld_be32(req.in + VHCA_MAD_ATTR_MOD),
+              (result & VHCA_MAD_RESULT_REPLY) ?
+              vhca_mad_ld_be16(req.out + VHCA_MAD_STATUS) : 0, result);
     if ((result & VHCA_MAD_RESULT_REPLY) &&
         vhca_dma_write(core, addr + offsetof(struct vhca_mad_ifc, out_mad),
                        req.out, VHCA_MAD_SIZE)) {
