@@ -52,6 +52,8 @@ typedef uint64_t vhca_le64;
 #define VHCA_PCI_REVISION		0x01
 /* Network controller / Ethernet: the function is an Ethernet NIC first. */
 #define VHCA_PCI_CLASS			0x0200
+/* link=ib: an InfiniBand controller (PCI class code 02h, subclass 07h). */
+#define VHCA_PCI_CLASS_IB		0x0207
 
 #define VHCA_BAR_CTRL			0	/* control registers */
 #define VHCA_BAR_DOORBELL		2	/* user doorbell pages */

@@ -834,6 +834,10 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
                    "got '%s'", s->link);
         return;
     }
+    /* An InfiniBand controller, as ConnectX functions in IB mode. */
+    if (cfg.link == VHCA_LINK_IB) {
+        pci_config_set_class(pdev->config, VHCA_PCI_CLASS_IB);
+    }
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     memcpy(cfg.mac, s->conf.macaddr.a, sizeof(cfg.mac));
     cfg.gid_tbl_len = s->gid_tbl_len;

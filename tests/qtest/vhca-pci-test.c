@@ -400,6 +400,8 @@ static void test_ib_port_registers(void)
     int i;
 
     g_assert_cmphex(vhca_rd(d, VHCA_REG_CAPS), ==, VHCA_CAP_IB);
+    g_assert_cmphex(qpci_config_readw(d->pdev, PCI_CLASS_DEVICE), ==,
+                    VHCA_PCI_CLASS_IB);
     g_assert_cmphex(vhca_rd(d, VHCA_REG_STATUS), ==, VHCA_STATUS_LINK_UP);
     for (i = 0; i < ARRAY_SIZE(ring_regs); i++) {
         if (ring_regs[i] < VHCA_REG_TX_BASE_LO) {

@@ -76,17 +76,17 @@ static inline uint64_t vhca_ib_node_guid(const VhcaCore *core)
 }
 
 /*
- * PortGUID: the node GUID + 1.  IBTA 4.1.1 names a port by a GUID of
- * its own beside the node's, and tools show both (ibstat, ibnetdiscover):
- * distinct values keep them apart, and + 1 for port 1 is what ConnectX-3
- * firmware does.  Caveat: devices with consecutive MACs (scripts/
- * vhca_fabric.py) then have port GUID n = node GUID n + 1; opensm keeps
- * nodes and ports in separate tables, so nothing clashes, but the GUIDs
- * are not unique across kinds (docs/specs/vhca.rst).
+ * PortGUID: the node GUID with ff:fd in place of the EUI-64's ff:fe.
+ * IBTA 4.1.1 names a port by a GUID of its own beside the node's, and
+ * tools show both (ibstat, ibnetdiscover).  ConnectX firmware uses the
+ * node GUID + 1, but devices with consecutive MACs (scripts/
+ * vhca_fabric.py) would then share GUIDs between one's port and the
+ * next one's node; a GUID with ff:fd in the middle is never a node's,
+ * so every GUID of the subnet is unique while MACs are.
  */
 static inline uint64_t vhca_ib_port_guid(const VhcaCore *core)
 {
-    return vhca_ib_node_guid(core) + 1;
+    return (vhca_ib_node_guid(core) & ~(0xffull << 24)) | (0xfdull << 24);
 }
 
 /*

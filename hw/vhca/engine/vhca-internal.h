@@ -76,10 +76,38 @@ static inline void vhca_st_le64(uint8_t *p, uint64_t v)
     vhca_st_le32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* Network byte order, for frame headers. */
+/* Network byte order, for frame headers and MADs. */
 static inline uint16_t vhca_ld_be16(const uint8_t *p)
 {
     return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+static inline uint32_t vhca_ld_be32(const uint8_t *p)
+{
+    return ((uint32_t)vhca_ld_be16(p) << 16) | vhca_ld_be16(p + 2);
+}
+
+static inline uint64_t vhca_ld_be64(const uint8_t *p)
+{
+    return ((uint64_t)vhca_ld_be32(p) << 32) | vhca_ld_be32(p + 4);
+}
+
+static inline void vhca_st_be16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static inline void vhca_st_be32(uint8_t *p, uint32_t v)
+{
+    vhca_st_be16(p, (uint16_t)(v >> 16));
+    vhca_st_be16(p + 2, (uint16_t)v);
+}
+
+static inline void vhca_st_be64(uint8_t *p, uint64_t v)
+{
+    vhca_st_be32(p, (uint32_t)(v >> 32));
+    vhca_st_be32(p + 4, (uint32_t)v);
 }
 
 static inline uint64_t vhca_ring_base(const VhcaRing *ring)

@@ -196,39 +196,11 @@ typedef struct VhcaMadField {
 #define VHCA_PMA_ALL_PORTS          0xff
 
 /*
- * Big-endian loads and stores of MAD fields, and the field accessors.
- * Callers keep @p + the field inside the 256 bytes of the MAD: every
- * offset above is a constant well inside its attribute's data.
+ * The field accessors (the big-endian loads and stores are
+ * vhca-internal.h's).  Callers keep @attr + the field inside the 256
+ * bytes of the MAD: every offset above is a constant well inside its
+ * attribute's data.
  */
-static inline uint32_t vhca_mad_ld_be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-           ((uint32_t)p[2] << 8) | p[3];
-}
-
-static inline uint64_t vhca_mad_ld_be64(const uint8_t *p)
-{
-    return ((uint64_t)vhca_mad_ld_be32(p) << 32) | vhca_mad_ld_be32(p + 4);
-}
-
-static inline void vhca_mad_st_be16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static inline void vhca_mad_st_be32(uint8_t *p, uint32_t v)
-{
-    vhca_mad_st_be16(p, (uint16_t)(v >> 16));
-    vhca_mad_st_be16(p + 2, (uint16_t)v);
-}
-
-static inline void vhca_mad_st_be64(uint8_t *p, uint64_t v)
-{
-    vhca_mad_st_be32(p, (uint32_t)(v >> 32));
-    vhca_mad_st_be32(p + 4, (uint32_t)v);
-}
-
 /* Bit by bit, MSB first: MADs are rare, and this is plainly right. */
 static inline uint32_t vhca_mad_get(const uint8_t *attr, VhcaMadField f)
 {

@@ -181,7 +181,7 @@ static uint16_t vhca_pma_get_counters_ext(VhcaCore *core, uint8_t *data)
 
     for (i = 0; i < VHCA_PMA_NCOUNTERS; i++) {
         if (vhca_pma_counters[i].ext_byte) {
-            vhca_mad_st_be64(data + vhca_pma_counters[i].ext_byte,
+            vhca_st_be64(data + vhca_pma_counters[i].ext_byte,
                              vhca_pma_value(core, i));
         }
     }

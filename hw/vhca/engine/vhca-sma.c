@@ -77,6 +77,7 @@ static void vhca_ib_port_enter(VhcaCore *core, uint8_t state)
     if (core->ib.state == state) {
         return;
     }
+    VHCA_HOOK(core, ib_port_state, core->ib.state, state);
     core->ib.state = state;
     vhca_aeq_post(core, VHCA_EQE_PORT_CHANGE, state, VHCA_IB_PORT_NUM, 0);
 }
@@ -147,8 +148,8 @@ static void vhca_ib_gid_update(VhcaCore *core)
 
     entry->valid = true;
     entry->type = VHCA_GID_TYPE_IB;
-    vhca_mad_st_be64(entry->gid, core->ib.gid_prefix);
-    vhca_mad_st_be64(entry->gid + 8, vhca_ib_port_guid(core));
+    vhca_st_be64(entry->gid, core->ib.gid_prefix);
+    vhca_st_be64(entry->gid + 8, vhca_ib_port_guid(core));
     vhca_gid_tbl_update_top(core);
 }
 
@@ -226,7 +227,7 @@ uint8_t vhca_mad_reply(VhcaMadReq *req, uint16_t status)
         status |= VHCA_SMP_DIRECTION;
     }
     req->out[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_GET_RESP;
-    vhca_mad_st_be16(req->out + VHCA_MAD_STATUS, status);
+    vhca_st_be16(req->out + VHCA_MAD_STATUS, status);
     return VHCA_MAD_RESULT_REPLY;
 }
 
@@ -271,7 +272,7 @@ static bool vhca_sma_mkey_matches(const VhcaCore *core,
                                   const VhcaMadReq *req)
 {
     return (req->flags & VHCA_MAD_IFC_IGNORE_MKEY) || core->ib.mkey == 0 ||
-           vhca_mad_ld_be64(req->in + VHCA_SMP_MKEY) == core->ib.mkey;
+           vhca_ld_be64(req->in + VHCA_SMP_MKEY) == core->ib.mkey;
 }
 
 /*
@@ -370,9 +371,9 @@ static uint16_t vhca_sma_get_node_info(VhcaCore *core, const VhcaMadReq *req,
     vhca_mad_set(data, VHCA_NI_CLASS_VERSION, VHCA_SMP_CLASS_VERSION);
     vhca_mad_set(data, VHCA_NI_NODE_TYPE, VHCA_NODE_TYPE_CA);
     vhca_mad_set(data, VHCA_NI_NUM_PORTS, 1);
-    vhca_mad_st_be64(data + VHCA_NI_SYS_IMAGE_GUID, vhca_ib_node_guid(core));
-    vhca_mad_st_be64(data + VHCA_NI_NODE_GUID, vhca_ib_node_guid(core));
-    vhca_mad_st_be64(data + VHCA_NI_PORT_GUID, vhca_ib_port_guid(core));
+    vhca_st_be64(data + VHCA_NI_SYS_IMAGE_GUID, vhca_ib_node_guid(core));
+    vhca_st_be64(data + VHCA_NI_NODE_GUID, vhca_ib_node_guid(core));
+    vhca_st_be64(data + VHCA_NI_PORT_GUID, vhca_ib_port_guid(core));
     vhca_mad_set(data, VHCA_NI_PARTITION_CAP, VHCA_IB_PKEY_TBL_LEN);
     vhca_mad_set(data, VHCA_NI_DEVICE_ID, VHCA_PCI_DEVICE_ID);
     vhca_mad_set(data, VHCA_NI_REVISION, VHCA_PCI_REVISION);
@@ -394,7 +395,7 @@ static uint16_t vhca_sma_get_guid_info(VhcaCore *core, const VhcaMadReq *req,
     if (mod) {
         return VHCA_MAD_STATUS_INVALID_VALUE;
     }
-    vhca_mad_st_be64(data, vhca_ib_port_guid(core));
+    vhca_st_be64(data, vhca_ib_port_guid(core));
     return 0;
 }
 
@@ -437,8 +438,8 @@ static uint16_t vhca_sma_get_port_info(VhcaCore *core, const VhcaMadReq *req,
     /* 14.2.4.1: level 1 shows the M_Key only to who knows it. */
     hide_mkey = req->in[VHCA_MAD_METHOD] == VHCA_MAD_METHOD_GET &&
                 ib->mkey_protect == 1 && !vhca_sma_mkey_matches(core, req);
-    vhca_mad_st_be64(data + VHCA_PI_MKEY, hide_mkey ? 0 : ib->mkey);
-    vhca_mad_st_be64(data + VHCA_PI_GID_PREFIX, ib->gid_prefix);
+    vhca_st_be64(data + VHCA_PI_MKEY, hide_mkey ? 0 : ib->mkey);
+    vhca_st_be64(data + VHCA_PI_GID_PREFIX, ib->gid_prefix);
     vhca_mad_set(data, VHCA_PI_LID, ib->lid);
     vhca_mad_set(data, VHCA_PI_MASTER_SM_LID, ib->sm_lid);
     vhca_mad_set(data, VHCA_PI_CAP_MASK, ib->cap_mask);
@@ -541,7 +542,7 @@ static uint16_t vhca_sma_set_port_info(VhcaCore *core, const VhcaMadReq *req,
     uint8_t link_down = vhca_mad_get(pi, VHCA_PI_LINK_DOWN_DEFAULT);
     uint8_t mtu = vhca_mad_get(pi, VHCA_PI_NEIGHBOR_MTU);
     uint8_t vls = vhca_mad_get(pi, VHCA_PI_OPERATIONAL_VLS);
-    uint64_t gid_prefix = vhca_mad_ld_be64(pi + VHCA_PI_GID_PREFIX);
+    uint64_t gid_prefix = vhca_ld_be64(pi + VHCA_PI_GID_PREFIX);
     bool ok = true;
     uint8_t width, speed;
     bool lid_changed, sm_changed;
@@ -597,7 +598,7 @@ static uint16_t vhca_sma_set_port_info(VhcaCore *core, const VhcaMadReq *req,
 
     lid_changed = lid != ib->lid || lmc != ib->lmc;
     sm_changed = sm_lid != ib->sm_lid || sm_sl != ib->sm_sl;
-    ib->mkey = vhca_mad_ld_be64(pi + VHCA_PI_MKEY);
+    ib->mkey = vhca_ld_be64(pi + VHCA_PI_MKEY);
     ib->lid = lid;
     ib->lmc = lmc;
     ib->sm_lid = sm_lid;
@@ -672,7 +673,7 @@ static uint16_t vhca_sma_get_pkeys(VhcaCore *core, const VhcaMadReq *req,
         return VHCA_MAD_STATUS_INVALID_VALUE;
     }
     for (i = 0; i < VHCA_SMP_PKEYS_PER_BLOCK; i++) {
-        vhca_mad_st_be16(data + 2 * i,
+        vhca_st_be16(data + 2 * i,
                          core->ib.pkeys[block * VHCA_SMP_PKEYS_PER_BLOCK + i]);
     }
     return 0;
@@ -824,7 +825,7 @@ uint8_t vhca_sma_process(VhcaCore *core, VhcaMadReq *req)
 {
     uint8_t method = req->in[VHCA_MAD_METHOD];
     uint16_t attr_id = vhca_ld_be16(req->in + VHCA_MAD_ATTR_ID);
-    uint32_t mod = vhca_mad_ld_be32(req->in + VHCA_MAD_ATTR_MOD);
+    uint32_t mod = vhca_ld_be32(req->in + VHCA_MAD_ATTR_MOD);
     const uint8_t *in_data = req->in + VHCA_SMP_DATA;
     uint8_t *data = req->out + VHCA_SMP_DATA;
     const VhcaSmaAttr *attr;
@@ -974,10 +975,10 @@ uint8_t vhca_cmd_mad_ifc(VhcaCore *core, VhcaCmdCtx *ctx)
 
     VHCA_HOOK(core, mad, req.in[VHCA_MAD_MGMT_CLASS],
               req.in[VHCA_MAD_METHOD],
-              vhca_mad_ld_be16(req.in + VHCA_MAD_ATTR_ID),
-              vhca_mad_ld_be32(req.in + VHCA_MAD_ATTR_MOD),
+              vhca_ld_be16(req.in + VHCA_MAD_ATTR_ID),
+              vhca_ld_be32(req.in + VHCA_MAD_ATTR_MOD),
               (result & VHCA_MAD_RESULT_REPLY) ?
-              vhca_mad_ld_be16(req.out + VHCA_MAD_STATUS) : 0, result);
+              vhca_ld_be16(req.out + VHCA_MAD_STATUS) : 0, result);
     if ((result & VHCA_MAD_RESULT_REPLY) &&
         vhca_dma_write(core, addr + offsetof(struct vhca_mad_ifc, out_mad),
                        req.out, VHCA_MAD_SIZE)) {

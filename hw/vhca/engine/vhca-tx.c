@@ -168,8 +168,10 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
         return;
     }
     vhca_count(core, VHCA_CNT_ROCE_TX_PACKETS, 1);
+    /* LRH or IP header to the ICRC, as received packets count. */
     vhca_count(core, VHCA_CNT_RDMA_TX_BYTES,
-               pkt->link == VHCA_WIRE_LINK_IB ? len : len - VHCA_ETH_HLEN);
+               len - (pkt->link == VHCA_WIRE_LINK_IB ? VHCA_IB_VCRC_LEN
+                                                    : VHCA_ETH_HLEN));
     /*
      * A packet to ourselves goes to our receive path, queued like a
      * received frame, and not to the wire: a NIC loops back traffic to

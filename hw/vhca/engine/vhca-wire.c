@@ -118,38 +118,10 @@ static uint32_t ld_be24(const uint8_t *p)
     return ((uint32_t)p[0] << 16) | ((uint32_t)p[1] << 8) | p[2];
 }
 
-static uint32_t ld_be32(const uint8_t *p)
-{
-    return ((uint32_t)vhca_ld_be16(p) << 16) | vhca_ld_be16(p + 2);
-}
-
-static uint64_t ld_be64(const uint8_t *p)
-{
-    return ((uint64_t)ld_be32(p) << 32) | ld_be32(p + 4);
-}
-
-static void st_be16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
 static void st_be24(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 16);
-    st_be16(p + 1, (uint16_t)v);
-}
-
-static void st_be32(uint8_t *p, uint32_t v)
-{
-    st_be16(p, (uint16_t)(v >> 16));
-    st_be16(p + 2, (uint16_t)v);
-}
-
-static void st_be64(uint8_t *p, uint64_t v)
-{
-    st_be32(p, (uint32_t)(v >> 32));
-    st_be32(p + 4, (uint32_t)v);
+    vhca_st_be16(p + 1, (uint16_t)v);
 }
 
 /*
@@ -470,7 +442,7 @@ static uint64_t vhca_csum_add(uint64_t sum, const uint8_t *p, size_t len)
     size_t i;
 
     for (i = 0; i + 4 <= len; i += 4) {
-        sum += ld_be32(p + i);
+        sum += vhca_ld_be32(p + i);
     }
     if (len & 2) {
         sum += vhca_ld_be16(p + i);
@@ -516,27 +488,27 @@ static uint8_t *vhca_wire_put_ext(uint8_t *p, uint16_t ext,
         p += VHCA_IB_XRCETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_FETH) {
-        st_be32(p, (uint32_t)tp->feth.placement |
+        vhca_st_be32(p, (uint32_t)tp->feth.placement |
                    (uint32_t)tp->feth.selectivity << FETH_SELECTIVITY_SHIFT);
         p += VHCA_IB_FETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_DETH) {
-        st_be32(p, tp->deth.qkey);
+        vhca_st_be32(p, tp->deth.qkey);
         p[4] = 0;
         st_be24(p + 5, tp->deth.src_qpn);
         p += VHCA_IB_DETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_RETH) {
-        st_be64(p, tp->reth.va);
-        st_be32(p + 8, tp->reth.rkey);
-        st_be32(p + 12, tp->reth.dma_len);
+        vhca_st_be64(p, tp->reth.va);
+        vhca_st_be32(p + 8, tp->reth.rkey);
+        vhca_st_be32(p + 12, tp->reth.dma_len);
         p += VHCA_IB_RETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_ATOMIC_ETH) {
-        st_be64(p, tp->atomic.va);
-        st_be32(p + 8, tp->atomic.rkey);
-        st_be64(p + 12, tp->atomic.swap_add);
-        st_be64(p + 20, tp->atomic.compare);
+        vhca_st_be64(p, tp->atomic.va);
+        vhca_st_be32(p + 8, tp->atomic.rkey);
+        vhca_st_be64(p + 12, tp->atomic.swap_add);
+        vhca_st_be64(p + 20, tp->atomic.compare);
         p += VHCA_IB_ATOMIC_ETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_AETH) {
@@ -545,15 +517,15 @@ static uint8_t *vhca_wire_put_ext(uint8_t *p, uint16_t ext,
         p += VHCA_IB_AETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_ATOMIC_ACK) {
-        st_be64(p, tp->atomic_orig);
+        vhca_st_be64(p, tp->atomic_orig);
         p += VHCA_IB_ATOMIC_ACK_ETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_IMMDT) {
-        st_be32(p, tp->imm_data);
+        vhca_st_be32(p, tp->imm_data);
         p += VHCA_IB_IMMDT_LEN;
     }
     if (ext & VHCA_WIRE_EXT_IETH) {
-        st_be32(p, tp->inv_rkey);
+        vhca_st_be32(p, tp->inv_rkey);
         p += VHCA_IB_IETH_LEN;
     }
     return p;
@@ -568,7 +540,7 @@ static void vhca_wire_get_ext(const uint8_t *p, uint16_t ext,
         p += VHCA_IB_XRCETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_FETH) {
-        uint32_t feth = ld_be32(p);
+        uint32_t feth = vhca_ld_be32(p);
 
         tp->feth.placement = feth & FETH_PLACEMENT_MASK;
         tp->feth.selectivity = (feth >> FETH_SELECTIVITY_SHIFT) &
@@ -576,21 +548,21 @@ static void vhca_wire_get_ext(const uint8_t *p, uint16_t ext,
         p += VHCA_IB_FETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_DETH) {
-        tp->deth.qkey = ld_be32(p);
+        tp->deth.qkey = vhca_ld_be32(p);
         tp->deth.src_qpn = ld_be24(p + 5);
         p += VHCA_IB_DETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_RETH) {
-        tp->reth.va = ld_be64(p);
-        tp->reth.rkey = ld_be32(p + 8);
-        tp->reth.dma_len = ld_be32(p + 12);
+        tp->reth.va = vhca_ld_be64(p);
+        tp->reth.rkey = vhca_ld_be32(p + 8);
+        tp->reth.dma_len = vhca_ld_be32(p + 12);
         p += VHCA_IB_RETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_ATOMIC_ETH) {
-        tp->atomic.va = ld_be64(p);
-        tp->atomic.rkey = ld_be32(p + 8);
-        tp->atomic.swap_add = ld_be64(p + 12);
-        tp->atomic.compare = ld_be64(p + 20);
+        tp->atomic.va = vhca_ld_be64(p);
+        tp->atomic.rkey = vhca_ld_be32(p + 8);
+        tp->atomic.swap_add = vhca_ld_be64(p + 12);
+        tp->atomic.compare = vhca_ld_be64(p + 20);
         p += VHCA_IB_ATOMIC_ETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_AETH) {
@@ -599,15 +571,15 @@ static void vhca_wire_get_ext(const uint8_t *p, uint16_t ext,
         p += VHCA_IB_AETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_ATOMIC_ACK) {
-        tp->atomic_orig = ld_be64(p);
+        tp->atomic_orig = vhca_ld_be64(p);
         p += VHCA_IB_ATOMIC_ACK_ETH_LEN;
     }
     if (ext & VHCA_WIRE_EXT_IMMDT) {
-        tp->imm_data = ld_be32(p);
+        tp->imm_data = vhca_ld_be32(p);
         p += VHCA_IB_IMMDT_LEN;
     }
     if (ext & VHCA_WIRE_EXT_IETH) {
-        tp->inv_rkey = ld_be32(p);
+        tp->inv_rkey = vhca_ld_be32(p);
     }
 }
 
@@ -617,7 +589,7 @@ static void vhca_wire_put_bth(uint8_t *p, const VhcaWireBth *bth,
     p[0] = bth->opcode;
     p[1] = (bth->solicited ? BTH_SE : 0) | (bth->mig_req ? BTH_MIG : 0) |
            (uint8_t)(pad << BTH_PAD_SHIFT) | VHCA_IB_BTH_TVER;
-    st_be16(p + 2, bth->pkey);
+    vhca_st_be16(p + 2, bth->pkey);
     p[4] = (bth->fecn ? BTH_FECN : 0) | (bth->becn ? BTH_BECN : 0);
     st_be24(p + 5, bth->dest_qpn);
     p[8] = bth->ack_req ? BTH_ACK_REQ : 0;
@@ -722,17 +694,17 @@ static size_t vhca_wire_build_roce(const VhcaWirePacket *pkt,
     memcpy(buf + VHCA_ETH_ALEN, net->smac, VHCA_ETH_ALEN);
     p = buf + ETH_TYPE_OFFSET;
     if (net->vlan) {
-        st_be16(p, ETH_P_8021Q);
-        st_be16(p + 2, net->vlan_tci);
+        vhca_st_be16(p, ETH_P_8021Q);
+        vhca_st_be16(p + 2, net->vlan_tci);
         p += VLAN_HLEN;
     }
-    st_be16(p, ipv6 ? ETH_P_IPV6 : ETH_P_IPV4);
+    vhca_st_be16(p, ipv6 ? ETH_P_IPV6 : ETH_P_IPV4);
 
     ip = buf + l2_len;
     if (ipv6) {
-        st_be32(ip, (6u << 28) | ((uint32_t)net->traffic_class << 20) |
+        vhca_st_be32(ip, (6u << 28) | ((uint32_t)net->traffic_class << 20) |
                     net->flow_label);
-        st_be16(ip + IPV6_OFF_PAYLOAD_LEN, (uint16_t)udp_len);
+        vhca_st_be16(ip + IPV6_OFF_PAYLOAD_LEN, (uint16_t)udp_len);
         ip[IPV6_OFF_NEXT_HDR] = IPPROTO_UDP_NUM;
         ip[IPV6_OFF_HOP_LIMIT] = net->hop_limit;
         memcpy(ip + IPV6_OFF_SADDR, net->sgid, VHCA_GID_LEN);
@@ -740,24 +712,24 @@ static size_t vhca_wire_build_roce(const VhcaWirePacket *pkt,
     } else {
         ip[0] = 0x45;
         ip[IPV4_OFF_TOS] = net->traffic_class;
-        st_be16(ip + IPV4_OFF_TOT_LEN, (uint16_t)(IPV4_HLEN + udp_len));
-        st_be16(ip + IPV4_OFF_ID, net->ip_id);
+        vhca_st_be16(ip + IPV4_OFF_TOT_LEN, (uint16_t)(IPV4_HLEN + udp_len));
+        vhca_st_be16(ip + IPV4_OFF_ID, net->ip_id);
         /* RoCE packets must not be fragmented: DF, as rxe sets it. */
-        st_be16(ip + IPV4_OFF_FRAG, IPV4_FRAG_DF);
+        vhca_st_be16(ip + IPV4_OFF_FRAG, IPV4_FRAG_DF);
         ip[IPV4_OFF_TTL] = net->hop_limit;
         ip[IPV4_OFF_PROTO] = IPPROTO_UDP_NUM;
-        st_be16(ip + IPV4_OFF_CHECK, 0);
+        vhca_st_be16(ip + IPV4_OFF_CHECK, 0);
         memcpy(ip + IPV4_OFF_SADDR, net->sgid + 12, 4);
         memcpy(ip + IPV4_OFF_DADDR, net->dgid + 12, 4);
-        st_be16(ip + IPV4_OFF_CHECK,
+        vhca_st_be16(ip + IPV4_OFF_CHECK,
                 (uint16_t)~vhca_csum_fold(vhca_csum_add(0, ip, IPV4_HLEN)));
     }
 
     udp = ip + ip_hlen;
-    st_be16(udp + UDP_OFF_SPORT, net->udp_sport);
-    st_be16(udp + UDP_OFF_DPORT, VHCA_ROCE_V2_UDP_PORT);
-    st_be16(udp + UDP_OFF_LEN, (uint16_t)udp_len);
-    st_be16(udp + UDP_OFF_CHECK, 0);
+    vhca_st_be16(udp + UDP_OFF_SPORT, net->udp_sport);
+    vhca_st_be16(udp + UDP_OFF_DPORT, VHCA_ROCE_V2_UDP_PORT);
+    vhca_st_be16(udp + UDP_OFF_LEN, (uint16_t)udp_len);
+    vhca_st_be16(udp + UDP_OFF_CHECK, 0);
 
     p = vhca_wire_put_transport(udp + UDP_HLEN, pkt, info, pad);
     vhca_st_le32(p, vhca_icrc(ip, ip_hlen, ipv6, (size_t)(p - ip)));
@@ -786,17 +758,17 @@ static size_t vhca_wire_build_ib(const VhcaWirePacket *pkt,
     buf[0] = (uint8_t)(lrh->vl << LRH_VL_SHIFT);        /* LVer 0 */
     buf[1] = (uint8_t)(lrh->sl << LRH_SL_SHIFT) |
              (pkt->grh ? VHCA_IB_LNH_GLOBAL : VHCA_IB_LNH_LOCAL);
-    st_be16(buf + LRH_OFF_DLID, lrh->dlid);
-    st_be16(buf + LRH_OFF_PKT_LEN, (uint16_t)(pkt_len / 4));
-    st_be16(buf + LRH_OFF_SLID, lrh->slid);
+    vhca_st_be16(buf + LRH_OFF_DLID, lrh->dlid);
+    vhca_st_be16(buf + LRH_OFF_PKT_LEN, (uint16_t)(pkt_len / 4));
+    vhca_st_be16(buf + LRH_OFF_SLID, lrh->slid);
 
     if (pkt->grh) {
         uint8_t *grh = buf + VHCA_IB_LRH_LEN;
 
-        st_be32(grh, ((uint32_t)GRH_IPVER << 28) |
+        vhca_st_be32(grh, ((uint32_t)GRH_IPVER << 28) |
                      ((uint32_t)net->traffic_class << 20) |
                      net->flow_label);
-        st_be16(grh + IPV6_OFF_PAYLOAD_LEN, (uint16_t)tp_len);
+        vhca_st_be16(grh + IPV6_OFF_PAYLOAD_LEN, (uint16_t)tp_len);
         grh[IPV6_OFF_NEXT_HDR] = VHCA_IB_GRH_NEXT_HEADER;
         grh[IPV6_OFF_HOP_LIMIT] = net->hop_limit;
         memcpy(grh + IPV6_OFF_SADDR, net->sgid, VHCA_GID_LEN);
@@ -930,7 +902,7 @@ static VhcaWireError vhca_wire_parse_ipv6(const uint8_t *ip, size_t avail,
     if (ip[IPV6_OFF_NEXT_HDR] != IPPROTO_UDP_NUM) {
         return VHCA_WIRE_ERR_NOT_UDP;
     }
-    vtf = ld_be32(ip);
+    vtf = vhca_ld_be32(ip);
     pkt->net.traffic_class = (uint8_t)(vtf >> 20);
     pkt->net.flow_label = vtf & IPV6_FLOW_LABEL_MASK;
     pkt->net.hop_limit = ip[IPV6_OFF_HOP_LIMIT];
@@ -1164,7 +1136,7 @@ static VhcaWireError vhca_wire_parse_grh(const uint8_t *grh,
                                          size_t payload_len,
                                          VhcaWirePacket *pkt)
 {
-    uint32_t vtf = ld_be32(grh);
+    uint32_t vtf = vhca_ld_be32(grh);
 
     if ((vtf >> 28) != GRH_IPVER ||
         grh[IPV6_OFF_NEXT_HDR] != VHCA_IB_GRH_NEXT_HEADER ||
