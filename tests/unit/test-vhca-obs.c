@@ -57,6 +57,15 @@ static void world_init(World *w, const ConnOpts *o)
     wire_attach(&w->p.b, &w->wb);
 }
 
+/* The same on the IB port (link=ib): LIDs 1 and 2, ports ACTIVE. */
+static void world_init_ib(World *w, const ConnOpts *o)
+{
+    memset(w, 0, sizeof(*w));
+    pair_init_ib(&w->p, o);
+    wire_attach(&w->p.a, &w->wa);
+    wire_attach(&w->p.b, &w->wb);
+}
+
 /*
  * Set-up done: consume the async events, remember the counters and the
  * guest errors, forget the trace hooks so far.
@@ -799,6 +808,96 @@ static void s_drop_dup_too_old(World *w)
 }
 
 /* ---------------------------------------------------------------------- */
+/* InfiniBand port scenarios (docs/specs/vhca.rst, "InfiniBand port")     */
+/* ---------------------------------------------------------------------- */
+
+/* An IB packet from a (LID 1) to b: @pkt's transport, LRH @vl, @dlid. */
+static void ib_a_to_b(World *w, VhcaWirePacket *pkt, uint8_t vl,
+                      uint16_t dlid, bool corrupt_vcrc)
+{
+    uint8_t frame[VHCA_ETH_MAX_FRAME];
+    size_t len;
+
+    pkt->link = VHCA_WIRE_LINK_IB;
+    pkt->lrh.vl = vl;
+    pkt->lrh.dlid = dlid;
+    pkt->lrh.slid = 1;
+    if (!pkt->tp.bth.pkey) {
+        pkt->tp.bth.pkey = 0xffff;
+    }
+    len = vhca_wire_build(pkt, frame, sizeof(frame));
+    g_assert_cmpuint(len, >, 0);
+    if (corrupt_vcrc) {
+        frame[len - 1] ^= 0x80;
+    }
+    harness_deliver(w->p.b.h, frame, len);
+    harness_run(w->p.b.h);
+}
+
+/* b's cable is pulled: its port leaves LinkUp. */
+static void s_ib_link_downed(World *w)
+{
+    world_init_ib(w, &default_opts);
+    world_mark(w);
+    vhca_core_set_link(&w->p.b.h->core, false);
+}
+
+/* b's port is back in INIT (cable pulled, put back): its data waits. */
+static void s_ib_xmit_discard(World *w)
+{
+    world_init_ib(w, &default_opts);
+    vhca_core_set_link(&w->p.a.h->core, false);
+    vhca_core_set_link(&w->p.a.h->core, true);
+    world_mark(w);
+    post(&w->p.a, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 100, 0, 0);
+    ring_sq(&w->p.a);
+    harness_run(w->p.a.h);
+}
+
+static void s_ib_bad_vcrc(World *w)
+{
+    VhcaWirePacket pkt;
+
+    world_init_ib(w, &default_opts);
+    world_mark(w);
+    pkt = rc_send_only(w->p.b.qp.qpn, default_opts.a_psn);
+    ib_a_to_b(w, &pkt, 0, 2, true);
+}
+
+static void s_ib_dlid(World *w)
+{
+    VhcaWirePacket pkt;
+
+    world_init_ib(w, &default_opts);
+    world_mark(w);
+    pkt = rc_send_only(w->p.b.qp.qpn, default_opts.a_psn);
+    ib_a_to_b(w, &pkt, 0, 7, false);
+}
+
+/* An RC packet on VL15, which is QP0's alone. */
+static void s_ib_vl15(World *w)
+{
+    VhcaWirePacket pkt;
+
+    world_init_ib(w, &default_opts);
+    world_mark(w);
+    pkt = rc_send_only(w->p.b.qp.qpn, default_opts.a_psn);
+    ib_a_to_b(w, &pkt, VHCA_IB_VL_SMP, 2, false);
+}
+
+static void s_ib_port_state(World *w)
+{
+    VhcaWirePacket pkt;
+
+    world_init_ib(w, &default_opts);
+    vhca_core_set_link(&w->p.b.h->core, false);
+    vhca_core_set_link(&w->p.b.h->core, true);
+    world_mark(w);
+    pkt = rc_send_only(w->p.b.qp.qpn, default_opts.a_psn);
+    ib_a_to_b(w, &pkt, 0, 2, false);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Every counter moves                                                    */
 /* ---------------------------------------------------------------------- */
 
@@ -830,6 +929,12 @@ static const CounterCase counter_cases[] = {
     C(ROCE_RX_DROPPED, drop_pkey, 'b', true),
     C(RDMA_TX_BYTES, rc_send, 'a', true),
     C(RDMA_RX_BYTES, rc_send, 'b', true),
+    C(LINK_DOWNED, ib_link_downed, 'b', true),
+    C(XMIT_DISCARDS, ib_xmit_discard, 'a', true),
+    C(DROP_BAD_VCRC, ib_bad_vcrc, 'b', true),
+    C(DROP_DLID, ib_dlid, 'b', true),
+    C(DROP_VL15, ib_vl15, 'b', true),
+    C(DROP_PORT_STATE, ib_port_state, 'b', true),
     C(UD_TX_PACKETS, ud_loopback, 'a', true),
     C(UD_RX_PACKETS, ud_loopback, 'a', true),
     C(UD_TX_TOO_LONG, ud_too_long, 'a', true),

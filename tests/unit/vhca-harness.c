@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "vhca-harness.h"
+#include "vhca-ib.h"
 
 const uint8_t harness_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
@@ -614,6 +615,10 @@ Harness *harness_new(const VhcaCoreConfig *cfg)
                                    cfg ? cfg : &harness_default_cfg,
                                    &harness_ops, h), ==, 0);
     h->core.link_up = true;
+    /* The IB port trains on the cable: INIT, as after a reset. */
+    if (h->core.cfg.link == VHCA_LINK_IB) {
+        vhca_ib_port_reset(&h->core);
+    }
     h->rx_ready_calls = 0;
     return h;
 }

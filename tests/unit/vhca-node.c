@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "vhca-mad.h"
 #include "vhca-node.h"
 #include "vhca-wire.h"
 
@@ -139,6 +140,119 @@ void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
     qp_modify_ok(h, &a, VHCA_QPS_RTS, VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |
                  VHCA_QP_RNR_RETRY | VHCA_QP_SQ_PSN |
                  VHCA_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* One SMP through MAD_IFC, as the kernel hands a local one over. */
+static void node_ib_smp_set(Node *n, uint16_t attr, uint32_t mod,
+                            const uint8_t *data)
+{
+    const uint64_t mbox_addr = rdma_alloc(n->h, 1);
+    struct vhca_cmd_dma_in cmd = {
+        .addr = GUINT64_TO_LE(mbox_addr),
+        .len = GUINT32_TO_LE(sizeof(struct vhca_mad_ifc)),
+    };
+    struct vhca_mad_ifc mbox;
+    uint8_t *mad = mbox.in_mad;
+    uint8_t out[16];
+
+    memset(&mbox, 0, sizeof(mbox));
+    mbox.port = 1;
+    mbox.flags = VHCA_MAD_IFC_LOCAL;
+    mad[VHCA_MAD_BASE_VERSION] = VHCA_MAD_BASE_VERSION_IB;
+    mad[VHCA_MAD_MGMT_CLASS] = 0x01;            /* SMP, LID routed */
+    mad[VHCA_MAD_CLASS_VERSION] = 1;
+    mad[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_SET;
+    vhca_st_be16(mad + VHCA_MAD_ATTR_ID, attr);
+    vhca_st_be32(mad + VHCA_MAD_ATTR_MOD, mod);
+    memcpy(mad + VHCA_SMP_DATA, data, VHCA_SMP_DATA_LEN);
+    ram_write(n->h, mbox_addr, &mbox, sizeof(mbox));
+    g_assert_cmpuint(admin_cmd(n->h, VHCA_CMD_MAD_IFC, 0x534d, &cmd,
+                               sizeof(cmd), out), ==, VHCA_ST_OK);
+    g_assert_cmpuint(out[0], ==, VHCA_MAD_RESULT_REPLY);
+    ram_read(n->h, mbox_addr, &mbox, sizeof(mbox));
+    g_assert_cmphex(vhca_ld_be16(mbox.out_mad + VHCA_MAD_STATUS), ==, 0);
+}
+
+void node_ib_set_port(Node *n, uint16_t lid, uint16_t sm_lid, uint8_t state)
+{
+    uint8_t pi[VHCA_SMP_DATA_LEN];
+
+    /* 14.2.5.6: PortState and PortPhysicalState 0 mean "no change". */
+    memset(pi, 0, sizeof(pi));
+    vhca_mad_set(pi, VHCA_PI_LID, lid);
+    vhca_mad_set(pi, VHCA_PI_MASTER_SM_LID, sm_lid);
+    vhca_mad_set(pi, VHCA_PI_NEIGHBOR_MTU, VHCA_IB_MTU_4096);
+    vhca_mad_set(pi, VHCA_PI_OPERATIONAL_VLS, 1);
+    vhca_mad_set(pi, VHCA_PI_PORT_STATE, VHCA_PORT_ARMED);
+    node_ib_smp_set(n, VHCA_SMP_ATTR_PORT_INFO, 1, pi);
+    if (state == VHCA_PORT_ACTIVE) {
+        vhca_mad_set(pi, VHCA_PI_PORT_STATE, VHCA_PORT_ACTIVE);
+        node_ib_smp_set(n, VHCA_SMP_ATTR_PORT_INFO, 1, pi);
+    }
+    g_assert_cmpuint(n->h->core.ib.state, ==, state);
+    g_assert_cmpuint(n->h->core.ib.lid, ==, lid);
+}
+
+void node_ib_pkey(Node *n, uint16_t index, uint16_t pkey)
+{
+    uint8_t block[VHCA_SMP_DATA_LEN];
+    unsigned i;
+
+    /* A block of 32 entries (14.2.5.7): the others as they are. */
+    for (i = 0; i < 32; i++) {
+        vhca_st_be16(block + 2 * i,
+                     n->h->core.ib.pkeys[(index & ~31u) + i]);
+    }
+    vhca_st_be16(block + 2 * (index & 31), pkey);
+    node_ib_smp_set(n, VHCA_SMP_ATTR_PKEY_TABLE, index / 32, block);
+}
+
+void qp_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,
+                    uint32_t dest_qpn, const ConnOpts *o, uint32_t sq_psn,
+                    uint32_t rq_psn)
+{
+    struct vhca_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.qpn = qpn;
+    a.port = 1;
+    a.qp_access_flags = o->access;
+    qp_modify_ok(h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
+                 VHCA_QP_ACCESS_FLAGS);
+    a.dlid = dlid;
+    a.path_mtu = o->mtu;
+    a.dest_qp_num = dest_qpn;
+    a.rq_psn = rq_psn;
+    a.max_dest_rd_atomic = o->max_dest_rd;
+    a.min_rnr_timer = o->min_rnr_timer;
+    qp_modify_ok(h, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
+                 VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
+                 VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER);
+    a.timeout = o->timeout;
+    a.retry_cnt = o->retry_cnt;
+    a.rnr_retry = o->rnr_retry;
+    a.sq_psn = sq_psn;
+    a.max_rd_atomic = o->max_rd;
+    qp_modify_ok(h, &a, VHCA_QPS_RTS, VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |
+                 VHCA_QP_RNR_RETRY | VHCA_QP_SQ_PSN |
+                 VHCA_QP_MAX_QP_RD_ATOMIC);
+}
+
+void pair_init_ib(Pair *p, const ConnOpts *o)
+{
+    VhcaCoreConfig cfg = harness_default_cfg;
+
+    cfg.link = VHCA_LINK_IB;
+    node_init_cfg(&p->a, 1, VHCA_QPT_RC, &cfg);
+    node_init_cfg(&p->b, 2, VHCA_QPT_RC, &cfg);
+    p->a.h->peer = p->b.h;
+    p->b.h->peer = p->a.h;
+    node_ib_set_port(&p->a, 1, 1, VHCA_PORT_ACTIVE);
+    node_ib_set_port(&p->b, 2, 1, VHCA_PORT_ACTIVE);
+    qp_connect_lid(p->a.h, p->a.qp.qpn, 2, p->b.qp.qpn, o, o->a_psn,
+                   o->b_psn);
+    qp_connect_lid(p->b.h, p->b.qp.qpn, 1, p->a.qp.qpn, o, o->b_psn,
+                   o->a_psn);
 }
 
 void pair_init(Pair *p, const ConnOpts *o)

@@ -92,6 +92,21 @@ extern const ConnOpts default_opts;
 void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
                 const uint8_t *dmac, uint32_t dest_qpn, const ConnOpts *o,
                 uint32_t sq_psn, uint32_t rq_psn);
+
+/*
+ * The IB port (link=ib).  node_ib_set_port() does what an SM does to a
+ * port (IBTA 14.4), through MAD_IFC: a Set(PortInfo) with @lid and the
+ * master SM's LID, then PortState @state (ARMED; ACTIVE goes through
+ * ARMED).  node_ib_pkey() sets P_Key table entry @index.
+ */
+void node_ib_set_port(Node *n, uint16_t lid, uint16_t sm_lid, uint8_t state);
+void node_ib_pkey(Node *n, uint16_t index, uint16_t pkey);
+/* qp_connect() by LID: the path is @dlid with no GRH. */
+void qp_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,
+                    uint32_t dest_qpn, const ConnOpts *o, uint32_t sq_psn,
+                    uint32_t rq_psn);
+/* Two IB devices back to back, ports ACTIVE (LIDs 1, 2), QPs connected. */
+void pair_init_ib(Pair *p, const ConnOpts *o);
 void pair_init(Pair *p, const ConnOpts *o);
 void pair_free(Pair *p);
 

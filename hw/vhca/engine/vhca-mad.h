@@ -20,6 +20,8 @@
 
 #include <stdint.h>
 
+#include "vhca-internal.h"
+
 /* 13.4.2 Common MAD header: byte offsets. */
 #define VHCA_MAD_BASE_VERSION       0
 #define VHCA_MAD_MGMT_CLASS         1
