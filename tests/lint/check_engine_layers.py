@@ -41,6 +41,7 @@ MAX_CIRCLE = 6
 # it, never one listed before it.
 RECEIVE_PATH = [
     "vhca-link.c",          # link: the frame's link header; the seam
+    "vhca-link-ib.c",       # link: InfiniBand's LRH, VCRC, port, DLID
     "vhca-net.c",           # network: is the packet for one of our GIDs?
     "vhca-demux.c",         # transport: BTH, P_Key, QP; queue on the QP
     "vhca-pass.c",          # transport: the pass runs each QP's receiver
