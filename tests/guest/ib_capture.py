@@ -109,5 +109,5 @@ def tshark_decode(path):
         return subprocess.run(
             [tshark, "-r", copy.name, "-o",
              'uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""'],
-            check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True).stdout

@@ -10,6 +10,8 @@ import re
 import unittest
 
 from host_common import vhca_fabric
+import datagram_cases
+import ib_capture
 
 fabric = vhca_fabric.ModuleFabric("ib", pcap=True,
                                   nics=["vhca-ib", "vhca-ib"])
@@ -136,6 +138,100 @@ class VerbsByLid(unittest.TestCase):
 
     def test_srq_pingpong(self):
         self.pingpong("ibv_srq_pingpong", "-n 100")
+
+
+class PerftestByLid(unittest.TestCase):
+    """perftest without -x: LID addressed, no GRH."""
+
+    def perftest(self, tool, extra, size, iters):
+        cmd = "%s -d vhca0 -F %s" % (tool, extra)
+        status, cli, srv = vhca_fabric.client_server(
+            fabric[2], fabric[1], cmd, cmd + " " + fabric[2].ipv4, 18515,
+            timeout=300)
+        self.assertEqual(status, 0, cli + srv)
+        self.assertNotRegex(cli + srv, datagram_cases.FAILURE)
+        self.assertRegex(cli, re.compile(datagram_cases.PERFTEST_LINE
+                                         % (size, iters), re.M))
+
+    def test_write_bw(self):
+        self.perftest("ib_write_bw", "-s 65536 -n 100", 65536, 100)
+
+    def test_read_bw(self):
+        self.perftest("ib_read_bw", "-s 65536 -n 100", 65536, 100)
+
+    def test_send_bw(self):
+        self.perftest("ib_send_bw", "-s 4096 -n 200", 4096, 200)
+
+    def test_atomic_bw(self):
+        self.perftest("ib_atomic_bw", "-n 200", 8, 200)
+
+    def test_send_lat(self):
+        self.perftest("ib_send_lat", "-s 64 -n 200", 64, 200)
+
+    def test_send_bw_ud(self):
+        self.perftest("ib_send_bw", "-c UD -s 512 -n 200", 512, 200)
+
+
+class RdmaCmOverIPoIB(unittest.TestCase):
+    """rdma_cm resolves the guests' IPoIB addresses to GIDs and asks
+    opensm's SA for the path records: every rdma_cm case of the RoCE
+    suite (datagram_cases.py), unchanged, and mckey's multicast group."""
+
+    def test_rdma_cm_programs(self):
+        cases = [c for c in datagram_cases.CASES
+                 if "%(gid" not in c.server + c.client]
+        self.assertGreaterEqual(len(cases), 8)
+        for case in cases:
+            with self.subTest(case.name):
+                datagram_cases.run_case(self, case, fabric[2], fabric[1])
+
+    def test_mckey(self):
+        datagram_cases.mckey(self, fabric[1], fabric[2])
+
+
+class Diagnostics(unittest.TestCase):
+    def test_ibtracert(self):
+        out = fabric[1].run("ibtracert %d %d" % (lid(fabric[1]),
+                                                 lid(fabric[2])))
+        self.assertRegex(out, r"From ca .* lid %d" % lid(fabric[1]))
+        self.assertRegex(out, r"To ca .* lid %d" % lid(fabric[2]))
+
+    def test_ibping(self):
+        fabric[2].run("(ibping -S > /tmp/ibping.log 2>&1 &); true")
+        try:
+            out = fabric[1].run("for i in $(seq 50); do "
+                                "ibping -c 3 -L %d && exit 0; sleep 0.2; "
+                                "done; exit 1" % lid(fabric[2]), timeout=90)
+        finally:
+            fabric[2].run("pkill ibping; true")
+        self.assertRegex(out, r"3 transmitted, 3 received")
+
+
+class XrcByLid(unittest.TestCase):
+    def test_xsrq_pingpong(self):
+        status, cli, srv = vhca_fabric.client_server(
+            fabric[2], fabric[1], "ibv_xsrq_pingpong -d vhca0 -n 50",
+            "ibv_xsrq_pingpong -d vhca0 -n 50 " + fabric[2].ipv4, 18515,
+            timeout=180)
+        self.assertEqual(status, 0, cli + srv)
+
+
+class WireCapture(unittest.TestCase):
+    """Runs last (class name order): guest 1's capture then holds the
+    SM's sweep, IPoIB and every verbs test above."""
+
+    def test_every_packet_is_well_formed(self):
+        fabric[1].stop_capture()
+        count, problems = ib_capture.check_capture(fabric[1].pcap)
+        self.assertEqual(problems, [])
+        decoded = ib_capture.tshark_decode(fabric[1].pcap)
+        self.assertNotIn("Malformed", decoded)
+        lines = decoded.strip().splitlines()
+        self.assertEqual(len(lines), count)
+        # The SM's directed-route SMPs, IPoIB's datagrams, RC's sends.
+        for what in ("SubnGet(NodeInfo)", "UD Send Only", "RC Send"):
+            self.assertTrue(any(what in line for line in lines),
+                            "no %r among %d packets" % (what, count))
 
 
 if __name__ == "__main__":

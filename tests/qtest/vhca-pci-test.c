@@ -413,6 +413,83 @@ static void test_ib_port_registers(void)
     vhca_test_stop(d);
 }
 
+/*
+ * link=ib through QEMU: QUERY_DEVICE and QUERY_PORT report the IB port
+ * (INIT until an SM runs, 128 P_Keys), and MAD_IFC reaches the subnet
+ * management agent: Get(NodeInfo) is answered with the node's GUID,
+ * an unknown class is not the device's (result 0), and the Ethernet
+ * port has no MAD_IFC.
+ */
+static uint8_t mad_ifc(VhcaTestDev *d, uint8_t mgmt_class, uint16_t attr,
+                       struct vhca_mad_ifc *mbox, uint8_t *result)
+{
+    uint64_t buf = guest_alloc(&d->alloc, sizeof(*mbox));
+    struct vhca_cmd_dma_in in = {
+        .addr = cpu_to_le64(buf),
+        .len = cpu_to_le32(sizeof(*mbox)),
+    };
+    uint8_t out[16];
+    uint8_t status;
+
+    memset(mbox, 0, sizeof(*mbox));
+    mbox->port = 1;
+    mbox->flags = VHCA_MAD_IFC_LOCAL;
+    mbox->in_mad[0] = 1;                        /* BaseVersion */
+    mbox->in_mad[1] = mgmt_class;
+    mbox->in_mad[2] = 1;                        /* ClassVersion */
+    mbox->in_mad[3] = 0x01;                     /* Get */
+    mbox->in_mad[16] = attr >> 8;               /* AttributeID */
+    mbox->in_mad[17] = attr & 0xff;
+    qtest_memwrite(d->qts, buf, mbox, sizeof(*mbox));
+    status = vhca_cmd_exec(d, VHCA_CMD_MAD_IFC, &in, sizeof(in), out);
+    qtest_memread(d->qts, buf, mbox, sizeof(*mbox));
+    guest_free(&d->alloc, buf);
+    *result = out[0];
+    return status;
+}
+
+static void test_ib_port_mad_ifc(void)
+{
+    VhcaTestDev *d = vhca_test_start(true, "link=ib");
+    VhcaTestDev *e;
+    struct vhca_device_attr attr;
+    struct vhca_port_attr port;
+    struct vhca_mad_ifc mbox;
+    uint64_t guid = 0;
+    uint8_t result;
+    int i;
+
+    vhca_admin_setup(d, 4, 4);
+    g_assert_cmpuint(vhca_cmd_query_device(d, &attr), ==, VHCA_ST_OK);
+    g_assert_cmpuint(attr.max_pkeys, ==, VHCA_IB_PKEY_TBL_LEN);
+    g_assert_cmpuint(vhca_cmd_query_port(d, 1, &port), ==, VHCA_ST_OK);
+    g_assert_cmpuint(port.state, ==, VHCA_PORT_INIT);
+    g_assert_cmpuint(port.phys_state, ==, VHCA_PORT_PHYS_LINK_UP);
+
+    /* SMP class 0x01, NodeInfo (0x0011): NodeGUID at data byte 12. */
+    g_assert_cmpuint(mad_ifc(d, 0x01, 0x0011, &mbox, &result), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(result, ==, VHCA_MAD_RESULT_REPLY);
+    g_assert_cmphex(mbox.out_mad[3], ==, 0x81);         /* GetResp */
+    g_assert_cmphex(mbox.out_mad[4] << 8 | mbox.out_mad[5], ==, 0);
+    g_assert_cmpuint(mbox.out_mad[64 + 2], ==, 1);      /* NodeType CA */
+    for (i = 0; i < 8; i++) {
+        guid = guid << 8 | mbox.out_mad[64 + 12 + i];
+    }
+    g_assert_cmphex(guid, ==, attr.node_guid);
+    /* The SA's class (0x03) is the subnet manager's, not the device's. */
+    g_assert_cmpuint(mad_ifc(d, 0x03, 0x0001, &mbox, &result), ==,
+                     VHCA_ST_OK);
+    g_assert_cmpuint(result, ==, 0);
+    vhca_test_stop(d);
+
+    e = vhca_test_start(true, NULL);
+    vhca_admin_setup(e, 4, 4);
+    g_assert_cmpuint(mad_ifc(e, 0x01, 0x0011, &mbox, &result), ==,
+                     VHCA_ST_BAD_OPCODE);
+    vhca_test_stop(e);
+}
+
 static void test_no_netdev_link_down(void)
 {
     VhcaTestDev *d = vhca_test_start(false, NULL);
@@ -512,6 +589,7 @@ int main(int argc, char **argv)
     vhca_add_test("/vhca/pci/properties-max", test_properties_max);
     vhca_add_test("/vhca/pci/bad-properties", test_bad_properties);
     vhca_add_test("/vhca/pci/ib-port-registers", test_ib_port_registers);
+    vhca_add_test("/vhca/pci/ib-port-mad-ifc", test_ib_port_mad_ifc);
     vhca_add_test("/vhca/pci/no-netdev-link-down", test_no_netdev_link_down);
     vhca_add_test("/vhca/pci/doorbells", test_doorbells);
     vhca_add_test("/vhca/pci/migration-blocker", test_migration_blocker);
