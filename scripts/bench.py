@@ -65,7 +65,8 @@ BANDWIDTH += [("ib_send_bw -e", 64, 50000), ("ib_send_bw -e", 4096, 50000)]
 LATENCY = [("ib_send_lat", 64, 5000), ("ib_write_lat", 64, 5000),
            ("ib_read_lat", 64, 5000), ("ib_send_lat -e", 64, 5000)]
 
-NIC_TITLES = {"vhca": "vhca", "rxe": "rxe"}  # rxe: soft-RoCE on virtio-net
+# rxe: soft-RoCE on virtio-net; vhca-ib: vhca's InfiniBand port.
+NIC_TITLES = {"vhca": "vhca", "rxe": "rxe", "vhca-ib": "vhca IB"}
 
 # perftest's result lines: "#bytes #iterations BW-peak BW-average MsgRate"
 # and "#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%",
@@ -82,11 +83,17 @@ def perftest(fabric, log_dir, tool, size, count):
     ("-n ITERATIONS" or "-D SECONDS"); return the client's result line's
     numbers, or None if the run failed."""
     srv, cli = fabric[2], fabric[1]
-    cmd = "%s -d %s -x %d -F -s %d " + count
+
+    def command(guest):
+        # The InfiniBand port is addressed by LID: no GID index.
+        gid = "" if guest.nic == "vhca-ib" else \
+            "-x %d " % guest.ipv4_gid_index()
+        return "%s -d %s %s-F -s %d %s" % (tool, guest.rdma_dev, gid, size,
+                                            count)
+
     status, cli_out, srv_out = vhca_fabric.client_server(
-        srv, cli, cmd % (tool, srv.rdma_dev, srv.ipv4_gid_index(), size),
-        cmd % (tool, cli.rdma_dev, cli.ipv4_gid_index(), size)
-        + " " + srv.ipv4, PORT, TIMEOUT)
+        srv, cli, command(srv), command(cli) + " " + srv.ipv4, PORT,
+        TIMEOUT)
     name = "%s-%d" % (tool.replace(" -", "_"), size)
     with open(os.path.join(log_dir, name + ".log"), "w") as f:
         f.write("client (status %d):\n%s\nserver:\n%s" % (status, cli_out,
@@ -109,8 +116,17 @@ def run_nic(nic, artifacts, run_dir, scale, mtu, vcpu_policy, guest_idle):
                             vcpu_policy=vcpu_policy,
                             guest_idle=guest_idle) as fabric:
         fabric.start(*artifacts).wait_ready()
+        if nic == "vhca-ib":
+            # A subnet manager brings the ports up; the path MTU is the
+            # port's, 4096 (NeighborMTU), whatever --mtu says.
+            fabric[1].run("opensm -B -f /tmp/opensm.log > /dev/null 2>&1")
+            for guest in fabric.guests:
+                guest.run("for i in $(seq 240); do grep -q ACTIVE "
+                          "/sys/class/infiniband/vhca0/ports/1/state && "
+                          "exit 0; sleep 0.5; done; exit 1", 150)
         for guest in fabric.guests:
-            guest.set_mtu(mtu)
+            if nic != "vhca-ib":
+                guest.set_mtu(mtu)
             # The figures are labelled with it: make sure the guest has it.
             polls = "idle=poll" in guest.run("cat /proc/cmdline").split()
             if polls != (guest_idle == "poll"):

@@ -91,10 +91,8 @@ int vhcad_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
 
 	/* A reply is the end of the MAD: nobody else answers it too. */
 	if (result & VHCA_MAD_RESULT_REPLY) {
+		/* The SMA set a directed route response's D bit (14.2.2). */
 		memcpy(out, mad->out_mad, VHCA_MAD_SIZE);
-		/* The response of a directed route SMP travels back (14.2.2). */
-		if (in->mad_hdr.mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
-			out->mad_hdr.status |= IB_SMP_DIRECTION;
 		ret = IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
 	} else if (result & VHCA_MAD_RESULT_CONSUMED) {
 		ret = IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;

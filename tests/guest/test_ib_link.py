@@ -35,12 +35,28 @@ def wait_active(guest, timeout=120):
               "state; exit 1" % (timeout * 2), timeout=timeout + 30)
 
 
+# opensm's partition file (opensm -P): the default partition, every port
+# a full member, IPoIB's broadcast group in it; Partitions adds to it.
+PARTITIONS = "/tmp/partitions.conf"
+DEFAULT_PARTITION = "Default=0x7fff, ipoib : ALL=full ;"
+
+
+def set_partitions(lines):
+    """Write opensm's partition file and have it re-read (SIGHUP: opensm
+    sweeps again and programs the P_Key tables anew)."""
+    fabric[1].run("printf '%%s\\n' %s > %s && kill -HUP $(pidof opensm)"
+                  % (" ".join("'%s'" % l for l in [DEFAULT_PARTITION] + lines),
+                     PARTITIONS))
+
+
 def setUpModule():
     fabric.start()
     # opensm in guest 1 (a daemon, its log in /tmp): it sweeps the subnet
     # through QP0, assigns LIDs and moves both ports INIT -> ARMED ->
     # ACTIVE.
-    fabric[1].run("opensm -B -f /tmp/opensm.log > /dev/null 2>&1")
+    fabric[1].run("echo '%s' > %s && opensm -B -P %s -f /tmp/opensm.log "
+                  "> /dev/null 2>&1" % (DEFAULT_PARTITION, PARTITIONS,
+                                        PARTITIONS))
     for g in (fabric[1], fabric[2]):
         wait_active(g)
 
@@ -138,6 +154,73 @@ class VerbsByLid(unittest.TestCase):
 
     def test_srq_pingpong(self):
         self.pingpong("ibv_srq_pingpong", "-n 100")
+
+
+def pkey_index(guest, pkey):
+    """The index of @pkey in the guest's P_Key table, or None."""
+    out = guest.run("cd /sys/class/infiniband/vhca0/ports/1/pkeys && "
+                    "grep -H . * | sed 's/:/ /'")
+    for line in out.splitlines():
+        index, value = line.split()
+        if int(value, 16) == pkey:
+            return int(index)
+    return None
+
+
+def wait_pkey(guest, pkey, present, timeout=60):
+    """Wait in the guest until its P_Key table has (or lacks) @pkey."""
+    guest.run("for i in $(seq %d); do "
+              "if grep -qx 0x%04x /sys/class/infiniband/vhca0/ports/1/pkeys/*;"
+              " then [ %d = 1 ] && exit 0; else [ %d = 0 ] && exit 0; fi; "
+              "sleep 0.5; done; exit 1"
+              % (timeout * 2, pkey, present, present), timeout=timeout + 30)
+
+
+class Partitions(unittest.TestCase):
+    """opensm's partitions.conf puts guest 1 in partition 0x8001 and
+    guest 2 not: a QP of guest 1 in that partition cannot reach guest 2,
+    whose port drops the packets and counts them (PortRcvConstraintErrors,
+    drop_pkey); with guest 2 added to the partition the same programs run.
+    The default partition (0x7fff) stays for IPoIB and the other tests."""
+
+    PKEY = 0x8001
+
+    def send_bw(self, client_index, server_index, expect_ok):
+        cmd = "ib_send_bw -d vhca0 -F -s 256 -n 20 --pkey_index=%d"
+        status, cli, srv = vhca_fabric.client_server(
+            fabric[2], fabric[1], cmd % server_index,
+            (cmd % client_index) + " " + fabric[2].ipv4, 18515, timeout=60)
+        if expect_ok:
+            self.assertEqual(status, 0, cli + srv)
+        else:
+            self.assertNotEqual(status, 0, cli + srv)
+
+    def constraint_errors(self):
+        out = fabric[1].run("perfquery %d 1" % lid(fabric[2]))
+        return int(re.search(r"PortRcvConstraintErrors:\.*(\d+)",
+                             out).group(1))
+
+    def test_partition_keeps_guests_apart_then_joins_them(self):
+        guid1 = port_attr(fabric[1], "gids/0").replace(":", "")[16:]
+        guid2 = port_attr(fabric[2], "gids/0").replace(":", "")[16:]
+        try:
+            set_partitions(["P1=0x%04x : 0x%s=full ;" % (self.PKEY, guid1)])
+            wait_pkey(fabric[1], self.PKEY, True)
+            wait_pkey(fabric[2], self.PKEY, False)
+            before = self.constraint_errors()
+            # Guest 1 sends in 0x8001; guest 2's QP is in the default
+            # partition and its port has no 0x8001.
+            self.send_bw(pkey_index(fabric[1], self.PKEY), 0, False)
+            self.assertGreater(self.constraint_errors(), before)
+
+            set_partitions(["P1=0x%04x : 0x%s=full, 0x%s=full ;"
+                            % (self.PKEY, guid1, guid2)])
+            wait_pkey(fabric[2], self.PKEY, True)
+            self.send_bw(pkey_index(fabric[1], self.PKEY),
+                         pkey_index(fabric[2], self.PKEY), True)
+        finally:
+            set_partitions([])
+            wait_pkey(fabric[2], self.PKEY, False)
 
 
 class PerftestByLid(unittest.TestCase):
