@@ -11,6 +11,23 @@ same steps by hand.
 PORT = 4420
 NVMET = "/sys/kernel/config/nvmet"
 
+# The host's check of a connected namespace (%(dev)s): 1 MiB of random
+# data written and read back in 64 KiB direct I/Os (16 pages: one fast
+# registration each), then a small fio job with --verify=crc32c.
+VERIFY = r"""
+set -e
+dev=%(dev)s
+dd if=/dev/urandom of=/tmp/pattern bs=64k count=16 status=none
+dd if=/tmp/pattern of=$dev bs=64k count=16 oflag=direct status=none
+dd if=$dev of=/tmp/back bs=64k count=16 iflag=direct status=none
+cmp /tmp/pattern /tmp/back
+echo "dd round trip verified"
+fio --name=verify --filename=$dev --offset=8m --size=1m --rw=randwrite \
+    --bs=4k --direct=1 --ioengine=psync --verify=crc32c --verify_fatal=1 \
+    --do_verify=1 --output-format=terse > /tmp/fio.out
+echo "fio verify passed"
+"""
+
 
 def nqn(guest):
     """The subsystem NQN guest exports."""

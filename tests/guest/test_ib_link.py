@@ -12,6 +12,7 @@ import unittest
 from host_common import vhca_fabric
 import datagram_cases
 import ib_capture
+import nvmeof
 
 fabric = vhca_fabric.ModuleFabric("ib", pcap=True,
                                   nics=["vhca-ib", "vhca-ib"])
@@ -288,6 +289,40 @@ class Diagnostics(unittest.TestCase):
         finally:
             fabric[2].run("pkill ibping; true")
         self.assertRegex(out, r"3 packets transmitted, 3 received")
+
+
+class IPoIBConnectedMode(unittest.TestCase):
+    """IPoIB's connected mode: an RC QP per peer, set up by the CM over
+    QP1, MTU 65520; a large ping and TCP (the ping-pong's own socket)."""
+
+    def test_connected_mode_ping(self):
+        try:
+            for g in (fabric[1], fabric[2]):
+                g.run("echo connected > /sys/class/net/ib0/mode && "
+                      "ip link set ib0 mtu 65520")
+            out = fabric[1].run("ping -c 3 -W 5 -s 30000 %s"
+                                % fabric[2].ipv4, timeout=90)
+            self.assertRegex(out, r"3 packets transmitted, 3 received")
+        finally:
+            for g in (fabric[1], fabric[2]):
+                g.run("echo datagram > /sys/class/net/ib0/mode; true")
+
+
+class NvmeOverIB(unittest.TestCase):
+    """NVMe over RDMA on the InfiniBand port: nvmet-rdma in guest 2,
+    nvme-rdma in guest 1 reaching it by its IPoIB address; fast
+    registration and remote invalidation by LID-routed RC."""
+
+    def test_verified_round_trip(self):
+        nvmeof.export(fabric[2])
+        dev = nvmeof.connect(fabric[1], fabric[2])
+        try:
+            out = fabric[1].run(nvmeof.VERIFY % {"dev": dev}, timeout=900)
+        finally:
+            left = nvmeof.disconnect(fabric[1], fabric[2])
+        self.assertIn("dd round trip verified", out)
+        self.assertIn("fio verify passed", out)
+        self.assertNotIn(nvmeof.nqn(fabric[2]), left)
 
 
 class XrcByLid(unittest.TestCase):

@@ -26,21 +26,6 @@ fabric = vhca_fabric.ModuleFabric("nvme-rdma", count=3,
                                   nics=["vhca", "vhca", "rxe"])
 setUpModule, tearDownModule = fabric.start, fabric.stop
 
-# 64 KiB direct I/Os are 16 pages: one fast registration each.
-VERIFY = r"""
-set -e
-dev=%(dev)s
-dd if=/dev/urandom of=/tmp/pattern bs=64k count=16 status=none
-dd if=/tmp/pattern of=$dev bs=64k count=16 oflag=direct status=none
-dd if=$dev of=/tmp/back bs=64k count=16 iflag=direct status=none
-cmp /tmp/pattern /tmp/back
-echo "dd round trip verified"
-fio --name=verify --filename=$dev --offset=8m --size=1m --rw=randwrite \
-    --bs=4k --direct=1 --ioengine=psync --verify=crc32c --verify_fatal=1 \
-    --do_verify=1 --output-format=terse > /tmp/fio.out
-echo "fio verify passed"
-"""
-
 
 class NvmeOverRdma(unittest.TestCase):
     """One host connects to one target, writes, reads back, verifies."""
@@ -50,7 +35,7 @@ class NvmeOverRdma(unittest.TestCase):
         dev = nvmeof.connect(host, target)
         self.assertRegex(dev, r"^/dev/nvme\d+n\d+$")
         try:
-            out = host.run(VERIFY % {"dev": dev}, timeout=900)
+            out = host.run(nvmeof.VERIFY % {"dev": dev}, timeout=900)
         finally:
             left = nvmeof.disconnect(host, target)
         self.assertIn("dd round trip verified", out)

@@ -108,9 +108,14 @@ const ConnOpts default_opts = {
               VHCA_ACCESS_REMOTE_ATOMIC,
 };
 
-void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
-                const uint8_t *dmac, uint32_t dest_qpn, const ConnOpts *o,
-                uint32_t sq_psn, uint32_t rq_psn)
+/*
+ * RESET -> INIT -> RTR -> RTS with the path @path carries (its AV
+ * fields: RoCE's GID and MAC, or the IB port's LID).
+ */
+static void qp_connect_path(Harness *h, uint32_t qpn,
+                            const struct vhca_qp_attr *path,
+                            uint32_t dest_qpn, const ConnOpts *o,
+                            uint32_t sq_psn, uint32_t rq_psn)
 {
     struct vhca_qp_attr a;
 
@@ -120,10 +125,11 @@ void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
     a.qp_access_flags = o->access;
     qp_modify_ok(h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
                  VHCA_QP_ACCESS_FLAGS);
-    a.sgid_index = 0;
-    a.hop_limit = 64;
-    memcpy(a.dgid, dgid, 16);
-    memcpy(a.dmac, dmac, 6);
+    a.sgid_index = path->sgid_index;
+    a.hop_limit = path->hop_limit;
+    memcpy(a.dgid, path->dgid, sizeof(a.dgid));
+    memcpy(a.dmac, path->dmac, sizeof(a.dmac));
+    a.dlid = path->dlid;
     a.path_mtu = o->mtu;
     a.dest_qp_num = dest_qpn;
     a.rq_psn = rq_psn;
@@ -140,6 +146,19 @@ void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
     qp_modify_ok(h, &a, VHCA_QPS_RTS, VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |
                  VHCA_QP_RNR_RETRY | VHCA_QP_SQ_PSN |
                  VHCA_QP_MAX_QP_RD_ATOMIC);
+}
+
+void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
+                const uint8_t *dmac, uint32_t dest_qpn, const ConnOpts *o,
+                uint32_t sq_psn, uint32_t rq_psn)
+{
+    struct vhca_qp_attr path;
+
+    memset(&path, 0, sizeof(path));
+    path.hop_limit = 64;
+    memcpy(path.dgid, dgid, sizeof(path.dgid));
+    memcpy(path.dmac, dmac, sizeof(path.dmac));
+    qp_connect_path(h, qpn, &path, dest_qpn, o, sq_psn, rq_psn);
 }
 
 /* One SMP through MAD_IFC, as the kernel hands a local one over. */
@@ -211,31 +230,11 @@ void qp_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,
                     uint32_t dest_qpn, const ConnOpts *o, uint32_t sq_psn,
                     uint32_t rq_psn)
 {
-    struct vhca_qp_attr a;
+    struct vhca_qp_attr path;
 
-    memset(&a, 0, sizeof(a));
-    a.qpn = qpn;
-    a.port = 1;
-    a.qp_access_flags = o->access;
-    qp_modify_ok(h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
-                 VHCA_QP_ACCESS_FLAGS);
-    a.dlid = dlid;
-    a.path_mtu = o->mtu;
-    a.dest_qp_num = dest_qpn;
-    a.rq_psn = rq_psn;
-    a.max_dest_rd_atomic = o->max_dest_rd;
-    a.min_rnr_timer = o->min_rnr_timer;
-    qp_modify_ok(h, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
-                 VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
-                 VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER);
-    a.timeout = o->timeout;
-    a.retry_cnt = o->retry_cnt;
-    a.rnr_retry = o->rnr_retry;
-    a.sq_psn = sq_psn;
-    a.max_rd_atomic = o->max_rd;
-    qp_modify_ok(h, &a, VHCA_QPS_RTS, VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |
-                 VHCA_QP_RNR_RETRY | VHCA_QP_SQ_PSN |
-                 VHCA_QP_MAX_QP_RD_ATOMIC);
+    memset(&path, 0, sizeof(path));
+    path.dlid = dlid;
+    qp_connect_path(h, qpn, &path, dest_qpn, o, sq_psn, rq_psn);
 }
 
 void pair_init_ib(Pair *p, const ConnOpts *o)

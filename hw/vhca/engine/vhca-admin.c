@@ -144,27 +144,28 @@ static uint8_t vhca_cmd_query_port(VhcaCore *core, VhcaCmdCtx *ctx)
     }
 
 #define OUT(field) (offsetof(struct vhca_port_attr, field))
+    out[OUT(max_mtu)] = VHCA_IB_MTU_4096;
+    out[OUT(active_mtu)] = vhca_port_active_mtu(core);
     if (core->cfg.link == VHCA_LINK_IB) {
-        /* The rest of an IB port's state is PortInfo's (MAD_IFC). */
+        /*
+         * The logical state the SM set, and the link PortInfo reports;
+         * the rest of an IB port's state is PortInfo's (MAD_IFC).
+         */
         out[OUT(state)] = core->ib.state;
         out[OUT(phys_state)] = core->link_up ? VHCA_PORT_PHYS_LINK_UP
                                              : VHCA_PORT_PHYS_POLLING;
-        out[OUT(max_mtu)] = VHCA_IB_MTU_4096;
-        out[OUT(active_mtu)] = vhca_port_active_mtu(core);
+        out[OUT(active_speed)] = VHCA_IB_PORT_SPEED;
+        out[OUT(active_width)] = VHCA_IB_PORT_WIDTH;
+        vhca_st_le16(out + OUT(gid_tbl_len), VHCA_IB_GUID_TBL_LEN);
+    } else {
+        out[OUT(state)] = core->link_up ? VHCA_PORT_ACTIVE : VHCA_PORT_DOWN;
+        out[OUT(phys_state)] = core->link_up ? VHCA_PORT_PHYS_LINK_UP
+                                             : VHCA_PORT_PHYS_DISABLED;
         out[OUT(active_speed)] = VHCA_IB_SPEED_EDR;
         out[OUT(active_width)] = VHCA_IB_WIDTH_1X;
-        vhca_st_le16(out + OUT(gid_tbl_len), VHCA_IB_GUID_TBL_LEN);
-        return VHCA_ST_OK;
+        vhca_st_le16(out + OUT(gid_tbl_len), (uint16_t)core->cfg.gid_tbl_len);
+        vhca_st_le32(out + OUT(eth_mtu), core->mtu);
     }
-    out[OUT(state)] = core->link_up ? VHCA_PORT_ACTIVE : VHCA_PORT_DOWN;
-    out[OUT(phys_state)] = core->link_up ? VHCA_PORT_PHYS_LINK_UP
-                                         : VHCA_PORT_PHYS_DISABLED;
-    out[OUT(max_mtu)] = VHCA_IB_MTU_4096;
-    out[OUT(active_mtu)] = vhca_port_active_mtu(core);
-    out[OUT(active_speed)] = VHCA_IB_SPEED_EDR;
-    out[OUT(active_width)] = VHCA_IB_WIDTH_1X;
-    vhca_st_le16(out + OUT(gid_tbl_len), (uint16_t)core->cfg.gid_tbl_len);
-    vhca_st_le32(out + OUT(eth_mtu), core->mtu);
 #undef OUT
     return VHCA_ST_OK;
 }
