@@ -530,7 +530,8 @@ static bool vhca_req_fetch(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
             req->rd_atomic++;
         }
         m.npkts = vhca_wr_is_atomic(m.opcode) ||
-                  vhca_wr_is_placement(m.opcode) || vhca_qp_is_datagram(qp) ? 1 :
+                  vhca_wr_is_placement(m.opcode) ||
+                  vhca_qp_is_datagram(qp) ? 1 :
                   vhca_wire_packet_count(m.len, qp->attr.path_mtu);
         if (vhca_wr_is_local(m.opcode)) {
             m.npkts = 0;
