@@ -29,6 +29,20 @@ static void parse_captured(Harness *h, unsigned i, VhcaWirePacket *pkt)
                                         pkt), ==, VHCA_WIRE_OK);
 }
 
+static void collect_line(void *opaque, const char *line)
+{
+    g_string_append_printf(opaque, "%s\n", line);
+}
+
+/* vhca_core_dump()'s lines, as info vhca prints them. */
+static char *dump_text(Harness *h)
+{
+    GString *text = g_string_new("");
+
+    vhca_core_dump(&h->core, collect_line, text);
+    return g_string_free(text, false);
+}
+
 /*
  * An IB packet from the peer (LID 2, QP @src) to node a's QP @qpn: an RC
  * SEND ONLY of 8 bytes with @lrh's VL, DLID and SL, and BTH P_Key @pkey.
@@ -388,6 +402,28 @@ static void test_loopback_by_lid(void)
     harness_free(n.h);
 }
 
+/* Host introspection: the port as the SM left it (info vhca). */
+static void test_dump_lines(void)
+{
+    ConnOpts o = default_opts;
+    char *text;
+    Pair p;
+
+    pair_init_ib(&p, &o);
+    node_ib_pkey(&p.a, 3, 0x8005);
+    text = dump_text(p.a.h);
+    g_test_message("%s", text);
+    g_assert_nonnull(strstr(text, "port infiniband link up"));
+    g_assert_nonnull(strstr(text, "ib-port state ACTIVE lid 0x1 lmc 0 "
+                                  "sm-lid 0x1 sm-sl 0"));
+    g_assert_nonnull(strstr(text, "pkeys 0:0xffff 3:0x8005\n"));
+    g_assert_nonnull(strstr(text, "sl2vl 0 0 0"));
+    g_assert_nonnull(strstr(text, " type IB\n"));
+    g_assert_nonnull(strstr(text, "dlid 0x2 sl 0"));
+    g_free(text);
+    pair_free(&p);
+}
+
 /* The Ethernet port's commands do not exist on the IB port. */
 static void test_eth_commands_refused(void)
 {
@@ -403,6 +439,80 @@ static void test_eth_commands_refused(void)
     g_assert_cmpuint(vhca_core_reg_read(&h->core, VHCA_REG_CAPS, 4), ==,
                      VHCA_CAP_IB);
     harness_free(h);
+}
+
+/*
+ * Hostile packets on the IB link: random datagrams, and valid packets
+ * with random header bits flipped whose CRCs are then made right again,
+ * so that they pass the link and reach the demux and the QPs.  Nothing
+ * may crash (the -san build runs this too); every packet is dropped and
+ * counted or taken.
+ */
+static void test_hostile_packets(void)
+{
+    ConnOpts o = default_opts;
+    GRand *rand = g_rand_new_with_seed(27);
+    uint8_t frame[FRAME_MAX];
+    char *lines;
+    unsigned i, j;
+    Pair p;
+
+    pair_init_ib(&p, &o);
+    for (i = 0; i < 200; i++) {
+        post_recv(&p.b, i, 0, 4096);
+    }
+    for (i = 0; i < 20000; i++) {
+        size_t len;
+
+        if (i % 2) {
+            len = g_rand_int_range(rand, 0, 300);
+            for (j = 0; j < len; j++) {
+                frame[j] = g_rand_int(rand);
+            }
+        } else {
+            static const uint8_t ops[] = {
+                VHCA_IB_OPCODE(RC, SEND_ONLY), VHCA_IB_OPCODE(UD, SEND_ONLY),
+                VHCA_IB_OPCODE(RC, RDMA_WRITE_ONLY),
+                VHCA_IB_OPCODE(RC, ACKNOWLEDGE),
+            };
+            uint32_t flips = g_rand_int_range(rand, 1, 4);
+            bool grh;
+
+            len = ib_frame(frame, ops[i / 2 % G_N_ELEMENTS(ops)], 0, 2,
+                           0xffff, p.b.qp.qpn, o.a_psn + i / 2);
+            for (j = 0; j < flips; j++) {
+                unsigned bit = g_rand_int_range(rand, 0, 8 * 40);
+
+                frame[bit / 8] ^= 1u << (bit % 8);
+            }
+            /* The CRCs over what the flips made, as a sender would. */
+            grh = (frame[1] & 3) == VHCA_IB_LNH_GLOBAL;
+            if (len >= VHCA_IB_LRH_LEN + VHCA_IB_BTH_LEN + 6) {
+                uint32_t icrc = vhca_ib_icrc(frame, grh, len - 6);
+                uint16_t vcrc;
+
+                frame[len - 6] = icrc;
+                frame[len - 5] = icrc >> 8;
+                frame[len - 4] = icrc >> 16;
+                frame[len - 3] = icrc >> 24;
+                vcrc = vhca_vcrc(frame, len - 2);
+                frame[len - 2] = vcrc;
+                frame[len - 1] = vcrc >> 8;
+            }
+        }
+        harness_deliver(p.b.h, frame, len);
+        if (i % 64 == 0) {
+            harness_run(p.b.h);
+        }
+    }
+    harness_run(p.b.h);
+    /* The device still answers, and describes itself. */
+    lines = dump_text(p.b.h);
+    g_assert_nonnull(strstr(lines, "ib-port state"));
+    g_free(lines);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), >, 0);
+    g_rand_free(rand);
+    pair_free(&p);
 }
 
 int main(int argc, char **argv)
@@ -421,5 +531,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/ib-link/loopback-by-lid", test_loopback_by_lid);
     g_test_add_func("/vhca/ib-link/eth-commands-refused",
                     test_eth_commands_refused);
+    g_test_add_func("/vhca/ib-link/hostile-packets", test_hostile_packets);
+    g_test_add_func("/vhca/ib-link/dump-lines", test_dump_lines);
     return g_test_run();
 }
