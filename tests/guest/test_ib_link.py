@@ -94,6 +94,14 @@ class SubnetUp(unittest.TestCase):
         self.assertRegex(out, r"sm lid %d .*SMINFO_MASTER" % lid(fabric[1]))
 
 
+class HostView(unittest.TestCase):
+    def test_info_shows_the_port(self):
+        text = fabric[2].qmp("x-query-vhca")["human-readable-text"]
+        self.assertRegex(text, r"ib-port state ACTIVE lid 0x%x lmc 0 "
+                         r"sm-lid 0x%x" % (lid(fabric[2]), lid(fabric[1])))
+        self.assertRegex(text, r"pkeys 0:0xffff")
+
+
 class SmpQueries(unittest.TestCase):
     def test_nodeinfo_of_peer(self):
         out = fabric[1].run("smpquery nodeinfo %d" % lid(fabric[2]))
@@ -204,9 +212,18 @@ class Partitions(unittest.TestCase):
     def test_partition_keeps_guests_apart_then_joins_them(self):
         guid1 = port_attr(fabric[1], "gids/0").replace(":", "")[16:]
         guid2 = port_attr(fabric[2], "gids/0").replace(":", "")[16:]
+        # The kernel hears of the SM's change as a P_Key change event
+        # (the device's PORT_MGMT event, IBTA 14.2.5.7).
+        fabric[1].run("(stdbuf -oL ibv_asyncwatch -d vhca0 > /tmp/aw.log "
+                      "2>&1 &); for i in $(seq 100); do "
+                      "grep -q 'async event FD' /tmp/aw.log && exit 0; "
+                      "sleep 0.1; done; cat /tmp/aw.log; exit 1")
         try:
             set_partitions(["P1=0x%04x : 0x%s=full ;" % (self.PKEY, guid1)])
             wait_pkey(fabric[1], self.PKEY, True)
+            fabric[1].run("for i in $(seq 100); do grep -q PKEY_CHANGE "
+                          "/tmp/aw.log && exit 0; sleep 0.2; done; "
+                          "cat /tmp/aw.log; exit 1", timeout=60)
             wait_pkey(fabric[2], self.PKEY, False)
             before = self.constraint_errors()
             # Guest 1 sends in 0x8001; guest 2's QP is in the default
@@ -220,6 +237,7 @@ class Partitions(unittest.TestCase):
             self.send_bw(pkey_index(fabric[1], self.PKEY),
                          pkey_index(fabric[2], self.PKEY), True)
         finally:
+            fabric[1].run("pkill ibv_asyncwatch; true")
             set_partitions([])
             wait_pkey(fabric[2], self.PKEY, False)
 
