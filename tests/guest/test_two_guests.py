@@ -198,8 +198,14 @@ class LatencyBreakdown(unittest.TestCase):
         return forth, back
 
     def test_event_driven_messages_raise_interrupts(self):
+        # Not every message: after each event perftest -e polls the CQ
+        # again before it re-arms it, and a message that lands in that
+        # window completes without an interrupt (IBTA 11.4.2.2).  On an
+        # idle host about two thirds raise one; under the whole test
+        # command's load 40% was seen (CI, 2026-12-05).  A quarter still
+        # tells "interrupts" from the polled case's none.
         for stages in self.breakdown("ib_send_lat -e"):
-            self.assertGreaterEqual(len(stages[self.IRQ]), 0.5 * self.ITERS)
+            self.assertGreaterEqual(len(stages[self.IRQ]), 0.25 * self.ITERS)
 
     def test_polled_messages_raise_none(self):
         for stages in self.breakdown("ib_send_lat"):
