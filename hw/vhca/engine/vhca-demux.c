@@ -69,15 +69,12 @@ static bool vhca_rx_ib_check(VhcaCore *core, const VhcaWirePacket *pkt,
 static bool vhca_rx_qp_pkey_ok(const VhcaCore *core, const VhcaQp *qp,
                                uint16_t pkey)
 {
-    uint16_t own;
-
     if (core->cfg.link != VHCA_LINK_IB || qp->type == VHCA_QPT_GSI ||
         qp->type == VHCA_QPT_SMI) {
         return true;
     }
-    own = vhca_ib_pkey_at(core, qp->attr.pkey_index);
-    return (own & 0x7fff) && (own & 0x7fff) == (pkey & 0x7fff) &&
-           ((own | pkey) & 0x8000);
+    return vhca_ib_pkey_match(vhca_ib_pkey_at(core, qp->attr.pkey_index),
+                              pkey);
 }
 
 /*

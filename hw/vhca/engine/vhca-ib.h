@@ -97,6 +97,8 @@ static inline uint64_t vhca_ib_port_guid(const VhcaCore *core)
  */
 bool vhca_ib_pkey_find(const VhcaCore *core, uint16_t pkey,
                        uint16_t *index);
+/* Do P_Keys @a and @b let their holders talk (the rule above)? */
+bool vhca_ib_pkey_match(uint16_t a, uint16_t b);
 /* Entry @index of the P_Key table; 0 (invalid) if out of range. */
 uint16_t vhca_ib_pkey_at(const VhcaCore *core, uint16_t index);
 

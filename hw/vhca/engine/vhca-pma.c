@@ -160,18 +160,32 @@ static uint16_t vhca_pma_get_counters(VhcaCore *core, uint8_t *data)
 /*
  * Set: the counters CounterSelect names start again from 0 (16.1.3.5;
  * the values in the MAD are not used: 0 is the only one SMs write).
+ * @ext: PortCountersExtended's CounterSelect bits, else PortCounters'.
  */
-static uint16_t vhca_pma_set_counters(VhcaCore *core, const uint8_t *data)
+static uint16_t vhca_pma_clear_selected(VhcaCore *core, const uint8_t *data,
+                                        bool ext)
 {
     uint16_t select = vhca_mad_get(data, VHCA_PMA_COUNTER_SELECT);
     unsigned i;
 
     for (i = 0; i < VHCA_PMA_NCOUNTERS; i++) {
-        if (select & vhca_pma_counters[i].select) {
+        if (select & (ext ? vhca_pma_counters[i].ext_select
+                          : vhca_pma_counters[i].select)) {
             vhca_pma_clear(core, i);
         }
     }
     return 0;
+}
+
+static uint16_t vhca_pma_set_counters(VhcaCore *core, const uint8_t *data)
+{
+    return vhca_pma_clear_selected(core, data, false);
+}
+
+static uint16_t vhca_pma_set_counters_ext(VhcaCore *core,
+                                          const uint8_t *data)
+{
+    return vhca_pma_clear_selected(core, data, true);
 }
 
 /* 16.1.4.1: 64 bits, no saturation to speak of. */
@@ -182,21 +196,7 @@ static uint16_t vhca_pma_get_counters_ext(VhcaCore *core, uint8_t *data)
     for (i = 0; i < VHCA_PMA_NCOUNTERS; i++) {
         if (vhca_pma_counters[i].ext_byte) {
             vhca_st_be64(data + vhca_pma_counters[i].ext_byte,
-                             vhca_pma_value(core, i));
-        }
-    }
-    return 0;
-}
-
-static uint16_t vhca_pma_set_counters_ext(VhcaCore *core,
-                                          const uint8_t *data)
-{
-    uint16_t select = vhca_mad_get(data, VHCA_PMA_COUNTER_SELECT);
-    unsigned i;
-
-    for (i = 0; i < VHCA_PMA_NCOUNTERS; i++) {
-        if (select & vhca_pma_counters[i].ext_select) {
-            vhca_pma_clear(core, i);
+                         vhca_pma_value(core, i));
         }
     }
     return 0;

@@ -191,20 +191,21 @@ void vhca_ib_port_reset(VhcaCore *core)
 #define VHCA_PKEY_FULL              0x8000
 #define VHCA_PKEY_BASE_MASK         0x7fff
 
+bool vhca_ib_pkey_match(uint16_t a, uint16_t b)
+{
+    /* C10-113: same partition, and not two limited members. */
+    return (a & VHCA_PKEY_BASE_MASK) &&
+           (a & VHCA_PKEY_BASE_MASK) == (b & VHCA_PKEY_BASE_MASK) &&
+           ((a | b) & VHCA_PKEY_FULL);
+}
+
 bool vhca_ib_pkey_find(const VhcaCore *core, uint16_t pkey,
                        uint16_t *index)
 {
     uint16_t i;
 
-    if (!(pkey & VHCA_PKEY_BASE_MASK)) {
-        return false;
-    }
     for (i = 0; i < VHCA_IB_PKEY_TBL_LEN; i++) {
-        uint16_t entry = core->ib.pkeys[i];
-
-        /* C10-113: same partition, and not two limited members. */
-        if ((entry & VHCA_PKEY_BASE_MASK) == (pkey & VHCA_PKEY_BASE_MASK) &&
-            ((entry | pkey) & VHCA_PKEY_FULL)) {
+        if (vhca_ib_pkey_match(core->ib.pkeys[i], pkey)) {
             *index = i;
             return true;
         }
