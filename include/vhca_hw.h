@@ -217,6 +217,7 @@ enum vhca_counter {
 	VHCA_CNT_RDMA_RX_BYTES,
 	VHCA_CNT_LINK_DOWNED,			/* port left LinkUp (PMA) */
 	VHCA_CNT_XMIT_DISCARDS,		/* IB: port state, VL15 SL (PMA) */
+	VHCA_CNT_SMA_TRAPS,			/* IB: traps handed to the driver */
 	/* one per enum vhca_drop_reason, in its order */
 	VHCA_CNT_DROP_MALFORMED,
 	VHCA_CNT_DROP_BAD_ICRC,
@@ -288,6 +289,7 @@ static inline const char *vhca_counter_name(unsigned int counter)
 		[VHCA_CNT_RDMA_RX_BYTES]	= "rcvd_bytes",
 		[VHCA_CNT_LINK_DOWNED]		= "link_downed",
 		[VHCA_CNT_XMIT_DISCARDS]	= "xmit_discards",
+		[VHCA_CNT_SMA_TRAPS]		= "sma_traps",
 		[VHCA_CNT_DROP_MALFORMED]	= "drop_malformed",
 		[VHCA_CNT_DROP_BAD_ICRC]	= "drop_bad_icrc",
 		[VHCA_CNT_DROP_PKEY]		= "drop_pkey",

@@ -244,6 +244,9 @@ struct vhca_dev {
 
 	/* IB port: Set(NodeDescription) and ibdev.node_desc, together. */
 	struct mutex node_desc_lock;
+	/* IB port: the MAD agent that sends the SMA's traps (vhca_mad.c). */
+	struct mutex trap_lock;
+	struct ib_mad_agent *trap_agent;
 
 	spinlock_t counter_lock;	/* COUNTERS: LO read latches HI */
 	/* The names of the port's hw_counters, as long as the ib_device. */

@@ -371,6 +371,7 @@ int vhcad_ib_register(struct vhca_dev *dev)
 	int err;
 
 	mutex_init(&dev->node_desc_lock);
+	mutex_init(&dev->trap_lock);
 	err = vhcad_ib_port_init(dev);
 	if (err)
 		goto err_destroy_lock;
@@ -427,6 +428,9 @@ int vhcad_ib_register(struct vhca_dev *dev)
 		goto err_rdma_fini;
 	}
 
+	/* The MAD layer has its QP0 now: the SMA's traps can go out. */
+	if (is_ib)
+		vhcad_trap_agent_register(dev);
 	vhcad_link_to_ibdev(dev, is_ib ? &vhcad_ib_link_ops :
 					 &vhcad_roce_link_ops, port_active);
 	return 0;
@@ -434,6 +438,7 @@ int vhcad_ib_register(struct vhca_dev *dev)
 err_rdma_fini:
 	vhcad_rdma_fini(dev);
 err_destroy_lock:
+	mutex_destroy(&dev->trap_lock);
 	mutex_destroy(&dev->node_desc_lock);
 	return err;
 }
@@ -441,7 +446,9 @@ err_destroy_lock:
 void vhcad_ib_unregister(struct vhca_dev *dev)
 {
 	vhcad_link_to_ibdev(dev, NULL, false);
+	vhcad_trap_agent_unregister(dev);
 	ib_unregister_device(&dev->ibdev);
 	vhcad_rdma_fini(dev);
+	mutex_destroy(&dev->trap_lock);
 	mutex_destroy(&dev->node_desc_lock);
 }

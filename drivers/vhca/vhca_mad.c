@@ -8,7 +8,8 @@
  * refusal" (drivers/infiniband/core/mad.c); what they do not handle goes
  * on to the kernel's agents and to user space (opensm through umad).
  * vhcad_smp() is the driver asking the SMA itself, for the port verbs
- * (vhca_ib_port.c).
+ * (vhca_ib_port.c).  The SMA's traps come up QP0 from SLID 0 and go on
+ * to the subnet manager from the driver's own MAD agent.
  */
 
 #include <rdma/ib_mad.h>
@@ -47,6 +48,111 @@ static bool vhcad_mad_for_device(const struct ib_mad_hdr *hdr)
 	}
 }
 
+static void vhcad_trap_sent(struct ib_mad_agent *agent,
+			    struct ib_mad_send_wc *wc)
+{
+	/* A MAD agent's send handler runs in process context. */
+	rdma_destroy_ah(wc->send_buf->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	ib_free_send_mad(wc->send_buf);
+}
+
+/*
+ * Send the SMA's trap @trap on to the master SM, as mthca and mlx4 send
+ * their firmware's (forward_trap).  The address handle is made for each
+ * trap from PortInfo as it is now, so it never names an SM that has
+ * gone; traps are rare.  A trap that cannot be sent is lost: the SMA
+ * does not repeat it either (docs/limits.rst).
+ */
+static void vhcad_forward_trap(struct vhca_dev *dev, const struct ib_mad *trap)
+{
+	struct rdma_ah_attr ah_attr = {};
+	struct ib_mad_send_buf *buf;
+	union vhca_smp_data pi;
+	struct ib_ah *ah;
+	u16 sm_lid;
+
+	mutex_lock(&dev->trap_lock);
+	if (!dev->trap_agent ||
+	    vhcad_smp(dev, IB_MGMT_METHOD_GET, IB_SMP_ATTR_PORT_INFO,
+		      VHCA_PORT_NUM, &pi))
+		goto out;
+	sm_lid = be16_to_cpu(pi.port_info.sm_lid);
+	if (!sm_lid)
+		goto out;
+
+	ah_attr.type = RDMA_AH_ATTR_TYPE_IB;
+	rdma_ah_set_dlid(&ah_attr, sm_lid);
+	rdma_ah_set_sl(&ah_attr, pi.port_info.neighbormtu_mastersmsl & 0xf);
+	rdma_ah_set_port_num(&ah_attr, VHCA_PORT_NUM);
+	ah = rdma_create_ah(dev->trap_agent->qp->pd, &ah_attr,
+			    RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah))
+		goto out;
+
+	buf = ib_create_send_mad(dev->trap_agent, 0, 0, 0, IB_MGMT_MAD_HDR,
+				 IB_MGMT_MAD_DATA, GFP_KERNEL,
+				 IB_MGMT_BASE_VERSION);
+	if (IS_ERR(buf)) {
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+		goto out;
+	}
+	memcpy(buf->mad, trap, sizeof(*trap));
+	buf->ah = ah;
+	if (ib_post_send_mad(buf, NULL)) {
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+		ib_free_send_mad(buf);
+	}
+out:
+	mutex_unlock(&dev->trap_lock);
+}
+
+/**
+ * vhcad_trap_agent_register - start forwarding the SMA's traps
+ * @dev: the device, an InfiniBand port whose ib_device is registered
+ *
+ * The MAD agent that sends them (on QP0, no classes of its own to
+ * receive), as mlx4_ib_mad_init() registers its.  Without it traps are
+ * dropped, which is not worth failing the device for.
+ */
+void vhcad_trap_agent_register(struct vhca_dev *dev)
+{
+	struct ib_mad_agent *agent;
+
+	agent = ib_register_mad_agent(&dev->ibdev, VHCA_PORT_NUM, IB_QPT_SMI,
+				      NULL, 0, vhcad_trap_sent, NULL, NULL, 0);
+	if (IS_ERR(agent)) {
+		dev_warn(&dev->pdev->dev,
+			 "cannot register the MAD agent for traps (%ld): the subnet manager will not hear of local changes\n",
+			 PTR_ERR(agent));
+		return;
+	}
+	mutex_lock(&dev->trap_lock);
+	dev->trap_agent = agent;
+	mutex_unlock(&dev->trap_lock);
+}
+
+/* Stop forwarding traps; before the ib_device is unregistered. */
+void vhcad_trap_agent_unregister(struct vhca_dev *dev)
+{
+	struct ib_mad_agent *agent;
+
+	mutex_lock(&dev->trap_lock);
+	agent = dev->trap_agent;
+	dev->trap_agent = NULL;
+	mutex_unlock(&dev->trap_lock);
+	if (agent)
+		ib_unregister_mad_agent(agent);
+}
+
+/* A trap the device's SMA raised: it came from SLID 0, which no wire has. */
+static bool vhcad_mad_is_local_trap(const struct ib_wc *in_wc,
+				    const struct ib_mad_hdr *hdr)
+{
+	return in_wc && !in_wc->slid &&
+	       hdr->mgmt_class == IB_MGMT_CLASS_SUBN_LID_ROUTED &&
+	       hdr->method == IB_MGMT_METHOD_TRAP;
+}
+
 int vhcad_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
 		      const struct ib_wc *in_wc, const struct ib_grh *in_grh,
 		      const struct ib_mad *in, struct ib_mad *out,
@@ -57,7 +163,13 @@ int vhcad_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
 	u8 result;
 	int ret;
 
-	if (port_num != VHCA_PORT_NUM || !vhcad_mad_for_device(&in->mad_hdr))
+	if (port_num != VHCA_PORT_NUM)
+		return IB_MAD_RESULT_SUCCESS;
+	if (vhcad_mad_is_local_trap(in_wc, &in->mad_hdr)) {
+		vhcad_forward_trap(dev, in);
+		return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
+	}
+	if (!vhcad_mad_for_device(&in->mad_hdr))
 		return IB_MAD_RESULT_SUCCESS;
 	if (*out_mad_size < VHCA_MAD_SIZE)
 		return IB_MAD_RESULT_FAILURE;

@@ -185,6 +185,8 @@ union vhca_smp_data {
 	char node_desc[IB_DEVICE_NODE_DESC_MAX];	/* NodeDescription */
 };
 
+void vhcad_trap_agent_register(struct vhca_dev *dev);
+void vhcad_trap_agent_unregister(struct vhca_dev *dev);
 int vhcad_smp(struct vhca_dev *dev, u8 method, __be16 attr_id, u32 attr_mod,
 	      union vhca_smp_data *data);
 int vhcad_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,

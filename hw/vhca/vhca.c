@@ -162,6 +162,12 @@ static void vhca_ib_port_state_cb(void *opaque, uint8_t from, uint8_t to)
     trace_vhca_ib_port_state(from, to);
 }
 
+static void vhca_ib_trap_cb(void *opaque, uint16_t trap, uint16_t sm_lid,
+                            bool sent)
+{
+    trace_vhca_ib_trap(trap, sm_lid, sent);
+}
+
 static void vhca_cqe_error_cb(void *opaque, uint32_t cqn, uint32_t qpn,
                               uint64_t wr_id, uint8_t opcode, uint8_t status,
                               uint32_t vendor_err)
@@ -552,6 +558,7 @@ static const VhcaCoreOps vhca_core_ops = {
     .cqe_error = vhca_cqe_error_cb,
     .mad = vhca_mad_cb,
     .ib_port_state = vhca_ib_port_state_cb,
+    .ib_trap = vhca_ib_trap_cb,
     .srq_limit = vhca_srq_limit_cb,
     .mw_bind_refused = vhca_mw_bind_refused_cb,
     .mw_invalidated = vhca_mw_invalidated_cb,

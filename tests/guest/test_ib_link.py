@@ -52,12 +52,12 @@ def set_partitions(lines):
 
 def setUpModule():
     fabric.start()
-    # opensm in guest 1 (a daemon, its log in /tmp): it sweeps the subnet
-    # through QP0, assigns LIDs and moves both ports INIT -> ARMED ->
-    # ACTIVE.
-    fabric[1].run("echo '%s' > %s && opensm -B -P %s -f /tmp/opensm.log "
-                  "> /dev/null 2>&1" % (DEFAULT_PARTITION, PARTITIONS,
-                                        PARTITIONS))
+    # opensm in guest 1 (a daemon, its log in /tmp, each line flushed:
+    # -d 2): it sweeps the subnet through QP0, assigns LIDs and moves
+    # both ports INIT -> ARMED -> ACTIVE.
+    fabric[1].run("echo '%s' > %s && opensm -B -d 2 -P %s "
+                  "-f /tmp/opensm.log > /dev/null 2>&1"
+                  % (DEFAULT_PARTITION, PARTITIONS, PARTITIONS))
     for g in (fabric[1], fabric[2]):
         wait_active(g)
 
@@ -189,10 +189,13 @@ class Partitions(unittest.TestCase):
     """opensm's partitions.conf puts guest 1 in partition 0x8001 and
     guest 2 not: a QP of guest 1 in that partition cannot reach guest 2,
     whose port drops the packets and counts them (PortRcvConstraintErrors,
-    drop_pkey); with guest 2 added to the partition the same programs run.
-    The default partition (0x7fff) stays for IPoIB and the other tests."""
+    drop_pkey), and the IPoIB child interfaces of 0x8001 (ib0.8001) do not
+    reach each other either; with guest 2 added to the partition the same
+    programs run and the child interfaces ping.  The default partition
+    (0x7fff) stays for IPoIB and the other tests."""
 
     PKEY = 0x8001
+    CHILD = "ib0.8001"
 
     def send_bw(self, client_index, server_index, expect_ok):
         cmd = "ib_send_bw -d vhca0 -F -s 256 -n 20 --pkey_index=%d"
@@ -209,6 +212,34 @@ class Partitions(unittest.TestCase):
         return int(re.search(r"PortRcvConstraintErrors:\.*(\d+)",
                              out).group(1))
 
+    def add_children(self):
+        """ib0.8001 in both guests (IPoIB's child interface of a
+        partition), 192.168.81.<guest>/24."""
+        for i in (1, 2):
+            fabric[i].run("echo 0x%04x > /sys/class/net/ib0/create_child && "
+                          "ip addr add 192.168.81.%d/24 dev %s && "
+                          "ip link set %s up" % (self.PKEY, i, self.CHILD,
+                                                 self.CHILD))
+
+    def remove_children(self):
+        for i in (1, 2):
+            fabric[i].run("[ -e /sys/class/net/%s ] && echo 0x%04x > "
+                          "/sys/class/net/ib0/delete_child; true"
+                          % (self.CHILD, self.PKEY))
+
+    def child_ping(self, expect_ok):
+        """Guest 1's child pings guest 2's.  A child whose port lacks the
+        P_Key has no carrier (ipoib_ib_dev_up); with it, the first pings
+        may go while IPoIB joins the partition's broadcast group, so up
+        to 20 tries of one ping."""
+        status, out = fabric[1].exec(
+            "for i in $(seq 20); do ping -c 1 -W 2 -I %s 192.168.81.2 "
+            "&& exit 0; done; exit 1" % self.CHILD, timeout=120)
+        if expect_ok:
+            self.assertEqual(status, 0, out)
+        else:
+            self.assertNotEqual(status, 0, out)
+
     def test_partition_keeps_guests_apart_then_joins_them(self):
         guid1 = port_attr(fabric[1], "gids/0").replace(":", "")[16:]
         guid2 = port_attr(fabric[2], "gids/0").replace(":", "")[16:]
@@ -219,7 +250,9 @@ class Partitions(unittest.TestCase):
                       "grep -q 'async event FD' /tmp/aw.log && exit 0; "
                       "sleep 0.1; done; cat /tmp/aw.log; exit 1")
         try:
-            set_partitions(["P1=0x%04x : 0x%s=full ;" % (self.PKEY, guid1)])
+            self.add_children()
+            set_partitions(["P1=0x%04x, ipoib : 0x%s=full ;"
+                            % (self.PKEY, guid1)])
             wait_pkey(fabric[1], self.PKEY, True)
             fabric[1].run("for i in $(seq 100); do grep -q PKEY_CHANGE "
                           "/tmp/aw.log && exit 0; sleep 0.2; done; "
@@ -230,16 +263,75 @@ class Partitions(unittest.TestCase):
             # partition and its port has no 0x8001.
             self.send_bw(pkey_index(fabric[1], self.PKEY), 0, False)
             self.assertGreater(self.constraint_errors(), before)
+            self.child_ping(False)
 
-            set_partitions(["P1=0x%04x : 0x%s=full, 0x%s=full ;"
+            set_partitions(["P1=0x%04x, ipoib : 0x%s=full, 0x%s=full ;"
                             % (self.PKEY, guid1, guid2)])
             wait_pkey(fabric[2], self.PKEY, True)
             self.send_bw(pkey_index(fabric[1], self.PKEY),
                          pkey_index(fabric[2], self.PKEY), True)
+            self.child_ping(True)
         finally:
             fabric[1].run("pkill ibv_asyncwatch; true")
+            self.remove_children()
             set_partitions([])
             wait_pkey(fabric[2], self.PKEY, False)
+
+
+class SmaTraps(unittest.TestCase):
+    """The SMA's trap 144 (IBTA 14.2.5.1): a new node description in
+    guest 2 reaches opensm in guest 1 at once, through the device, the
+    driver's trap forwarding and QP0, and opensm reads it again; the SA's
+    NodeRecord (saquery) shows it.  opensm's light sweeps re-read only
+    unknown descriptions (state_mgr_get_node_desc), so without the trap
+    the new one would wait for a heavy sweep."""
+
+    def test_node_description_change_reaches_the_sm(self):
+        desc = "vhca-trap-test guest2"
+        old = fabric[2].run("cat /sys/class/infiniband/vhca0/node_desc"
+                            ).strip()
+        traps = "/sys/class/infiniband/vhca0/ports/1/hw_counters/sma_traps"
+        before = int(fabric[2].run("cat %s" % traps))
+        logged = int(fabric[1].run(
+            "grep -c 'Trap 144 Node description update' /tmp/opensm.log; "
+            "true").strip() or 0)
+        try:
+            fabric[2].run("echo -n '%s' > "
+                          "/sys/class/infiniband/vhca0/node_desc" % desc)
+            self.assertGreater(int(fabric[2].run("cat %s" % traps)), before)
+            fabric[1].run(
+                "for i in $(seq 100); do [ $(grep -c 'Trap 144 Node "
+                "description update' /tmp/opensm.log) -gt %d ] && exit 0; "
+                "sleep 0.2; done; tail -20 /tmp/opensm.log; exit 1"
+                % logged, timeout=60)
+            fabric[1].run("for i in $(seq 100); do saquery NR | grep -q "
+                          "'%s' && exit 0; sleep 0.2; done; saquery NR; "
+                          "exit 1" % desc, timeout=60)
+        finally:
+            fabric[2].run("echo -n '%s' > "
+                          "/sys/class/infiniband/vhca0/node_desc" % old)
+
+
+class SubnetAdministration(unittest.TestCase):
+    """opensm's SA, read with saquery; ibstatus's view of the ports."""
+
+    def test_saquery_node_and_path_records(self):
+        out = fabric[2].run("saquery NR")
+        self.assertEqual(len(re.findall(r"^NodeRecord", out, re.M)), 2, out)
+        # Every path record opensm computed: guest 2 to guest 1 among
+        # them, in the default partition, at MTU 4096 (0x85: exactly 5).
+        out = fabric[2].run("saquery PR")
+        self.assertRegex(out, r"dlid\.+%d\n\s+slid\.+%d\n"
+                         % (lid(fabric[1]), lid(fabric[2])))
+        self.assertRegex(out, r"pkey\.+0xFFFF")
+        self.assertRegex(out, r"mtu\.+0x85")
+
+    def test_ibstatus(self):
+        out = fabric[2].run("ibstatus vhca0")
+        self.assertRegex(out, r"state:\s+4: ACTIVE")
+        self.assertRegex(out, r"phys state:\s+5: LinkUp")
+        self.assertRegex(out, r"link_layer:\s+InfiniBand")
+        self.assertRegex(out, r"sm lid:\s+0x%x\b" % lid(fabric[1]))
 
 
 class PerftestByLid(unittest.TestCase):

@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "vhca-mad.h"
 #include "vhca-node.h"
 #include "vhca-rdma.h"
 #include "vhca-wire.h"
@@ -842,6 +843,23 @@ static void s_ib_link_downed(World *w)
     vhca_core_set_link(&w->p.b.h->core, false);
 }
 
+/* An SM starts on b (IsSM): b's SMA tells the master SM (trap 144). */
+static void s_ib_sma_trap(World *w)
+{
+    struct vhca_cmd_modify_port_in in = {
+        .port = 1,
+        .set_cap_mask = GUINT32_TO_LE(VHCA_PORT_CAP_IS_SM),
+    };
+    TestQp smi;
+
+    world_init_ib(w, &default_opts);
+    node_ib_smi_qp(&w->p.b, &smi);
+    world_mark(w);
+    g_assert_cmpuint(admin_cmd(w->p.b.h, VHCA_CMD_MODIFY_PORT, 0x4d50, &in,
+                               sizeof(in), NULL), ==, VHCA_ST_OK);
+    harness_run(w->p.b.h);
+}
+
 /* b's port is back in INIT (cable pulled, put back): its data waits. */
 static void s_ib_xmit_discard(World *w)
 {
@@ -931,6 +949,7 @@ static const CounterCase counter_cases[] = {
     C(RDMA_RX_BYTES, rc_send, 'b', true),
     C(LINK_DOWNED, ib_link_downed, 'b', true),
     C(XMIT_DISCARDS, ib_xmit_discard, 'a', true),
+    C(SMA_TRAPS, ib_sma_trap, 'b', true),
     C(DROP_BAD_VCRC, ib_bad_vcrc, 'b', true),
     C(DROP_DLID, ib_dlid, 'b', true),
     C(DROP_VL15, ib_vl15, 'b', true),

@@ -445,8 +445,10 @@ static void test_port_info_get(void)
     g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_LID), ==, 0);
     g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_MASTER_SM_LID), ==, 0);
     g_assert_cmphex(vhca_mad_get(pi, VHCA_PI_CAP_MASK), ==,
-                    VHCA_PORT_CAP_SYS_IMAGE_GUID |
-                    VHCA_PORT_CAP_CLIENT_REREGISTER);
+                    VHCA_PORT_CAP_TRAP | VHCA_PORT_CAP_SYS_IMAGE_GUID |
+                    VHCA_PORT_CAP_CAP_MASK_NOTICE |
+                    VHCA_PORT_CAP_CLIENT_REREGISTER |
+                    VHCA_PORT_CAP_OTHER_LOCAL_CHANGES);
     g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_LOCAL_PORT_NUM), ==, 1);
     g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_LINK_WIDTH_SUPPORTED), ==, 3);
     g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_LINK_WIDTH_ENABLED), ==, 3);
@@ -516,8 +518,10 @@ static void test_port_info_set(void)
     g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_LOCAL_PHY_ERRORS), ==, 8);
     g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_MKEY_LEASE_PERIOD), ==, 60);
     g_assert_cmphex(vhca_mad_get(pi, VHCA_PI_CAP_MASK), ==,
-                    VHCA_PORT_CAP_SYS_IMAGE_GUID |
-                    VHCA_PORT_CAP_CLIENT_REREGISTER);
+                    VHCA_PORT_CAP_TRAP | VHCA_PORT_CAP_SYS_IMAGE_GUID |
+                    VHCA_PORT_CAP_CAP_MASK_NOTICE |
+                    VHCA_PORT_CAP_CLIENT_REREGISTER |
+                    VHCA_PORT_CAP_OTHER_LOCAL_CHANGES);
     g_assert_cmpuint(h->core.ib.lid, ==, 0x21);
     g_assert_cmphex(vhca_ld_be64(h->core.gid_tbl[0].gid), ==,
                     0xfec0000000000001ull);
@@ -1159,8 +1163,10 @@ static uint8_t modify_port(Harness *h, uint8_t port, uint8_t flags,
 static void test_modify_port_and_violations(void)
 {
     Harness *h = ib_new();
-    const uint32_t base = VHCA_PORT_CAP_SYS_IMAGE_GUID |
-                          VHCA_PORT_CAP_CLIENT_REREGISTER;
+    const uint32_t base = VHCA_PORT_CAP_TRAP | VHCA_PORT_CAP_SYS_IMAGE_GUID |
+                          VHCA_PORT_CAP_CAP_MASK_NOTICE |
+                          VHCA_PORT_CAP_CLIENT_REREGISTER |
+                          VHCA_PORT_CAP_OTHER_LOCAL_CHANGES;
     const uint32_t cm = 1u << 16;
 
     /* IsSM, as opensm asks when it opens the port; CM from ib_cm. */

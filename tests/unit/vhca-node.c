@@ -161,9 +161,7 @@ void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
     qp_connect_path(h, qpn, &path, dest_qpn, o, sq_psn, rq_psn);
 }
 
-/* One SMP through MAD_IFC, as the kernel hands a local one over. */
-static void node_ib_smp_set(Node *n, uint16_t attr, uint32_t mod,
-                            const uint8_t *data)
+uint8_t node_ib_mad(Node *n, uint8_t flags, const uint8_t *in, uint8_t *out)
 {
     const uint64_t mbox_addr = rdma_alloc(n->h, 1);
     struct vhca_cmd_dma_in cmd = {
@@ -171,12 +169,26 @@ static void node_ib_smp_set(Node *n, uint16_t attr, uint32_t mod,
         .len = GUINT32_TO_LE(sizeof(struct vhca_mad_ifc)),
     };
     struct vhca_mad_ifc mbox;
-    uint8_t *mad = mbox.in_mad;
-    uint8_t out[16];
+    uint8_t result[16];
 
     memset(&mbox, 0, sizeof(mbox));
     mbox.port = 1;
-    mbox.flags = VHCA_MAD_IFC_LOCAL;
+    mbox.flags = flags;
+    memcpy(mbox.in_mad, in, VHCA_MAD_SIZE);
+    ram_write(n->h, mbox_addr, &mbox, sizeof(mbox));
+    g_assert_cmpuint(admin_cmd(n->h, VHCA_CMD_MAD_IFC, 0x534d, &cmd,
+                               sizeof(cmd), result), ==, VHCA_ST_OK);
+    ram_read(n->h, mbox_addr, &mbox, sizeof(mbox));
+    memcpy(out, mbox.out_mad, VHCA_MAD_SIZE);
+    return result[0];
+}
+
+void node_ib_smp_set(Node *n, uint8_t flags, uint16_t attr, uint32_t mod,
+                     const uint8_t *data)
+{
+    uint8_t mad[VHCA_MAD_SIZE] = { 0 };
+    uint8_t out[VHCA_MAD_SIZE];
+
     mad[VHCA_MAD_BASE_VERSION] = VHCA_MAD_BASE_VERSION_IB;
     mad[VHCA_MAD_MGMT_CLASS] = 0x01;            /* SMP, LID routed */
     mad[VHCA_MAD_CLASS_VERSION] = 1;
@@ -184,12 +196,23 @@ static void node_ib_smp_set(Node *n, uint16_t attr, uint32_t mod,
     vhca_st_be16(mad + VHCA_MAD_ATTR_ID, attr);
     vhca_st_be32(mad + VHCA_MAD_ATTR_MOD, mod);
     memcpy(mad + VHCA_SMP_DATA, data, VHCA_SMP_DATA_LEN);
-    ram_write(n->h, mbox_addr, &mbox, sizeof(mbox));
-    g_assert_cmpuint(admin_cmd(n->h, VHCA_CMD_MAD_IFC, 0x534d, &cmd,
-                               sizeof(cmd), out), ==, VHCA_ST_OK);
-    g_assert_cmpuint(out[0], ==, VHCA_MAD_RESULT_REPLY);
-    ram_read(n->h, mbox_addr, &mbox, sizeof(mbox));
-    g_assert_cmphex(vhca_ld_be16(mbox.out_mad + VHCA_MAD_STATUS), ==, 0);
+    g_assert_cmpuint(node_ib_mad(n, flags, mad, out), ==,
+                     VHCA_MAD_RESULT_REPLY);
+    g_assert_cmphex(vhca_ld_be16(out + VHCA_MAD_STATUS), ==, 0);
+}
+
+void node_ib_smi_qp(Node *n, TestQp *smi)
+{
+    struct vhca_qp_attr a;
+
+    g_assert_cmpuint(rdma_create_qp(n->h, smi, VHCA_QPT_SMI, n->pdn,
+                                    n->scq.cqn, n->rcq.cqn, n->page), ==,
+                     VHCA_ST_OK);
+    memset(&a, 0, sizeof(a));
+    a.qpn = smi->qpn;
+    qp_modify_ok(n->h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_QKEY);
+    qp_modify_ok(n->h, &a, VHCA_QPS_RTR, 0);
+    qp_modify_ok(n->h, &a, VHCA_QPS_RTS, VHCA_QP_SQ_PSN);
 }
 
 void node_ib_set_port(Node *n, uint16_t lid, uint16_t sm_lid, uint8_t state)
@@ -203,10 +226,11 @@ void node_ib_set_port(Node *n, uint16_t lid, uint16_t sm_lid, uint8_t state)
     vhca_mad_set(pi, VHCA_PI_NEIGHBOR_MTU, VHCA_IB_MTU_4096);
     vhca_mad_set(pi, VHCA_PI_OPERATIONAL_VLS, 1);
     vhca_mad_set(pi, VHCA_PI_PORT_STATE, VHCA_PORT_ARMED);
-    node_ib_smp_set(n, VHCA_SMP_ATTR_PORT_INFO, 1, pi);
+    node_ib_smp_set(n, VHCA_MAD_IFC_LOCAL, VHCA_SMP_ATTR_PORT_INFO, 1, pi);
     if (state == VHCA_PORT_ACTIVE) {
         vhca_mad_set(pi, VHCA_PI_PORT_STATE, VHCA_PORT_ACTIVE);
-        node_ib_smp_set(n, VHCA_SMP_ATTR_PORT_INFO, 1, pi);
+        node_ib_smp_set(n, VHCA_MAD_IFC_LOCAL, VHCA_SMP_ATTR_PORT_INFO, 1,
+                        pi);
     }
     g_assert_cmpuint(n->h->core.ib.state, ==, state);
     g_assert_cmpuint(n->h->core.ib.lid, ==, lid);
@@ -223,7 +247,8 @@ void node_ib_pkey(Node *n, uint16_t index, uint16_t pkey)
                      n->h->core.ib.pkeys[(index & ~31u) + i]);
     }
     vhca_st_be16(block + 2 * (index & 31), pkey);
-    node_ib_smp_set(n, VHCA_SMP_ATTR_PKEY_TABLE, index / 32, block);
+    node_ib_smp_set(n, VHCA_MAD_IFC_LOCAL, VHCA_SMP_ATTR_PKEY_TABLE,
+                    index / 32, block);
 }
 
 void qp_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,

@@ -101,6 +101,16 @@ void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
  */
 void node_ib_set_port(Node *n, uint16_t lid, uint16_t sm_lid, uint8_t state);
 void node_ib_pkey(Node *n, uint16_t index, uint16_t pkey);
+/*
+ * MAD_IFC with @flags (VHCA_MAD_IFC_*) and the 256-byte MAD @in: returns
+ * the VHCA_MAD_RESULT_* bits, the mailbox's out_mad in @out.
+ */
+uint8_t node_ib_mad(Node *n, uint8_t flags, const uint8_t *in, uint8_t *out);
+/* A Set of @attr through MAD_IFC with @flags, asserting status 0. */
+void node_ib_smp_set(Node *n, uint8_t flags, uint16_t attr, uint32_t mod,
+                     const uint8_t *data);
+/* The SMI QP (QP0) of @n, in RTS, on @n's CQs. */
+void node_ib_smi_qp(Node *n, TestQp *smi);
 /* qp_connect() by LID: the path is @dlid with no GRH. */
 void qp_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,
                     uint32_t dest_qpn, const ConnOpts *o, uint32_t sq_psn,

@@ -242,6 +242,12 @@ typedef struct VhcaCoreOps {
                 uint8_t result);
     /* IB port: the logical port state changed (enum vhca_port_state). */
     void (*ib_port_state)(void *opaque, uint8_t from, uint8_t to);
+    /*
+     * IB port: the SMA raised trap @trap for the master SM at @sm_lid;
+     * @sent false if the port could not send it (not ACTIVE, no SM, no
+     * SMI QP).
+     */
+    void (*ib_trap)(void *opaque, uint16_t trap, uint16_t sm_lid, bool sent);
     /* A CQE with a status other than SUCCESS was written to @cqn. */
     void (*cqe_error)(void *opaque, uint32_t cqn, uint32_t qpn,
                       uint64_t wr_id, uint8_t opcode, uint8_t status,
@@ -431,6 +437,8 @@ typedef struct VhcaIbPort {
     uint8_t node_desc[64];
     /* The PMA's baselines of the device counters (vhca-pma.c). */
     uint64_t pma_base[VHCA_IB_PMA_BASES];
+    /* The TransactionID of the last trap sent (vhca-trap.c). */
+    uint64_t trap_tid;
 } VhcaIbPort;
 
 typedef struct VhcaCore {

@@ -102,6 +102,18 @@ bool vhca_ib_pkey_match(uint16_t a, uint16_t b);
 /* Entry @index of the P_Key table; 0 (invalid) if out of range. */
 uint16_t vhca_ib_pkey_at(const VhcaCore *core, uint16_t index);
 
+/*
+ * The SMA's traps to the master SM (vhca-trap.c, IBTA 14.2.5.1): 144
+ * when the CapabilityMask changed (@other false) or another local
+ * attribute did (@other true; @change_flags its ChangeFlags, such as
+ * VHCA_TRAP144_NODE_DESC); 256 when the SMP @smp (256 bytes) failed the
+ * M_Key check.  Nothing is sent unless the port is ACTIVE with a master
+ * SM and the driver has its SMI QP.
+ */
+void vhca_ib_trap_local_changes(VhcaCore *core, bool other,
+                                uint16_t change_flags);
+void vhca_ib_trap_bad_mkey(VhcaCore *core, const uint8_t *smp);
+
 /* A MAD handed to the device: the mailbox's header, and in and out. */
 typedef struct VhcaMadReq {
     uint8_t flags;                  /* VHCA_MAD_IFC_* */

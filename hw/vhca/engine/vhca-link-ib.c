@@ -66,6 +66,14 @@ void vhca_link_ib_receive(VhcaCore *core, const uint8_t *buf, size_t len)
         vhca_rx_drop_malformed(core, err);
         return;
     }
+    /*
+     * 7.11.1: LID 0 is reserved.  Only the SMA's own traps come from
+     * SLID 0 (vhca-trap.c), and never off the link.
+     */
+    if (!pkt.lrh.slid) {
+        vhca_rx_drop(core, VHCA_DROP_MALFORMED, 0);
+        return;
+    }
     if (!vhca_link_ib_state_takes(core, &pkt.lrh)) {
         vhca_rx_drop(core, VHCA_DROP_PORT_STATE, 0);
         return;

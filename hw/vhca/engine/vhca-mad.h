@@ -37,6 +37,8 @@
 
 /* 14.2.1.1/14.2.1.2 SMP: the M_Key, then (at 64) 64 bytes of data. */
 #define VHCA_SMP_MKEY               24
+#define VHCA_SMP_DR_SLID            32      /* directed route (14.2.1.2) */
+#define VHCA_SMP_DR_RETURN_PATH     192     /* 64 bytes, one per hop */
 #define VHCA_SMP_DATA               64
 #define VHCA_SMP_DATA_LEN           64
 /* 16.1.1 PMA (a GMP): 40 reserved bytes after the header, then data. */
@@ -156,8 +158,46 @@ typedef struct VhcaMadField {
 
 /* PortInfo CapabilityMask bits (14.2.5.6, Table 156). */
 #define VHCA_PORT_CAP_IS_SM                 (1u << 1)
+#define VHCA_PORT_CAP_TRAP                  (1u << 3)
 #define VHCA_PORT_CAP_SYS_IMAGE_GUID        (1u << 11)
+#define VHCA_PORT_CAP_CAP_MASK_NOTICE       (1u << 22)
 #define VHCA_PORT_CAP_CLIENT_REREGISTER     (1u << 25)
+#define VHCA_PORT_CAP_OTHER_LOCAL_CHANGES   (1u << 26)
+
+/*
+ * 13.4.8.2 Notice, the data of a Trap SMP (64 bytes: an SMP has no room
+ * for IssuerGID), and the two traps the SMA sends (14.2.5.1, Table 131):
+ * 144, the port's CapabilityMask or another local attribute changed
+ * (the other-changes bit and ChangeFlags say which), and 256, Bad M_Key.
+ * Their DataDetails start at bit 80.
+ */
+#define VHCA_NOTICE_IS_GENERIC      VHCA_MAD_FIELD(0, 1)
+#define VHCA_NOTICE_TYPE            VHCA_MAD_FIELD(1, 7)
+#define VHCA_NOTICE_PRODUCER_TYPE   VHCA_MAD_FIELD(8, 24)
+#define VHCA_NOTICE_TRAP_NUMBER     VHCA_MAD_FIELD(32, 16)
+#define VHCA_NOTICE_ISSUER_LID      VHCA_MAD_FIELD(48, 16)
+#define VHCA_NOTICE_TOGGLE_COUNT    VHCA_MAD_FIELD(64, 16)
+#define VHCA_NOTICE_TYPE_SECURITY   2
+#define VHCA_NOTICE_TYPE_INFO       4
+#define VHCA_NOTICE_PRODUCER_CA     1
+#define VHCA_TRAP_LOCAL_CHANGES     144
+#define VHCA_TRAP_BAD_MKEY          256
+#define VHCA_TRAP144_LID            VHCA_MAD_FIELD(96, 16)
+#define VHCA_TRAP144_OTHER_CHANGES  VHCA_MAD_FIELD(127, 1)
+#define VHCA_TRAP144_CAP_MASK       VHCA_MAD_FIELD(128, 32)
+#define VHCA_TRAP144_CHANGE_FLAGS   VHCA_MAD_FIELD(160, 16)
+#define VHCA_TRAP144_NODE_DESC      0x0001  /* ChangeFlags: NodeDescription */
+#define VHCA_TRAP256_LID            VHCA_MAD_FIELD(96, 16)
+#define VHCA_TRAP256_DR_SLID        VHCA_MAD_FIELD(112, 16)
+#define VHCA_TRAP256_METHOD         VHCA_MAD_FIELD(128, 8)
+#define VHCA_TRAP256_ATTR_ID        VHCA_MAD_FIELD(144, 16)
+#define VHCA_TRAP256_ATTR_MOD       VHCA_MAD_FIELD(160, 32)
+#define VHCA_TRAP256_MKEY           24      /* byte offset, 64 bits */
+#define VHCA_TRAP256_DR_NOTICE      VHCA_MAD_FIELD(264, 1)
+#define VHCA_TRAP256_DR_TRUNCATED   VHCA_MAD_FIELD(265, 1)
+#define VHCA_TRAP256_DR_HOP_COUNT   VHCA_MAD_FIELD(266, 6)
+#define VHCA_TRAP256_DR_RETURN_PATH 34      /* byte offset, 30 bytes */
+#define VHCA_TRAP256_DR_PATH_MAX    30
 
 /* PortInfo encodings (14.2.5.6): LinkWidth*, LinkSpeed*, VLCap. */
 #define VHCA_PI_WIDTH_1X            0x01

@@ -44,9 +44,12 @@
  * TCG answers in milliseconds, not microseconds.
  */
 #define VHCA_IB_RESP_TIME_VALUE     18
-/* CapabilityMask at power-on: what the SMA implements. */
-#define VHCA_IB_DEFAULT_CAP_MASK    (VHCA_PORT_CAP_SYS_IMAGE_GUID | \
-                                     VHCA_PORT_CAP_CLIENT_REREGISTER)
+/* CapabilityMask at power-on: what the SMA implements (traps: vhca-trap.c). */
+#define VHCA_IB_DEFAULT_CAP_MASK    (VHCA_PORT_CAP_TRAP | \
+                                     VHCA_PORT_CAP_SYS_IMAGE_GUID | \
+                                     VHCA_PORT_CAP_CAP_MASK_NOTICE | \
+                                     VHCA_PORT_CAP_CLIENT_REREGISTER | \
+                                     VHCA_PORT_CAP_OTHER_LOCAL_CHANGES)
 #define VHCA_IB_DEFAULT_NODE_DESC   "vhca"
 
 /* ---------------------------------------------------------------------- */
@@ -281,7 +284,8 @@ static bool vhca_sma_mkey_matches(const VhcaCore *core,
  * with the wrong M_Key always fails; a Get fails only at levels 2 and 3
  * (level 1 hides PortInfo:M_Key instead; level 3 is as 2 for an SMA, as
  * in qib and hfi1).  A failed check is an M_Key violation: counted,
- * the lease starts, and the SMP is discarded without a response.
+ * the lease starts, the SMP is discarded without a response, and the
+ * SM hears of it by a Bad M_Key trap (14.2.4.2, trap 256).
  */
 static bool vhca_sma_mkey_ok(VhcaCore *core, const VhcaMadReq *req,
                              uint8_t method)
@@ -297,6 +301,7 @@ static bool vhca_sma_mkey_ok(VhcaCore *core, const VhcaMadReq *req,
         return true;
     }
     vhca_ib_mkey_violation(core);
+    vhca_ib_trap_bad_mkey(core, req->in);
     return false;
 }
 
@@ -344,8 +349,9 @@ static uint16_t vhca_sma_get_node_desc(VhcaCore *core, const VhcaMadReq *req,
  * The node description is the kernel's (ib_device node_desc, which
  * ib_modify_device(IB_DEVICE_MODIFY_NODE_DESC) changes), and a Set from
  * the driver (IGNORE_MKEY, which only the driver can set) is how it
- * hands it to the device, so that SMs read the same name.  For anyone
- * else the attribute is read-only (14.2.5.2).
+ * hands it to the device, so that SMs read the same name; a new one is
+ * told to the SM by trap 144 (14.2.5.1).  For anyone else the attribute
+ * is read-only (14.2.5.2).
  */
 static uint16_t vhca_sma_set_node_desc(VhcaCore *core, const VhcaMadReq *req,
                                        const uint8_t *data, uint32_t mod)
@@ -356,7 +362,10 @@ static uint16_t vhca_sma_set_node_desc(VhcaCore *core, const VhcaMadReq *req,
     if (mod) {
         return VHCA_MAD_STATUS_INVALID_VALUE;
     }
-    memcpy(core->ib.node_desc, data, sizeof(core->ib.node_desc));
+    if (memcmp(core->ib.node_desc, data, sizeof(core->ib.node_desc))) {
+        memcpy(core->ib.node_desc, data, sizeof(core->ib.node_desc));
+        vhca_ib_trap_local_changes(core, true, VHCA_TRAP144_NODE_DESC);
+    }
     return 0;
 }
 
@@ -860,9 +869,9 @@ uint8_t vhca_sma_process(VhcaCore *core, VhcaMadReq *req)
         return VHCA_MAD_RESULT_CONSUMED;
     }
     /*
-     * TrapRepress is the SM's answer to a Trap (13.4.5, 14.2.5.1); the
-     * SMA sends no traps, so there is nothing to stop repeating, and it
-     * is never answered.
+     * TrapRepress is the SM's answer to a Trap (13.4.5, 14.2.5.1): it is
+     * never answered, and as traps are not repeated (vhca-trap.c) there
+     * is nothing to stop.
      */
     if (method == VHCA_MAD_METHOD_TRAP_REPRESS) {
         return VHCA_MAD_RESULT_CONSUMED;
@@ -1015,7 +1024,11 @@ uint8_t vhca_cmd_modify_port(VhcaCore *core, VhcaCmdCtx *ctx)
                              "CapabilityMask bits 0x%x are the device's",
                              ctx->syndrome);
     }
-    ib->cap_mask = (ib->cap_mask & ~clr) | set;
+    /* The SM learns of a new IsSM or IsCM by trap 144 (14.2.5.1). */
+    if (((ib->cap_mask & ~clr) | set) != ib->cap_mask) {
+        ib->cap_mask = (ib->cap_mask & ~clr) | set;
+        vhca_ib_trap_local_changes(core, false, 0);
+    }
     if (flags & VHCA_MODIFY_PORT_RESET_QKEY_CNTR) {
         ib->qkey_violations = 0;
         ib->qkey_violations_base = core->counters[VHCA_CNT_DROP_QKEY];
