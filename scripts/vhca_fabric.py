@@ -5,7 +5,9 @@ The link between the guests is one of:
 
     loopback  (the default) two guests back to back with -netdev dgram
               (UDP on 127.0.0.1); more than two each joined to a small
-              learning switch (fabric_hub.py), also over -netdev dgram.
+              learning switch (fabric_hub.py), also over -netdev dgram,
+              or with InfiniBand ports to an InfiniBand switch that the
+              subnet manager programs (vhca-switch, switch/).
     netns     two guests as on two hosts: network namespaces joined only
               by a veth pair, each QEMU in one (ip netns exec) with
               -netdev dgram bound to its namespace's address.
@@ -35,6 +37,7 @@ Used as a library by the tests and as a command:
     vhca_fabric.py gid   [--ipv6] GUEST    # index of its RoCE v2 GID
     vhca_fabric.py pair  [--port P] [--rdma-cm] SERVER CLIENT SERVER_CMD CLIENT_CMD
     vhca_fabric.py info  GUEST           # the vhca's QPs, CQs, MRs, counters
+    vhca_fabric.py switch [info | cable N up|down]  # the IB switch
     vhca_fabric.py stop
 
 Addresses: guest i has MAC 52:54:00:56:48:<i>, 192.0.2.<i>/24 and
@@ -206,6 +209,7 @@ class Link:
     def __init__(self, fabric):
         self.count = fabric.count
         self.run_dir = fabric.run_dir
+        self.nics = fabric.nics
 
     def set_up(self):
         pass
@@ -220,6 +224,11 @@ class Link:
     def netdev(self, guest, fabric_fd=None):
         raise NotImplementedError
 
+    def switch_command(self, command):
+        """A command to the fabric's InfiniBand switch: only loopback
+        links of InfiniBand guests have one."""
+        raise FabricError("the %s link has no InfiniBand switch" % self.name)
+
     def guest_socket(self, guest):
         """A socket for QEMU to inherit (closed once QEMU started), or
         None: QEMU opens its own."""
@@ -232,9 +241,24 @@ class Link:
         pass
 
 
+def switch_binary():
+    """vhca-switch, built if needed (scripts/build-switch.sh)."""
+    proc = subprocess.run([os.path.join(HERE, "build-switch.sh")],
+                          stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise FabricError("cannot build the InfiniBand switch "
+                          "(scripts/build-switch.sh failed)")
+    return proc.stdout.split()[-1]
+
+
+# The InfiniBand switch's node GUID: "VHCA" and the switch's number.
+SWITCH_GUID = 0x5648434100000000
+
+
 class LoopbackLink(Link):
     """UDP on 127.0.0.1 between the QEMUs of this host: two guests back to
-    back, more through fabric_hub.py.  Needs no privileges."""
+    back, more through fabric_hub.py (Ethernet) or through vhca-switch
+    (InfiniBand, switch/).  Needs no privileges."""
 
     name = "loopback"
 
@@ -242,11 +266,14 @@ class LoopbackLink(Link):
         super().__init__(fabric)
         self.ports = {}
         self.hub_pid = None
+        self.switch_sock = None
 
     def set_up(self):
-        ports = free_udp_ports(self.count + 1)
+        ports = free_udp_ports(2 * self.count + 1)
         if self.count == 2:
             links = [(ports[0], ports[1]), (ports[1], ports[0])]
+        elif set(self.nics) == {"vhca-ib"}:
+            links = self.start_switch(ports)
         else:
             hub_port = ports[-1]
             peers = [str(p) for p in ports[:self.count]]
@@ -268,16 +295,55 @@ class LoopbackLink(Link):
     def guest_socket(self, guest):
         return fabric_socket(*self.ports[guest.index])
 
+    def start_switch(self, ports):
+        """One vhca-switch, guest i cabled to its port i: each cable is
+        the guest's UDP port and the switch's."""
+        guest_ports, switch_ports = ports[:self.count], \
+            ports[self.count:2 * self.count]
+        self.switch_sock = os.path.join(self.run_dir, "switch1.sock")
+        args = [switch_binary(), "--guid", "0x%x" % (SWITCH_GUID | 1),
+                "--name", "vhca-switch 1", "--control", self.switch_sock]
+        for i in range(self.count):
+            args += ["--port", "%d=%d:%d" % (i + 1, switch_ports[i],
+                                             guest_ports[i])]
+        with open(os.path.join(self.run_dir, "switch1.log"), "w") as log:
+            switch = subprocess.Popen(args, stdout=log,
+                                      stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+        self.hub_pid = switch.pid
+        # Its sockets are bound once the control socket is there.
+        deadline = time.monotonic() + 30
+        while not os.path.exists(self.switch_sock):
+            if switch.poll() is not None or time.monotonic() > deadline:
+                raise FabricError("vhca-switch did not start; see %s"
+                                  % os.path.join(self.run_dir,
+                                                 "switch1.log"))
+            time.sleep(0.05)
+        return list(zip(guest_ports, switch_ports))
+
+    def switch_command(self, command):
+        """A command to the switch's control socket ("info", "cable N
+        up|down"), its answer."""
+        if not self.switch_sock:
+            raise FabricError("this fabric has no InfiniBand switch (it "
+                              "needs --link-layer ib and 3 guests or more)")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(30)
+            s.connect(self.switch_sock)
+            s.sendall((command + "\n").encode())
+            return s.makefile().read()
+
     def tear_down(self):
         if self.hub_pid:
             stop_process_groups([self.hub_pid])
         self.hub_pid = None
 
     def state(self):
-        return {"hub": self.hub_pid}
+        return {"hub": self.hub_pid, "switch_sock": self.switch_sock}
 
     def restore(self, state):
         self.hub_pid = state.get("hub")
+        self.switch_sock = state.get("switch_sock")
 
 
 def namespace_prefix(run_dir):
@@ -1091,6 +1157,11 @@ def main():
     p = sub.add_parser("info", help="show the state of a guest's vhca "
                        "(QMP x-query-vhca, HMP 'info vhca')")
     p.add_argument("guest", type=int)
+    p = sub.add_parser("switch", help="InfiniBand fabric of 3 guests or "
+                       "more: show the switch's ports, forwarding tables "
+                       "and drops ('info'), or plug and unplug a cable "
+                       "('cable N up|down')")
+    p.add_argument("command", nargs="*", default=["info"])
     sub.add_parser("stop", help="stop every guest started by 'start'")
     args = parser.parse_args()
 
@@ -1107,10 +1178,10 @@ def main():
                 if nics and set(nics) != {"vhca-ib"}:
                     raise FabricError("--link-layer ib takes vhca-ib NICs "
                                       "only, not %s" % ",".join(nics))
-                if count != 2 or args.link != "loopback":
+                if count < 2 or args.link != "loopback":
                     raise FabricError("--link-layer ib: two guests back to "
-                                      "back (-n 2, --link loopback); a "
-                                      "switch for more is not there yet")
+                                      "back or three and more on a switch "
+                                      "(-n N, --link loopback)")
                 nics = ["vhca-ib"] * count
             fabric = Fabric(count, args.run_dir, args.pcap, nics=nics,
                             link=args.link, vcpu_policy=args.vcpu_policy,
@@ -1136,6 +1207,10 @@ def main():
             status, out = guest.exec(" ".join(args.command), args.timeout)
             sys.stdout.write(out)
             return status
+        elif args.cmd == "switch":
+            fabric = Fabric.attach(args.run_dir)
+            sys.stdout.write(fabric.link.switch_command(
+                " ".join(args.command)))
         elif args.cmd == "gid":
             guest = attached_guest(Fabric.attach(args.run_dir), args.guest)
             print(guest.ipv6_gid_index() if args.ipv6

@@ -54,7 +54,7 @@ from pyverbs.pd import PD
 from pyverbs.qp import QPAttr, QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR
 
-from guest_verbs import (PORT, connect, context, fail, ipv4_gid_index,
+from guest_verbs import (PORT, connect, context, fail, local_address,
                          read_command)
 
 BUF = 4096
@@ -70,12 +70,6 @@ REMOTE = (e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ |
 
 def out(line):
     print(line, flush=True)
-
-
-
-
-
-
 
 
 def poll(cq):
@@ -241,12 +235,12 @@ def main():
                             sg=[SGE(recv_mr.buf, 64, recv_mr.lkey)]))
     else:
         side = Peer(pd, qp, cq)
-    sgid_index = ipv4_gid_index(ctx)
-    out("LOCAL %d %s" % (qp.qp_num, ctx.query_gid(PORT, sgid_index)))
+    sgid_index, address = local_address(ctx)
+    out("LOCAL %d %s" % (qp.qp_num, address))
 
     peer = read_command(fifo)
     if len(peer) != 2:
-        fail("expected '<qpn> <gid>', got %r" % peer)
+        fail("expected '<qpn> <gid or lid:N>', got %r" % peer)
     connect(qp, sgid_index, int(peer[0]), peer[1])
     out("CONNECTED")
     if role == "owner":

@@ -1,7 +1,7 @@
 """What every pyverbs script that runs inside a guest needs: the vhca
 device, the GID of its IPv4 address, a failure exit, and for the two-sided
-scripts a named device, the commands the test writes into a FIFO and an
-RC connection.
+scripts a named device, the address a peer reaches it by, the commands
+the test writes into a FIFO and an RC connection.
 
 Runs inside a guest only (it imports pyverbs); guest_scripts.put() copies
 it next to the script that imports it."""
@@ -40,6 +40,18 @@ def ipv4_gid_index(ctx):
     fail("no IPv4 RoCEv2 GID on port %d" % PORT)
 
 
+def local_address(ctx):
+    """How a peer reaches this port: (the source GID index, the address
+    it passes to connect()).  On RoCE the IPv4 address's GID; on an
+    InfiniBand port "lid:N", its LID, as the subnet manager assigned it:
+    inside a subnet a path needs no GRH (IBTA 8.3)."""
+    port = ctx.query_port(PORT)
+    if port.link_layer == e.IBV_LINK_LAYER_INFINIBAND:
+        return 0, "lid:%d" % port.lid
+    idx = ipv4_gid_index(ctx)
+    return idx, str(ctx.query_gid(PORT, idx))
+
+
 def context(name):
     """A context on RDMA device name (vhca0, rxe0)."""
     for dev in d.get_device_list():
@@ -61,13 +73,18 @@ def read_command(fifo):
 
 def connect(qp, sgid_index, peer_qpn, peer_gid, timeout=14, retry_cnt=7,
             rd_atomic=4):
-    """Take RC QP qp from INIT to RTS towards peer_qpn at peer_gid: PSNs 0,
+    """Take RC QP qp from INIT to RTS towards peer_qpn at peer_gid (a GID,
+    or "lid:N" from local_address() on an InfiniBand port): PSNs 0,
     rd_atomic RDMA READs or atomics each way, path MTU 1024, the Local ACK
     Timeout 4.096 us * 2^timeout (14: 67 ms), retry_cnt retries and seven
     RNR retries."""
-    gr = GlobalRoute(dgid=GID(peer_gid), sgid_index=sgid_index, hop_limit=64)
     attr = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024)
-    attr.ah_attr = AHAttr(port_num=PORT, is_global=1, gr=gr)
+    if peer_gid.startswith("lid:"):
+        attr.ah_attr = AHAttr(port_num=PORT, dlid=int(peer_gid[4:]))
+    else:
+        gr = GlobalRoute(dgid=GID(peer_gid), sgid_index=sgid_index,
+                         hop_limit=64)
+        attr.ah_attr = AHAttr(port_num=PORT, is_global=1, gr=gr)
     attr.dest_qp_num = peer_qpn
     attr.rq_psn = 0
     attr.max_dest_rd_atomic = rd_atomic

@@ -12,6 +12,7 @@ import unittest
 from host_common import vhca_fabric
 import datagram_cases
 import ib_capture
+import mw_scenario
 import nvmeof
 
 fabric = vhca_fabric.ModuleFabric("ib", pcap=True,
@@ -419,6 +420,18 @@ class IPoIBConnectedMode(unittest.TestCase):
         finally:
             for g in (fabric[1], fabric[2]):
                 g.run("echo datagram > /sys/class/net/ib0/mode; true")
+
+
+class MemoryWindowsByLid(mw_scenario.WindowScenario, unittest.TestCase):
+    """Memory windows of type 1 and 2 over an RC connection addressed by
+    LID: bound, used by the peer's WRITE, READ and atomic, then unbound
+    or invalidated (LOCAL_INV, SEND with Invalidate) and refused."""
+
+    def guests(self):
+        return (fabric[1], fabric[2])
+
+    def test_windows(self):
+        self.windows(fabric[1], fabric[2])
 
 
 class NvmeOverIB(unittest.TestCase):

@@ -38,7 +38,9 @@
 /* 14.2.1.1/14.2.1.2 SMP: the M_Key, then (at 64) 64 bytes of data. */
 #define VHCA_SMP_MKEY               24
 #define VHCA_SMP_DR_SLID            32      /* directed route (14.2.1.2) */
-#define VHCA_SMP_DR_RETURN_PATH     192     /* 64 bytes, one per hop */
+#define VHCA_SMP_DR_DLID            34
+#define VHCA_SMP_DR_INITIAL_PATH    128     /* 64 bytes, one per hop */
+#define VHCA_SMP_DR_RETURN_PATH     192
 #define VHCA_SMP_DATA               64
 #define VHCA_SMP_DATA_LEN           64
 /* 16.1.1 PMA (a GMP): 40 reserved bytes after the header, then data. */
@@ -81,6 +83,9 @@
 #define VHCA_SMP_ATTR_PKEY_TABLE        0x0016
 #define VHCA_SMP_ATTR_SL2VL_TABLE       0x0017
 #define VHCA_SMP_ATTR_VL_ARB_TABLE      0x0018
+#define VHCA_SMP_ATTR_SWITCH_INFO       0x0012
+#define VHCA_SMP_ATTR_LFT               0x0019
+#define VHCA_SMP_ATTR_MFT               0x001b
 #define VHCA_SMP_ATTR_SM_INFO           0x0020
 
 /* 16.1.2 PMA attributes (Table 210), 13.4.8.1 ClassPortInfo. */
@@ -113,6 +118,7 @@ typedef struct VhcaMadField {
 #define VHCA_NI_LOCAL_PORT_NUM      VHCA_MAD_FIELD(288, 8)
 #define VHCA_NI_VENDOR_ID           VHCA_MAD_FIELD(296, 24)
 #define VHCA_NODE_TYPE_CA           1
+#define VHCA_NODE_TYPE_SWITCH       2
 
 /* 14.2.5.6 PortInfo (Table 155).  M_Key and GIDPrefix: byte offsets. */
 #define VHCA_PI_MKEY                0
@@ -211,6 +217,28 @@ typedef struct VhcaMadField {
 #define VHCA_PI_LINK_DOWN_SLEEP     1
 #define VHCA_PI_LINK_DOWN_POLLING   2
 
+/*
+ * 14.2.5.4 SwitchInfo; 14.2.5.10 LinearForwardingTable (a port per LID,
+ * blocks of 64); 14.2.5.11 MulticastForwardingTable (a 16-bit port mask
+ * per MLID, blocks of 32, AttributeModifier 31:28 the mask's position).
+ */
+#define VHCA_SI_LFT_CAP             VHCA_MAD_FIELD(0, 16)
+#define VHCA_SI_RFT_CAP             VHCA_MAD_FIELD(16, 16)
+#define VHCA_SI_MFT_CAP             VHCA_MAD_FIELD(32, 16)
+#define VHCA_SI_LFT_TOP             VHCA_MAD_FIELD(48, 16)
+#define VHCA_SI_DEFAULT_PORT        VHCA_MAD_FIELD(64, 8)
+#define VHCA_SI_DEFAULT_MCAST_PRI   VHCA_MAD_FIELD(72, 8)
+#define VHCA_SI_DEFAULT_MCAST_NOT   VHCA_MAD_FIELD(80, 8)
+#define VHCA_SI_LIFE_TIME_VALUE     VHCA_MAD_FIELD(88, 5)
+#define VHCA_SI_PORT_STATE_CHANGE   VHCA_MAD_FIELD(93, 1)
+#define VHCA_SI_LIDS_PER_PORT       VHCA_MAD_FIELD(96, 16)
+#define VHCA_SI_PARTITION_ENF_CAP   VHCA_MAD_FIELD(112, 16)
+#define VHCA_SI_INBOUND_ENF_CAP     VHCA_MAD_FIELD(128, 1)
+#define VHCA_SI_OUTBOUND_ENF_CAP    VHCA_MAD_FIELD(129, 1)
+#define VHCA_SMP_LFT_PER_BLOCK      64
+#define VHCA_SMP_MFT_PER_BLOCK      32
+#define VHCA_SMP_MFT_PORTS_PER_POS  16
+
 /* 14.2.5.8 SL2VLMappingTable: 16 SLs, 4 bits each. */
 #define VHCA_SMP_SL2VL_FIELD(sl)    VHCA_MAD_FIELD((sl) * 4, 4)
 /* 14.2.5.7 P_KeyTable: blocks of 32; 14.2.5.5 GUIDInfo: blocks of 8. */
@@ -236,6 +264,20 @@ typedef struct VhcaMadField {
 #define VHCA_PMA_PORT_SELECT        VHCA_MAD_FIELD(8, 8)
 #define VHCA_PMA_COUNTER_SELECT     VHCA_MAD_FIELD(16, 16)
 #define VHCA_PMA_ALL_PORTS          0xff
+
+/*
+ * Turn the request @mad into its response in place (13.4.5): Method
+ * GetResp and @status, with the D bit of a directed route SMP set
+ * (14.2.2).
+ */
+static inline void vhca_mad_make_response(uint8_t *mad, uint16_t status)
+{
+    if (mad[VHCA_MAD_MGMT_CLASS] == VHCA_MGMT_CLASS_SUBN_DR) {
+        status |= VHCA_SMP_DIRECTION;
+    }
+    mad[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_GET_RESP;
+    vhca_st_be16(mad + VHCA_MAD_STATUS, status);
+}
 
 /*
  * The field accessors (the big-endian loads and stores are

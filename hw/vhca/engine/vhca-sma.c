@@ -227,11 +227,7 @@ uint16_t vhca_ib_pkey_at(const VhcaCore *core, uint16_t index)
 
 uint8_t vhca_mad_reply(VhcaMadReq *req, uint16_t status)
 {
-    if (req->out[VHCA_MAD_MGMT_CLASS] == VHCA_MGMT_CLASS_SUBN_DR) {
-        status |= VHCA_SMP_DIRECTION;
-    }
-    req->out[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_GET_RESP;
-    vhca_st_be16(req->out + VHCA_MAD_STATUS, status);
+    vhca_mad_make_response(req->out, status);
     return VHCA_MAD_RESULT_REPLY;
 }
 

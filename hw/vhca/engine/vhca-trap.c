@@ -32,11 +32,6 @@
 #include "vhca-mad.h"
 #include "vhca-transport.h"
 
-/* LRH, BTH, DETH, the MAD, ICRC and VCRC. */
-#define VHCA_TRAP_FRAME_LEN     (VHCA_IB_LRH_LEN + VHCA_IB_BTH_LEN + \
-                                 VHCA_IB_DETH_LEN + VHCA_MAD_SIZE + \
-                                 VHCA_IB_ICRC_LEN + VHCA_IB_VCRC_LEN)
-
 /* A Notice (13.4.8.2) of a generic trap from this CA port. */
 static void vhca_trap_notice(const VhcaCore *core, uint8_t *notice,
                              uint8_t type, uint16_t trap)
@@ -56,22 +51,11 @@ static void vhca_trap_notice(const VhcaCore *core, uint8_t *notice,
  */
 static void vhca_trap_deliver(VhcaCore *core, const uint8_t *mad)
 {
-    uint8_t frame[VHCA_TRAP_FRAME_LEN];
+    uint8_t frame[VHCA_WIRE_SMP_LEN];
     VhcaWirePacket pkt;
     size_t len;
 
-    memset(&pkt, 0, sizeof(pkt));
-    pkt.link = VHCA_WIRE_LINK_IB;
-    pkt.lrh.vl = VHCA_IB_VL_SMP;
-    pkt.lrh.dlid = core->ib.lid;
-    pkt.lrh.slid = 0;
-    pkt.tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
-    pkt.tp.bth.pkey = VHCA_DEFAULT_PKEY;
-    pkt.tp.bth.dest_qpn = VHCA_SMI_QPN;
-    pkt.tp.deth.src_qpn = VHCA_SMI_QPN;
-    pkt.payload = mad;
-    pkt.payload_len = VHCA_MAD_SIZE;
-    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    len = vhca_wire_build_smp(mad, core->ib.lid, 0, frame, sizeof(frame));
     if (!len || vhca_wire_parse_lrh(frame, len, &pkt) != VHCA_WIRE_OK) {
         return;                     /* cannot happen: built right here */
     }

@@ -826,6 +826,23 @@ static const char *const vhca_wire_error_names[VHCA_WIRE_ERR__MAX] = {
     [VHCA_WIRE_ERR_GRH]             = "grh",
 };
 
+size_t vhca_wire_build_smp(const uint8_t *mad, uint16_t dlid, uint16_t slid,
+                           uint8_t *buf, size_t size)
+{
+    VhcaWirePacket pkt;
+
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.link = VHCA_WIRE_LINK_IB;
+    pkt.lrh.vl = VHCA_IB_VL_SMP;
+    pkt.lrh.dlid = dlid;
+    pkt.lrh.slid = slid;
+    pkt.tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
+    pkt.tp.bth.pkey = 0xffff;       /* 14.2.2: SMPs carry the default */
+    pkt.payload = mad;
+    pkt.payload_len = VHCA_MAD_SIZE;
+    return vhca_wire_build(&pkt, buf, size);
+}
+
 const char *vhca_wire_error_name(VhcaWireError err)
 {
     if ((unsigned)err >= VHCA_WIRE_ERR__MAX) {

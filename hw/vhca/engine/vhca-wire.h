@@ -442,6 +442,19 @@ uint32_t vhca_wire_flow_label(uint32_t lqpn, uint32_t rqpn);
  */
 size_t vhca_wire_build(const VhcaWirePacket *pkt, uint8_t *buf, size_t size);
 
+/*
+ * An SMP as an IB packet (14.2.2): LRH on VL15 from @slid to @dlid, a
+ * UD SEND ONLY from QP0 to QP0 with the default P_Key, the 256-byte
+ * @mad, ICRC and VCRC.  For the SMA's traps (vhca-trap.c) and the
+ * switch (switch/vhca-switch.c).  Returns the length, 0 if @size is too
+ * small.
+ */
+#define VHCA_WIRE_SMP_LEN   (VHCA_IB_LRH_LEN + VHCA_IB_BTH_LEN + \
+                             VHCA_IB_DETH_LEN + VHCA_MAD_SIZE + \
+                             VHCA_IB_ICRC_LEN + VHCA_IB_VCRC_LEN)
+size_t vhca_wire_build_smp(const uint8_t *mad, uint16_t dlid, uint16_t slid,
+                           uint8_t *buf, size_t size);
+
 /* Why vhca_wire_parse() refused a frame; VHCA_WIRE_OK if it did not. */
 typedef enum VhcaWireError {
     VHCA_WIRE_OK,
