@@ -73,7 +73,10 @@ static uint16_t get_switch_info(VhcaSwitch *sw, const VhcaSwitchSmp *smp,
     vhca_mad_set(data, VHCA_SI_LIFE_TIME_VALUE, sw->life_time_value);
     vhca_mad_set(data, VHCA_SI_PORT_STATE_CHANGE, sw->port_state_change);
     vhca_mad_set(data, VHCA_SI_LIDS_PER_PORT, 1);
-    vhca_mad_set(data, VHCA_SI_PARTITION_ENF_CAP, 0);
+    /* 10.9.4: each port's P_Key table, either way. */
+    vhca_mad_set(data, VHCA_SI_PARTITION_ENF_CAP, VHCA_SWITCH_PKEY_TBL_LEN);
+    vhca_mad_set(data, VHCA_SI_INBOUND_ENF_CAP, 1);
+    vhca_mad_set(data, VHCA_SI_OUTBOUND_ENF_CAP, 1);
     return mod ? ST_INVALID : 0;
 }
 
@@ -155,6 +158,8 @@ static uint16_t get_port_info(VhcaSwitch *sw, const VhcaSwitchSmp *smp,
     vhca_mad_set(data, VHCA_PI_VL_STALL_COUNT, p->vl_stall_count);
     vhca_mad_set(data, VHCA_PI_HOQ_LIFE, p->hoq_life);
     vhca_mad_set(data, VHCA_PI_OPERATIONAL_VLS, p->operational_vls);
+    vhca_mad_set(data, VHCA_PI_PART_ENF_INBOUND, p->enforce_in);
+    vhca_mad_set(data, VHCA_PI_PART_ENF_OUTBOUND, p->enforce_out);
     vhca_mad_set(data, VHCA_PI_GUID_CAP, mod == 0 ? 1 : 0);
     vhca_mad_set(data, VHCA_PI_LOCAL_PHY_ERRORS, p->local_phy_errors);
     vhca_mad_set(data, VHCA_PI_OVERRUN_ERRORS, p->overrun_errors);
@@ -221,6 +226,10 @@ static uint16_t set_port_info(VhcaSwitch *sw, const VhcaSwitchSmp *smp,
     }
     if (vls) {
         p->operational_vls = vls;
+    }
+    if (mod) {
+        p->enforce_in = vhca_mad_get(data, VHCA_PI_PART_ENF_INBOUND);
+        p->enforce_out = vhca_mad_get(data, VHCA_PI_PART_ENF_OUTBOUND);
     }
     p->vl_high_limit = vhca_mad_get(data, VHCA_PI_VL_HIGH_LIMIT);
     p->hoq_life = vhca_mad_get(data, VHCA_PI_HOQ_LIFE);

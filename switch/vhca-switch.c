@@ -174,6 +174,40 @@ static void vhca_switch_send_smp(VhcaSwitch *sw, unsigned port,
     }
 }
 
+/*
+ * 10.9.4, partition enforcement: a port whose SM turned it on (PortInfo
+ * PartitionEnforcementInbound/Outbound) passes only packets whose BTH
+ * P_Key matches an entry of its table, as the CA at its other end
+ * would (vhca_ib_pkey_match); the refused count as constraint errors.
+ */
+static bool vhca_switch_pkey_ok(const VhcaSwitchPort *p, uint16_t pkey)
+{
+    unsigned i;
+
+    for (i = 0; i < VHCA_SWITCH_PKEY_TBL_LEN; i++) {
+        if (vhca_ib_pkey_match(p->pkeys[i], pkey)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A data packet out of @port, unless its partition may not go there. */
+static void vhca_switch_send_data(VhcaSwitch *sw, unsigned port,
+                                  const uint8_t *pkt, size_t len,
+                                  uint16_t pkey)
+{
+    VhcaSwitchPort *p = &sw->port[port];
+
+    if (port <= sw->nports && p->enforce_out &&
+        !vhca_switch_pkey_ok(p, pkey)) {
+        p->xmit_constraint_errors++;
+        vhca_switch_drop(sw, VHCA_SWITCH_DROP_PKEY);
+        return;
+    }
+    vhca_switch_send(sw, port, pkt, len, false);
+}
+
 /* The port the LFT (or for a multicast LID the MFT's first) names. */
 static unsigned vhca_switch_lft_port(const VhcaSwitch *sw, uint16_t dlid)
 {
@@ -289,6 +323,54 @@ static bool vhca_switch_port_takes(VhcaSwitch *sw, unsigned port, bool vl15)
     }
 }
 
+/*
+ * A GMP to port 0 (QP1, 13.5.1): the PMA answers PerfMgt MADs, as a UD
+ * datagram back to the requester's QP by the LFT (or by @in_port before
+ * there is a route), on its SL and P_Key; other classes are not ours.
+ */
+static void vhca_switch_gmp(VhcaSwitch *sw, unsigned in_port,
+                            const uint8_t *frame, size_t len,
+                            VhcaWirePacket *pkt)
+{
+    /* A GMP's packet is as long as an SMP's. */
+    uint8_t mad[VHCA_MAD_SIZE], out[VHCA_WIRE_SMP_LEN];
+    VhcaWirePacket resp;
+    unsigned out_port;
+    size_t out_len;
+
+    if (vhca_wire_parse_ib(frame, len, pkt) != VHCA_WIRE_OK ||
+        pkt->tp.bth.dest_qpn != 1 ||
+        pkt->tp.bth.opcode != VHCA_IB_OPCODE(UD, SEND_ONLY) ||
+        pkt->tp.deth.qkey != VHCA_GSI_QKEY ||
+        pkt->payload_len != VHCA_MAD_SIZE ||
+        pkt->payload[VHCA_MAD_MGMT_CLASS] != VHCA_MGMT_CLASS_PERF) {
+        vhca_switch_drop(sw, VHCA_SWITCH_DROP_NOT_OURS);
+        return;
+    }
+    memcpy(mad, pkt->payload, sizeof(mad));
+    if (!vhca_switch_pma(sw, mad)) {
+        return;
+    }
+    memset(&resp, 0, sizeof(resp));
+    resp.link = VHCA_WIRE_LINK_IB;
+    resp.lrh.sl = pkt->lrh.sl;
+    resp.lrh.dlid = pkt->lrh.slid;
+    resp.lrh.slid = sw->lid;
+    resp.tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
+    resp.tp.bth.pkey = pkt->tp.bth.pkey;
+    resp.tp.bth.dest_qpn = pkt->tp.deth.src_qpn;
+    resp.tp.deth.qkey = VHCA_GSI_QKEY;
+    resp.tp.deth.src_qpn = 1;
+    resp.payload = mad;
+    resp.payload_len = sizeof(mad);
+    out_len = vhca_wire_build(&resp, out, sizeof(out));
+    out_port = vhca_switch_lft_port(sw, pkt->lrh.slid);
+    if (out_len) {
+        vhca_switch_send(sw, out_port == VHCA_SWITCH_NO_PORT ? in_port :
+                         out_port, out, out_len, false);
+    }
+}
+
 /* An SMP (VL15, QP0): directed route, for us, or on by the LFT. */
 static void vhca_switch_smp(VhcaSwitch *sw, unsigned in_port,
                             const uint8_t *frame, size_t len,
@@ -352,7 +434,7 @@ static void vhca_switch_smp(VhcaSwitch *sw, unsigned in_port,
  */
 static void vhca_switch_mcast(VhcaSwitch *sw, unsigned in_port,
                               const uint8_t *frame, size_t len,
-                              uint16_t dlid)
+                              uint16_t dlid, uint16_t pkey)
 {
     uint32_t index = dlid - VHCA_IB_LID_MCAST_FIRST;
     uint64_t mask;
@@ -367,7 +449,7 @@ static void vhca_switch_mcast(VhcaSwitch *sw, unsigned in_port,
     sw->forwarded++;
     for (port = 1; port <= sw->nports; port++) {
         if (mask & (1ull << port)) {
-            vhca_switch_send(sw, port, frame, len, false);
+            vhca_switch_send_data(sw, port, frame, len, pkey);
         }
     }
 }
@@ -378,6 +460,7 @@ void vhca_switch_receive(VhcaSwitch *sw, unsigned in_port,
     VhcaSwitchPort *p;
     VhcaWirePacket pkt;
     unsigned out_port;
+    uint16_t pkey;
     bool vl15;
 
     if (in_port == 0 || in_port > sw->nports) {
@@ -407,13 +490,25 @@ void vhca_switch_receive(VhcaSwitch *sw, unsigned in_port,
         vhca_switch_smp(sw, in_port, frame, len, &pkt);
         return;
     }
-    if (vhca_ib_lid_is_multicast(pkt.lrh.dlid)) {
-        vhca_switch_mcast(sw, in_port, frame, len, pkt.lrh.dlid);
+    /* Data: the P_Key of its BTH, for partition enforcement. */
+    if (pkt.bth_offset + VHCA_IB_BTH_LEN > len) {
+        p->rcv_errors++;
+        vhca_switch_drop(sw, VHCA_SWITCH_DROP_MALFORMED);
         return;
     }
-    /* To port 0 by LID: the switch takes only SMPs there. */
+    pkey = vhca_ld_be16(frame + pkt.bth_offset + 2);
+    if (p->enforce_in && !vhca_switch_pkey_ok(p, pkey)) {
+        p->rcv_constraint_errors++;
+        vhca_switch_drop(sw, VHCA_SWITCH_DROP_PKEY);
+        return;
+    }
+    if (vhca_ib_lid_is_multicast(pkt.lrh.dlid)) {
+        vhca_switch_mcast(sw, in_port, frame, len, pkt.lrh.dlid, pkey);
+        return;
+    }
+    /* To port 0 by LID: its GSI (the PMA). */
     if (sw->lid && pkt.lrh.dlid == sw->lid) {
-        vhca_switch_drop(sw, VHCA_SWITCH_DROP_NOT_OURS);
+        vhca_switch_gmp(sw, in_port, frame, len, &pkt);
         return;
     }
     out_port = vhca_switch_lft_port(sw, pkt.lrh.dlid);
@@ -423,7 +518,7 @@ void vhca_switch_receive(VhcaSwitch *sw, unsigned in_port,
         return;
     }
     sw->forwarded++;
-    vhca_switch_send(sw, out_port, frame, len, false);
+    vhca_switch_send_data(sw, out_port, frame, len, pkey);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -444,7 +539,7 @@ void vhca_switch_dump(const VhcaSwitch *sw,
                       void (*line)(void *opaque, const char *text),
                       void *opaque)
 {
-    char buf[160];
+    char buf[256];
     unsigned i, n;
 
     snprintf(buf, sizeof(buf),
@@ -460,12 +555,16 @@ void vhca_switch_dump(const VhcaSwitch *sw,
 
         snprintf(buf, sizeof(buf),
                  "port %u %s%s xmit %llu rcv %llu xmit-discards %llu "
-                 "rcv-errors %llu", i, vhca_switch_state_name(p->state),
+                 "rcv-errors %llu pkey-enforce %s%s rcv-constraint %llu "
+                 "xmit-constraint %llu", i, vhca_switch_state_name(p->state),
                  i && !p->cabled ? " (no cable)" : "",
                  (unsigned long long)p->xmit_pkts,
                  (unsigned long long)p->rcv_pkts,
                  (unsigned long long)p->xmit_discards,
-                 (unsigned long long)p->rcv_errors);
+                 (unsigned long long)p->rcv_errors,
+                 p->enforce_in ? "in" : "", p->enforce_out ? "out" : "",
+                 (unsigned long long)p->rcv_constraint_errors,
+                 (unsigned long long)p->xmit_constraint_errors);
         line(opaque, buf);
     }
     /* The LFT as "lid:port" pairs, a line per 8 routed LIDs. */

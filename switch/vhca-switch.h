@@ -82,11 +82,14 @@ typedef struct VhcaSwitchPort {
     uint8_t local_phy_errors;
     uint8_t overrun_errors;
     uint16_t pkeys[VHCA_SWITCH_PKEY_TBL_LEN];   /* enforcement (10.9.4) */
+    bool enforce_in;                /* PartitionEnforcementInbound */
+    bool enforce_out;               /* PartitionEnforcementOutbound */
     uint8_t sl2vl[16];              /* to this port as output (14.2.5.8) */
     uint8_t vl_arb[2][8][2];        /* VLArbitrationTable, as the SM set */
     /* PMA PortCounters (16.1.3.5). */
     uint64_t xmit_pkts, rcv_pkts, xmit_data, rcv_data;
     uint64_t xmit_discards, rcv_errors, rcv_constraint_errors;
+    uint64_t xmit_constraint_errors;
     uint64_t link_downed;
 } VhcaSwitchPort;
 
@@ -166,6 +169,12 @@ typedef struct VhcaSwitchSmp {
  * violation, not a request); true with the response in smp->mad.
  */
 bool vhca_switch_sma(VhcaSwitch *sw, VhcaSwitchSmp *smp);
+
+/*
+ * The PMA (vhca-switch-pma.c): answer PerfMgt MAD @mad (256 bytes) in
+ * place; false if it is not to be answered (a response).
+ */
+bool vhca_switch_pma(VhcaSwitch *sw, uint8_t *mad);
 
 /* PortState, and what a new one does (PortStateChange, counters). */
 void vhca_switch_port_enter(VhcaSwitch *sw, unsigned port, uint8_t state);

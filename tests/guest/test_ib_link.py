@@ -12,21 +12,12 @@ import unittest
 from host_common import vhca_fabric
 import datagram_cases
 import ib_capture
+from ib_port import lid, pkey_index, port_attr, port_guid
 import mw_scenario
 import nvmeof
 
 fabric = vhca_fabric.ModuleFabric("ib", pcap=True,
                                   nics=["vhca-ib", "vhca-ib"])
-
-
-def port_attr(guest, name):
-    """A port attribute from sysfs (lid, sm_lid, state, ...)."""
-    return guest.run("cat /sys/class/infiniband/vhca0/ports/1/%s"
-                     % name).strip()
-
-
-def lid(guest):
-    return int(port_attr(guest, "lid"), 16)
 
 
 def wait_active(guest, timeout=120):
@@ -166,17 +157,6 @@ class VerbsByLid(unittest.TestCase):
         self.pingpong("ibv_srq_pingpong", "-n 100")
 
 
-def pkey_index(guest, pkey):
-    """The index of @pkey in the guest's P_Key table, or None."""
-    out = guest.run("cd /sys/class/infiniband/vhca0/ports/1/pkeys && "
-                    "grep -H . * | sed 's/:/ /'")
-    for line in out.splitlines():
-        index, value = line.split()
-        if int(value, 16) == pkey:
-            return int(index)
-    return None
-
-
 def wait_pkey(guest, pkey, present, timeout=60):
     """Wait in the guest until its P_Key table has (or lacks) @pkey."""
     guest.run("for i in $(seq %d); do "
@@ -242,8 +222,8 @@ class Partitions(unittest.TestCase):
             self.assertNotEqual(status, 0, out)
 
     def test_partition_keeps_guests_apart_then_joins_them(self):
-        guid1 = port_attr(fabric[1], "gids/0").replace(":", "")[16:]
-        guid2 = port_attr(fabric[2], "gids/0").replace(":", "")[16:]
+        guid1 = port_guid(fabric[1])
+        guid2 = port_guid(fabric[2])
         # The kernel hears of the SM's change as a P_Key change event
         # (the device's PORT_MGMT event, IBTA 14.2.5.7).
         fabric[1].run("(stdbuf -oL ibv_asyncwatch -d vhca0 > /tmp/aw.log "

@@ -14,20 +14,17 @@ import re
 import unittest
 
 from host_common import vhca_fabric
+from ib_port import lid, pkey_index, port_attr, port_guid
 
 fabric = vhca_fabric.ModuleFabric("ib-subnet", count=3,
                                   nics=["vhca-ib", "vhca-ib", "vhca-ib"])
 GUESTS = (1, 2, 3)
-OPENSM = "opensm -B -d 2 -f /tmp/opensm.log > /dev/null 2>&1"
-
-
-def port_attr(guest, name):
-    return guest.run("cat /sys/class/infiniband/vhca0/ports/1/%s"
-                     % name).strip()
-
-
-def lid(guest):
-    return int(port_attr(guest, "lid"), 16)
+# opensm's partition file: the default partition, every port a full
+# member, IPoIB's broadcast group in it; Partitions adds to it.
+PARTITIONS = "/tmp/partitions.conf"
+DEFAULT_PARTITION = "Default=0x7fff, ipoib : ALL=full ;"
+OPENSM = ("opensm -B -d 2 -P %s -f /tmp/opensm.log > /dev/null 2>&1"
+          % PARTITIONS)
 
 
 def wait_for(guest, shell_test, timeout=120):
@@ -51,8 +48,25 @@ def switch_info():
     return fabric.link.switch_command("info")
 
 
+def set_partitions(lines):
+    """Write opensm's partition file in every guest (the SM may move) and
+    have the running opensm re-read it (SIGHUP: it sweeps again and
+    programs the P_Key tables of the CAs and of the switch's ports)."""
+    text = " ".join("'%s'" % l for l in [DEFAULT_PARTITION] + lines)
+    for i in GUESTS:
+        fabric[i].run("printf '%%s\\n' %s > %s; "
+                      "kill -HUP $(pidof opensm) 2>/dev/null; true"
+                      % (text, PARTITIONS))
+
+
+def has_pkey(guest, pkey, present=True):
+    wait_for(guest, "%sgrep -qx 0x%04x /sys/class/infiniband/vhca0/ports/1/"
+             "pkeys/*" % ("" if present else "! ", pkey))
+
+
 def setUpModule():
     fabric.start()
+    set_partitions([])
     fabric[1].run(OPENSM)
     for i in GUESTS:
         wait_active(fabric[i])
@@ -84,6 +98,79 @@ class IPoIB(unittest.TestCase):
                 fabric[i].run("sysctl -qw "
                               "net.ipv4.icmp_echo_ignore_broadcasts=1")
         self.assertRegex(switch_info(), r"mft 0xc\w+ ports 0xe")
+
+
+class Partitions(unittest.TestCase):
+    """opensm's partitions.conf puts guest A (1) in partition 0x8001,
+    guest B (2) in 0x8002 and guest C (3) in both.  A's packets in 0x8001
+    never reach B: the switch port to B, whose P_Key table opensm wrote
+    without 0x8001, refuses them (partition enforcement, counted); C
+    talks to both, by QPs and by IPoIB child interfaces."""
+
+    CHILDREN = {1: [(0x8001, "192.168.81.1")],
+                2: [(0x8002, "192.168.82.2")],
+                3: [(0x8001, "192.168.81.3"), (0x8002, "192.168.82.3")]}
+
+    def send_bw(self, client, server, pkey, expect_ok):
+        cmd = "ib_send_bw -d vhca0 -F -s 256 -n 20 --pkey_index=%d"
+        server_index = pkey_index(fabric[server], pkey) if expect_ok else 0
+        self.assertIsNotNone(pkey_index(fabric[client], pkey))
+        status, cli, srv = vhca_fabric.client_server(
+            fabric[server], fabric[client], cmd % server_index,
+            (cmd % pkey_index(fabric[client], pkey)) + " " +
+            fabric[server].ipv4, 18515, timeout=60)
+        if expect_ok:
+            self.assertEqual(status, 0, cli + srv)
+        else:
+            self.assertNotEqual(status, 0, cli + srv)
+
+    def child_ping(self, src, address):
+        return fabric[src].exec(
+            "for i in $(seq 20); do ping -c 1 -W 2 %s && exit 0; done; exit 1"
+            % address, 120)
+
+    def test_a_and_b_apart_c_with_both(self):
+        a, b, c = (port_guid(fabric[i]) for i in GUESTS)
+        try:
+            set_partitions(["A=0x8001, ipoib : 0x%s=full, 0x%s=full ;"
+                            % (a, c),
+                            "B=0x8002, ipoib : 0x%s=full, 0x%s=full ;"
+                            % (b, c)])
+            for i, children in self.CHILDREN.items():
+                for pkey, _ in children:
+                    has_pkey(fabric[i], pkey)
+            has_pkey(fabric[2], 0x8001, present=False)
+            for i, children in self.CHILDREN.items():
+                for pkey, address in children:
+                    fabric[i].run(
+                        "echo 0x%04x > /sys/class/net/ib0/create_child && "
+                        "ip addr add %s/24 dev ib0.%04x && "
+                        "ip link set ib0.%04x up" % (pkey, address, pkey,
+                                                     pkey))
+            # C reaches A and B, each in their partition.
+            for src, address in ((3, "192.168.81.1"), (3, "192.168.82.2"),
+                                 (1, "192.168.81.3"), (2, "192.168.82.3")):
+                status, out = self.child_ping(src, address)
+                self.assertEqual(status, 0, out)
+            self.send_bw(1, 3, 0x8001, True)
+            self.send_bw(2, 3, 0x8002, True)
+            # A's QP in 0x8001 towards B: the switch drops it at B's port.
+            before = re.search(r"port 2 \S+ .*xmit-constraint (\d+)",
+                               switch_info()).group(1)
+            self.send_bw(1, 2, 0x8001, False)
+            after = re.search(r"port 2 \S+ .*xmit-constraint (\d+)",
+                              switch_info()).group(1)
+            self.assertGreater(int(after), int(before))
+            out = fabric[1].run("perfquery %d 2" % Topology.switch_lid())
+            self.assertRegex(out, r"PortXmitConstraintErrors:\.*[1-9]")
+        finally:
+            for i, children in self.CHILDREN.items():
+                for pkey, _ in children:
+                    fabric[i].run("[ -e /sys/class/net/ib0.%04x ] && echo "
+                                  "0x%04x > /sys/class/net/ib0/delete_child;"
+                                  " true" % (pkey, pkey))
+            set_partitions([])
+            has_pkey(fabric[3], 0x8001, present=False)
 
 
 class PingpongEveryPair(unittest.TestCase):
@@ -161,6 +248,19 @@ class SubnetUp(unittest.TestCase):
         self.assertRegex(info, r"sm-lid 0x%x" % lid(fabric[1]))
 
 
+class SwitchCounters(unittest.TestCase):
+    def test_perfquery_reads_every_switch_port(self):
+        """The switch's PMA (QP1 of port 0): its ports count traffic."""
+        for port in GUESTS:
+            out = fabric[1].run("perfquery %d %d" % (Topology.switch_lid(),
+                                                     port))
+            self.assertRegex(out, r"PortSelect:\.*%d\b" % port)
+            self.assertGreater(int(re.search(r"PortXmitPkts:\.*(\d+)",
+                                             out).group(1)), 0, out)
+        out = fabric[1].run("perfquery -x %d 1" % Topology.switch_lid())
+        self.assertRegex(out, r"PortRcvData:\.*[1-9]")
+
+
 class Topology(unittest.TestCase):
     def test_ibnetdiscover_draws_the_switch(self):
         out = fabric[2].run("ibnetdiscover")
@@ -168,7 +268,7 @@ class Topology(unittest.TestCase):
         self.assertEqual(len(re.findall(r"^Ca\s", out, re.M)), 3, out)
         # Switch port i is cabled to guest i's port 1.
         for i in GUESTS:
-            guid = port_attr(fabric[i], "gids/0").replace(":", "")[16:]
+            guid = port_guid(fabric[i])
             self.assertRegex(out, r"\[%d\]\s+\"H-\w+\"\[1\]\(%s\)"
                              % (i, guid.lstrip("0")))
 

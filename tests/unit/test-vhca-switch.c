@@ -179,15 +179,24 @@ static void sm_configure(VhcaSwitch *sw, Sent *s)
     s->n = 0;
 }
 
+/* LID @lid leaves by @port, and LinearFDBTop covers it (as opensm). */
 static void set_lft(VhcaSwitch *sw, Sent *s, uint16_t lid, uint8_t port)
 {
-    uint8_t block[VHCA_SMP_DATA_LEN];
+    uint8_t block[VHCA_SMP_DATA_LEN], si[VHCA_SMP_DATA_LEN];
 
     memcpy(block, sw->lft + (lid / 64) * 64, sizeof(block));
     block[lid % 64] = port;
     g_assert_cmphex(sm_request(sw, s, 1, VHCA_MAD_METHOD_SET,
                                VHCA_SMP_ATTR_LFT, lid / 64, block, NULL), ==,
                     VHCA_SMP_DIRECTION);
+    if (lid > sw->lft_top) {
+        sm_request(sw, s, 1, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_SWITCH_INFO,
+                   0, NULL, si);
+        vhca_mad_set(si, VHCA_SI_LFT_TOP, lid);
+        vhca_mad_set(si, VHCA_SI_PORT_STATE_CHANGE, 0);
+        sm_request(sw, s, 1, VHCA_MAD_METHOD_SET, VHCA_SMP_ATTR_SWITCH_INFO,
+                   0, si, NULL);
+    }
     s->n = 0;
 }
 
@@ -478,6 +487,149 @@ static void test_mft_forwarding(void)
     g_assert_cmpuint(sw.drops[VHCA_SWITCH_DROP_NO_ROUTE], ==, 1);
 }
 
+/*
+ * 10.9.4: with enforcement on, a port passes only its partitions' packets
+ * - inbound from its CA, outbound to it - and counts the others.
+ */
+static void test_partition_enforcement(void)
+{
+    uint8_t frame[1024], payload[64] = { 0 };
+    uint8_t pi[VHCA_SMP_DATA_LEN], pkeys[VHCA_SMP_DATA_LEN] = { 0 };
+    VhcaWirePacket pkt;
+    VhcaSwitch sw;
+    size_t len;
+    Sent s;
+
+    switch_new(&sw, &s);
+    sm_configure(&sw, &s);
+    set_lft(&sw, &s, 5, 2);
+    set_lft(&sw, &s, 6, 1);
+    /* Port 1: default and 0x8001; port 2: 0x8001 only; both enforce. */
+    vhca_st_be16(pkeys, 0xffff);
+    vhca_st_be16(pkeys + 2, 0x8001);
+    sm_request(&sw, &s, 1, VHCA_MAD_METHOD_SET, VHCA_SMP_ATTR_PKEY_TABLE,
+               1u << 16, pkeys, NULL);
+    vhca_st_be16(pkeys, 0x8001);
+    vhca_st_be16(pkeys + 2, 0);
+    sm_request(&sw, &s, 1, VHCA_MAD_METHOD_SET, VHCA_SMP_ATTR_PKEY_TABLE,
+               2u << 16, pkeys, NULL);
+    memset(pi, 0, sizeof(pi));
+    vhca_mad_set(pi, VHCA_PI_PART_ENF_INBOUND, 1);
+    vhca_mad_set(pi, VHCA_PI_PART_ENF_OUTBOUND, 1);
+    sm_request(&sw, &s, 1, VHCA_MAD_METHOD_SET, VHCA_SMP_ATTR_PORT_INFO, 1,
+               pi, NULL);
+    sm_request(&sw, &s, 1, VHCA_MAD_METHOD_SET, VHCA_SMP_ATTR_PORT_INFO, 2,
+               pi, pi);
+    g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_PART_ENF_OUTBOUND), ==, 1);
+    s.n = 0;
+
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.link = VHCA_WIRE_LINK_IB;
+    pkt.lrh.dlid = 5;
+    pkt.lrh.slid = 6;
+    pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, SEND_ONLY);
+    pkt.tp.bth.dest_qpn = 0x42;
+    pkt.payload = payload;
+    pkt.payload_len = sizeof(payload);
+    /* In port 1's partitions, in port 2's: through. */
+    pkt.tp.bth.pkey = 0x8001;
+    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    vhca_switch_receive(&sw, 1, frame, len);
+    g_assert_cmpuint(s.n, ==, 1);
+    /* Not port 1's: refused coming in. */
+    pkt.tp.bth.pkey = 0x8002;
+    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    vhca_switch_receive(&sw, 1, frame, len);
+    g_assert_cmpuint(sw.port[1].rcv_constraint_errors, ==, 1);
+    /* Port 1's, not port 2's: refused going out. */
+    pkt.tp.bth.pkey = 0xffff;
+    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    vhca_switch_receive(&sw, 1, frame, len);
+    g_assert_cmpuint(sw.port[2].xmit_constraint_errors, ==, 1);
+    g_assert_cmpuint(sw.drops[VHCA_SWITCH_DROP_PKEY], ==, 2);
+    g_assert_cmpuint(s.n, ==, 1);
+}
+
+/* A PerfMgt Get of port @port's counters, LID routed to the switch. */
+static uint16_t pma_get(VhcaSwitch *sw, Sent *s, uint16_t attr,
+                        uint8_t port, uint8_t *data)
+{
+    uint8_t frame[1024], mad[VHCA_MAD_SIZE] = { 0 };
+    VhcaWirePacket pkt;
+    size_t len;
+
+    mad[VHCA_MAD_BASE_VERSION] = 1;
+    mad[VHCA_MAD_MGMT_CLASS] = VHCA_MGMT_CLASS_PERF;
+    mad[VHCA_MAD_CLASS_VERSION] = 1;
+    mad[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_GET;
+    vhca_st_be16(mad + VHCA_MAD_ATTR_ID, attr);
+    vhca_mad_set(mad + VHCA_PMA_DATA, VHCA_PMA_PORT_SELECT, port);
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.link = VHCA_WIRE_LINK_IB;
+    pkt.lrh.dlid = 7;
+    pkt.lrh.slid = 1;
+    pkt.tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
+    pkt.tp.bth.pkey = 0xffff;
+    pkt.tp.bth.dest_qpn = 1;
+    pkt.tp.deth.qkey = VHCA_GSI_QKEY;
+    pkt.tp.deth.src_qpn = 1;
+    pkt.payload = mad;
+    pkt.payload_len = sizeof(mad);
+    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    s->n = 0;
+    vhca_switch_receive(sw, 3, frame, len);
+    g_assert_cmpuint(s->n, ==, 1);
+    g_assert_cmpuint(s->out[0].port, ==, 3);        /* LFT: LID 1 */
+    g_assert_cmpuint(vhca_wire_parse_lrh(s->out[0].data, s->out[0].len,
+                                         &pkt), ==, VHCA_WIRE_OK);
+    g_assert_cmpuint(vhca_wire_parse_ib(s->out[0].data, s->out[0].len,
+                                        &pkt), ==, VHCA_WIRE_OK);
+    g_assert_cmpuint(pkt.lrh.vl, ==, 0);
+    g_assert_cmphex(pkt.lrh.dlid, ==, 1);
+    g_assert_cmphex(pkt.lrh.slid, ==, 7);
+    g_assert_cmpuint(pkt.tp.bth.dest_qpn, ==, 1);
+    g_assert_cmphex(pkt.tp.deth.qkey, ==, VHCA_GSI_QKEY);
+    g_assert_cmphex(pkt.payload[VHCA_MAD_METHOD], ==,
+                    VHCA_MAD_METHOD_GET_RESP);
+    memcpy(data, pkt.payload + VHCA_PMA_DATA, VHCA_PMA_DATA_LEN);
+    s->n = 0;
+    return vhca_ld_be16(pkt.payload + VHCA_MAD_STATUS);
+}
+
+/* perfquery of a switch port: PortCounters and PortCountersExtended. */
+static void test_pma(void)
+{
+    uint8_t frame[1024], payload[100] = { 0 }, d[VHCA_PMA_DATA_LEN];
+    VhcaSwitch sw;
+    size_t len;
+    Sent s;
+
+    switch_new(&sw, &s);
+    sm_configure(&sw, &s);
+    set_lft(&sw, &s, 1, 3);
+    set_lft(&sw, &s, 5, 2);
+    len = packet(frame, 0, 5, 1, 0x42, payload, sizeof(payload));
+    vhca_switch_receive(&sw, 1, frame, len);
+    vhca_switch_receive(&sw, 1, frame, len);
+    g_assert_cmphex(pma_get(&sw, &s, VHCA_PMA_ATTR_PORT_COUNTERS, 2, d), ==,
+                    0);
+    g_assert_cmpuint(vhca_mad_get(d, VHCA_PMA_PORT_SELECT), ==, 2);
+    g_assert_cmpuint(vhca_mad_get(d, VHCA_PC_XMIT_PKTS), ==, 2);
+    g_assert_cmpuint(vhca_mad_get(d, VHCA_PC_XMIT_DATA), ==,
+                     2 * (len - VHCA_IB_VCRC_LEN) / 4);
+    g_assert_cmpuint(vhca_mad_get(d, VHCA_PC_RCV_PKTS), ==, 0);
+    g_assert_cmphex(pma_get(&sw, &s, VHCA_PMA_ATTR_PORT_COUNTERS_EXT, 1, d),
+                    ==, 0);
+    g_assert_cmpuint(vhca_ld_be64(d + VHCA_PCE_RCV_PKTS), >=, 2);
+    g_assert_cmphex(pma_get(&sw, &s, VHCA_PMA_ATTR_PORT_COUNTERS,
+                            NPORTS + 1, d), ==,
+                    VHCA_MAD_STATUS_INVALID_VALUE);
+    g_assert_cmphex(pma_get(&sw, &s, VHCA_PMA_ATTR_CLASS_PORT_INFO, 0, d), ==,
+                    0);
+    g_assert_cmphex(pma_get(&sw, &s, 0x0099, 1, d), ==,
+                    VHCA_MAD_STATUS_UNSUP_ATTR);
+}
+
 /* Garbage of every length from a port: dropped, counted, never a crash. */
 static void test_hostile_bytes(void)
 {
@@ -514,6 +666,9 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/switch/lft-forwarding", test_lft_forwarding);
     g_test_add_func("/vhca/switch/lid-routed-smp", test_lid_routed_smp);
     g_test_add_func("/vhca/switch/mft-forwarding", test_mft_forwarding);
+    g_test_add_func("/vhca/switch/partition-enforcement",
+                    test_partition_enforcement);
+    g_test_add_func("/vhca/switch/pma", test_pma);
     g_test_add_func("/vhca/switch/hostile-bytes", test_hostile_bytes);
     return g_test_run();
 }

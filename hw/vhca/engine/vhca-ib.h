@@ -90,15 +90,11 @@ static inline uint64_t vhca_ib_port_guid(const VhcaCore *core)
 }
 
 /*
- * The index of the P_Key table entry that @pkey matches (IBTA 10.9.3,
- * C10-113): the low 15 bits are equal and at least one of the two is a
- * full member (bit 15 set); an entry or key with the low 15 bits zero
- * (0x0000, 0x8000) is invalid and matches nothing.  False if none does.
+ * The index of the P_Key table entry that @pkey matches
+ * (vhca_ib_pkey_match(), vhca-wire.h).  False if none does.
  */
 bool vhca_ib_pkey_find(const VhcaCore *core, uint16_t pkey,
                        uint16_t *index);
-/* Do P_Keys @a and @b let their holders talk (the rule above)? */
-bool vhca_ib_pkey_match(uint16_t a, uint16_t b);
 /* Entry @index of the P_Key table; 0 (invalid) if out of range. */
 uint16_t vhca_ib_pkey_at(const VhcaCore *core, uint16_t index);
 

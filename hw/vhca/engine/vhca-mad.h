@@ -152,6 +152,8 @@ typedef struct VhcaMadField {
 #define VHCA_PI_VL_STALL_COUNT      VHCA_MAD_FIELD(336, 3)
 #define VHCA_PI_HOQ_LIFE            VHCA_MAD_FIELD(339, 5)
 #define VHCA_PI_OPERATIONAL_VLS     VHCA_MAD_FIELD(344, 4)
+#define VHCA_PI_PART_ENF_INBOUND    VHCA_MAD_FIELD(348, 1)  /* switches */
+#define VHCA_PI_PART_ENF_OUTBOUND   VHCA_MAD_FIELD(349, 1)
 #define VHCA_PI_MKEY_VIOLATIONS     VHCA_MAD_FIELD(352, 16)
 #define VHCA_PI_PKEY_VIOLATIONS     VHCA_MAD_FIELD(368, 16)
 #define VHCA_PI_QKEY_VIOLATIONS     VHCA_MAD_FIELD(384, 16)
@@ -264,6 +266,22 @@ typedef struct VhcaMadField {
 #define VHCA_PMA_PORT_SELECT        VHCA_MAD_FIELD(8, 8)
 #define VHCA_PMA_COUNTER_SELECT     VHCA_MAD_FIELD(16, 16)
 #define VHCA_PMA_ALL_PORTS          0xff
+/* PortCounters' fields (their CounterSelect bits in the comments). */
+#define VHCA_PC_LINK_DOWNED         VHCA_MAD_FIELD(56, 8)   /* 0x0004 */
+#define VHCA_PC_RCV_ERRORS          VHCA_MAD_FIELD(64, 16)  /* 0x0008 */
+#define VHCA_PC_XMIT_DISCARDS       VHCA_MAD_FIELD(112, 16) /* 0x0040 */
+#define VHCA_PC_XMIT_CONSTRAINT     VHCA_MAD_FIELD(128, 8)  /* 0x0080 */
+#define VHCA_PC_RCV_CONSTRAINT      VHCA_MAD_FIELD(136, 8)  /* 0x0100 */
+#define VHCA_PC_VL15_DROPPED        VHCA_MAD_FIELD(176, 16) /* 0x0800 */
+#define VHCA_PC_XMIT_DATA           VHCA_MAD_FIELD(192, 32) /* 0x1000 */
+#define VHCA_PC_RCV_DATA            VHCA_MAD_FIELD(224, 32) /* 0x2000 */
+#define VHCA_PC_XMIT_PKTS           VHCA_MAD_FIELD(256, 32) /* 0x4000 */
+#define VHCA_PC_RCV_PKTS            VHCA_MAD_FIELD(288, 32) /* 0x8000 */
+/* PortCountersExtended's 64-bit counters, byte offsets (0x1 .. 0x8). */
+#define VHCA_PCE_XMIT_DATA          8
+#define VHCA_PCE_RCV_DATA           16
+#define VHCA_PCE_XMIT_PKTS          24
+#define VHCA_PCE_RCV_PKTS           32
 
 /*
  * Turn the request @mad into its response in place (13.4.5): Method

@@ -50,36 +50,36 @@ typedef struct VhcaPmaCounter {
 /* In the order of ib->pma_base[]. */
 static const VhcaPmaCounter vhca_pma_counters[] = {
     {   /* LinkDownedCounter: the port left LinkUp */
-        VHCA_MAD_FIELD(56, 8), 0x0004, 0, 0, false,
+        VHCA_PC_LINK_DOWNED, 0x0004, 0, 0, false,
         1, { VHCA_CNT_LINK_DOWNED },
     },
     {   /* PortRcvErrors: malformed packets, bad ICRC or VCRC */
-        VHCA_MAD_FIELD(64, 16), 0x0008, 0, 0, false,
+        VHCA_PC_RCV_ERRORS, 0x0008, 0, 0, false,
         3, { VHCA_CNT_DROP_MALFORMED, VHCA_CNT_DROP_BAD_ICRC,
              VHCA_CNT_DROP_BAD_VCRC },
     },
     {   /* PortRcvConstraintErrors: the P_Key check refused it */
-        VHCA_MAD_FIELD(136, 8), 0x0100, 0, 0, false,
+        VHCA_PC_RCV_CONSTRAINT, 0x0100, 0, 0, false,
         1, { VHCA_CNT_DROP_PKEY },
     },
     {   /* VL15Dropped */
-        VHCA_MAD_FIELD(176, 16), 0x0800, 0, 0, false,
+        VHCA_PC_VL15_DROPPED, 0x0800, 0, 0, false,
         1, { VHCA_CNT_DROP_VL15 },
     },
     {   /* PortXmitData: LRH to ICRC, in 4-octet words */
-        VHCA_MAD_FIELD(192, 32), 0x1000, 8, 0x0001, true,
+        VHCA_PC_XMIT_DATA, 0x1000, VHCA_PCE_XMIT_DATA, 0x0001, true,
         1, { VHCA_CNT_RDMA_TX_BYTES },
     },
     {   /* PortRcvData */
-        VHCA_MAD_FIELD(224, 32), 0x2000, 16, 0x0002, true,
+        VHCA_PC_RCV_DATA, 0x2000, VHCA_PCE_RCV_DATA, 0x0002, true,
         1, { VHCA_CNT_RDMA_RX_BYTES },
     },
     {   /* PortXmitPkts */
-        VHCA_MAD_FIELD(256, 32), 0x4000, 24, 0x0004, false,
+        VHCA_PC_XMIT_PKTS, 0x4000, VHCA_PCE_XMIT_PKTS, 0x0004, false,
         1, { VHCA_CNT_ROCE_TX_PACKETS },
     },
     {   /* PortRcvPkts */
-        VHCA_MAD_FIELD(288, 32), 0x8000, 32, 0x0008, false,
+        VHCA_PC_RCV_PKTS, 0x8000, VHCA_PCE_RCV_PKTS, 0x0008, false,
         1, { VHCA_CNT_ROCE_RX_PACKETS },
     },
 };

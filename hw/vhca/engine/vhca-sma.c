@@ -191,17 +191,6 @@ void vhca_ib_port_reset(VhcaCore *core)
 /* P_Keys (IBTA 10.9)                                                     */
 /* ---------------------------------------------------------------------- */
 
-#define VHCA_PKEY_FULL              0x8000
-#define VHCA_PKEY_BASE_MASK         0x7fff
-
-bool vhca_ib_pkey_match(uint16_t a, uint16_t b)
-{
-    /* C10-113: same partition, and not two limited members. */
-    return (a & VHCA_PKEY_BASE_MASK) &&
-           (a & VHCA_PKEY_BASE_MASK) == (b & VHCA_PKEY_BASE_MASK) &&
-           ((a | b) & VHCA_PKEY_FULL);
-}
-
 bool vhca_ib_pkey_find(const VhcaCore *core, uint16_t pkey,
                        uint16_t *index)
 {

@@ -404,6 +404,19 @@ typedef struct VhcaWirePacket {
 
 bool vhca_wire_gid_is_ipv4(const uint8_t gid[VHCA_GID_LEN]);
 
+/*
+ * Do P_Keys @a and @b let their holders talk (IBTA 10.9.3, C10-113)?
+ * The low 15 bits are equal and at least one of the two is a full
+ * member (bit 15 set); a key with the low 15 bits zero (0x0000, 0x8000)
+ * is invalid and matches nothing.  For the HCA's P_Key table and QPs,
+ * and the switch's partition enforcement.
+ */
+static inline bool vhca_ib_pkey_match(uint16_t a, uint16_t b)
+{
+    return (a & 0x7fff) && (a & 0x7fff) == (b & 0x7fff) &&
+           ((a | b) & 0x8000);
+}
+
 /* 7.11.1.1: a multicast LID, 0xC000..0xFFFE (not the permissive LID). */
 static inline bool vhca_ib_lid_is_multicast(uint16_t lid)
 {
