@@ -29,7 +29,7 @@ and a frame does not wait for one to wake (docs/benchmarks.rst).
 Used as a library by the tests and as a command:
 
     vhca_fabric.py start [-n 2] [--nics vhca,rxe] [--link loopback|netns|tap]
-                         [--link-layer eth|ib]
+                         [--link-layer eth|ib] [--switches N]
                          [--vcpu-policy idle|normal] [--guest-idle halt|poll]
                          [--pcap] [--run-dir DIR]
     vhca_fabric.py mtu 9000 | capture-off
@@ -37,7 +37,7 @@ Used as a library by the tests and as a command:
     vhca_fabric.py gid   [--ipv6] GUEST    # index of its RoCE v2 GID
     vhca_fabric.py pair  [--port P] [--rdma-cm] SERVER CLIENT SERVER_CMD CLIENT_CMD
     vhca_fabric.py info  GUEST           # the vhca's QPs, CQs, MRs, counters
-    vhca_fabric.py switch [info | cable N up|down]  # the IB switch
+    vhca_fabric.py switch [--switch S] [info | cable N up|down]
     vhca_fabric.py stop
 
 Addresses: guest i has MAC 52:54:00:56:48:<i>, 192.0.2.<i>/24 and
@@ -210,6 +210,7 @@ class Link:
         self.count = fabric.count
         self.run_dir = fabric.run_dir
         self.nics = fabric.nics
+        self.switches = fabric.switches
 
     def set_up(self):
         pass
@@ -224,9 +225,9 @@ class Link:
     def netdev(self, guest, fabric_fd=None):
         raise NotImplementedError
 
-    def switch_command(self, command):
-        """A command to the fabric's InfiniBand switch: only loopback
-        links of InfiniBand guests have one."""
+    def switch_command(self, command, switch=1):
+        """A command to one of the fabric's InfiniBand switches: only
+        loopback links of InfiniBand guests have them."""
         raise FabricError("the %s link has no InfiniBand switch" % self.name)
 
     def guest_socket(self, guest):
@@ -266,14 +267,15 @@ class LoopbackLink(Link):
         super().__init__(fabric)
         self.ports = {}
         self.hub_pid = None
-        self.switch_sock = None
+        self.switch_pids = []
+        self.switch_socks = []
 
     def set_up(self):
-        ports = free_udp_ports(2 * self.count + 1)
-        if self.count == 2:
+        ports = free_udp_ports(2 * self.count + 2 * self.switches)
+        if self.switches:
+            links = self.start_switches(ports)
+        elif self.count == 2:
             links = [(ports[0], ports[1]), (ports[1], ports[0])]
-        elif set(self.nics) == {"vhca-ib"}:
-            links = self.start_switch(ports)
         else:
             hub_port = ports[-1]
             peers = [str(p) for p in ports[:self.count]]
@@ -295,55 +297,78 @@ class LoopbackLink(Link):
     def guest_socket(self, guest):
         return fabric_socket(*self.ports[guest.index])
 
-    def start_switch(self, ports):
-        """One vhca-switch, guest i cabled to its port i: each cable is
-        the guest's UDP port and the switch's."""
-        guest_ports, switch_ports = ports[:self.count], \
-            ports[self.count:2 * self.count]
-        self.switch_sock = os.path.join(self.run_dir, "switch1.sock")
-        args = [switch_binary(), "--guid", "0x%x" % (SWITCH_GUID | 1),
-                "--name", "vhca-switch 1", "--control", self.switch_sock]
-        for i in range(self.count):
-            args += ["--port", "%d=%d:%d" % (i + 1, switch_ports[i],
-                                             guest_ports[i])]
-        with open(os.path.join(self.run_dir, "switch1.log"), "w") as log:
-            switch = subprocess.Popen(args, stdout=log,
-                                      stderr=subprocess.STDOUT,
-                                      start_new_session=True)
-        self.hub_pid = switch.pid
-        # Its sockets are bound once the control socket is there.
-        deadline = time.monotonic() + 30
-        while not os.path.exists(self.switch_sock):
-            if switch.poll() is not None or time.monotonic() > deadline:
-                raise FabricError("vhca-switch did not start; see %s"
-                                  % os.path.join(self.run_dir,
-                                                 "switch1.log"))
-            time.sleep(0.05)
-        return list(zip(guest_ports, switch_ports))
+    def start_switches(self, ports):
+        """vhca-switch processes in a chain: the guests split among them
+        in order (switch 1 has the first ones on its ports 1..k), switch s
+        cabled from its port k+1 to port m+2 of switch s+1 (m its guests).
+        Each cable is two UDP ports, one at each end."""
+        n, free = self.switches, iter(ports)
+        per = [self.count // n + (1 if s < self.count % n else 0)
+               for s in range(n)]
+        specs = [[] for _ in range(n)]
+        links = []
+        for s in range(n):
+            for port in range(1, per[s] + 1):
+                guest_port, switch_port = next(free), next(free)
+                specs[s].append("%d=%d:%d" % (port, switch_port, guest_port))
+                links.append((guest_port, switch_port))
+        for s in range(n - 1):
+            a, b = next(free), next(free)
+            specs[s].append("%d=%d:%d" % (per[s] + 1, a, b))
+            specs[s + 1].append("%d=%d:%d" % (per[s + 1] + 2, b, a))
+        binary = switch_binary()
+        for s in range(n):
+            sock = os.path.join(self.run_dir, "switch%d.sock" % (s + 1))
+            log_path = os.path.join(self.run_dir, "switch%d.log" % (s + 1))
+            args = [binary, "--guid", "0x%x" % (SWITCH_GUID | (s + 1)),
+                    "--name", "vhca-switch %d" % (s + 1), "--control", sock]
+            for spec in specs[s]:
+                args += ["--port", spec]
+            if os.path.exists(sock):
+                os.unlink(sock)
+            with open(log_path, "w") as log:
+                switch = subprocess.Popen(args, stdout=log,
+                                          stderr=subprocess.STDOUT,
+                                          start_new_session=True)
+            self.switch_pids.append(switch.pid)
+            self.switch_socks.append(sock)
+            # Its sockets are bound once the control socket is there.
+            deadline = time.monotonic() + 30
+            while not os.path.exists(sock):
+                if switch.poll() is not None or time.monotonic() > deadline:
+                    raise FabricError("vhca-switch %d did not start; see %s"
+                                      % (s + 1, log_path))
+                time.sleep(0.05)
+        return links
 
-    def switch_command(self, command):
-        """A command to the switch's control socket ("info", "cable N
+    def switch_command(self, command, switch=1):
+        """A command to switch @switch's control socket ("info", "cable N
         up|down"), its answer."""
-        if not self.switch_sock:
-            raise FabricError("this fabric has no InfiniBand switch (it "
-                              "needs --link-layer ib and 3 guests or more)")
+        if not 1 <= switch <= len(self.switch_socks):
+            raise FabricError("this fabric has %d InfiniBand switches "
+                              "(--switches N with --link-layer ib)"
+                              % len(self.switch_socks))
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(30)
-            s.connect(self.switch_sock)
+            s.connect(self.switch_socks[switch - 1])
             s.sendall((command + "\n").encode())
             return s.makefile().read()
 
     def tear_down(self):
-        if self.hub_pid:
-            stop_process_groups([self.hub_pid])
+        pids = self.switch_pids + ([self.hub_pid] if self.hub_pid else [])
+        if pids:
+            stop_process_groups(pids)
         self.hub_pid = None
+        self.switch_pids = []
 
     def state(self):
-        return {"hub": self.hub_pid, "switch_sock": self.switch_sock}
+        return {"hub": self.hub_pid, "switches": self.switch_pids,
+                "switch_socks": self.switch_socks}
 
     def restore(self, state):
         self.hub_pid = state.get("hub")
-        self.switch_sock = state.get("switch_sock")
+        self.switch_pids = state.get("switches", [])
+        self.switch_socks = state.get("switch_socks", [])
 
 
 def namespace_prefix(run_dir):
@@ -931,7 +956,7 @@ class Fabric:
 
     def __init__(self, count=2, run_dir=DEFAULT_RUN_DIR, pcap=False,
                  extra_args=(), nics=None, link="loopback",
-                 vcpu_policy=None, guest_idle=None):
+                 vcpu_policy=None, guest_idle=None, switches=None):
         """nics: one NIC kind per guest ("vhca" or "rxe"); all vhca if None.
         link: how the guests meet, one of LINKS: "loopback" (UDP on
         127.0.0.1), "netns" (two namespaces as two hosts, UDP between
@@ -939,7 +964,10 @@ class Fabric:
         how the guests' vCPU threads are scheduled once booted, one of
         VCPU_POLICIES ($VHCA_VCPU_POLICY, or "normal", if None).
         guest_idle: what an idle guest does, one of GUEST_IDLE
-        ($VHCA_GUEST_IDLE, or "halt", if None)."""
+        ($VHCA_GUEST_IDLE, or "halt", if None).  switches: how many
+        vhca-switch processes InfiniBand guests on a loopback link meet
+        at, in a chain (None: one for three guests or more, none for
+        two, which are cabled back to back)."""
         if count < 1:
             raise FabricError("need at least one guest")
         if nics is None:
@@ -957,6 +985,15 @@ class Fabric:
         self.pcap = pcap
         self.extra_args = extra_args
         self.nics = list(nics)
+        ib = set(self.nics) == {"vhca-ib"}
+        if switches is None:
+            switches = 1 if ib and count > 2 and link == "loopback" else 0
+        if switches and (not ib or link != "loopback" or
+                         switches > count):
+            raise FabricError("%d switches: InfiniBand switches join "
+                              "vhca-ib guests on the loopback link, at "
+                              "least one guest each" % switches)
+        self.switches = switches
         self.guests = [Guest(i + 1, run_dir, nic, guest_idle)
                        for i, nic in enumerate(self.nics)]
         self.link = LINKS[link](self)
@@ -1019,7 +1056,8 @@ class Fabric:
     def save_state(self):
         state = {"pcap": self.pcap, "link": self.link.name,
                  "link_state": self.link.state(),
-                 "guests": [g.pid for g in self.guests], "nics": self.nics}
+                 "guests": [g.pid for g in self.guests], "nics": self.nics,
+                 "switches": self.switches}
         with open(os.path.join(self.run_dir, "state.json"), "w") as f:
             json.dump(state, f)
 
@@ -1034,7 +1072,8 @@ class Fabric:
                               % run_dir)
         fabric = cls(len(state["guests"]), run_dir, state["pcap"],
                      nics=state.get("nics"),
-                     link=state.get("link", "loopback"))
+                     link=state.get("link", "loopback"),
+                     switches=state.get("switches", 0))
         fabric.link.restore(state.get("link_state", {"hub": state.get("hub")}))
         for guest, pid in zip(fabric.guests, state["guests"]):
             guest.pid = pid
@@ -1103,8 +1142,12 @@ def main():
                    "or rxe (virtio-net with Linux soft-RoCE), e.g. vhca,rxe")
     p.add_argument("--link-layer", choices=("eth", "ib"), default="eth",
                    help="the vhca guests' port: eth (RoCEv2, the default) "
-                   "or ib (InfiniBand, two guests back to back: NIC "
-                   "vhca-ib)")
+                   "or ib (InfiniBand, NIC vhca-ib: two guests back to "
+                   "back, more on an InfiniBand switch)")
+    p.add_argument("--switches", type=int, default=None,
+                   help="--link-layer ib: InfiniBand switches in a chain, "
+                   "the guests split among them (default: one for three "
+                   "guests or more)")
     p.add_argument("--pcap", action="store_true",
                    help="capture each guest's fabric traffic to "
                    "RUN_DIR/guestI/fabric.pcap")
@@ -1161,6 +1204,8 @@ def main():
                        "more: show the switch's ports, forwarding tables "
                        "and drops ('info'), or plug and unplug a cable "
                        "('cable N up|down')")
+    p.add_argument("--switch", type=int, default=1,
+                   help="which switch (1..N, --switches)")
     p.add_argument("command", nargs="*", default=["info"])
     sub.add_parser("stop", help="stop every guest started by 'start'")
     args = parser.parse_args()
@@ -1185,7 +1230,8 @@ def main():
                 nics = ["vhca-ib"] * count
             fabric = Fabric(count, args.run_dir, args.pcap, nics=nics,
                             link=args.link, vcpu_policy=args.vcpu_policy,
-                            guest_idle=args.guest_idle)
+                            guest_idle=args.guest_idle,
+                            switches=args.switches)
             try:
                 fabric.start().wait_ready()
             except BaseException:
@@ -1210,7 +1256,7 @@ def main():
         elif args.cmd == "switch":
             fabric = Fabric.attach(args.run_dir)
             sys.stdout.write(fabric.link.switch_command(
-                " ".join(args.command)))
+                " ".join(args.command), args.switch))
         elif args.cmd == "gid":
             guest = attached_guest(Fabric.attach(args.run_dir), args.guest)
             print(guest.ipv6_gid_index() if args.ipv6

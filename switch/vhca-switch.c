@@ -45,17 +45,19 @@ static void vhca_switch_drop(VhcaSwitch *sw, VhcaSwitchDrop why)
 void vhca_switch_port_enter(VhcaSwitch *sw, unsigned port, uint8_t state)
 {
     VhcaSwitchPort *p = &sw->port[port];
+    uint8_t old = p->state;
 
-    if (p->state == state) {
+    if (old == state) {
         return;
     }
     p->state = state;
     /*
-     * 14.2.5.4 PortStateChange: set when an external port goes to or
-     * from DOWN, INIT or ACTIVE on its own or by the SM's hand; the SM
-     * reads it in its light sweep and looks closer.
+     * 14.2.5.4 PortStateChange: set when an external port goes from Down
+     * to Initialize or from any state to Down - a link came or went, not
+     * the SM's own INIT -> ARMED -> ACTIVE; the SM reads it in its light
+     * sweep and looks closer.
      */
-    if (port) {
+    if (port && (old == VHCA_PORT_DOWN || state == VHCA_PORT_DOWN)) {
         sw->port_state_change = true;
     }
 }

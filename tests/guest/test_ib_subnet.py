@@ -1,12 +1,15 @@
-"""An InfiniBand subnet: three guests (-device vhca,link=ib) on one
-vhca-switch (switch/), brought up by opensm in guest 1.  opensm
-discovers the switch through directed route SMPs, assigns the LIDs,
-writes the switch's forwarding tables and brings every port ACTIVE;
-then Debian's programs, unmodified, run between every pair of guests
-through the tables it wrote.
+"""An InfiniBand subnet: four guests (-device vhca,link=ib) on two
+vhca-switches (switch/) cabled to each other - guests 1 and 2 on
+switch 1's ports 1 and 2, guests 3 and 4 on switch 2's, switch 1's port
+3 to switch 2's port 4 - brought up by opensm in guest 1.  opensm
+discovers the switches through directed route SMPs, two hops deep,
+assigns the LIDs, writes both switches' forwarding tables and brings
+every port ACTIVE; then Debian's programs, unmodified, run between
+every pair of guests through the tables it wrote, through one switch
+(1-2, 3-4) or both.
 
 The guests boot once for the module.  The classes run in name order;
-Unplug runs last (it stops guest 3).
+Unplug runs last (it stops guest 4).
 """
 
 import itertools
@@ -16,9 +19,13 @@ import unittest
 from host_common import vhca_fabric
 from ib_port import lid, pkey_index, port_attr, port_guid
 
-fabric = vhca_fabric.ModuleFabric("ib-subnet", count=3,
-                                  nics=["vhca-ib", "vhca-ib", "vhca-ib"])
-GUESTS = (1, 2, 3)
+fabric = vhca_fabric.ModuleFabric("ib-subnet", count=4, switches=2,
+                                  nics=["vhca-ib"] * 4)
+GUESTS = (1, 2, 3, 4)
+# Where each guest is cabled: (switch, port); the switches' link.
+CABLE = {1: (1, 1), 2: (1, 2), 3: (2, 1), 4: (2, 2)}
+INTER_SWITCH = ((1, 3), (2, 4))
+SWITCH_GUID = vhca_fabric.SWITCH_GUID
 # opensm's partition file: the default partition, every port a full
 # member, IPoIB's broadcast group in it; Partitions adds to it.
 PARTITIONS = "/tmp/partitions.conf"
@@ -44,8 +51,13 @@ def wait_active(guest):
              "state")
 
 
-def switch_info():
-    return fabric.link.switch_command("info")
+def switch_info(switch=1):
+    return fabric.link.switch_command("info", switch)
+
+
+def switch_lid(switch):
+    return int(re.search(r" lid 0x(\w+) ", switch_info(switch)).group(1),
+               16)
 
 
 def set_partitions(lines):
@@ -78,38 +90,44 @@ def tearDownModule():
 
 class IPoIB(unittest.TestCase):
     def test_every_pair_pings(self):
-        for a, b in itertools.permutations(GUESTS, 2):
+        for a, b in itertools.combinations(GUESTS, 2):
             out = fabric[a].run("ping -c 2 -W 5 %s" % fabric[b].ipv4,
                                 timeout=60)
             self.assertRegex(out, r"2 packets transmitted, 2 received")
 
     def test_broadcast_reaches_every_member(self):
-        """IPoIB's broadcast group is an IB multicast group: the switch
-        copies each packet to every port of its MFT entry."""
-        for i in (2, 3):
+        """IPoIB's broadcast group is an IB multicast group: each switch
+        copies a packet to every port of its MFT entry, the other switch
+        included."""
+        others = GUESTS[1:]
+        for i in others:
             fabric[i].run("sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0")
         try:
             out = fabric[1].run("ping -b -c 3 -W 5 192.0.2.255 2>&1",
                                 timeout=60)
-            for i in (2, 3):
+            for i in others:
                 self.assertIn("from %s" % fabric[i].ipv4, out)
         finally:
-            for i in (2, 3):
+            for i in others:
                 fabric[i].run("sysctl -qw "
                               "net.ipv4.icmp_echo_ignore_broadcasts=1")
-        self.assertRegex(switch_info(), r"mft 0xc\w+ ports 0xe")
+        # The broadcast group's entry: guests and the inter-switch port.
+        self.assertRegex(switch_info(1), r"mft 0xc000 ports 0xe")
+        self.assertRegex(switch_info(2), r"mft 0xc000 ports 0x16")
 
 
 class Partitions(unittest.TestCase):
-    """opensm's partitions.conf puts guest A (1) in partition 0x8001,
-    guest B (2) in 0x8002 and guest C (3) in both.  A's packets in 0x8001
-    never reach B: the switch port to B, whose P_Key table opensm wrote
-    without 0x8001, refuses them (partition enforcement, counted); C
-    talks to both, by QPs and by IPoIB child interfaces."""
+    """opensm's partitions.conf puts guest A (1, on switch 1) in partition
+    0x8001, guest B (3, on switch 2) in 0x8002 and guest C (4, on switch
+    2) in both.  A's packets in 0x8001 never reach B: switch 2's port to
+    B, whose P_Key table opensm wrote without 0x8001, refuses them
+    (partition enforcement, counted); C talks to both, by QPs and by IPoIB
+    child interfaces."""
 
-    CHILDREN = {1: [(0x8001, "192.168.81.1")],
-                2: [(0x8002, "192.168.82.2")],
-                3: [(0x8001, "192.168.81.3"), (0x8002, "192.168.82.3")]}
+    A, B, C = 1, 3, 4
+    CHILDREN = {A: [(0x8001, "192.168.81.1")],
+                B: [(0x8002, "192.168.82.3")],
+                C: [(0x8001, "192.168.81.4"), (0x8002, "192.168.82.4")]}
 
     def send_bw(self, client, server, pkey, expect_ok):
         cmd = "ib_send_bw -d vhca0 -F -s 256 -n 20 --pkey_index=%d"
@@ -129,8 +147,13 @@ class Partitions(unittest.TestCase):
             "for i in $(seq 20); do ping -c 1 -W 2 %s && exit 0; done; exit 1"
             % address, 120)
 
+    def xmit_constraint(self):
+        switch, port = CABLE[self.B]
+        return int(re.search(r"port %d \S+ .*xmit-constraint (\d+)" % port,
+                             switch_info(switch)).group(1))
+
     def test_a_and_b_apart_c_with_both(self):
-        a, b, c = (port_guid(fabric[i]) for i in GUESTS)
+        a, b, c = (port_guid(fabric[i]) for i in (self.A, self.B, self.C))
         try:
             set_partitions(["A=0x8001, ipoib : 0x%s=full, 0x%s=full ;"
                             % (a, c),
@@ -139,7 +162,7 @@ class Partitions(unittest.TestCase):
             for i, children in self.CHILDREN.items():
                 for pkey, _ in children:
                     has_pkey(fabric[i], pkey)
-            has_pkey(fabric[2], 0x8001, present=False)
+            has_pkey(fabric[self.B], 0x8001, present=False)
             for i, children in self.CHILDREN.items():
                 for pkey, address in children:
                     fabric[i].run(
@@ -147,21 +170,22 @@ class Partitions(unittest.TestCase):
                         "ip addr add %s/24 dev ib0.%04x && "
                         "ip link set ib0.%04x up" % (pkey, address, pkey,
                                                      pkey))
-            # C reaches A and B, each in their partition.
-            for src, address in ((3, "192.168.81.1"), (3, "192.168.82.2"),
-                                 (1, "192.168.81.3"), (2, "192.168.82.3")):
+            # C reaches A and B, each in their partition, and they C.
+            for src, address in ((self.C, "192.168.81.1"),
+                                 (self.C, "192.168.82.3"),
+                                 (self.A, "192.168.81.4"),
+                                 (self.B, "192.168.82.4")):
                 status, out = self.child_ping(src, address)
                 self.assertEqual(status, 0, out)
-            self.send_bw(1, 3, 0x8001, True)
-            self.send_bw(2, 3, 0x8002, True)
-            # A's QP in 0x8001 towards B: the switch drops it at B's port.
-            before = re.search(r"port 2 \S+ .*xmit-constraint (\d+)",
-                               switch_info()).group(1)
-            self.send_bw(1, 2, 0x8001, False)
-            after = re.search(r"port 2 \S+ .*xmit-constraint (\d+)",
-                              switch_info()).group(1)
-            self.assertGreater(int(after), int(before))
-            out = fabric[1].run("perfquery %d 2" % Topology.switch_lid())
+            self.send_bw(self.A, self.C, 0x8001, True)
+            self.send_bw(self.B, self.C, 0x8002, True)
+            # A's QP in 0x8001 towards B: switch 2 drops it at B's port.
+            before = self.xmit_constraint()
+            self.send_bw(self.A, self.B, 0x8001, False)
+            self.assertGreater(self.xmit_constraint(), before)
+            switch, port = CABLE[self.B]
+            out = fabric[1].run("perfquery %d %d" % (switch_lid(switch),
+                                                     port))
             self.assertRegex(out, r"PortXmitConstraintErrors:\.*[1-9]")
         finally:
             for i, children in self.CHILDREN.items():
@@ -170,7 +194,7 @@ class Partitions(unittest.TestCase):
                                   "0x%04x > /sys/class/net/ib0/delete_child;"
                                   " true" % (pkey, pkey))
             set_partitions([])
-            has_pkey(fabric[3], 0x8001, present=False)
+            has_pkey(fabric[self.C], 0x8001, present=False)
 
 
 class PingpongEveryPair(unittest.TestCase):
@@ -184,39 +208,40 @@ class PingpongEveryPair(unittest.TestCase):
             self.assertEqual(status, 0, cli + srv)
             self.assertIn("50 iters", cli)
 
-    def test_write_bw(self):
+    def test_write_bw_across_both_switches(self):
         status, cli, srv = vhca_fabric.client_server(
-            fabric[3], fabric[1], "ib_write_bw -d vhca0 -F -s 65536 -n 200",
-            "ib_write_bw -d vhca0 -F -s 65536 -n 200 %s" % fabric[3].ipv4,
+            fabric[4], fabric[1], "ib_write_bw -d vhca0 -F -s 65536 -n 200",
+            "ib_write_bw -d vhca0 -F -s 65536 -n 200 %s" % fabric[4].ipv4,
             18515, timeout=180)
         self.assertEqual(status, 0, cli + srv)
         self.assertRegex(cli, r"65536\s+200")
 
 
 class SmHandover(unittest.TestCase):
-    """opensm stops in guest 1 and starts in guest 2: the new SM takes the
-    subnet over (SMInfo), every port's SM LID becomes guest 2's, and
-    traffic goes on through the tables."""
+    """opensm stops in guest 1 and starts in guest 3, behind the other
+    switch: the new SM takes the subnet over (SMInfo), every port's SM
+    LID becomes guest 3's, and traffic goes on through the tables."""
 
     def test_new_sm_takes_over(self):
         fabric[1].run("kill $(pidof opensm); "
                       "while pidof opensm > /dev/null; do sleep 0.2; done")
         try:
-            fabric[2].run(OPENSM)
-            new = lid(fabric[2])
+            fabric[3].run(OPENSM)
+            new = lid(fabric[3])
             for i in GUESTS:
                 wait_for(fabric[i], "[ $(cat /sys/class/infiniband/vhca0/"
                          "ports/1/sm_lid) = 0x%x ]" % new)
-            out = fabric[3].run("sminfo")
+            out = fabric[2].run("sminfo")
             self.assertRegex(out, r"sminfo: sm lid %d .*SMINFO_MASTER" % new)
+            self.assertRegex(switch_info(1), r"sm-lid 0x%x" % new)
             status, cli, srv = vhca_fabric.client_server(
-                fabric[1], fabric[3], "ibv_rc_pingpong -d vhca0 -n 20",
+                fabric[1], fabric[4], "ibv_rc_pingpong -d vhca0 -n 20",
                 "ibv_rc_pingpong -d vhca0 -n 20 %s" % fabric[1].ipv4,
                 18515, timeout=120)
             self.assertEqual(status, 0, cli + srv)
         finally:
             # Back to guest 1, as the other classes expect.
-            fabric[2].run("kill $(pidof opensm); "
+            fabric[3].run("kill $(pidof opensm); "
                           "while pidof opensm > /dev/null; do sleep 0.2; "
                           "done; true")
             fabric[1].run(OPENSM)
@@ -228,8 +253,9 @@ class SmHandover(unittest.TestCase):
 class SubnetAdministration(unittest.TestCase):
     def test_saquery_lists_every_node_and_path(self):
         out = fabric[2].run("saquery NR")
-        self.assertEqual(len(re.findall(r"^NodeRecord", out, re.M)), 4, out)
-        self.assertIn("vhca-switch 1", out)
+        self.assertEqual(len(re.findall(r"^NodeRecord", out, re.M)), 6, out)
+        for switch in (1, 2):
+            self.assertIn("vhca-switch %d" % switch, out)
         out = fabric[2].run("saquery PR")
         for a, b in itertools.permutations(GUESTS, 2):
             self.assertRegex(out, r"dlid\.+%d\n\s+slid\.+%d\n"
@@ -242,70 +268,78 @@ class SubnetUp(unittest.TestCase):
             self.assertIn("ACTIVE", port_attr(fabric[i], "state"))
             self.assertEqual(port_attr(fabric[i], "sm_lid"),
                              "0x%x" % lid(fabric[1]))
-        info = switch_info()
-        for port in GUESTS:
-            self.assertRegex(info, r"port %d ACTIVE" % port)
-        self.assertRegex(info, r"sm-lid 0x%x" % lid(fabric[1]))
+        ports = {1: [], 2: []}
+        for switch, port in list(CABLE.values()) + list(INTER_SWITCH):
+            ports[switch].append(port)
+        for switch, used in ports.items():
+            info = switch_info(switch)
+            for port in used:
+                self.assertRegex(info, r"port %d ACTIVE" % port)
+            self.assertRegex(info, r"sm-lid 0x%x" % lid(fabric[1]))
+        self.assertRegex(switch_info(2), r"port 3 DOWN \(no cable\)")
 
 
 class SwitchCounters(unittest.TestCase):
     def test_perfquery_reads_every_switch_port(self):
-        """The switch's PMA (QP1 of port 0): its ports count traffic."""
-        for port in GUESTS:
-            out = fabric[1].run("perfquery %d %d" % (Topology.switch_lid(),
+        """Each switch's PMA (QP1 of port 0): its ports count traffic."""
+        for switch, port in list(CABLE.values()) + list(INTER_SWITCH):
+            out = fabric[1].run("perfquery %d %d" % (switch_lid(switch),
                                                      port))
             self.assertRegex(out, r"PortSelect:\.*%d\b" % port)
             self.assertGreater(int(re.search(r"PortXmitPkts:\.*(\d+)",
                                              out).group(1)), 0, out)
-        out = fabric[1].run("perfquery -x %d 1" % Topology.switch_lid())
+        out = fabric[1].run("perfquery -x %d 3" % switch_lid(1))
         self.assertRegex(out, r"PortRcvData:\.*[1-9]")
 
 
 class Topology(unittest.TestCase):
-    def test_ibnetdiscover_draws_the_switch(self):
+    def test_ibnetdiscover_draws_both_switches(self):
         out = fabric[2].run("ibnetdiscover")
-        self.assertEqual(len(re.findall(r"^Switch\s+3 ", out, re.M)), 1, out)
-        self.assertEqual(len(re.findall(r"^Ca\s", out, re.M)), 3, out)
-        # Switch port i is cabled to guest i's port 1.
-        for i in GUESTS:
-            guid = port_guid(fabric[i])
+        self.assertEqual(len(re.findall(r"^Switch\s", out, re.M)), 2, out)
+        self.assertEqual(len(re.findall(r"^Ca\s", out, re.M)), 4, out)
+        for i, (switch, port) in CABLE.items():
             self.assertRegex(out, r"\[%d\]\s+\"H-\w+\"\[1\]\(%s\)"
-                             % (i, guid.lstrip("0")))
+                             % (port, port_guid(fabric[i]).lstrip("0")))
+        (_, port1), (_, port2) = INTER_SWITCH
+        self.assertRegex(out, r"\[%d\]\s+\"S-%x\"\[%d\]"
+                         % (port1, SWITCH_GUID | 2, port2))
 
-    def test_ibroute_dumps_the_lft(self):
-        out = fabric[1].run("ibroute %d" % self.switch_lid())
-        for i in GUESTS:
-            self.assertRegex(out, r"0x%04x 00%d : \(Channel Adapter"
-                             % (lid(fabric[i]), i))
-        self.assertRegex(switch_info(), r"lft .*%d:3" % lid(fabric[3]))
+    def test_ibroute_dumps_each_lft(self):
+        for switch in (1, 2):
+            out = fabric[1].run("ibroute %d" % switch_lid(switch))
+            for i in GUESTS:
+                on, port = CABLE[i]
+                if on != switch:
+                    port = INTER_SWITCH[switch - 1][1]
+                self.assertRegex(out, r"0x%04x 00%d : \(Channel Adapter"
+                                 % (lid(fabric[i]), port))
 
-    def test_ibtracert_follows_the_tables(self):
-        out = fabric[3].run("ibtracert %d %d" % (lid(fabric[3]),
+    def test_ibtracert_crosses_both_switches(self):
+        out = fabric[4].run("ibtracert %d %d" % (lid(fabric[4]),
                                                  lid(fabric[1])))
-        self.assertRegex(out, r"\[1\] -> switch port \{0x5648434100000001\}"
-                         r"\[3\]")
-        self.assertRegex(out, r"\[1\] -> ca port .*\n.*To ca")
-
-    @staticmethod
-    def switch_lid():
-        return int(re.search(r" lid 0x(\w+) ", switch_info()).group(1), 16)
+        self.assertRegex(out, r"\[1\] -> switch port \{0x%016x\}\[2\].*\n"
+                         r"\[4\] -> switch port \{0x%016x\}\[3\].*\n"
+                         r"\[1\] -> ca port" % (SWITCH_GUID | 2,
+                                               SWITCH_GUID | 1))
 
 
 class Unplug(unittest.TestCase):
-    """Runs last: guest 3's QEMU stops and its cable comes out of the
-    switch; opensm's next sweep (PortStateChange) drops it from the
-    subnet, and guests 1 and 2 keep talking."""
+    """Runs last: guest 4's QEMU stops and its cable comes out of switch
+    2; opensm's next sweep (PortStateChange) drops it from the subnet,
+    and the others keep talking across both switches."""
 
     def test_sweep_removes_the_guest(self):
-        vhca_fabric.stop_process_groups([fabric[3].pid])
-        self.assertEqual(fabric.link.switch_command("cable 3 down"), "ok\n")
-        self.assertRegex(switch_info(), r"port 3 DOWN")
-        # opensm's own view: the SA's node records, 2 CAs and the switch.
-        wait_for(fabric[1], "[ $(saquery NR | grep -c '^NodeRecord') = 3 ]")
+        switch, port = CABLE[4]
+        vhca_fabric.stop_process_groups([fabric[4].pid])
+        self.assertEqual(fabric.link.switch_command("cable %d down" % port,
+                                                    switch), "ok\n")
+        self.assertRegex(switch_info(switch), r"port %d DOWN" % port)
+        # opensm's own view: the SA's node records, 3 CAs, 2 switches.
+        wait_for(fabric[1], "[ $(saquery NR | grep -c '^NodeRecord') = 5 ]")
         out = fabric[1].run("ibnetdiscover")
-        self.assertEqual(len(re.findall(r"^Ca\s", out, re.M)), 2, out)
+        self.assertEqual(len(re.findall(r"^Ca\s", out, re.M)), 3, out)
         status, cli, srv = vhca_fabric.client_server(
-            fabric[2], fabric[1], "ibv_rc_pingpong -d vhca0 -n 20",
-            "ibv_rc_pingpong -d vhca0 -n 20 %s" % fabric[2].ipv4, 18515,
+            fabric[3], fabric[1], "ibv_rc_pingpong -d vhca0 -n 20",
+            "ibv_rc_pingpong -d vhca0 -n 20 %s" % fabric[3].ipv4, 18515,
             timeout=120)
         self.assertEqual(status, 0, cli + srv)
