@@ -15,6 +15,8 @@ docs/benchmarks.rst (or writes it to --rst FILE): the machine, then
 
 and with --plot FILE.svg draws bandwidth against message size for both
 NICs with gnuplot (scripts/setup-host.sh installs gnuplot-nox).
+``--nics`` takes the fabric's NIC kinds, and vhca-ib-switch: two
+InfiniBand guests through one vhca-switch instead of back to back.
 
 Both pairs run with the same interface MTU (--mtu, default 9000: RoCE path
 MTU 4096 for vhca and rxe alike; 1500 gives path MTU 1024), and the same
@@ -66,7 +68,8 @@ LATENCY = [("ib_send_lat", 64, 5000), ("ib_write_lat", 64, 5000),
            ("ib_read_lat", 64, 5000), ("ib_send_lat -e", 64, 5000)]
 
 # rxe: soft-RoCE on virtio-net; vhca-ib: vhca's InfiniBand port.
-NIC_TITLES = {"vhca": "vhca", "rxe": "rxe", "vhca-ib": "vhca IB"}
+NIC_TITLES = {"vhca": "vhca", "rxe": "rxe", "vhca-ib": "vhca IB",
+              "vhca-ib-switch": "vhca IB, switch"}
 
 # perftest's result lines: "#bytes #iterations BW-peak BW-average MsgRate"
 # and "#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%",
@@ -107,14 +110,21 @@ def perftest(fabric, log_dir, tool, size, count):
     return [float(v) for v in line.groups()]
 
 
-def run_nic(nic, artifacts, run_dir, scale, mtu, vcpu_policy, guest_idle):
-    """Boot two guests with NIC nic, run every test; return their results."""
-    log_dir = os.path.join(run_dir, "bench-" + nic)
+# Pairs beyond the fabric's NIC kinds: (NIC, InfiniBand switches between).
+PAIRS = {"vhca-ib-switch": ("vhca-ib", 1)}
+
+
+def run_nic(pair, artifacts, run_dir, scale, mtu, vcpu_policy, guest_idle):
+    """Boot two guests of pair (a NIC kind, or one of PAIRS), run every
+    test; return their results."""
+    nic, switches = PAIRS.get(pair, (pair, None))
+    log_dir = os.path.join(run_dir, "bench-" + pair)
     results = {}
     t0 = time.monotonic()
     with vhca_fabric.Fabric(2, log_dir, nics=[nic, nic],
                             vcpu_policy=vcpu_policy,
-                            guest_idle=guest_idle) as fabric:
+                            guest_idle=guest_idle,
+                            switches=switches) as fabric:
         fabric.start(*artifacts).wait_ready()
         if nic == "vhca-ib":
             # A subnet manager brings the ports up; the path MTU is the
@@ -326,10 +336,11 @@ def main():
     if args.plot and not shutil.which("gnuplot"):
         parser.error("--plot needs gnuplot: run scripts/setup-host.sh "
                      "(it installs gnuplot-nox)")
-    unknown = set(args.nics) - set(vhca_fabric.NICS)
+    kinds = list(vhca_fabric.NICS) + list(PAIRS)
+    unknown = set(args.nics) - set(kinds)
     if unknown:
         parser.error("unknown NIC %s (have %s)"
-                     % (",".join(unknown), ",".join(vhca_fabric.NICS)))
+                     % (",".join(unknown), ",".join(kinds)))
     try:
         # QEMU and the guest image (cached builds), once for both pairs.
         artifacts = vhca_fabric.build_artifacts()
