@@ -72,54 +72,13 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-common.h"
 #include "fuzz-target.h"
 #include "vhca-node.h"
 #include "vhca-rdma.h"
 #include "vhca-wire.h"
-
-/* ---------------------------------------------------------------------- */
-/* Input                                                                  */
-/* ---------------------------------------------------------------------- */
-
-typedef struct FuzzIn {
-    const uint8_t *p;
-    size_t left;
-} FuzzIn;
-
-/* Past the end of the input every field reads as zero. */
-static uint8_t in_u8(FuzzIn *in)
-{
-    if (!in->left) {
-        return 0;
-    }
-    in->left--;
-    return *in->p++;
-}
-
-static uint16_t in_u16(FuzzIn *in)
-{
-    uint16_t v = in_u8(in);
-
-    return v | (uint16_t)in_u8(in) << 8;
-}
-
-static uint32_t in_u32(FuzzIn *in)
-{
-    uint32_t v = in_u16(in);
-
-    return v | (uint32_t)in_u16(in) << 16;
-}
-
-static uint64_t in_u64(FuzzIn *in)
-{
-    uint64_t v = in_u32(in);
-
-    return v | (uint64_t)in_u32(in) << 32;
-}
 
 /* ---------------------------------------------------------------------- */
 /* The world                                                              */
@@ -997,17 +956,9 @@ static bool key_grants_nothing(FuzzNode *fn, uint32_t key)
 
 static void check_node(FuzzNode *fn)
 {
-    Harness *h = fn->n.h;
-    uint64_t drops = 0;
     unsigned c;
 
-    g_assert_cmpuint(h->typed_error_calls, ==, h->guest_error_calls);
-    for (c = VHCA_CNT_DROP_MALFORMED; c < VHCA_CNT_MAX; c++) {
-        drops += h->core.counters[c];
-    }
-    g_assert_cmpuint(h->core.counters[VHCA_CNT_ROCE_RX_DROPPED], ==, drops);
-    g_assert_cmpuint(h->core.counters[VHCA_CNT_ADMIN_ERRORS], <=,
-                     h->core.counters[VHCA_CNT_ADMIN_COMMANDS]);
+    fuzz_check_counters(fn->n.h);
     /* A key seen invalidated or replaced stays so until we change it. */
     for (c = 0; c < KM__N && !fn->km_off; c++) {
         const KeyModel *m = &fn->km[c];
@@ -1226,9 +1177,7 @@ static void check_cqe(FuzzNode *fn, const TestCq *cq,
                    cqe->flags, GUINT32_FROM_LE(cqe->imm_or_inv));
     }
     g_assert_true(qpn_known(fn, GUINT32_FROM_LE(cqe->qpn)));
-    /* No EEC, bad response or local access errors (RD's). */
-    g_assert_cmpuint(cqe->status, <=, VHCA_WC_RNR_RETRY_EXC_ERR);
-    g_assert_true(cqe->status != 3 && (cqe->status < 7 || cqe->status > 8));
+    fuzz_check_cqe_status(cqe->status);
     check_cqe_qp(fn, cq, cqe);
     km_cqe(fn, cqe);
 }
@@ -1330,16 +1279,6 @@ static size_t bth_offset(const uint8_t *frame, size_t len)
     return pkt.l4_offset + 8;
 }
 
-/* Hand the peer exactly @len bytes on the heap, so ASan sees overruns. */
-static void deliver(Harness *h, const uint8_t *buf, size_t len)
-{
-    uint8_t *copy = g_malloc(len ? len : 1);
-
-    memcpy(copy, buf, len);
-    harness_deliver(h, copy, len);
-    g_free(copy);
-}
-
 /*
  * A frame the input made or damaged, for @to: if its BTH (at @bth) names
  * the second RC pair's QP there, that pair is no longer its own.
@@ -1362,11 +1301,11 @@ static void fuzz_wire_hook(Harness *h, const uint8_t *buf, size_t len)
     if (w->left && w->skip) {
         /* Let through before the mode applies (op_long()). */
         w->skip--;
-        deliver(h->peer, buf, len);
+        fuzz_deliver(h->peer, buf, len);
         return;
     }
     if (!w->left) {
-        deliver(h->peer, buf, len);
+        fuzz_deliver(h->peer, buf, len);
         return;
     }
     w->left--;
@@ -1374,8 +1313,8 @@ static void fuzz_wire_hook(Harness *h, const uint8_t *buf, size_t len)
     case 1:
         return;
     case 2:
-        deliver(h->peer, buf, len);
-        deliver(h->peer, buf, len);
+        fuzz_deliver(h->peer, buf, len);
+        fuzz_deliver(h->peer, buf, len);
         return;
     case 3: {
         /* One byte of the IB headers or payload, then a valid ICRC. */
@@ -1390,7 +1329,7 @@ static void fuzz_wire_hook(Harness *h, const uint8_t *buf, size_t len)
             frame_fixup(frame, len);
             long_taint(h->peer, frame, len, bth);
         }
-        deliver(h->peer, frame, len);
+        fuzz_deliver(h->peer, frame, len);
         return;
     }
     case 4:
@@ -1401,12 +1340,12 @@ static void fuzz_wire_hook(Harness *h, const uint8_t *buf, size_t len)
             w->held_to = h->peer;
             return;
         }
-        deliver(h->peer, buf, len);
-        deliver(w->held_to, w->held, w->held_len);
+        fuzz_deliver(h->peer, buf, len);
+        fuzz_deliver(w->held_to, w->held, w->held_len);
         w->held_len = 0;
         return;
     default:
-        deliver(h->peer, buf, len);
+        fuzz_deliver(h->peer, buf, len);
     }
 }
 
@@ -1624,7 +1563,7 @@ static void frame_send(Fuzz *f, FuzzIn *in, uint8_t sel, const FrameTo *to)
     }
     /* post & 0x10: keep the ICRC as it is, right or wrong. */
     long_taint(dst->n.h, frame, len, bth);
-    deliver(dst->n.h, frame, len);
+    fuzz_deliver(dst->n.h, frame, len);
     run_pair(f);
 }
 
@@ -2965,7 +2904,7 @@ static void op_long(Fuzz *f, FuzzIn *in)
         }
         if (f->wire.held_len && !a->timer_armed && !b->timer_armed) {
             /* Reordered after a frame that never came: it comes now. */
-            deliver(f->wire.held_to, f->wire.held, f->wire.held_len);
+            fuzz_deliver(f->wire.held_to, f->wire.held, f->wire.held_len);
             f->wire.held_len = 0;
         } else if (!a->timer_armed && !b->timer_armed) {
             break;
@@ -3145,23 +3084,6 @@ static void op_doorbell(Fuzz *f, FuzzIn *in)
     run_pair(f);
 }
 
-/* VHCA_FUZZ_VERBOSE=1: what an input reached, to check a seed. */
-static void print_counters(Fuzz *f)
-{
-    unsigned i, c;
-
-    for (i = 0; i < 2; i++) {
-        g_printerr("node %c:", 'A' + i);
-        for (c = 0; c < VHCA_CNT_MAX; c++) {
-            if (f->node[i].n.h->core.counters[c]) {
-                g_printerr(" %s=%" G_GUINT64_FORMAT, vhca_counter_name(c),
-                           f->node[i].n.h->core.counters[c]);
-            }
-        }
-        g_printerr("\n");
-    }
-}
-
 /* Arm a CQ, or move its consumer index, as the driver's doorbell does. */
 static void op_cq_doorbell(Fuzz *f, FuzzIn *in)
 {
@@ -3222,41 +3144,17 @@ static void op_reconnect(Fuzz *f, FuzzIn *in)
     run_pair(f);
 }
 
-static void trap_to_abort(int sig)
-{
-    (void)sig;
-    abort();
-}
-
-/*
- * g_error(), the invariants' report, raises SIGTRAP, which libFuzzer
- * does not catch: it would lose the input.  Abort instead, which it
- * does (and saves the input), unless a handler is there already
- * (fuzz-driver.c's saves it too).
- */
-static void catch_traps(void)
-{
-    struct sigaction old;
-
-    if (sigaction(SIGTRAP, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
-        struct sigaction sa = { .sa_handler = trap_to_abort };
-
-        sigaction(SIGTRAP, &sa, NULL);
-    }
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     FuzzIn in = { data, size };
     Fuzz f;
     unsigned steps = 0;
 
-    catch_traps();
+    fuzz_catch_traps();
     memset(&f, 0, sizeof(f));
     fz = &f;
     /* 1: the counters at the end; 2: every completion too. */
-    verbose = g_getenv("VHCA_FUZZ_VERBOSE") ?
-              atoi(g_getenv("VHCA_FUZZ_VERBOSE")) : 0;
+    verbose = fuzz_verbose();
     world_init(&f);
     while (in.left && steps++ < 256) {
         switch (in_u8(&in) % 13) {
@@ -3318,7 +3216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     poll_all(&f.node[0]);
     poll_all(&f.node[1]);
     if (verbose) {
-        print_counters(&f);
+        fuzz_print_counters(f.node[0].n.h, f.node[1].n.h);
     }
     harness_free(f.node[0].n.h);
     harness_free(f.node[1].n.h);

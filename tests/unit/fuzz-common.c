@@ -1,0 +1,83 @@
+/*
+ * What the engine's fuzz targets share; see fuzz-common.h.
+ *
+ * Copyright (c) 2025 The vhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz-common.h"
+
+static void trap_to_abort(int sig)
+{
+    (void)sig;
+    abort();
+}
+
+void fuzz_catch_traps(void)
+{
+    struct sigaction old;
+
+    if (sigaction(SIGTRAP, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+        struct sigaction sa = { .sa_handler = trap_to_abort };
+
+        sigaction(SIGTRAP, &sa, NULL);
+    }
+}
+
+int fuzz_verbose(void)
+{
+    const char *v = g_getenv("VHCA_FUZZ_VERBOSE");
+
+    return v ? atoi(v) : 0;
+}
+
+void fuzz_print_counters(Harness *a, Harness *b)
+{
+    Harness *h[2] = { a, b };
+    unsigned i, c;
+
+    for (i = 0; i < 2; i++) {
+        g_printerr("node %c:", 'A' + i);
+        for (c = 0; c < VHCA_CNT_MAX; c++) {
+            if (h[i]->core.counters[c]) {
+                g_printerr(" %s=%" G_GUINT64_FORMAT, vhca_counter_name(c),
+                           h[i]->core.counters[c]);
+            }
+        }
+        g_printerr("\n");
+    }
+}
+
+void fuzz_check_counters(Harness *h)
+{
+    uint64_t drops = 0;
+    unsigned c;
+
+    g_assert_cmpuint(h->typed_error_calls, ==, h->guest_error_calls);
+    for (c = VHCA_CNT_DROP_MALFORMED; c < VHCA_CNT_MAX; c++) {
+        drops += h->core.counters[c];
+    }
+    g_assert_cmpuint(h->core.counters[VHCA_CNT_ROCE_RX_DROPPED], ==, drops);
+    g_assert_cmpuint(h->core.counters[VHCA_CNT_ADMIN_ERRORS], <=,
+                     h->core.counters[VHCA_CNT_ADMIN_COMMANDS]);
+}
+
+void fuzz_check_cqe_status(uint8_t status)
+{
+    g_assert_cmpuint(status, <=, VHCA_WC_RNR_RETRY_EXC_ERR);
+    g_assert_true(status != 3 && (status < 7 || status > 8));
+}
+
+void fuzz_deliver(Harness *h, const uint8_t *buf, size_t len)
+{
+    uint8_t *copy = g_malloc(len ? len : 1);
+
+    memcpy(copy, buf, len);
+    harness_deliver(h, copy, len);
+    g_free(copy);
+}
