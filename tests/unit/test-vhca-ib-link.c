@@ -476,7 +476,6 @@ static void test_hostile_packets(void)
                 VHCA_IB_OPCODE(RC, ACKNOWLEDGE),
             };
             uint32_t flips = g_rand_int_range(rand, 1, 4);
-            bool grh;
 
             len = ib_frame(frame, ops[i / 2 % G_N_ELEMENTS(ops)], 0, 2,
                            0xffff, p.b.qp.qpn, o.a_psn + i / 2);
@@ -486,19 +485,7 @@ static void test_hostile_packets(void)
                 frame[bit / 8] ^= 1u << (bit % 8);
             }
             /* The CRCs over what the flips made, as a sender would. */
-            grh = (frame[1] & 3) == VHCA_IB_LNH_GLOBAL;
-            if (len >= VHCA_IB_LRH_LEN + VHCA_IB_BTH_LEN + 6) {
-                uint32_t icrc = vhca_ib_icrc(frame, grh, len - 6);
-                uint16_t vcrc;
-
-                frame[len - 6] = icrc;
-                frame[len - 5] = icrc >> 8;
-                frame[len - 4] = icrc >> 16;
-                frame[len - 3] = icrc >> 24;
-                vcrc = vhca_vcrc(frame, len - 2);
-                frame[len - 2] = vcrc;
-                frame[len - 1] = vcrc >> 8;
-            }
+            ib_frame_fix_crcs(frame, len);
         }
         harness_deliver(p.b.h, frame, len);
         if (i % 64 == 0) {
