@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "fuzz-common.h"
+#include "vhca-rdma.h"
+#include "vhca-wire.h"
 
 static void trap_to_abort(int sig)
 {
@@ -80,4 +82,39 @@ void fuzz_deliver(Harness *h, const uint8_t *buf, size_t len)
     memcpy(copy, buf, len);
     harness_deliver(h, copy, len);
     g_free(copy);
+}
+
+bool fuzz_ram_range(uint64_t addr, size_t len)
+{
+    return addr >= RAM_BASE && len <= RAM_SIZE &&
+           addr - RAM_BASE <= RAM_SIZE - len;
+}
+
+void fuzz_settle(Harness *a, Harness *b, uint64_t max_ns,
+                 unsigned max_timers)
+{
+    uint64_t start = a->now_ns;
+
+    harness_pair_settle(a, b, 0);
+    while ((a->timer_armed || b->timer_armed) && max_timers-- &&
+           a->now_ns - start < max_ns) {
+        harness_pair_advance_to_timer(a, b);
+        harness_pair_settle(a, b, 0);
+    }
+}
+
+uint32_t fuzz_in_psn(FuzzIn *in, VhcaCore *core, uint32_t qpn,
+                     bool response)
+{
+    VhcaQp *qp = vhca_qp_lookup(core, qpn);
+    uint8_t mode = in_u8(in);
+    uint32_t base = 0;
+
+    if (qp) {
+        base = response ? qp->req.una_psn : qp->resp.epsn;
+    }
+    if (mode < 0xc0) {
+        return (base + (int8_t)in_u8(in)) & VHCA_IB_QPN_MASK;
+    }
+    return in_u32(in) & VHCA_IB_QPN_MASK;
 }

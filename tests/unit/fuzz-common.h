@@ -12,6 +12,7 @@
 #ifndef FUZZ_COMMON_H
 #define FUZZ_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,5 +85,24 @@ void fuzz_check_cqe_status(uint8_t status);
 
 /* Hand @h exactly @len bytes on the heap, so ASan sees overruns. */
 void fuzz_deliver(Harness *h, const uint8_t *buf, size_t len);
+
+/* Is [@addr, +@len) guest RAM? */
+bool fuzz_ram_range(uint64_t addr, size_t len);
+
+/*
+ * Run two engines back to back to idle; then, for at most @max_ns of
+ * fake time and @max_timers expiries (an RNR NAK loop with infinite
+ * retries never ends on its own), jump to the next timer deadline and
+ * run again.
+ */
+void fuzz_settle(Harness *a, Harness *b, uint64_t max_ns,
+                 unsigned max_timers);
+
+/*
+ * A PSN near the one QP @qpn of @core expects (its responder's for a
+ * request, the oldest unacknowledged for a @response), or any.
+ */
+uint32_t fuzz_in_psn(FuzzIn *in, VhcaCore *core, uint32_t qpn,
+                     bool response);
 
 #endif /* FUZZ_COMMON_H */

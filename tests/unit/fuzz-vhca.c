@@ -295,12 +295,6 @@ static FuzzNode *node_of(Harness *h)
     return fz->node[0].n.h == h ? &fz->node[0] : &fz->node[1];
 }
 
-static bool ram_range(uint64_t addr, size_t len)
-{
-    return addr >= RAM_BASE && len <= RAM_SIZE &&
-           addr - RAM_BASE <= RAM_SIZE - len;
-}
-
 /*
  * DMA goes through the harness after this check: an access outside guest
  * RAM is allowed only once the input has given the device such an address.
@@ -310,7 +304,7 @@ static VhcaCoreOps fuzz_ops;
 
 static void check_dma(Harness *h, uint64_t addr, size_t len)
 {
-    if (!ram_range(addr, len) && !node_of(h)->named_bad_addr) {
+    if (!fuzz_ram_range(addr, len) && !node_of(h)->named_bad_addr) {
         g_error("DMA of %zu bytes at 0x%" G_GINT64_MODIFIER "x, outside "
                 "guest RAM, with no such address in the input", len, addr);
     }
@@ -782,19 +776,6 @@ static uint8_t xrc_connect(FuzzNode *fn, uint32_t qpn, bool target,
 }
 
 /* MODIFY_QP @qpn of @h to RESET (the driver's indices start again). */
-static void qp_reset(Harness *h, uint32_t qpn, TestQp *qp)
-{
-    struct vhca_qp_attr a;
-
-    memset(&a, 0, sizeof(a));
-    a.qpn = qpn;
-    a.qp_state = VHCA_QPS_RESET;
-    a.attr_mask = VHCA_QP_STATE;
-    if (rdma_modify_qp(h, &a) == VHCA_ST_OK && qp) {
-        qp->sq_pi = qp->rq_pi = 0;
-    }
-}
-
 /* The device of the fuzz target: room for its objects, and the input's. */
 static VhcaCoreConfig fuzz_cfg(void)
 {
@@ -970,22 +951,10 @@ static void check_node(FuzzNode *fn)
     }
 }
 
-/*
- * Run both engines to idle; then, for at most @max_ns of fake time and
- * @max_timers expiries (an RNR NAK loop with infinite retries never ends
- * on its own), jump to the next timer deadline and run again.
- */
+/* Both engines to idle, the timers perhaps (fuzz_settle()), and checked. */
 static void settle(Fuzz *f, uint64_t max_ns, unsigned max_timers)
 {
-    Harness *a = f->node[0].n.h, *b = f->node[1].n.h;
-    uint64_t start = a->now_ns;
-
-    harness_pair_settle(a, b, 0);
-    while ((a->timer_armed || b->timer_armed) && max_timers-- &&
-           a->now_ns - start < max_ns) {
-        harness_pair_advance_to_timer(a, b);
-        harness_pair_settle(a, b, 0);
-    }
+    fuzz_settle(f->node[0].n.h, f->node[1].n.h, max_ns, max_timers);
     check_node(&f->node[0]);
     check_node(&f->node[1]);
 }
@@ -1391,25 +1360,6 @@ static uint32_t in_key(FuzzIn *in, FuzzNode *fn)
 }
 
 /*
- * A PSN near the one the receiver expects (its responder's for requests,
- * the oldest unacknowledged for responses), or any.
- */
-static uint32_t in_psn(FuzzIn *in, FuzzNode *dst, uint32_t qpn, bool response)
-{
-    VhcaQp *qp = vhca_qp_lookup(&dst->n.h->core, qpn);
-    uint8_t mode = in_u8(in);
-    uint32_t base = 0;
-
-    if (qp) {
-        base = response ? qp->req.una_psn : qp->resp.epsn;
-    }
-    if (mode < 0xc0) {
-        return (base + (int8_t)in_u8(in)) & VHCA_IB_QPN_MASK;
-    }
-    return in_u32(in) & VHCA_IB_QPN_MASK;
-}
-
-/*
  * Where a frame goes: its transport, the QP a request or a response is
  * for (whose PSNs it follows), the QP flag 0x20 sends it to instead, the
  * source QP in a DETH, and the XRC SRQ an XRC request names.
@@ -1494,8 +1444,9 @@ static void frame_send(Fuzz *f, FuzzIn *in, uint8_t sel, const FrameTo *to)
                           net & 8 ? VHCA_IB_QPN_MASK :
                           flags & 0x20 ? to->alt_qpn :
                           response ? to->rsp_qpn : to->req_qpn;
-    pkt.tp.bth.psn = in_psn(in, dst, response ? to->rsp_qpn : to->req_qpn,
-                            response);
+    pkt.tp.bth.psn = fuzz_in_psn(in, &dst->n.h->core,
+                                 response ? to->rsp_qpn : to->req_qpn,
+                                 response);
     pkt.tp.xrc_srqn = to->xrc_srqn;
     pkt.tp.reth.va = in_va(in, dst);
     pkt.tp.reth.rkey = in_key(in, dst);

@@ -96,6 +96,17 @@ void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
     g_assert_cmpuint(qp_modify_to(h, a, state, mask), ==, VHCA_ST_OK);
 }
 
+void qp_reset(Harness *h, uint32_t qpn, TestQp *qp)
+{
+    struct vhca_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.qpn = qpn;
+    if (qp_modify_to(h, &a, VHCA_QPS_RESET, 0) == VHCA_ST_OK && qp) {
+        qp->sq_pi = qp->rq_pi = 0;
+    }
+}
+
 /* ---------------------------------------------------------------------- */
 /* Two connected RC nodes                                                 */
 /* ---------------------------------------------------------------------- */

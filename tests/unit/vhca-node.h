@@ -37,6 +37,12 @@ void node_init_cfg(Node *n, uint8_t id, uint8_t qp_type,
 /* MODIFY_QP @a to @state with STATE | @mask, asserting success. */
 void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
                   uint32_t mask);
+/*
+ * QP @qpn to RESET, whatever its state, without asserting (the input of
+ * a fuzz target may have destroyed it); if that worked and @qp is given,
+ * its rings start again from index 0, as the driver's would.
+ */
+void qp_reset(Harness *h, uint32_t qpn, TestQp *qp);
 
 void wqe_init(struct vhca_send_wqe *w, uint64_t wr_id, uint8_t opcode,
               uint8_t flags);
