@@ -103,6 +103,39 @@ void fuzz_settle(Harness *a, Harness *b, uint64_t max_ns,
     }
 }
 
+size_t fuzz_build_packet(VhcaWirePacket *pkt, uint32_t plen, uint8_t seed,
+                         uint8_t fallback, uint8_t *frame, size_t size,
+                         bool *unknown)
+{
+    static uint8_t payload[VHCA_ETH_MAX_FRAME];
+    uint8_t opcode = pkt->tp.bth.opcode;
+    uint32_t i;
+    size_t len;
+
+    g_assert_cmpuint(plen, <=, sizeof(payload));
+    for (i = 0; i < plen; i++) {
+        payload[i] = (uint8_t)(i * 7 + seed);
+    }
+    pkt->payload = payload;
+    pkt->payload_len = plen;
+    *unknown = false;
+    len = vhca_wire_build(pkt, frame, size);
+    if (!len) {
+        /* An opcode without payload, or an unknown one: without. */
+        pkt->payload_len = 0;
+        len = vhca_wire_build(pkt, frame, size);
+    }
+    if (!len) {
+        pkt->tp.bth.opcode = fallback;
+        pkt->payload_len = plen;
+        len = vhca_wire_build(pkt, frame, size);
+        g_assert_cmpuint(len, >, 0);
+        pkt->tp.bth.opcode = opcode;
+        *unknown = true;
+    }
+    return len;
+}
+
 uint32_t fuzz_in_psn(FuzzIn *in, VhcaCore *core, uint32_t qpn,
                      bool response)
 {

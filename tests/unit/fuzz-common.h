@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "vhca-harness.h"
+#include "vhca-wire.h"
 
 /*
  * The input, read as the fields of a list of operations.  Past its end
@@ -97,6 +98,17 @@ bool fuzz_ram_range(uint64_t addr, size_t len);
  */
 void fuzz_settle(Harness *a, Harness *b, uint64_t max_ns,
                  unsigned max_timers);
+
+/*
+ * Build @pkt (its payload @plen bytes of a pattern @seed makes) into
+ * @frame, as the input asked where it can: without the payload if its
+ * opcode carries none; an opcode the builder does not know is built as
+ * @fallback and *@unknown set, for the caller to write the opcode over
+ * it and make the CRCs right again.  Returns the frame's length.
+ */
+size_t fuzz_build_packet(VhcaWirePacket *pkt, uint32_t plen, uint8_t seed,
+                         uint8_t fallback, uint8_t *frame, size_t size,
+                         bool *unknown);
 
 /*
  * A PSN near the one QP @qpn of @core expects (its responder's for a

@@ -1396,11 +1396,9 @@ static void frame_send(Fuzz *f, FuzzIn *in, uint8_t sel, const FrameTo *to)
     uint8_t opsel = in_u8(in), flags = in_u8(in), post = in_u8(in);
     uint8_t net = in_u8(in);
     uint8_t frame[VHCA_ETH_MAX_FRAME + 64];
-    uint8_t payload[VHCA_ETH_MAX_FRAME];
     VhcaWirePacket pkt;
-    uint32_t i, plen;
     size_t len, bth;
-    bool response;
+    bool response, unknown;
 
     /* A requester may now complete what its responder never did. */
     f->forged++;
@@ -1462,27 +1460,11 @@ static void frame_send(Fuzz *f, FuzzIn *in, uint8_t sel, const FrameTo *to)
     pkt.tp.atomic_orig = in_u64(in);
     pkt.tp.imm_data = in_u32(in);
     pkt.tp.inv_rkey = in_key(in, dst);
-    plen = in_u16(in) % (1024 + 64 + 1);
-    for (i = 0; i < plen; i++) {
-        payload[i] = (uint8_t)(i * 7 + sel);
-    }
-    pkt.payload = payload;
-    pkt.payload_len = plen;
-
-    len = vhca_wire_build(&pkt, frame, sizeof(frame));
-    if (!len) {
-        /* An opcode without payload, or an unknown one: build without. */
-        pkt.payload_len = 0;
-        len = vhca_wire_build(&pkt, frame, sizeof(frame));
-    }
-    if (!len) {
-        uint8_t opcode = pkt.tp.bth.opcode;
-
-        pkt.tp.bth.opcode = to->transport | VHCA_IB_OP_SEND_ONLY;
-        pkt.payload_len = plen;
-        len = vhca_wire_build(&pkt, frame, sizeof(frame));
-        g_assert_cmpuint(len, >, 0);
-        frame[bth_offset(frame, len)] = opcode;
+    len = fuzz_build_packet(&pkt, in_u16(in) % (1024 + 64 + 1), sel,
+                            to->transport | VHCA_IB_OP_SEND_ONLY, frame,
+                            sizeof(frame), &unknown);
+    if (unknown) {
+        frame[bth_offset(frame, len)] = pkt.tp.bth.opcode;
         frame_fixup(frame, len);
     }
     bth = bth_offset(frame, len);
