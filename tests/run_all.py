@@ -3,10 +3,12 @@
 
 Suites, in order (each counts its individual test cases):
   unit    the engine without QEMU (tests/unit, GTest/TAP through meson)
-  fuzz    the engine's fuzz target with ASan and UBSan for a bounded run:
+  fuzz    the engine's fuzz targets with ASan and UBSan for a bounded run:
           the committed corpus replayed, then a fixed number of mutated
-          inputs (tests/unit/fuzz-vhca.c; longer: scripts/fuzz-engine.sh);
-          and QEMU's generic-fuzz corpus for the device replayed
+          inputs (tests/unit/fuzz-vhca.c on the Ethernet port,
+          tests/unit/fuzz-vhca-ib.c on the InfiniBand port; longer:
+          scripts/fuzz-engine.sh); and QEMU's generic-fuzz corpus for the
+          device replayed
           (tests/qtest/fuzz-corpus; longer: scripts/fuzz-qemu.sh run)
   qtest   device conformance through libqtest (tests/qtest, in QEMU's build)
   lint    checkpatch on the guest driver, the docs parse, each table of
@@ -135,8 +137,9 @@ def run_fuzz(results):
     build = os.path.join(ROOT, "build")
     if not os.path.exists(os.path.join(build, "build.ninja")):
         step("meson setup", ["meson", "setup", build, ROOT])
-    step("build fuzz target", ["ninja", "-C", build,
-                               "tests/unit/fuzz-vhca-run"])
+    step("build fuzz targets", ["ninja", "-C", build,
+                                "tests/unit/fuzz-vhca-run",
+                                "tests/unit/fuzz-vhca-ib-run"])
     run_meson_suite(results, "fuzz", build, "meson", "fuzz")
 
     # QEMU's generic-fuzz over the device: every input of its corpus

@@ -1,14 +1,19 @@
 #!/usr/bin/python3
-"""Write the seed corpus of fuzz-vhca.c into tests/unit/fuzz-corpus/.
+"""Write the seed corpora of the engine's fuzz targets: fuzz-vhca.c's
+into tests/unit/fuzz-corpus/, fuzz-vhca-ib.c's into
+tests/unit/fuzz-corpus-ib/.
 
-Each seed is a short program in the target's input format (see the
-op_* functions of fuzz-vhca.c): well-formed traffic on each QP type,
-frames of every kind built against the connected QPs, mutated WQEs and
-admin commands.  regress-* inputs replay a fixed bug's scenario, which an
-invariant of the target fails on if the bug comes back.  The fuzzers
-start from these; crash reproducers are added next to them by hand, and
-grown/ holds libFuzzer's merged corpus (docs/developer-guide.rst,
-"Fuzzing").  Existing files other than seed-* and regress-* are kept.
+Each seed is a short program in its target's input format (see the op_*
+functions of the target): for the Ethernet port, well-formed traffic on
+each QP type, frames of every kind built against the connected QPs,
+mutated WQEs and admin commands; for the InfiniBand port, one or a few
+of each operation: packets the link takes and those it drops, MADs to
+each agent, MODIFY_PORT, the cable, the SM, traffic on each QP.
+regress-* inputs replay a fixed bug's scenario, which an invariant of
+the target fails on if the bug comes back.  The fuzzers start from
+these; crash reproducers are added next to them by hand, and grown/
+holds libFuzzer's merged corpus (docs/developer-guide.rst, "Fuzzing").
+Existing files other than seed-* and regress-* are kept.
 
     tests/unit/fuzz-seeds.py
 """
@@ -16,7 +21,9 @@ grown/ holds libFuzzer's merged corpus (docs/developer-guide.rst,
 import os
 import struct
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz-corpus")
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "fuzz-corpus")
+OUT_IB = os.path.join(HERE, "fuzz-corpus-ib")
 
 OP_FRAME, OP_SEND, OP_RECV, OP_TRAFFIC, OP_ADMIN, OP_WIRE, OP_TIME, \
     OP_ETH, OP_MISC, OP_XRC, OP_MW, OP_LONG = 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, \
@@ -571,14 +578,364 @@ SEEDS = {
 }
 
 
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    for name, data in SEEDS.items():
+# fuzz-vhca-ib.c: its operations (the opcode byte % 10; 9 and an even
+# byte drains the async events, an odd one lets time pass).
+IB_FRAME, IB_RAW, IB_MAD, IB_MODIFY_PORT, IB_LINK, IB_SM, IB_TRAFFIC, \
+    IB_RECV, IB_MISC = 0, 2, 3, 4, 5, 6, 7, 8, 9
+A, B = 0, 1
+# frame_opcodes[]
+F_RC_SEND, F_RC_SEND_FIRST, F_RC_SEND_MIDDLE, F_RC_SEND_LAST, \
+    F_RC_SEND_IMM, F_RC_WRITE, F_RC_WRITE_FIRST, F_RC_READ, F_RC_ACK, \
+    F_RC_READ_RESP, F_RC_ATOMIC_ACK, F_RC_CAS, F_RC_FAA, F_RC_SEND_INV, \
+    F_UC_SEND, F_UC_WRITE, F_UD_SEND, F_UD_SEND_IMM = range(18)
+# in_dest_qpn(), in_dlid(), in_slid(), in_grh() modes; in_pkey()'s P_Keys
+D_NATURAL, D_QP0, D_QP1, D_SMI_HANDLE, D_RC, D_UD, D_MCAST, D_ANY = range(8)
+L_OURS, L_PATH_BITS, L_PERMISSIVE, L_MCAST, L_ANY, L_ZERO, L_PEER = range(7)
+S_PEER, S_ZERO, S_PERMISSIVE, S_ANY = range(4)
+G_OURS, G_MGID, G_SENDER, G_ANY = range(4)
+P_DEFAULT, P_DEFAULT_LIMITED, P_UD, P_UD_LIMITED, P_LIMITED, \
+    P_LIMITED_FULL, P_INVALID, P_INVALID_FULL = range(8)
+Q_UD, Q_GSI, Q_ZERO = range(3)
+# in_plen(): 8, 0, 256, 1024, 4096, 4097, 3, 2048 bytes
+PL_8, PL_0, PL_256, PL_1024, PL_4096, PL_4097, PL_3, PL_2048 = range(8)
+# frame_damage()'s bits, in the order their fields follow
+DMG_PAD, DMG_BYTE, DMG_LVER, DMG_LNH, DMG_PKT_LEN, DMG_TRUNCATE, \
+    DMG_EXTRA, DMG_KEEP_CRCS = (1 << i for i in range(8))
+# op_mad(): classes, mad_methods[], mad_attrs[], M_Key and flags modes
+C_LID, C_DR, C_PERF, C_ANY = range(4)
+M_GET, M_SET, M_TRAP_REPRESS, M_TRAP, M_GET_RESP, M_SET_RESP = range(6)
+A_NODE_DESC, A_NODE_INFO, A_GUID_INFO, A_PORT_INFO, A_PKEY_TABLE, \
+    A_SL2VL, A_VL_ARB, A_SM_INFO, A_NOTICE, A_CLASS_PORT_INFO, \
+    A_PORT_COUNTERS, A_PORT_COUNTERS_EXT = range(12)
+K_ZERO, K_PORTS, K_ANY, K_FLIPPED = range(4)
+FL_LOCAL, FL_IGNORE_MKEY, FL_WIRE, FL_ANY = range(4)
+# op_mad()'s how: which other fields the input gives
+H_VERSIONS, H_MOD32, H_DR, H_GET_MODIFY, H_PORT, H_ADDR, H_LEN = \
+    (1 << i for i in range(7))
+# in_mbox_addr()
+MB_PAGES, MB_RAM_END, MB_OUTSIDE, MB_ZERO_OR_BAD = range(4)
+# op_traffic() kinds, op_link() kinds, op_recv() QPs
+T_RC, T_UD, T_SMI, T_GSI = 0, 2, 3, 4
+LINK_DOWN, LINK_UP, LINK_BOUNCE, LINK_RESET = range(4)
+QP_RC, QP_UD, QP_GSI, QP_SMI = range(4)
+R_SEND, R_SEND_IMM, R_WRITE, R_WRITE_IMM, R_READ = range(5)
+# in_av(): by the peer's LID, ours, permissive, multicast (with the
+# group's GRH), any
+AV_PEER, AV_OURS, AV_PERMISSIVE, AV_MCAST, AV_ANY = range(5)
+# PortInfo (IBTA 14.2.5.6) byte offsets in the SMP data; a Get reads
+# PortPhysicalState LinkUp, which a Set may not write: a Get-modify-Set
+# writes 0 there ("no change", LinkDownDefaultState Polling beside it).
+PI_LID, PI_MASTER_SM_LID, PI_LEASE, PI_WIDTH_ENABLED, PI_STATE, PI_PHYS, \
+    PI_PROTECT, PI_SPEED_ENABLED, PI_CLIENT_REREGISTER = \
+    16, 18, 26, 29, 32, 33, 34, 35, 51
+PI_NO_PHYS_CHANGE = (PI_PHYS, 0x02)
+
+
+def ib_frame(node, op, dest=D_NATURAL, dlid=L_OURS, dlid_field=b"",
+             slid=S_PEER, grh=None, vl=None, sl=0, flags=0, pkey=P_DEFAULT,
+             psn_delta=0, qkey=None, plen=PL_8, damage=None):
+    """op_frame(): an IB packet from node to the other, opcode op of
+    frame_opcodes[], its PSN psn_delta past the one the RC QP expects;
+    vl None: VL15 to QP0, else VL0; damage: frame_damage()'s byte and
+    fields."""
+    lids = dlid | slid << 3
+    grh_fields = b""
+    if grh is not None:
+        lids |= 0x20 | grh << 6
+        grh_fields = (bytes(16) if grh == G_ANY else b"") + u8(64) + u8(0) + \
+            u32(0)
+    vlsel = 0xc0 | vl if vl is not None else sl << 4
+    qpsel = dest | (8 if qkey is not None else 0)
+    b = (u8(IB_FRAME) + u8(node) + u8(op) + u8(qpsel) + u8(lids) +
+         u8(vlsel) + u8(flags | (0x40 if damage is not None else 0)) +
+         dlid_field + grh_fields + u8(pkey) + u8(0) + u8(psn_delta))
+    if qkey is not None:
+        b += u8(qkey)
+    b += (u16(0) + u8(0) + u16(0) + u8(0) +        # RETH, AtomicETH
+          u64(5) + u64(0) + u8(0) + u32(0) +      # AETH
+          u32(0x01020304) + u8(0) + u8(plen))     # ImmDt, IETH
+    return b + (damage if damage is not None else b"")
+
+
+def mad(node, cls, method, attr, mod=0, data=b"", mkey=K_ZERO,
+        flags=FL_LOCAL, how=0, changes=(), versions=None, extra=b""):
+    """op_mad(): a MAD of class cls (C_*), method and attribute indexes,
+    modifier 0..3, base and class versions; data, or with H_GET_MODIFY
+    the attribute as a Get reads it with (offset, value) changes; extra:
+    the fields how, the M_Key and flags modes ask for after the data."""
+    if versions:
+        how |= H_VERSIONS
+    b = (u8(IB_MAD) + u8(node | cls << 1 | mkey << 3 | flags << 5) +
+         u8(how) + u8(method) + u8(attr) + u8(mod))
+    if versions:
+        b += u8(versions[0]) + u8(versions[1])
+    if how & H_GET_MODIFY:
+        b += u8(len(changes))
+        for off, val in changes:
+            b += u8(off) + u8(val)
+    else:
+        b += u8(len(data)) + data
+    return b + extra
+
+
+def modify_port(node, set_bits, clr_bits, port=None, flags=None,
+                reset_qkey=False, any_bits=False):
+    sel = (node | (2 if port is not None else 0) |
+           (4 if flags is not None else 0) | (8 if reset_qkey else 0) |
+           (0x10 if any_bits else 0))
+    return (u8(IB_MODIFY_PORT) + u8(sel) +
+            (u8(port) if port is not None else b"") +
+            (u8(flags) if flags is not None else b"") + u32(set_bits) +
+            u32(clr_bits))
+
+
+def link(node, kind):
+    return u8(IB_LINK) + u8(node | kind << 1)
+
+
+def sm(node, active=True, cable=False, pkeys=False, reconnect=None,
+       lid=None):
+    """op_sm(): the SM brings node's port back (to ACTIVE, or ARMED);
+    reconnect: the RC pair again from these PSNs."""
+    sel = (node | (2 if cable else 0) | (4 if lid is not None else 0) |
+           (8 if active else 0) | (0x10 if pkeys else 0) |
+           (0x20 if reconnect else 0))
+    b = u8(IB_SM) + u8(sel) + (u16(lid) if lid is not None else b"")
+    if reconnect:
+        b += u32(reconnect[0]) + u32(reconnect[1])
+    return b
+
+
+def ib_traffic(node, kind, fields, repost=False, imm=False, big=False):
+    return (u8(IB_TRAFFIC) + u8(node | kind << 1 | (0x20 if imm else 0) |
+                                (0x40 if big else 0) |
+                                (0x80 if repost else 0)) + fields)
+
+
+def rc(node, op, length, repost=True):
+    return ib_traffic(node, T_RC, u8(op) + u32(0x1234) + u16(length),
+                      repost=repost, big=length > 0x1100)
+
+
+def ud(node, dest, qkey, av, length, sl=0):
+    """A UD datagram: dest 0 the peer's UD QP, 1 QP1, 2 QP0, 3 our own, 4
+    a multicast group's (0xffffff)."""
+    return ib_traffic(node, T_UD, u8(dest) + u8(qkey) + u8(av) + u8(sl) +
+                      u16(length))
+
+
+def ib_recv(node, qp, n, length=None, bad_key=False):
+    sel = node | qp << 1 | (n - 1) << 3 | (0x80 if length is not None else 0)
+    return (u8(IB_RECV) + u8(sel) +
+            (u16(length) if length is not None else b"") +
+            (u8(0xff) + u32(0xdead) if bad_key else u8(0)))
+
+
+def ib_time(exp):
+    return u8(IB_MISC) + u8(1) + u8(exp) + u16(0)
+
+
+def ib_drain():
+    return u8(IB_MISC) + u8(0)
+
+
+SEEDS_IB = {
+    # Packets the link and the demux take: RC to B's QP at the expected
+    # PSN, UD to its UD QP in the 0x8001 partition, to QP1 in any, to the
+    # multicast group (LID and MGID), with a GRH to its GID.
+    "frame-rc": ib_frame(A, F_RC_SEND) + ib_frame(A, F_RC_WRITE, psn_delta=1,
+                                                  plen=PL_1024) +
+    ib_frame(A, F_RC_READ, psn_delta=2, flags=2) +
+    ib_frame(B, F_RC_SEND_FIRST, plen=PL_1024) +
+    ib_frame(B, F_RC_SEND_LAST, psn_delta=1, plen=PL_3),
+    "frame-ud": ib_frame(A, F_UD_SEND, pkey=P_UD, plen=PL_256) +
+    ib_frame(A, F_UD_SEND_IMM, pkey=P_UD_LIMITED) +
+    ib_frame(A, F_UD_SEND, dest=D_QP1, qkey=Q_GSI, pkey=P_LIMITED,
+             plen=PL_256) +
+    ib_frame(A, F_UD_SEND, dest=D_MCAST, dlid=L_MCAST, dlid_field=u8(1),
+             grh=G_MGID, pkey=P_UD) +
+    ib_frame(A, F_UD_SEND, grh=G_OURS, pkey=P_UD, plen=PL_4096) +
+    ib_frame(A, F_UD_SEND, pkey=P_UD, plen=PL_4097),
+    # VL15 to QP0 by LID and by the permissive LID; QP0 on a data VL,
+    # VL15 to another QP, QP0 by the SMI QP's handle.
+    "frame-smp": ib_frame(A, F_UD_SEND, dest=D_QP0, plen=PL_256) +
+    ib_frame(A, F_UD_SEND, dest=D_QP0, dlid=L_PERMISSIVE,
+             slid=S_PERMISSIVE, plen=PL_256) +
+    ib_frame(A, F_UD_SEND, dest=D_QP0, vl=0) +
+    ib_frame(A, F_UD_SEND, vl=15, pkey=P_UD) +
+    ib_frame(A, F_UD_SEND, dest=D_SMI_HANDLE, pkey=P_UD, plen=PL_256),
+    # What the link drops (IBTA 7.11.1, 10.9.3): another LID, the
+    # permissive LID on VL0, a multicast LID without a GRH, SLID 0, P_Keys
+    # not in the table or not the QP's partition, two limited members.
+    "frame-dropped": ib_frame(A, F_RC_SEND, dlid=L_PEER) +
+    ib_frame(A, F_RC_SEND, dlid=L_PERMISSIVE) +
+    ib_frame(A, F_UD_SEND, dest=D_MCAST, dlid=L_MCAST, dlid_field=u8(1),
+             pkey=P_UD) +
+    ib_frame(A, F_RC_SEND, slid=S_ZERO) +
+    ib_frame(A, F_RC_SEND, pkey=P_INVALID_FULL) +
+    ib_frame(A, F_RC_SEND, pkey=P_UD) +
+    ib_frame(A, F_UD_SEND, pkey=P_LIMITED, qkey=Q_UD) +
+    ib_frame(A, F_RC_SEND, dlid=L_ZERO) +
+    ib_frame(A, F_UD_SEND, grh=G_SENDER, pkey=P_UD),
+    # The link's integrity and header checks, the CRCs made right after
+    # each change: LVer, LNH raw, PktLen, PadCnt, a byte, truncated,
+    # lengthened, and a VCRC left wrong.
+    "frame-damaged": ib_frame(A, F_RC_SEND, damage=u8(DMG_LVER) + u8(1)) +
+    ib_frame(A, F_RC_SEND, damage=u8(DMG_LNH) + u8(0)) +
+    ib_frame(A, F_RC_SEND, damage=u8(DMG_PKT_LEN) + u16(3)) +
+    ib_frame(A, F_RC_SEND, damage=u8(DMG_PAD) + u8(0x30)) +
+    ib_frame(A, F_UD_SEND, pkey=P_UD,
+             damage=u8(DMG_BYTE) + u16(9) + u8(0x40)) +
+    ib_frame(A, F_RC_SEND, damage=u8(DMG_TRUNCATE) + u16(10)) +
+    ib_frame(A, F_RC_SEND, damage=u8(DMG_EXTRA) + u8(12) + u8(0)) +
+    ib_frame(A, F_RC_SEND, damage=u8(DMG_BYTE | DMG_KEEP_CRCS) + u16(0) +
+             u8(0x10)),
+    # Responses nobody asked for, and ACKs after real traffic.
+    "frame-responses": ib_frame(B, F_RC_ACK) +
+    ib_frame(B, F_RC_READ_RESP, plen=PL_256) + ib_frame(B, F_RC_ATOMIC_ACK) +
+    rc(A, R_WRITE, 3000) + ib_frame(B, F_RC_ACK, psn_delta=1),
+    "raw": u8(IB_RAW) + u8(B) + u8(0) + u8(IB_RAW) + u8(B | 4) + u8(40) +
+    bytes([0xf0, 0x02, 0, 2, 0, 10, 0, 1]) + bytes(32) +
+    u8(IB_RAW) + u8(A | 2 | 4) + u16(300) + bytes(range(256)) + bytes(44),
+    # The SMA: Gets of each attribute, LID routed and directed route;
+    # SMInfo and Notice (not the SMA's); a response; a bad version.
+    "mad-sma-get": mad(B, C_LID, M_GET, A_NODE_INFO) +
+    mad(B, C_LID, M_GET, A_PORT_INFO, 1) +
+    mad(B, C_DR, M_GET, A_PKEY_TABLE, how=H_DR,
+        extra=u8(1) + u8(1) + u16(0xffff) + u16(0xffff)) +
+    mad(B, C_DR, M_GET, A_GUID_INFO) + mad(B, C_LID, M_GET, A_SL2VL) +
+    mad(B, C_LID, M_GET, A_VL_ARB, 1) + mad(B, C_LID, M_GET, A_NODE_DESC) +
+    mad(B, C_LID, M_GET, A_SM_INFO) + mad(B, C_LID, M_TRAP, A_NOTICE) +
+    mad(B, C_LID, M_GET_RESP, A_PORT_INFO) +
+    mad(B, C_LID, M_GET, A_PORT_INFO, versions=(1, 2)),
+    # The SMA's Sets, as Get-modify-Set: PortInfo's LID, the P_Key table,
+    # SL2VL (an SL to VL15), NodeDescription (the driver's: trap 144; an
+    # SM's: refused), VLArbitration.
+    "mad-sma-set": mad(B, C_LID, M_SET, A_PORT_INFO, 1, how=H_GET_MODIFY,
+                       changes=[PI_NO_PHYS_CHANGE, (PI_LID + 1, 7)],
+                       flags=FL_IGNORE_MKEY) +
+    mad(B, C_LID, M_SET, A_PKEY_TABLE, how=H_GET_MODIFY,
+        changes=[(6, 0x80), (7, 0x05)]) +
+    mad(B, C_LID, M_SET, A_SL2VL, how=H_GET_MODIFY, changes=[(0, 0x0f)]) +
+    mad(B, C_LID, M_SET, A_NODE_DESC, data=b"fuzz", flags=FL_IGNORE_MKEY) +
+    mad(B, C_LID, M_SET, A_NODE_DESC, data=b"sm") +
+    mad(B, C_DR, M_SET, A_VL_ARB, 2, how=H_GET_MODIFY,
+        changes=[(1, 0x40)]) +
+    sm(B, reconnect=(0x100, 0x200)) + rc(A, R_SEND, 100),
+    # M_Key protection (14.2.4): B's M_Key set with protection 2 and a
+    # lease of 1 s; a Set and a Get without it fail (trap 256 to B's SMI
+    # QP), one with it passes; the lease runs out.
+    "mad-mkey": mad(B, C_LID, M_SET, A_PORT_INFO, 1, how=H_GET_MODIFY,
+                    changes=[PI_NO_PHYS_CHANGE, (7, 0x42), (PI_LEASE + 1, 1),
+                             (PI_PROTECT, 0x80)]) +
+    mad(B, C_LID, M_SET, A_PORT_INFO, 1, how=H_GET_MODIFY,
+        changes=[PI_NO_PHYS_CHANGE, (PI_LID + 1, 9)]) +
+    mad(B, C_DR, M_GET, A_PORT_INFO, 1, flags=FL_WIRE,
+        extra=u8(0) + u16(1) + u8(0) + u8(0)) +
+    mad(B, C_LID, M_SET, A_NODE_DESC, data=b"x", mkey=K_PORTS) +
+    mad(B, C_LID, M_TRAP_REPRESS, A_NOTICE, mkey=K_FLIPPED,
+        extra=u8(3)) +
+    mad(B, C_DR, M_SET, A_NODE_DESC, data=b"z", how=H_DR,
+        extra=u8(1) + u8(40) + u16(0xffff) + u16(0xffff)) +
+    ib_time(31) + mad(B, C_LID, M_SET, A_NODE_DESC, data=b"y"),
+    # PortInfo's link fields: PortState Down (the link bounces), the
+    # widths and speeds supported (all ones) and one not, ClientReregister,
+    # Disabled then Polling.
+    "mad-port-link": mad(B, C_LID, M_SET, A_PORT_INFO, 1, how=H_GET_MODIFY,
+                         changes=[PI_NO_PHYS_CHANGE, (PI_STATE, 0x41)]) +
+    sm(B) + mad(B, C_LID, M_SET, A_PORT_INFO, 1, how=H_GET_MODIFY,
+                changes=[PI_NO_PHYS_CHANGE, (PI_WIDTH_ENABLED, 0xff),
+                         (PI_SPEED_ENABLED, 0x0f),
+                         (PI_CLIENT_REREGISTER, 0x80)]) +
+    mad(B, C_LID, M_SET, A_PORT_INFO, 1, how=H_GET_MODIFY,
+        changes=[PI_NO_PHYS_CHANGE, (PI_WIDTH_ENABLED, 0x04)]) +
+    mad(B, C_LID, M_SET, A_PORT_INFO, 1, how=H_GET_MODIFY,
+        changes=[(PI_STATE, 0x40), (PI_PHYS, 0x32)]) +
+    sm(B, reconnect=(0x10, 0x20)) + rc(A, R_SEND, 10),
+    # The PMA: ClassPortInfo, PortCounters and the extended ones, a
+    # counter reset, a bad PortSelect.
+    "mad-pma": rc(A, R_WRITE, 2000) + mad(B, C_PERF, M_GET,
+                                          A_CLASS_PORT_INFO) +
+    mad(B, C_PERF, M_GET, A_PORT_COUNTERS, data=bytes([0, 1])) +
+    mad(B, C_PERF, M_GET, A_PORT_COUNTERS_EXT, data=bytes([0, 1])) +
+    mad(B, C_PERF, M_SET, A_PORT_COUNTERS, data=bytes([0, 1, 0xff, 0xff])) +
+    mad(B, C_PERF, M_SET, A_PORT_COUNTERS_EXT,
+        data=bytes([0, 1, 0xff, 0xff])) +
+    mad(B, C_PERF, M_GET, A_PORT_COUNTERS, data=bytes([0, 7])),
+    # The command's own checks: a port other than 1, unknown flags, a
+    # short mailbox, one past the end of RAM, outside RAM, at 0; and one
+    # moved inside its pages.
+    "mad-mailbox": mad(A, C_LID, M_GET, A_NODE_INFO, how=H_PORT,
+                       extra=u8(2)) +
+    mad(A, C_LID, M_GET, A_NODE_INFO, flags=FL_ANY, extra=u8(4)) +
+    mad(A, C_LID, M_GET, A_NODE_INFO, how=H_LEN, extra=u16(543)) +
+    mad(A, C_LID, M_GET, A_NODE_INFO, how=H_ADDR,
+        extra=u8(MB_RAM_END) + u16(100)) +
+    mad(A, C_LID, M_GET, A_NODE_INFO, how=H_ADDR,
+        extra=u8(MB_OUTSIDE) + u64(0x123456789)) +
+    mad(A, C_LID, M_GET, A_NODE_INFO, how=H_ADDR,
+        extra=u8(MB_ZERO_OR_BAD) + u8(1)) +
+    mad(A, C_LID, M_GET, A_NODE_INFO, how=H_ADDR,
+        extra=u8(MB_PAGES) + u16(4095)),
+    # MODIFY_PORT: IsSM set (trap 144 to B's SMI QP) and cleared, the
+    # Q_Key counter reset; a bad port, unknown flags, the device's bits.
+    "modify-port": modify_port(B, 1 << 1, 0) + modify_port(B, 0, 1 << 1,
+                                                            reset_qkey=True) +
+    modify_port(B, 0, 0, port=0) + modify_port(B, 0, 0, flags=2) +
+    modify_port(B, 1, 0, any_bits=True),
+    # The cable out and in: the port DOWN, then INIT; RC traffic meanwhile
+    # is discarded; the SM brings the port back and the pair again.
+    "link": link(B, LINK_DOWN) + rc(A, R_SEND, 10) + ib_time(28) +
+    link(B, LINK_UP) + ib_frame(A, F_UD_SEND, dest=D_QP0, plen=PL_256) +
+    sm(B, active=False) + ib_frame(A, F_RC_SEND) +
+    sm(A, reconnect=(5, 6)) + sm(B, reconnect=(7, 8)) +
+    rc(A, R_SEND, 100) + link(A, LINK_BOUNCE) + ib_time(30) + ib_drain(),
+    # A device reset under traffic: the port INIT without an event, its
+    # objects gone; the SM's Sets after it.
+    "device-reset": rc(A, R_WRITE, 4000) + link(B, LINK_RESET) +
+    rc(A, R_SEND, 10) + sm(B, pkeys=True, reconnect=(1, 2)) + ib_time(30),
+    # Traffic on each QP: RC of each kind, UD to the peer, QP1, QP0, our
+    # own LID, a multicast group; SMPs by LID and the permissive LID;
+    # GSI MADs in each partition.
+    "traffic": rc(A, R_SEND, 100) + rc(B, R_SEND_IMM, 4000) +
+    rc(A, R_WRITE, 20000) + rc(A, R_WRITE_IMM, 10) + rc(B, R_READ, 9000) +
+    ud(A, 0, 0, AV_PEER, 300) + ud(A, 1, 1, AV_PEER, 256) +
+    ud(A, 4, 2, AV_MCAST, 100) + ud(B, 3, 0, AV_OURS, 64) +
+    ud(A, 0, 0, AV_PEER, 4097) + ud(A, 0, 0, AV_PEER, 10, sl=5) +
+    ib_traffic(A, T_SMI, u8(AV_PEER) + u8(0)) +
+    ib_traffic(B, T_SMI, u8(AV_PERMISSIVE) + u8(0)) +
+    ib_traffic(A, T_GSI, u8(1) + u8(AV_PEER) + u8(0)) + ib_time(25),
+    # Receive WQEs too short for what comes, and with a bad key, after
+    # the four each QP starts with.
+    "recv": ib_recv(B, QP_UD, 2, length=20) + ud(A, 0, 0, AV_PEER, 100) * 5 +
+    ib_recv(B, QP_SMI, 1, bad_key=True) +
+    ib_traffic(A, T_SMI, u8(AV_PEER) + u8(0)) * 5 +
+    ib_recv(B, QP_RC, 3, length=8) + rc(A, R_SEND, 100, repost=False) * 5 +
+    ib_time(30),
+    # A packet on VL0 to the SMI QP's handle reached QP0 (fixed: no-qp).
+    "regress-smi-handle": ib_frame(A, F_UD_SEND, dest=D_SMI_HANDLE,
+                                   plen=PL_256),
+    # PortPhysicalState Disabled with the PortState a Get read, ACTIVE,
+    # in one Set left the port ACTIVE on a disabled link (fixed: DOWN).
+    "regress-port-disabled-active": mad(B, C_LID, M_SET, A_PORT_INFO, 1,
+                                        how=H_GET_MODIFY,
+                                        changes=[(PI_PHYS, 0x32)]),
+}
+
+
+def write(out, seeds):
+    os.makedirs(out, exist_ok=True)
+    for name, data in seeds.items():
         if not name.startswith("regress-"):
             name = "seed-" + name
-        with open(os.path.join(OUT, name), "wb") as f:
+        with open(os.path.join(out, name), "wb") as f:
             f.write(data)
-    print("%d seeds in %s" % (len(SEEDS), OUT))
+    print("%d seeds in %s" % (len(seeds), out))
+
+
+def main():
+    write(OUT, SEEDS)
+    write(OUT_IB, SEEDS_IB)
 
 
 if __name__ == "__main__":

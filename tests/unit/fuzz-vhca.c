@@ -72,54 +72,13 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-common.h"
 #include "fuzz-target.h"
 #include "vhca-node.h"
 #include "vhca-rdma.h"
 #include "vhca-wire.h"
-
-/* ---------------------------------------------------------------------- */
-/* Input                                                                  */
-/* ---------------------------------------------------------------------- */
-
-typedef struct FuzzIn {
-    const uint8_t *p;
-    size_t left;
-} FuzzIn;
-
-/* Past the end of the input every field reads as zero. */
-static uint8_t in_u8(FuzzIn *in)
-{
-    if (!in->left) {
-        return 0;
-    }
-    in->left--;
-    return *in->p++;
-}
-
-static uint16_t in_u16(FuzzIn *in)
-{
-    uint16_t v = in_u8(in);
-
-    return v | (uint16_t)in_u8(in) << 8;
-}
-
-static uint32_t in_u32(FuzzIn *in)
-{
-    uint32_t v = in_u16(in);
-
-    return v | (uint32_t)in_u16(in) << 16;
-}
-
-static uint64_t in_u64(FuzzIn *in)
-{
-    uint64_t v = in_u32(in);
-
-    return v | (uint64_t)in_u32(in) << 32;
-}
 
 /* ---------------------------------------------------------------------- */
 /* The world                                                              */
@@ -336,12 +295,6 @@ static FuzzNode *node_of(Harness *h)
     return fz->node[0].n.h == h ? &fz->node[0] : &fz->node[1];
 }
 
-static bool ram_range(uint64_t addr, size_t len)
-{
-    return addr >= RAM_BASE && len <= RAM_SIZE &&
-           addr - RAM_BASE <= RAM_SIZE - len;
-}
-
 /*
  * DMA goes through the harness after this check: an access outside guest
  * RAM is allowed only once the input has given the device such an address.
@@ -351,7 +304,7 @@ static VhcaCoreOps fuzz_ops;
 
 static void check_dma(Harness *h, uint64_t addr, size_t len)
 {
-    if (!ram_range(addr, len) && !node_of(h)->named_bad_addr) {
+    if (!fuzz_ram_range(addr, len) && !node_of(h)->named_bad_addr) {
         g_error("DMA of %zu bytes at 0x%" G_GINT64_MODIFIER "x, outside "
                 "guest RAM, with no such address in the input", len, addr);
     }
@@ -823,19 +776,6 @@ static uint8_t xrc_connect(FuzzNode *fn, uint32_t qpn, bool target,
 }
 
 /* MODIFY_QP @qpn of @h to RESET (the driver's indices start again). */
-static void qp_reset(Harness *h, uint32_t qpn, TestQp *qp)
-{
-    struct vhca_qp_attr a;
-
-    memset(&a, 0, sizeof(a));
-    a.qpn = qpn;
-    a.qp_state = VHCA_QPS_RESET;
-    a.attr_mask = VHCA_QP_STATE;
-    if (rdma_modify_qp(h, &a) == VHCA_ST_OK && qp) {
-        qp->sq_pi = qp->rq_pi = 0;
-    }
-}
-
 /* The device of the fuzz target: room for its objects, and the input's. */
 static VhcaCoreConfig fuzz_cfg(void)
 {
@@ -997,17 +937,9 @@ static bool key_grants_nothing(FuzzNode *fn, uint32_t key)
 
 static void check_node(FuzzNode *fn)
 {
-    Harness *h = fn->n.h;
-    uint64_t drops = 0;
     unsigned c;
 
-    g_assert_cmpuint(h->typed_error_calls, ==, h->guest_error_calls);
-    for (c = VHCA_CNT_DROP_MALFORMED; c < VHCA_CNT_MAX; c++) {
-        drops += h->core.counters[c];
-    }
-    g_assert_cmpuint(h->core.counters[VHCA_CNT_ROCE_RX_DROPPED], ==, drops);
-    g_assert_cmpuint(h->core.counters[VHCA_CNT_ADMIN_ERRORS], <=,
-                     h->core.counters[VHCA_CNT_ADMIN_COMMANDS]);
+    fuzz_check_counters(fn->n.h);
     /* A key seen invalidated or replaced stays so until we change it. */
     for (c = 0; c < KM__N && !fn->km_off; c++) {
         const KeyModel *m = &fn->km[c];
@@ -1019,22 +951,10 @@ static void check_node(FuzzNode *fn)
     }
 }
 
-/*
- * Run both engines to idle; then, for at most @max_ns of fake time and
- * @max_timers expiries (an RNR NAK loop with infinite retries never ends
- * on its own), jump to the next timer deadline and run again.
- */
+/* Both engines to idle, the timers perhaps (fuzz_settle()), and checked. */
 static void settle(Fuzz *f, uint64_t max_ns, unsigned max_timers)
 {
-    Harness *a = f->node[0].n.h, *b = f->node[1].n.h;
-    uint64_t start = a->now_ns;
-
-    harness_pair_settle(a, b, 0);
-    while ((a->timer_armed || b->timer_armed) && max_timers-- &&
-           a->now_ns - start < max_ns) {
-        harness_pair_advance_to_timer(a, b);
-        harness_pair_settle(a, b, 0);
-    }
+    fuzz_settle(f->node[0].n.h, f->node[1].n.h, max_ns, max_timers);
     check_node(&f->node[0]);
     check_node(&f->node[1]);
 }
@@ -1226,9 +1146,7 @@ static void check_cqe(FuzzNode *fn, const TestCq *cq,
                    cqe->flags, GUINT32_FROM_LE(cqe->imm_or_inv));
     }
     g_assert_true(qpn_known(fn, GUINT32_FROM_LE(cqe->qpn)));
-    /* No EEC, bad response or local access errors (RD's). */
-    g_assert_cmpuint(cqe->status, <=, VHCA_WC_RNR_RETRY_EXC_ERR);
-    g_assert_true(cqe->status != 3 && (cqe->status < 7 || cqe->status > 8));
+    fuzz_check_cqe_status(cqe->status);
     check_cqe_qp(fn, cq, cqe);
     km_cqe(fn, cqe);
 }
@@ -1330,16 +1248,6 @@ static size_t bth_offset(const uint8_t *frame, size_t len)
     return pkt.l4_offset + 8;
 }
 
-/* Hand the peer exactly @len bytes on the heap, so ASan sees overruns. */
-static void deliver(Harness *h, const uint8_t *buf, size_t len)
-{
-    uint8_t *copy = g_malloc(len ? len : 1);
-
-    memcpy(copy, buf, len);
-    harness_deliver(h, copy, len);
-    g_free(copy);
-}
-
 /*
  * A frame the input made or damaged, for @to: if its BTH (at @bth) names
  * the second RC pair's QP there, that pair is no longer its own.
@@ -1362,11 +1270,11 @@ static void fuzz_wire_hook(Harness *h, const uint8_t *buf, size_t len)
     if (w->left && w->skip) {
         /* Let through before the mode applies (op_long()). */
         w->skip--;
-        deliver(h->peer, buf, len);
+        fuzz_deliver(h->peer, buf, len);
         return;
     }
     if (!w->left) {
-        deliver(h->peer, buf, len);
+        fuzz_deliver(h->peer, buf, len);
         return;
     }
     w->left--;
@@ -1374,8 +1282,8 @@ static void fuzz_wire_hook(Harness *h, const uint8_t *buf, size_t len)
     case 1:
         return;
     case 2:
-        deliver(h->peer, buf, len);
-        deliver(h->peer, buf, len);
+        fuzz_deliver(h->peer, buf, len);
+        fuzz_deliver(h->peer, buf, len);
         return;
     case 3: {
         /* One byte of the IB headers or payload, then a valid ICRC. */
@@ -1390,7 +1298,7 @@ static void fuzz_wire_hook(Harness *h, const uint8_t *buf, size_t len)
             frame_fixup(frame, len);
             long_taint(h->peer, frame, len, bth);
         }
-        deliver(h->peer, frame, len);
+        fuzz_deliver(h->peer, frame, len);
         return;
     }
     case 4:
@@ -1401,12 +1309,12 @@ static void fuzz_wire_hook(Harness *h, const uint8_t *buf, size_t len)
             w->held_to = h->peer;
             return;
         }
-        deliver(h->peer, buf, len);
-        deliver(w->held_to, w->held, w->held_len);
+        fuzz_deliver(h->peer, buf, len);
+        fuzz_deliver(w->held_to, w->held, w->held_len);
         w->held_len = 0;
         return;
     default:
-        deliver(h->peer, buf, len);
+        fuzz_deliver(h->peer, buf, len);
     }
 }
 
@@ -1452,25 +1360,6 @@ static uint32_t in_key(FuzzIn *in, FuzzNode *fn)
 }
 
 /*
- * A PSN near the one the receiver expects (its responder's for requests,
- * the oldest unacknowledged for responses), or any.
- */
-static uint32_t in_psn(FuzzIn *in, FuzzNode *dst, uint32_t qpn, bool response)
-{
-    VhcaQp *qp = vhca_qp_lookup(&dst->n.h->core, qpn);
-    uint8_t mode = in_u8(in);
-    uint32_t base = 0;
-
-    if (qp) {
-        base = response ? qp->req.una_psn : qp->resp.epsn;
-    }
-    if (mode < 0xc0) {
-        return (base + (int8_t)in_u8(in)) & VHCA_IB_QPN_MASK;
-    }
-    return in_u32(in) & VHCA_IB_QPN_MASK;
-}
-
-/*
  * Where a frame goes: its transport, the QP a request or a response is
  * for (whose PSNs it follows), the QP flag 0x20 sends it to instead, the
  * source QP in a DETH, and the XRC SRQ an XRC request names.
@@ -1507,11 +1396,9 @@ static void frame_send(Fuzz *f, FuzzIn *in, uint8_t sel, const FrameTo *to)
     uint8_t opsel = in_u8(in), flags = in_u8(in), post = in_u8(in);
     uint8_t net = in_u8(in);
     uint8_t frame[VHCA_ETH_MAX_FRAME + 64];
-    uint8_t payload[VHCA_ETH_MAX_FRAME];
     VhcaWirePacket pkt;
-    uint32_t i, plen;
     size_t len, bth;
-    bool response;
+    bool response, unknown;
 
     /* A requester may now complete what its responder never did. */
     f->forged++;
@@ -1555,8 +1442,9 @@ static void frame_send(Fuzz *f, FuzzIn *in, uint8_t sel, const FrameTo *to)
                           net & 8 ? VHCA_IB_QPN_MASK :
                           flags & 0x20 ? to->alt_qpn :
                           response ? to->rsp_qpn : to->req_qpn;
-    pkt.tp.bth.psn = in_psn(in, dst, response ? to->rsp_qpn : to->req_qpn,
-                            response);
+    pkt.tp.bth.psn = fuzz_in_psn(in, &dst->n.h->core,
+                                 response ? to->rsp_qpn : to->req_qpn,
+                                 response);
     pkt.tp.xrc_srqn = to->xrc_srqn;
     pkt.tp.reth.va = in_va(in, dst);
     pkt.tp.reth.rkey = in_key(in, dst);
@@ -1572,27 +1460,11 @@ static void frame_send(Fuzz *f, FuzzIn *in, uint8_t sel, const FrameTo *to)
     pkt.tp.atomic_orig = in_u64(in);
     pkt.tp.imm_data = in_u32(in);
     pkt.tp.inv_rkey = in_key(in, dst);
-    plen = in_u16(in) % (1024 + 64 + 1);
-    for (i = 0; i < plen; i++) {
-        payload[i] = (uint8_t)(i * 7 + sel);
-    }
-    pkt.payload = payload;
-    pkt.payload_len = plen;
-
-    len = vhca_wire_build(&pkt, frame, sizeof(frame));
-    if (!len) {
-        /* An opcode without payload, or an unknown one: build without. */
-        pkt.payload_len = 0;
-        len = vhca_wire_build(&pkt, frame, sizeof(frame));
-    }
-    if (!len) {
-        uint8_t opcode = pkt.tp.bth.opcode;
-
-        pkt.tp.bth.opcode = to->transport | VHCA_IB_OP_SEND_ONLY;
-        pkt.payload_len = plen;
-        len = vhca_wire_build(&pkt, frame, sizeof(frame));
-        g_assert_cmpuint(len, >, 0);
-        frame[bth_offset(frame, len)] = opcode;
+    len = fuzz_build_packet(&pkt, in_u16(in) % (1024 + 64 + 1), sel,
+                            to->transport | VHCA_IB_OP_SEND_ONLY, frame,
+                            sizeof(frame), &unknown);
+    if (unknown) {
+        frame[bth_offset(frame, len)] = pkt.tp.bth.opcode;
         frame_fixup(frame, len);
     }
     bth = bth_offset(frame, len);
@@ -1624,7 +1496,7 @@ static void frame_send(Fuzz *f, FuzzIn *in, uint8_t sel, const FrameTo *to)
     }
     /* post & 0x10: keep the ICRC as it is, right or wrong. */
     long_taint(dst->n.h, frame, len, bth);
-    deliver(dst->n.h, frame, len);
+    fuzz_deliver(dst->n.h, frame, len);
     run_pair(f);
 }
 
@@ -2965,7 +2837,7 @@ static void op_long(Fuzz *f, FuzzIn *in)
         }
         if (f->wire.held_len && !a->timer_armed && !b->timer_armed) {
             /* Reordered after a frame that never came: it comes now. */
-            deliver(f->wire.held_to, f->wire.held, f->wire.held_len);
+            fuzz_deliver(f->wire.held_to, f->wire.held, f->wire.held_len);
             f->wire.held_len = 0;
         } else if (!a->timer_armed && !b->timer_armed) {
             break;
@@ -3145,23 +3017,6 @@ static void op_doorbell(Fuzz *f, FuzzIn *in)
     run_pair(f);
 }
 
-/* VHCA_FUZZ_VERBOSE=1: what an input reached, to check a seed. */
-static void print_counters(Fuzz *f)
-{
-    unsigned i, c;
-
-    for (i = 0; i < 2; i++) {
-        g_printerr("node %c:", 'A' + i);
-        for (c = 0; c < VHCA_CNT_MAX; c++) {
-            if (f->node[i].n.h->core.counters[c]) {
-                g_printerr(" %s=%" G_GUINT64_FORMAT, vhca_counter_name(c),
-                           f->node[i].n.h->core.counters[c]);
-            }
-        }
-        g_printerr("\n");
-    }
-}
-
 /* Arm a CQ, or move its consumer index, as the driver's doorbell does. */
 static void op_cq_doorbell(Fuzz *f, FuzzIn *in)
 {
@@ -3222,41 +3077,17 @@ static void op_reconnect(Fuzz *f, FuzzIn *in)
     run_pair(f);
 }
 
-static void trap_to_abort(int sig)
-{
-    (void)sig;
-    abort();
-}
-
-/*
- * g_error(), the invariants' report, raises SIGTRAP, which libFuzzer
- * does not catch: it would lose the input.  Abort instead, which it
- * does (and saves the input), unless a handler is there already
- * (fuzz-driver.c's saves it too).
- */
-static void catch_traps(void)
-{
-    struct sigaction old;
-
-    if (sigaction(SIGTRAP, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
-        struct sigaction sa = { .sa_handler = trap_to_abort };
-
-        sigaction(SIGTRAP, &sa, NULL);
-    }
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     FuzzIn in = { data, size };
     Fuzz f;
     unsigned steps = 0;
 
-    catch_traps();
+    fuzz_catch_traps();
     memset(&f, 0, sizeof(f));
     fz = &f;
     /* 1: the counters at the end; 2: every completion too. */
-    verbose = g_getenv("VHCA_FUZZ_VERBOSE") ?
-              atoi(g_getenv("VHCA_FUZZ_VERBOSE")) : 0;
+    verbose = fuzz_verbose();
     world_init(&f);
     while (in.left && steps++ < 256) {
         switch (in_u8(&in) % 13) {
@@ -3318,7 +3149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     poll_all(&f.node[0]);
     poll_all(&f.node[1]);
     if (verbose) {
-        print_counters(&f);
+        fuzz_print_counters(f.node[0].n.h, f.node[1].n.h);
     }
     harness_free(f.node[0].n.h);
     harness_free(f.node[1].n.h);

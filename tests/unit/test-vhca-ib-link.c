@@ -350,6 +350,50 @@ static void test_smi_qp(void)
     harness_free(n.h);
 }
 
+/*
+ * The SMI QP is QP0 on the wire and nothing else (IBTA 14.2.4.1): its
+ * handle, which CREATE_QP gave it for doorbells and commands, is no
+ * address, or a packet on a data VL naming it would reach QP0 past the
+ * VL15 rule (7.6.5) and the P_Key and Q_Key checks QP0 does without.
+ * Found by fuzz-vhca-ib.
+ */
+/* A UD SEND ONLY from the peer on @vl to @n's LID 1, DestQP @qpn, run. */
+static void deliver_ud(Node *n, uint8_t vl, uint32_t qpn)
+{
+    uint8_t frame[FRAME_MAX];
+    size_t len = ib_frame(frame, VHCA_IB_OPCODE(UD, SEND_ONLY), vl, 1,
+                          0xffff, qpn, 0);
+
+    harness_deliver(n->h, frame, len);
+    harness_run(n->h);
+}
+
+static void test_smi_handle_not_an_address(void)
+{
+    VhcaCoreConfig cfg = harness_default_cfg;
+    TestQp smi;
+    Node n;
+
+    cfg.link = VHCA_LINK_IB;
+    node_init_cfg(&n, 1, VHCA_QPT_UD, &cfg);
+    node_ib_set_port(&n, 1, 1, VHCA_PORT_ACTIVE);
+    node_ib_smi_qp(&n, &smi);
+    g_assert_cmpuint(smi.qpn, !=, VHCA_SMI_QPN);
+    n.qp = smi;
+    post_recv(&n, 1, 0, 512);
+    deliver_ud(&n, 0, smi.qpn);
+    expect_no_cqe(&n, &n.rcq);
+    g_assert_cmpuint(counter(n.h, VHCA_CNT_DROP_NO_QP), ==, 1);
+    /* On VL15 it is no QP0 packet either. */
+    deliver_ud(&n, VHCA_IB_VL_SMP, smi.qpn);
+    expect_no_cqe(&n, &n.rcq);
+    g_assert_cmpuint(counter(n.h, VHCA_CNT_DROP_VL15), ==, 1);
+    /* As QP0 it arrives. */
+    deliver_ud(&n, VHCA_IB_VL_SMP, VHCA_SMI_QPN);
+    expect_cqe(&n, &n.rcq, 1, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    harness_free(n.h);
+}
+
 /* Connections need an ACTIVE port (7.2): RTR fails BAD_STATE before. */
 static void test_rtr_needs_active_port(void)
 {
@@ -476,7 +520,6 @@ static void test_hostile_packets(void)
                 VHCA_IB_OPCODE(RC, ACKNOWLEDGE),
             };
             uint32_t flips = g_rand_int_range(rand, 1, 4);
-            bool grh;
 
             len = ib_frame(frame, ops[i / 2 % G_N_ELEMENTS(ops)], 0, 2,
                            0xffff, p.b.qp.qpn, o.a_psn + i / 2);
@@ -486,19 +529,7 @@ static void test_hostile_packets(void)
                 frame[bit / 8] ^= 1u << (bit % 8);
             }
             /* The CRCs over what the flips made, as a sender would. */
-            grh = (frame[1] & 3) == VHCA_IB_LNH_GLOBAL;
-            if (len >= VHCA_IB_LRH_LEN + VHCA_IB_BTH_LEN + 6) {
-                uint32_t icrc = vhca_ib_icrc(frame, grh, len - 6);
-                uint16_t vcrc;
-
-                frame[len - 6] = icrc;
-                frame[len - 5] = icrc >> 8;
-                frame[len - 4] = icrc >> 16;
-                frame[len - 3] = icrc >> 24;
-                vcrc = vhca_vcrc(frame, len - 2);
-                frame[len - 2] = vcrc;
-                frame[len - 1] = vcrc >> 8;
-            }
+            ib_frame_fix_crcs(frame, len);
         }
         harness_deliver(p.b.h, frame, len);
         if (i % 64 == 0) {
@@ -526,6 +557,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/ib-link/ud-completion-fields",
                     test_ud_completion_fields);
     g_test_add_func("/vhca/ib-link/smi-qp", test_smi_qp);
+    g_test_add_func("/vhca/ib-link/smi-handle-not-an-address",
+                    test_smi_handle_not_an_address);
     g_test_add_func("/vhca/ib-link/rtr-needs-active-port",
                     test_rtr_needs_active_port);
     g_test_add_func("/vhca/ib-link/loopback-by-lid", test_loopback_by_lid);

@@ -677,6 +677,51 @@ static void test_port_states(void)
     harness_free(h);
 }
 
+/*
+ * One Set asking for PortPhysicalState Disabled and PortState ARMED or
+ * ACTIVE (as a Get-modify-Set that changes PortPhysicalState alone
+ * does): the link goes down first, and a port whose link is not up is
+ * DOWN (7.2), whatever PortState asked.  It once became ACTIVE again on
+ * the disabled link.  Found by fuzz-vhca-ib.
+ */
+static void test_port_state_with_link_disabled(void)
+{
+    /* The LID, forgotten with the link, is the Set's again (as Down). */
+    static const Event down[] = { PORT_EV(DOWN), MGMT_EV(LID_CHANGE) };
+    Harness *h = ib_new();
+    uint8_t pi[VHCA_SMP_DATA_LEN];
+    uint8_t state;
+
+    for (state = VHCA_PORT_ARMED; state <= VHCA_PORT_ACTIVE; state++) {
+        g_assert_cmphex(pi_set(h, VHCA_PI_LID, 3), ==, 0);
+        g_assert_cmphex(pi_set(h, VHCA_PI_PORT_STATE, VHCA_PORT_ARMED), ==,
+                        0);
+        if (state == VHCA_PORT_ACTIVE) {
+            vhca_ib_port_rx_data(&h->core);
+        }
+        g_assert_cmpuint(h->core.ib.state, ==, state);
+        drain_events(h);
+        nevents = 0;
+        sm_port_info(h, pi);
+        vhca_mad_set(pi, VHCA_PI_PORT_STATE, state);
+        vhca_mad_set(pi, VHCA_PI_PHYS_STATE, VHCA_PORT_PHYS_DISABLED);
+        g_assert_cmphex(set_attr(h, VHCA_SMP_ATTR_PORT_INFO, 0, pi), ==, 0);
+        g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_PORT_STATE), ==,
+                         VHCA_PORT_DOWN);
+        g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_PHYS_STATE), ==,
+                         VHCA_PORT_PHYS_DISABLED);
+        g_assert_cmpuint(h->core.ib.state, ==, VHCA_PORT_DOWN);
+        assert_events(h, down, G_N_ELEMENTS(down));
+        /* Polling brings it back to INIT, for the next round. */
+        g_assert_cmphex(pi_set(h, VHCA_PI_PHYS_STATE,
+                               VHCA_PORT_PHYS_POLLING), ==, 0);
+        g_assert_cmpuint(h->core.ib.state, ==, VHCA_PORT_INIT);
+        drain_events(h);
+        nevents = 0;
+    }
+    harness_free(h);
+}
+
 static void test_mkey_protection(void)
 {
     Harness *h = ib_new();
@@ -1230,6 +1275,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/ib/sma/sl2vl", test_sl2vl);
     g_test_add_func("/vhca/ib/sma/vl-arbitration", test_vl_arbitration);
     g_test_add_func("/vhca/ib/malformed-mads", test_malformed_mads);
+    g_test_add_func("/vhca/ib/port-state-with-link-disabled",
+                    test_port_state_with_link_disabled);
     g_test_add_func("/vhca/ib/hostile-mads", test_hostile_mads);
     g_test_add_func("/vhca/ib/pma/class-port-info",
                     test_pma_class_port_info);

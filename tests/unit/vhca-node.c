@@ -82,12 +82,29 @@ uint64_t wqe_reg_mr(Node *n, struct vhca_send_wqe *w, uint64_t wr_id,
     return pbl;
 }
 
-void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
-                  uint32_t mask)
+static uint8_t qp_modify_to(Harness *h, struct vhca_qp_attr *a,
+                            uint8_t state, uint32_t mask)
 {
     a->qp_state = state;
     a->attr_mask = VHCA_QP_STATE | mask;
-    g_assert_cmpuint(rdma_modify_qp(h, a), ==, VHCA_ST_OK);
+    return rdma_modify_qp(h, a);
+}
+
+void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
+                  uint32_t mask)
+{
+    g_assert_cmpuint(qp_modify_to(h, a, state, mask), ==, VHCA_ST_OK);
+}
+
+void qp_reset(Harness *h, uint32_t qpn, TestQp *qp)
+{
+    struct vhca_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.qpn = qpn;
+    if (qp_modify_to(h, &a, VHCA_QPS_RESET, 0) == VHCA_ST_OK && qp) {
+        qp->sq_pi = qp->rq_pi = 0;
+    }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -110,21 +127,26 @@ const ConnOpts default_opts = {
 
 /*
  * RESET -> INIT -> RTR -> RTS with the path @path carries (its AV
- * fields: RoCE's GID and MAC, or the IB port's LID).
+ * fields: RoCE's GID and MAC, or the IB port's LID).  Returns the status
+ * of the first step that failed, VHCA_ST_OK if none did.
  */
-static void qp_connect_path(Harness *h, uint32_t qpn,
-                            const struct vhca_qp_attr *path,
-                            uint32_t dest_qpn, const ConnOpts *o,
-                            uint32_t sq_psn, uint32_t rq_psn)
+static uint8_t qp_try_connect_path(Harness *h, uint32_t qpn,
+                                   const struct vhca_qp_attr *path,
+                                   uint32_t dest_qpn, const ConnOpts *o,
+                                   uint32_t sq_psn, uint32_t rq_psn)
 {
     struct vhca_qp_attr a;
+    uint8_t st;
 
     memset(&a, 0, sizeof(a));
     a.qpn = qpn;
     a.port = 1;
     a.qp_access_flags = o->access;
-    qp_modify_ok(h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
-                 VHCA_QP_ACCESS_FLAGS);
+    st = qp_modify_to(h, &a, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX |
+                      VHCA_QP_PORT | VHCA_QP_ACCESS_FLAGS);
+    if (st != VHCA_ST_OK) {
+        return st;
+    }
     a.sgid_index = path->sgid_index;
     a.hop_limit = path->hop_limit;
     memcpy(a.dgid, path->dgid, sizeof(a.dgid));
@@ -135,17 +157,29 @@ static void qp_connect_path(Harness *h, uint32_t qpn,
     a.rq_psn = rq_psn;
     a.max_dest_rd_atomic = o->max_dest_rd;
     a.min_rnr_timer = o->min_rnr_timer;
-    qp_modify_ok(h, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
-                 VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
-                 VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER);
+    st = qp_modify_to(h, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
+                      VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
+                      VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER);
+    if (st != VHCA_ST_OK) {
+        return st;
+    }
     a.timeout = o->timeout;
     a.retry_cnt = o->retry_cnt;
     a.rnr_retry = o->rnr_retry;
     a.sq_psn = sq_psn;
     a.max_rd_atomic = o->max_rd;
-    qp_modify_ok(h, &a, VHCA_QPS_RTS, VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |
-                 VHCA_QP_RNR_RETRY | VHCA_QP_SQ_PSN |
-                 VHCA_QP_MAX_QP_RD_ATOMIC);
+    return qp_modify_to(h, &a, VHCA_QPS_RTS, VHCA_QP_TIMEOUT |
+                        VHCA_QP_RETRY_CNT | VHCA_QP_RNR_RETRY |
+                        VHCA_QP_SQ_PSN | VHCA_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void qp_connect_path(Harness *h, uint32_t qpn,
+                            const struct vhca_qp_attr *path,
+                            uint32_t dest_qpn, const ConnOpts *o,
+                            uint32_t sq_psn, uint32_t rq_psn)
+{
+    g_assert_cmpuint(qp_try_connect_path(h, qpn, path, dest_qpn, o, sq_psn,
+                                         rq_psn), ==, VHCA_ST_OK);
 }
 
 void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
@@ -251,15 +285,43 @@ void node_ib_pkey(Node *n, uint16_t index, uint16_t pkey)
                     index / 32, block);
 }
 
-void qp_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,
-                    uint32_t dest_qpn, const ConnOpts *o, uint32_t sq_psn,
-                    uint32_t rq_psn)
+uint8_t qp_try_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,
+                           uint32_t dest_qpn, const ConnOpts *o,
+                           uint32_t sq_psn, uint32_t rq_psn)
 {
     struct vhca_qp_attr path;
 
     memset(&path, 0, sizeof(path));
     path.dlid = dlid;
-    qp_connect_path(h, qpn, &path, dest_qpn, o, sq_psn, rq_psn);
+    return qp_try_connect_path(h, qpn, &path, dest_qpn, o, sq_psn, rq_psn);
+}
+
+void qp_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,
+                    uint32_t dest_qpn, const ConnOpts *o, uint32_t sq_psn,
+                    uint32_t rq_psn)
+{
+    g_assert_cmpuint(qp_try_connect_lid(h, qpn, dlid, dest_qpn, o, sq_psn,
+                                        rq_psn), ==, VHCA_ST_OK);
+}
+
+void ib_frame_fix_crcs(uint8_t *frame, size_t len)
+{
+    uint32_t icrc;
+    uint16_t vcrc;
+
+    if (len < VHCA_IB_LRH_LEN + VHCA_IB_BTH_LEN + VHCA_IB_ICRC_LEN +
+              VHCA_IB_VCRC_LEN) {
+        return;
+    }
+    icrc = vhca_ib_icrc(frame, (frame[1] & 3) == VHCA_IB_LNH_GLOBAL,
+                        len - VHCA_IB_ICRC_LEN - VHCA_IB_VCRC_LEN);
+    frame[len - 6] = icrc;
+    frame[len - 5] = icrc >> 8;
+    frame[len - 4] = icrc >> 16;
+    frame[len - 3] = icrc >> 24;
+    vcrc = vhca_vcrc(frame, len - VHCA_IB_VCRC_LEN);
+    frame[len - 2] = vcrc;
+    frame[len - 1] = vcrc >> 8;
 }
 
 void pair_init_ib(Pair *p, const ConnOpts *o)

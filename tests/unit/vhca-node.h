@@ -37,6 +37,12 @@ void node_init_cfg(Node *n, uint8_t id, uint8_t qp_type,
 /* MODIFY_QP @a to @state with STATE | @mask, asserting success. */
 void qp_modify_ok(Harness *h, struct vhca_qp_attr *a, uint8_t state,
                   uint32_t mask);
+/*
+ * QP @qpn to RESET, whatever its state, without asserting (the input of
+ * a fuzz target may have destroyed it); if that worked and @qp is given,
+ * its rings start again from index 0, as the driver's would.
+ */
+void qp_reset(Harness *h, uint32_t qpn, TestQp *qp);
 
 void wqe_init(struct vhca_send_wqe *w, uint64_t wr_id, uint8_t opcode,
               uint8_t flags);
@@ -115,6 +121,21 @@ void node_ib_smi_qp(Node *n, TestQp *smi);
 void qp_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,
                     uint32_t dest_qpn, const ConnOpts *o, uint32_t sq_psn,
                     uint32_t rq_psn);
+/*
+ * The same with the status of the first MODIFY_QP that failed (the port
+ * not ACTIVE, the QP not in RESET), VHCA_ST_OK if none did.
+ */
+uint8_t qp_try_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,
+                           uint32_t dest_qpn, const ConnOpts *o,
+                           uint32_t sq_psn, uint32_t rq_psn);
+/*
+ * The ICRC and VCRC of the IB packet @frame (@len bytes, LRH to VCRC)
+ * computed again over what it holds now, as its sender would have (LNH
+ * says whether a GRH is there), so that a packet changed on purpose
+ * gets past the link's integrity checks.  A frame too short for an LRH,
+ * a BTH and both CRCs is left as it is.
+ */
+void ib_frame_fix_crcs(uint8_t *frame, size_t len);
 /* Two IB devices back to back, ports ACTIVE (LIDs 1, 2), QPs connected. */
 void pair_init_ib(Pair *p, const ConnOpts *o);
 void pair_init(Pair *p, const ConnOpts *o);

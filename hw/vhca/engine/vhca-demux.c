@@ -38,7 +38,8 @@ static void vhca_rx_drop_pkey(VhcaCore *core, uint32_t qpn)
  * 10.9.3): VL15 carries subnet management packets, to QP0 only, and QP0
  * takes nothing else; a packet to QP0 is not checked against the P_Key
  * table (it always carries the default P_Key, 14.2.2), any other must
- * match an entry.  Maps DestQP 0 to the SMI QP's handle.  False: dropped.
+ * match an entry.  Maps DestQP 0 to the SMI QP's handle, which is no
+ * address of its own.  False: dropped.
  */
 static bool vhca_rx_ib_check(VhcaCore *core, const VhcaWirePacket *pkt,
                              uint32_t *qpn, uint16_t *pkey_index)
@@ -56,6 +57,15 @@ static bool vhca_rx_ib_check(VhcaCore *core, const VhcaWirePacket *pkt,
     }
     if (!vhca_ib_pkey_find(core, pkt->tp.bth.pkey, pkey_index)) {
         vhca_rx_drop_pkey(core, pkt->tp.bth.dest_qpn);
+        return false;
+    }
+    /*
+     * 14.2.4.1: on the wire the SMI QP is QP0 alone.  The handle
+     * CREATE_QP gave it names it to doorbells and commands; a packet
+     * naming it would reach QP0 on a data VL, past the rule above.
+     */
+    if (core->smi_qpn && pkt->tp.bth.dest_qpn == core->smi_qpn) {
+        vhca_rx_drop(core, VHCA_DROP_NO_QP, pkt->tp.bth.dest_qpn);
         return false;
     }
     return true;

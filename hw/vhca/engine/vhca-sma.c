@@ -650,7 +650,13 @@ static uint16_t vhca_sma_set_port_info(VhcaCore *core, const VhcaMadReq *req,
     if (vhca_mad_get(pi, VHCA_PI_CLIENT_REREGISTER)) {
         vhca_ib_post_mgmt(core, VHCA_EVENT_CLIENT_REREGISTER);
     }
-    if (state == VHCA_PORT_ARMED || state == VHCA_PORT_ACTIVE) {
+    /*
+     * ARMED and ACTIVE need the link up (7.2): if this Set disabled it,
+     * the port stays DOWN whatever PortState asked (a Get-modify-Set
+     * that changes PortPhysicalState alone writes the state it read).
+     */
+    if ((state == VHCA_PORT_ARMED || state == VHCA_PORT_ACTIVE) &&
+        vhca_ib_state_set_ok(ib->state, state)) {
         vhca_ib_port_enter(core, state);
     }
     return 0;
