@@ -12,6 +12,14 @@
  * Every address is 127.0.0.1: the fabric is on this host.  A host
  * program, not part of QEMU: QEMU's coding style, the C library's calls.
  *
+ * The guests' QEMUs send runs of equal-sized packets as one UDP_SEGMENT
+ * message and read with UDP_GRO (qemu-patches/0004): a window of RDMA
+ * packets crosses the host's network stack once.  The switch does the
+ * same, or it would cost a system call per packet each way and be the
+ * bottleneck of the stream it forwards: it reads with UDP_GRO and cuts
+ * what it reads into packets, and what it forwards out of a port waits
+ * until the read is done and leaves in runs with UDP_SEGMENT.
+ *
  * Copyright (c) 2025 The vhca authors
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -22,6 +30,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,16 +42,32 @@
 
 #include "vhca-switch.h"
 
-/* A datagram: the largest IB packet (4 KiB MTU plus headers) fits. */
-#define MAX_DATAGRAM        8192
+/* A read: one datagram, or a run of them the kernel kept together. */
+#define MAX_READ            65536
 /* Deep queues, as a switch's buffers: a TCG guest sends in bursts. */
 #define SOCKET_BUFFER       (4 << 20)
-/* Datagrams one port may hand in before the others get a turn. */
-#define RX_BUDGET           64
+/* Reads one port may do before the others get a turn. */
+#define RX_BUDGET           16
+/* What waits to go out of a port: packets and bytes (a run's limits). */
+#define TX_MAX_PACKETS      64
+#define TX_MAX_BYTES        65000
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT         103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO             104
+#endif
 
 typedef struct SwitchPort {
     int fd;                         /* -1: no cable at this port */
     struct sockaddr_in peer;
+    bool gso;                       /* UDP_SEGMENT works on this socket */
+    /* Packets staged for the next flush: lengths, and the bytes. */
+    unsigned tx_count;
+    size_t tx_bytes;
+    uint16_t tx_len[TX_MAX_PACKETS];
+    uint8_t tx_buf[TX_MAX_BYTES];
     uint64_t send_errors;
 } SwitchPort;
 
@@ -66,18 +91,94 @@ static void on_signal(int sig)
     stopping = 1;
 }
 
+/* Send @n packets of @seg bytes (the last may be shorter) in one message. */
+static void send_run(SwitchPort *p, const uint8_t *data, size_t bytes,
+                     unsigned n, uint16_t seg)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } ctrl;
+    struct iovec iov = { .iov_base = (void *)data, .iov_len = bytes };
+    struct msghdr msg = {
+        .msg_name = &p->peer,
+        .msg_namelen = sizeof(p->peer),
+        .msg_iov = &iov,
+        .msg_iovlen = 1,
+    };
+
+    if (n > 1) {
+        struct cmsghdr *cmsg;
+
+        msg.msg_control = ctrl.buf;
+        msg.msg_controllen = sizeof(ctrl.buf);
+        cmsg = CMSG_FIRSTHDR(&msg);
+        cmsg->cmsg_level = SOL_UDP;
+        cmsg->cmsg_type = UDP_SEGMENT;
+        cmsg->cmsg_len = CMSG_LEN(sizeof(seg));
+        memcpy(CMSG_DATA(cmsg), &seg, sizeof(seg));
+    }
+    if (sendmsg(p->fd, &msg, 0) < 0) {
+        /* A full socket buffer: lost, as on a congested link. */
+        p->send_errors += n;
+    }
+}
+
+/*
+ * Send what waits at @p: runs of packets of one length (the last of a
+ * run may be shorter, as UDP_SEGMENT allows), one message each.
+ */
+static void flush(SwitchPort *p)
+{
+    const uint8_t *data = p->tx_buf;
+    unsigned i = 0;
+
+    while (i < p->tx_count) {
+        uint16_t seg = p->tx_len[i];
+        size_t bytes = seg;
+        unsigned j = i + 1;
+
+        while (p->gso && j < p->tx_count && p->tx_len[j] <= seg) {
+            bytes += p->tx_len[j];
+            if (p->tx_len[j++] < seg) {
+                break;
+            }
+        }
+        send_run(p, data, bytes, j - i, seg);
+        data += bytes;
+        i = j;
+    }
+    p->tx_count = 0;
+    p->tx_bytes = 0;
+}
+
+static void flush_all(Switch *s)
+{
+    unsigned port;
+
+    for (port = 1; port <= s->core.nports; port++) {
+        if (s->port[port].tx_count) {
+            flush(&s->port[port]);
+        }
+    }
+}
+
 static void transmit(void *opaque, unsigned port, const uint8_t *pkt,
                      size_t len)
 {
     Switch *s = opaque;
     SwitchPort *p = &s->port[port];
 
-    if (p->fd < 0 ||
-        sendto(p->fd, pkt, len, 0, (struct sockaddr *)&p->peer,
-               sizeof(p->peer)) < 0) {
-        /* A full socket buffer: lost, as on a congested link. */
+    if (p->fd < 0 || len > TX_MAX_BYTES) {
         p->send_errors++;
+        return;
     }
+    if (p->tx_count == TX_MAX_PACKETS || p->tx_bytes + len > TX_MAX_BYTES) {
+        flush(p);
+    }
+    memcpy(p->tx_buf + p->tx_bytes, pkt, len);
+    p->tx_len[p->tx_count++] = (uint16_t)len;
+    p->tx_bytes += len;
 }
 
 static const VhcaSwitchOps switch_ops = {
@@ -104,6 +205,8 @@ static int udp_socket(unsigned local_port)
     if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size))) {
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
     }
+    /* Without UDP_GRO (an old kernel) every read is one packet. */
+    setsockopt(fd, SOL_UDP, UDP_GRO, &(int){ 1 }, sizeof(int));
     if (bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
         fprintf(stderr, "vhca-switch: cannot bind UDP port %u: %s\n",
                 local_port, strerror(errno));
@@ -130,6 +233,9 @@ static void add_port(Switch *s, const char *spec)
         exit(1);
     }
     p->fd = udp_socket(local);
+    /* The kernel takes UDP_SEGMENT on a UDP socket since Linux 4.18. */
+    p->gso = !setsockopt(p->fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 },
+                         sizeof(int));
     p->peer.sin_family = AF_INET;
     p->peer.sin_port = htons(peer);
     p->peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -203,19 +309,53 @@ static void control(Switch *s)
     fclose(f);
 }
 
+/*
+ * Read what @port's cable brought, a run of packets at a time (UDP_GRO:
+ * the kernel says their length), and hand each to the switch.
+ */
 static void receive(Switch *s, unsigned port)
 {
-    uint8_t buf[MAX_DATAGRAM];
+    static uint8_t buf[MAX_READ];
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctrl;
     unsigned n;
 
     for (n = 0; n < RX_BUDGET; n++) {
-        ssize_t len = recv(s->port[port].fd, buf, sizeof(buf), 0);
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+        struct msghdr msg = {
+            .msg_iov = &iov,
+            .msg_iovlen = 1,
+            .msg_control = ctrl.buf,
+            .msg_controllen = sizeof(ctrl.buf),
+        };
+        struct cmsghdr *cmsg;
+        ssize_t len = recvmsg(s->port[port].fd, &msg, 0);
+        size_t seg, off;
 
         if (len < 0) {
-            return;
+            break;
         }
-        vhca_switch_receive(&s->core, port, buf, (size_t)len);
+        seg = (size_t)len;
+        for (cmsg = CMSG_FIRSTHDR(&msg); cmsg;
+             cmsg = CMSG_NXTHDR(&msg, cmsg)) {
+            int gso_size;
+
+            if (cmsg->cmsg_level == SOL_UDP && cmsg->cmsg_type == UDP_GRO) {
+                memcpy(&gso_size, CMSG_DATA(cmsg), sizeof(gso_size));
+                if (gso_size > 0) {
+                    seg = (size_t)gso_size;
+                }
+            }
+        }
+        for (off = 0; off < (size_t)len; off += seg) {
+            size_t plen = (size_t)len - off < seg ? (size_t)len - off : seg;
+
+            vhca_switch_receive(&s->core, port, buf + off, plen);
+        }
     }
+    flush_all(s);
 }
 
 int main(int argc, char **argv)
