@@ -212,10 +212,12 @@ class Partitions(unittest.TestCase):
         """Guest 1's child pings guest 2's.  A child whose port lacks the
         P_Key has no carrier (ipoib_ib_dev_up); with it, the first pings
         may go while IPoIB joins the partition's broadcast group, so up
-        to 20 tries of one ping."""
+        to 20 tries of one ping where it must get through, 3 where it
+        must not (each waits for ARP: the 20 would take a minute)."""
         status, out = fabric[1].exec(
-            "for i in $(seq 20); do ping -c 1 -W 2 -I %s 192.168.81.2 "
-            "&& exit 0; done; exit 1" % self.CHILD, timeout=120)
+            "for i in $(seq %d); do ping -c 1 -W 2 -I %s 192.168.81.2 "
+            "&& exit 0; done; exit 1" % (20 if expect_ok else 3,
+                                        self.CHILD), timeout=120)
         if expect_ok:
             self.assertEqual(status, 0, out)
         else:

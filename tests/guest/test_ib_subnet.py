@@ -199,6 +199,7 @@ class Partitions(unittest.TestCase):
 
 class PingpongEveryPair(unittest.TestCase):
     def test_rc_pingpong_by_lid(self):
+        """Every pair: through one switch (1-2, 3-4) or both."""
         for server, client in itertools.combinations(GUESTS, 2):
             status, cli, srv = vhca_fabric.client_server(
                 fabric[server], fabric[client],
