@@ -65,6 +65,21 @@ def export(guest, size_gb=1):
         timeout=180)
 
 
+def unexport(guest):
+    """Undo export(): the port, the subsystem, the modules, so that the
+    guest is as it booted (a later test may configure nvmet itself)."""
+    guest.run(
+        "s=%(cfg)s/subsystems/%(n)s; p=%(cfg)s/ports/1\n"
+        "if [ -d $s ]; then\n"
+        "  rm -f $p/subsystems/%(n)s && rmdir $p\n"
+        "  echo 0 > $s/namespaces/1/enable && rmdir $s/namespaces/1\n"
+        "  rmdir $s || exit 1\n"
+        "fi\n"
+        "modprobe -r nvmet-rdma nvmet null_blk\n"
+        % {"cfg": NVMET, "n": nqn(guest)},
+        timeout=120)
+
+
 def connect(host, target):
     """nvme connect -t rdma from host to target's subsystem; return the
     namespace's block device (/dev/nvmeXnY).  The guest has no udev: the

@@ -56,8 +56,10 @@ Each guest's NIC is one of:
 """
 
 import argparse
+import atexit
 import base64
 import hashlib
+import inspect
 import ipaddress
 import json
 import os
@@ -910,7 +912,14 @@ class ModuleFabric:
 
     start() is start_for_tests(name, fabric_class, **kwargs).  Once it has
     run, fabric[i] is guest i and every other attribute is the booted
-    fabric's (fabric.control(...) of a relayed one, say)."""
+    fabric's (fabric.control(...) of a relayed one, say).
+
+    Test modules that ask for the same fabric share one boot: stop() hands
+    the fabric to SHARED instead of stopping it, and the next module's
+    start() takes it back if it asks for the same kind and its guests
+    still answer (tests/run_all.py runs such modules one after another).
+    A module must therefore leave its fabric as it found it: the MTU, the
+    daemons, the addresses.  $VHCA_SHARE_FABRICS=0 boots one per module."""
 
     def __init__(self, name, fabric_class=None, **kwargs):
         self.name = name
@@ -918,14 +927,41 @@ class ModuleFabric:
         self.kwargs = kwargs
         self.fabric = None
 
+    def key(self):
+        """What makes two modules' fabrics interchangeable: the class and
+        every argument it is built with, defaults filled in."""
+        cls = self.fabric_class or Fabric
+        bound = inspect.signature(cls.__init__).bind(None, run_dir=None,
+                                                     **self.kwargs)
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        args.pop("self")
+        args.pop("run_dir")
+        if args.get("nics") is None and "count" in args:
+            args["nics"] = ["vhca"] * args["count"]
+        return (cls.__module__, cls.__qualname__,
+                repr(sorted((k, tuple(v) if isinstance(v, list) else v)
+                            for k, v in args.items())))
+
     def start(self):
-        self.fabric = start_for_tests(self.name, self.fabric_class,
-                                      **self.kwargs)
+        self.fabric = SHARED.take(self.key(), self.name)
+        if self.fabric is None:
+            SHARED.clear()
+            self.fabric = start_for_tests(self.name, self.fabric_class,
+                                          **self.kwargs)
         return self.fabric
 
     def stop(self):
+        """Hand the fabric to the next module of the same kind."""
+        if self.fabric:
+            SHARED.keep(self.key(), self.fabric)
+            self.fabric = None
+
+    def discard(self):
+        """Stop the fabric: it is not fit for another module."""
         if self.fabric:
             self.fabric.stop()
+            self.fabric = None
 
     def booted(self):
         fabric = self.__dict__.get("fabric")
@@ -939,6 +975,59 @@ class ModuleFabric:
     def __getattr__(self, name):
         # Only for names this class does not have itself.
         return getattr(self.booted(), name)
+
+
+class SharedFabrics:
+    """The one booted fabric kept between test modules (ModuleFabric):
+    one at most, so that no more guests run at once than one module
+    needs; stopped at exit."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+        self.key = self.fabric = None
+        atexit.register(self.clear)
+
+    def keep(self, key, fabric):
+        if not self.enabled:
+            fabric.stop()
+            return
+        self.clear()
+        self.key, self.fabric = key, fabric
+
+    def take(self, key, name):
+        """The kept fabric if it is of kind key and every guest answers,
+        else None (a fabric of another kind stays kept)."""
+        if self.fabric is None or key != self.key:
+            return None
+        fabric, self.key, self.fabric = self.fabric, None, None
+        if all(self.answers(guest) for guest in fabric.guests):
+            print("[vhca] %s: the guests of %s, still booted"
+                  % (name, fabric.run_dir), file=sys.stderr, flush=True)
+            return fabric
+        print("[vhca] %s: the kept guests of %s do not answer; booting "
+              "new ones" % (name, fabric.run_dir), file=sys.stderr,
+              flush=True)
+        fabric.stop()
+        return None
+
+    @staticmethod
+    def answers(guest):
+        if not guest.alive():
+            return False
+        try:
+            status, _ = guest.exec("test -e /sys/class/infiniband/%s"
+                                   % guest.rdma_dev, timeout=30)
+        except (FabricError, OSError):
+            return False
+        return status == 0
+
+    def clear(self):
+        if self.fabric is not None:
+            fabric, self.key, self.fabric = self.fabric, None, None
+            fabric.stop()
+
+
+SHARED = SharedFabrics(os.environ.get("VHCA_SHARE_FABRICS", "1") != "0")
 
 
 def one_of(what, value, allowed, default=None):

@@ -291,7 +291,41 @@ def run_guest(results):
     suite = unittest.defaultTestLoader.discover(
         os.path.join(ROOT, "tests/guest"), top_level_dir=os.path.join(
             ROOT, "tests/guest"))
-    suite.run(RecordingResult(results))
+    grouped_by_fabric(suite).run(RecordingResult(results))
+
+
+def grouped_by_fabric(suite):
+    """The guest modules reordered so that those asking for the same
+    fabric run one after another and share its boot (vhca_fabric's
+    ModuleFabric), each kind of fabric where its first module was."""
+    import vhca_fabric
+    modules = list(suite)
+    keys = []
+    for module_suite in modules:
+        key = None
+        for test in iter_tests(module_suite):
+            module = sys.modules.get(type(test).__module__)
+            for value in vars(module).values() if module else ():
+                # The module's ModuleFabric, or the one its OneGuest has.
+                if not isinstance(value, vhca_fabric.ModuleFabric):
+                    value = getattr(value, "fabric", None)
+                if isinstance(value, vhca_fabric.ModuleFabric):
+                    key = value.key()
+            break
+        keys.append(key if key is not None else id(module_suite))
+    first = {}
+    for index, key in enumerate(keys):
+        first.setdefault(key, index)
+    order = sorted(range(len(modules)), key=lambda i: (first[keys[i]], i))
+    return unittest.TestSuite(modules[i] for i in order)
+
+
+def iter_tests(suite):
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from iter_tests(item)
+        else:
+            yield item
 
 
 SUITES = {"unit": run_unit, "fuzz": run_fuzz, "qtest": run_qtest, "lint": run_lint,

@@ -12,8 +12,7 @@ import unittest
 
 from host_common import vhca_fabric
 
-fabric = vhca_fabric.ModuleFabric("interop-rxe", pcap=True,
-                                  nics=["vhca", "rxe"])
+fabric = vhca_fabric.ModuleFabric("interop-rxe", nics=["vhca", "rxe"])
 setUpModule, tearDownModule = fabric.start, fabric.stop
 
 

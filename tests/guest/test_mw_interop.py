@@ -19,7 +19,7 @@ from host_common import vhca_fabric
 import mw_scenario
 import rdma_core_tests
 
-fabric = vhca_fabric.ModuleFabric("mw-interop", count=3, pcap=True,
+fabric = vhca_fabric.ModuleFabric("mw-interop", count=3,
                                   nics=["vhca", "vhca", "rxe"])
 tearDownModule = fabric.stop
 

@@ -23,7 +23,7 @@ from host_common import (IBV_WC_ATOMIC_WRITE, IBV_WC_FLUSH,
                          IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR,
                          IBV_WC_SUCCESS, vhca_fabric)
 
-fabric = vhca_fabric.ModuleFabric("placement-rxe", pcap=True,
+fabric = vhca_fabric.ModuleFabric("placement-rxe",
                                   nics=["vhca", "rxe"])
 setUpModule, tearDownModule = fabric.start, fabric.stop
 
