@@ -1398,6 +1398,55 @@ struct vhca_eth_desc {
 #define VHCA_ETH_MAX_FRAME		(VHCA_MAX_MTU + 14 + 4)
 
 /* ---------------------------------------------------------------------- */
+/* On the wire: priorities and congestion (RoCEv2, 802.1Q, 802.1Qbb)      */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * What the device puts on and reads off the wire when RoCE traffic has a
+ * priority and takes part in congestion control, and what the driver
+ * maps its traffic classes and DCB settings onto.
+ */
+
+/* BTH OpCode of a RoCEv2 Congestion Notification Packet (annex A17.9.3). */
+#define VHCA_BTH_OPCODE_CNP		0x81
+
+/*
+ * The IPv4 TOS / IPv6 Traffic Class byte: the DSCP in its upper six bits
+ * (RFC 2474 section 3), the ECN field in its lower two (RFC 3168 section
+ * 5).  ECT(0) and ECT(1) both say "ECN-capable"; a congested queue
+ * rewrites either to CE instead of dropping the packet.
+ */
+#define VHCA_ECN_MASK			0x03
+#define VHCA_ECN_NOT_ECT		0	/* not ECN-capable */
+#define VHCA_ECN_ECT1			1	/* ECN-capable transport (1) */
+#define VHCA_ECN_ECT0			2	/* ECN-capable transport (0) */
+#define VHCA_ECN_CE			3	/* congestion experienced */
+#define VHCA_DSCP_SHIFT			2
+#define VHCA_DSCP_MAX			63
+
+/*
+ * IEEE 802.1Q tag: the TPID where the EtherType would be, then the TCI
+ * (PCP:3 DEI:1 VID:12), then the frame's own EtherType.
+ */
+#define VHCA_ETH_P_8021Q		0x8100
+#define VHCA_VLAN_HLEN			4
+#define VHCA_VLAN_PCP_SHIFT		13
+#define VHCA_VLAN_PCP_MAX		7
+#define VHCA_VLAN_DEI			0x1000
+#define VHCA_VLAN_VID_MASK		0x0fff
+
+/*
+ * Priority-based flow control (IEEE 802.1Qbb, a MAC Control frame of IEEE
+ * 802.3 annex 31D): to 01-80-C2-00-00-01, EtherType 0x8808, opcode
+ * 0x0101, a 16-bit priority-enable vector, then eight 16-bit pause times
+ * (priority 0 first) in quanta of 512 bit times at the link's speed.
+ */
+#define VHCA_ETH_P_MAC_CONTROL		0x8808
+#define VHCA_MAC_CONTROL_PFC		0x0101
+#define VHCA_PFC_PRIORITIES		8
+#define VHCA_PAUSE_QUANTUM_BITS		512
+
+/* ---------------------------------------------------------------------- */
 /* Doorbell pages (BAR2)                                                  */
 /* ---------------------------------------------------------------------- */
 

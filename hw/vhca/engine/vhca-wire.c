@@ -17,9 +17,7 @@
 
 #define ETH_P_IPV4              0x0800
 #define ETH_P_IPV6              0x86dd
-#define ETH_P_8021Q             0x8100
 #define ETH_TYPE_OFFSET         12
-#define VLAN_HLEN               4
 
 #define IPV4_HLEN               20
 #define IPV4_OFF_TOS            1
@@ -672,7 +670,7 @@ static size_t vhca_wire_build_roce(const VhcaWirePacket *pkt,
     const VhcaWireNet *net = &pkt->net;
     bool ipv6 = !vhca_wire_gid_is_ipv4(net->sgid);
     bool dst_ipv6 = !vhca_wire_gid_is_ipv4(net->dgid);
-    size_t l2_len = VHCA_ETH_HLEN + (net->vlan ? VLAN_HLEN : 0);
+    size_t l2_len = VHCA_ETH_HLEN + (net->vlan ? VHCA_VLAN_HLEN : 0);
     size_t ip_hlen = ipv6 ? IPV6_HLEN : IPV4_HLEN;
     size_t udp_len, frame_len;
     uint8_t *ip, *udp, *p;
@@ -694,9 +692,9 @@ static size_t vhca_wire_build_roce(const VhcaWirePacket *pkt,
     memcpy(buf + VHCA_ETH_ALEN, net->smac, VHCA_ETH_ALEN);
     p = buf + ETH_TYPE_OFFSET;
     if (net->vlan) {
-        vhca_st_be16(p, ETH_P_8021Q);
+        vhca_st_be16(p, VHCA_ETH_P_8021Q);
         vhca_st_be16(p + 2, net->vlan_tci);
-        p += VLAN_HLEN;
+        p += VHCA_VLAN_HLEN;
     }
     vhca_st_be16(p, ipv6 ? ETH_P_IPV6 : ETH_P_IPV4);
 
@@ -997,14 +995,14 @@ static VhcaWireError vhca_wire_do_parse_net(const uint8_t *frame, size_t len,
     memcpy(pkt->net.dmac, frame, VHCA_ETH_ALEN);
     memcpy(pkt->net.smac, frame + VHCA_ETH_ALEN, VHCA_ETH_ALEN);
     ethertype = vhca_ld_be16(frame + ETH_TYPE_OFFSET);
-    if (ethertype == ETH_P_8021Q) {
-        if (len < VHCA_ETH_HLEN + VLAN_HLEN) {
+    if (ethertype == VHCA_ETH_P_8021Q) {
+        if (len < VHCA_ETH_HLEN + VHCA_VLAN_HLEN) {
             return VHCA_WIRE_ERR_TRUNCATED;
         }
         pkt->net.vlan = true;
         pkt->net.vlan_tci = vhca_ld_be16(frame + VHCA_ETH_HLEN);
         ethertype = vhca_ld_be16(frame + VHCA_ETH_HLEN + 2);
-        off += VLAN_HLEN;
+        off += VHCA_VLAN_HLEN;
     }
 
     ip = frame + off;
