@@ -25,7 +25,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <netinet/udp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,21 +37,14 @@
 #include <unistd.h>
 
 #include "vhca-switch.h"
+#include "vhca-switch-udp.h"
 #include "vhca-mad.h"
 #include "vhca-wire.h"
-
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT         103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO             104
-#endif
 
 /* One UDP_SEGMENT message: what the guests' QEMUs send at most. */
 #define RUN_BYTES           65000
 
 #define MIN(a, b)           ((a) < (b) ? (a) : (b))
-#define SOCKET_BUFFER       (4 << 20)
 /* The SM's LIDs: the two ends, and the switch's port 0. */
 #define LID_END1            1
 #define LID_END2            2
@@ -74,42 +66,19 @@ static double now(void)
 
 static int udp_socket(void)
 {
-    struct sockaddr_in addr = {
-        .sin_family = AF_INET,
-        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-    };
-    int size = SOCKET_BUFFER;
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int fd = vhca_udp_socket(0);
 
-    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+    if (fd < 0) {
         die("UDP socket");
     }
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size))) {
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-    }
-    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size))) {
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
-    }
-    setsockopt(fd, SOL_UDP, UDP_GRO, &(int){ 1 }, sizeof(int));
     return fd;
-}
-
-static unsigned local_port(int fd)
-{
-    struct sockaddr_in addr;
-    socklen_t len = sizeof(addr);
-
-    if (getsockname(fd, (struct sockaddr *)&addr, &len)) {
-        die("getsockname");
-    }
-    return ntohs(addr.sin_port);
 }
 
 /* A UDP port free now, for the switch to bind (closed again). */
 static unsigned free_port(void)
 {
     int fd = udp_socket();
-    unsigned port = local_port(fd);
+    unsigned port = vhca_udp_local_port(fd);
 
     close(fd);
     return port;
@@ -270,26 +239,19 @@ static void sender(int fd, const uint8_t *run, unsigned count, size_t len,
                    double end)
 {
     union {
-        char buf[CMSG_SPACE(sizeof(uint16_t))];
+        char buf[VHCA_UDP_CMSG_SPACE];
         struct cmsghdr align;
     } ctrl;
     struct iovec iov = { .iov_base = (void *)run, .iov_len = count * len };
-    struct msghdr msg = {
-        .msg_iov = &iov,
-        .msg_iovlen = 1,
-        .msg_control = ctrl.buf,
-        .msg_controllen = sizeof(ctrl.buf),
-    };
-    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-    uint16_t seg = (uint16_t)len;
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+    struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 
-    cmsg->cmsg_level = SOL_UDP;
-    cmsg->cmsg_type = UDP_SEGMENT;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(seg));
-    memcpy(CMSG_DATA(cmsg), &seg, sizeof(seg));
+    vhca_udp_set_segment(&msg, ctrl.buf, (uint16_t)len);
     while (now() < end) {
-        /* A full buffer on the way is the switch's backlog: go on. */
-        sendmsg(fd, &msg, 0);
+        /* A full buffer on the way is the switch's backlog: wait. */
+        if (sendmsg(fd, &msg, 0) < 0 && errno == EAGAIN) {
+            poll(&pfd, 1, 10);
+        }
     }
     _exit(0);
 }
@@ -382,9 +344,9 @@ int main(int argc, char **argv)
     }
     snprintf(sock, sizeof(sock), "%s/switch.sock", dir);
     snprintf(spec[0], sizeof(spec[0]), "1=%u:%u", free_port(),
-             local_port(end1));
+             vhca_udp_local_port(end1));
     snprintf(spec[1], sizeof(spec[1]), "2=%u:%u", free_port(),
-             local_port(end2));
+             vhca_udp_local_port(end2));
     sw = fork();
     if (sw == 0) {
         execl(binary, binary, "--guid", "0x5648434100000001", "--name",
