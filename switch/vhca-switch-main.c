@@ -16,21 +16,24 @@
  * message and read with UDP_GRO (qemu-patches/0004): a window of RDMA
  * packets crosses the host's network stack once.  The switch does the
  * same, or it would cost a system call per packet each way and be the
- * bottleneck of the stream it forwards: it reads with UDP_GRO and cuts
- * what it reads into packets, and what it forwards out of a port waits
- * until the read is done and leaves in runs with UDP_SEGMENT.
+ * bottleneck of the stream it forwards: it reads a batch of such runs in
+ * one recvmmsg() (vhca-switch-udp.c), cuts them into packets for the
+ * switch, and what it forwards out of a port waits, as pointers into
+ * what it read, until the batch is done; then each port's packets leave
+ * in UDP_SEGMENT runs, all of a port's in one sendmmsg().  A run that
+ * goes out as it came in is sent from the receive buffer: the bytes are
+ * copied only by the kernel, into the socket and out of it.
  *
  * Copyright (c) 2025 The vhca authors
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#define _GNU_SOURCE         /* accept4() */
+#define _GNU_SOURCE         /* accept4(), recvmmsg(), sendmmsg() */
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <netinet/udp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,33 +44,37 @@
 #include <unistd.h>
 
 #include "vhca-switch.h"
+#include "vhca-switch-udp.h"
 
 /* A read: one datagram, or a run of them the kernel kept together. */
 #define MAX_READ            65536
-/* Deep queues, as a switch's buffers: a TCG guest sends in bursts. */
-#define SOCKET_BUFFER       (4 << 20)
-/* Reads one port may do before the others get a turn. */
-#define RX_BUDGET           16
-/* What waits to go out of a port: packets and bytes (a run's limits). */
-#define TX_MAX_PACKETS      64
-#define TX_MAX_BYTES        65000
+/* Reads one recvmmsg() takes from a port before the others get a turn. */
+#define RX_BATCH            16
+/* A UDP_SEGMENT message: the kernel's UDP_MAX_SEGMENTS, and a datagram. */
+#define RUN_MAX_PACKETS     64
+#define RUN_MAX_BYTES       65000
+/* What may wait to go out of a port: a batch of reads, forwarded. */
+#define TX_MAX_PACKETS      (RX_BATCH * RUN_MAX_PACKETS)
+/* Room for the packets the switch builds (SMPs, PMA responses). */
+#define TX_COPY_BYTES       65536
+/* Messages a sendmmsg() takes. */
+#define TX_MAX_MSGS         64
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT         103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO             104
-#endif
+/* A packet waiting to go out: where its bytes lie until the flush. */
+typedef struct TxPacket {
+    const uint8_t *data;
+    uint16_t len;
+} TxPacket;
 
 typedef struct SwitchPort {
     int fd;                         /* -1: no cable at this port */
     struct sockaddr_in peer;
     bool gso;                       /* UDP_SEGMENT works on this socket */
-    /* Packets staged for the next flush: lengths, and the bytes. */
+    /* Packets staged for the next flush, and copies of built ones. */
     unsigned tx_count;
-    size_t tx_bytes;
-    uint16_t tx_len[TX_MAX_PACKETS];
-    uint8_t tx_buf[TX_MAX_BYTES];
+    TxPacket tx[TX_MAX_PACKETS];
+    size_t copy_used;
+    uint8_t copy[TX_COPY_BYTES];
     uint64_t send_errors;
 } SwitchPort;
 
@@ -75,6 +82,12 @@ typedef struct Switch {
     VhcaSwitch core;
     SwitchPort port[VHCA_SWITCH_MAX_PORTS + 1];
     int control_fd;
+    /*
+     * The batch of reads being forwarded.  Forwarded packets wait in the
+     * out ports' queues as pointers into it, so it is not read into
+     * again before every queue is flushed.
+     */
+    uint8_t rx_buf[RX_BATCH][MAX_READ];
 } Switch;
 
 static volatile sig_atomic_t stopping;
@@ -91,65 +104,84 @@ static void on_signal(int sig)
     stopping = 1;
 }
 
-/* Send @n packets of @seg bytes (the last may be shorter) in one message. */
-static void send_run(SwitchPort *p, const uint8_t *data, size_t bytes,
-                     unsigned n, uint16_t seg)
+/*
+ * Send @n messages, each of @npkts[i] packets; a message the kernel
+ * refuses (a full socket buffer) is lost, as on a congested link.
+ */
+static void send_msgs(SwitchPort *p, struct mmsghdr *msgs,
+                      const unsigned *npkts, unsigned n)
 {
-    union {
-        char buf[CMSG_SPACE(sizeof(uint16_t))];
-        struct cmsghdr align;
-    } ctrl;
-    struct iovec iov = { .iov_base = (void *)data, .iov_len = bytes };
-    struct msghdr msg = {
-        .msg_name = &p->peer,
-        .msg_namelen = sizeof(p->peer),
-        .msg_iov = &iov,
-        .msg_iovlen = 1,
-    };
+    unsigned done = 0;
 
-    if (n > 1) {
-        struct cmsghdr *cmsg;
+    while (done < n) {
+        int sent = sendmmsg(p->fd, msgs + done, n - done, 0);
 
-        msg.msg_control = ctrl.buf;
-        msg.msg_controllen = sizeof(ctrl.buf);
-        cmsg = CMSG_FIRSTHDR(&msg);
-        cmsg->cmsg_level = SOL_UDP;
-        cmsg->cmsg_type = UDP_SEGMENT;
-        cmsg->cmsg_len = CMSG_LEN(sizeof(seg));
-        memcpy(CMSG_DATA(cmsg), &seg, sizeof(seg));
-    }
-    if (sendmsg(p->fd, &msg, 0) < 0) {
-        /* A full socket buffer: lost, as on a congested link. */
-        p->send_errors += n;
+        if (sent <= 0) {
+            p->send_errors += npkts[done++];
+        } else {
+            done += (unsigned)sent;
+        }
     }
 }
 
 /*
  * Send what waits at @p: runs of packets of one length (the last of a
- * run may be shorter, as UDP_SEGMENT allows), one message each.
+ * run may be shorter, as UDP_SEGMENT allows), one message each, a
+ * message's bytes gathered from where they lie.  A run that came in as
+ * one read and goes out whole is one piece of the receive buffer: it
+ * leaves without a copy in user space.  Up to TX_MAX_MSGS messages a
+ * system call.
  */
 static void flush(SwitchPort *p)
 {
-    const uint8_t *data = p->tx_buf;
-    unsigned i = 0;
+    static struct mmsghdr msgs[TX_MAX_MSGS];
+    static struct iovec iov[TX_MAX_PACKETS];
+    static union {
+        char buf[VHCA_UDP_CMSG_SPACE];
+        struct cmsghdr align;
+    } ctrl[TX_MAX_MSGS];
+    static unsigned npkts[TX_MAX_MSGS];
+    unsigned i = 0, nmsg = 0, niov = 0;
 
     while (i < p->tx_count) {
-        uint16_t seg = p->tx_len[i];
-        size_t bytes = seg;
-        unsigned j = i + 1;
+        struct msghdr *msg = &msgs[nmsg].msg_hdr;
+        uint16_t seg = p->tx[i].len;
+        size_t bytes = 0;
+        unsigned j = i;
 
-        while (p->gso && j < p->tx_count && p->tx_len[j] <= seg) {
-            bytes += p->tx_len[j];
-            if (p->tx_len[j++] < seg) {
-                break;
+        memset(msg, 0, sizeof(*msg));
+        msg->msg_name = &p->peer;
+        msg->msg_namelen = sizeof(p->peer);
+        msg->msg_iov = &iov[niov];
+        do {
+            const TxPacket *t = &p->tx[j++];
+
+            if (msg->msg_iovlen &&
+                (const uint8_t *)iov[niov - 1].iov_base +
+                iov[niov - 1].iov_len == t->data) {
+                iov[niov - 1].iov_len += t->len;
+            } else {
+                iov[niov].iov_base = (void *)t->data;
+                iov[niov++].iov_len = t->len;
+                msg->msg_iovlen++;
             }
+            bytes += t->len;
+        } while (p->gso && j < p->tx_count && j - i < RUN_MAX_PACKETS &&
+                 p->tx[j - 1].len == seg && p->tx[j].len <= seg &&
+                 bytes + p->tx[j].len <= RUN_MAX_BYTES);
+        if (j - i > 1) {
+            vhca_udp_set_segment(msg, ctrl[nmsg].buf, seg);
         }
-        send_run(p, data, bytes, j - i, seg);
-        data += bytes;
+        npkts[nmsg++] = j - i;
         i = j;
+        if (nmsg == TX_MAX_MSGS || i == p->tx_count) {
+            send_msgs(p, msgs, npkts, nmsg);
+            nmsg = 0;
+            niov = 0;
+        }
     }
     p->tx_count = 0;
-    p->tx_bytes = 0;
+    p->copy_used = 0;
 }
 
 static void flush_all(Switch *s)
@@ -163,57 +195,47 @@ static void flush_all(Switch *s)
     }
 }
 
+/* Whether @pkt lies in the batch of reads (the pointer's value only). */
+static bool in_rx_buf(const Switch *s, const uint8_t *pkt, size_t len)
+{
+    uintptr_t off = (uintptr_t)pkt - (uintptr_t)s->rx_buf;
+
+    return off < sizeof(s->rx_buf) && len <= sizeof(s->rx_buf) - off;
+}
+
+/*
+ * Stage a packet for @port's next flush.  A forwarded one is the very
+ * bytes read, in rx_buf, and waits there; one the switch built (an SMP,
+ * a response) is on its stack and is copied.
+ */
 static void transmit(void *opaque, unsigned port, const uint8_t *pkt,
                      size_t len)
 {
     Switch *s = opaque;
     SwitchPort *p = &s->port[port];
+    TxPacket *t;
 
-    if (p->fd < 0 || len > TX_MAX_BYTES) {
+    if (p->fd < 0 || len > RUN_MAX_BYTES) {
         p->send_errors++;
         return;
     }
-    if (p->tx_count == TX_MAX_PACKETS || p->tx_bytes + len > TX_MAX_BYTES) {
+    if (p->tx_count == TX_MAX_PACKETS ||
+        (!in_rx_buf(s, pkt, len) && p->copy_used + len > TX_COPY_BYTES)) {
         flush(p);
     }
-    memcpy(p->tx_buf + p->tx_bytes, pkt, len);
-    p->tx_len[p->tx_count++] = (uint16_t)len;
-    p->tx_bytes += len;
+    if (!in_rx_buf(s, pkt, len)) {
+        memcpy(p->copy + p->copy_used, pkt, len);
+        pkt = p->copy + p->copy_used;
+        p->copy_used += len;
+    }
+    t = &p->tx[p->tx_count++];
+    t->data = pkt;
+    t->len = (uint16_t)len;
 }
 
 static const VhcaSwitchOps switch_ops = {
     .transmit = transmit,
 };
-
-static int udp_socket(unsigned local_port)
-{
-    struct sockaddr_in addr = {
-        .sin_family = AF_INET,
-        .sin_port = htons(local_port),
-        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-    };
-    int size = SOCKET_BUFFER;
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-    if (fd < 0) {
-        die("cannot create a UDP socket");
-    }
-    /* Past net.core.rmem_max if we may (root), else as deep as allowed. */
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size))) {
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-    }
-    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size))) {
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
-    }
-    /* Without UDP_GRO (an old kernel) every read is one packet. */
-    setsockopt(fd, SOL_UDP, UDP_GRO, &(int){ 1 }, sizeof(int));
-    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
-        fprintf(stderr, "vhca-switch: cannot bind UDP port %u: %s\n",
-                local_port, strerror(errno));
-        exit(1);
-    }
-    return fd;
-}
 
 /* --port N=LOCAL:PEER */
 static void add_port(Switch *s, const char *spec)
@@ -232,10 +254,13 @@ static void add_port(Switch *s, const char *spec)
         fprintf(stderr, "vhca-switch: port %u given twice\n", n);
         exit(1);
     }
-    p->fd = udp_socket(local);
-    /* The kernel takes UDP_SEGMENT on a UDP socket since Linux 4.18. */
-    p->gso = !setsockopt(p->fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 },
-                         sizeof(int));
+    p->fd = vhca_udp_socket(local);
+    if (p->fd < 0) {
+        fprintf(stderr, "vhca-switch: cannot bind UDP port %u: %s\n",
+                local, strerror(errno));
+        exit(1);
+    }
+    p->gso = vhca_udp_can_segment(p->fd);
     p->peer.sin_family = AF_INET;
     p->peer.sin_port = htons(peer);
     p->peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -310,49 +335,37 @@ static void control(Switch *s)
 }
 
 /*
- * Read what @port's cable brought, a run of packets at a time (UDP_GRO:
- * the kernel says their length), and hand each to the switch.
+ * Read what @port's cable brought, up to RX_BATCH reads in one system
+ * call, each a run of packets (UDP_GRO: the kernel says their length);
+ * hand each packet to the switch, then send what it forwarded.
  */
 static void receive(Switch *s, unsigned port)
 {
-    static uint8_t buf[MAX_READ];
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
+    static struct mmsghdr msgs[RX_BATCH];
+    static struct iovec iov[RX_BATCH];
+    static union {
+        char buf[VHCA_UDP_CMSG_SPACE];
         struct cmsghdr align;
-    } ctrl;
-    unsigned n;
+    } ctrl[RX_BATCH];
+    int i, n;
 
-    for (n = 0; n < RX_BUDGET; n++) {
-        struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-        struct msghdr msg = {
-            .msg_iov = &iov,
-            .msg_iovlen = 1,
-            .msg_control = ctrl.buf,
-            .msg_controllen = sizeof(ctrl.buf),
-        };
-        struct cmsghdr *cmsg;
-        ssize_t len = recvmsg(s->port[port].fd, &msg, 0);
-        size_t seg, off;
+    for (i = 0; i < RX_BATCH; i++) {
+        iov[i].iov_base = s->rx_buf[i];
+        iov[i].iov_len = MAX_READ;
+        memset(&msgs[i], 0, sizeof(msgs[i]));
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_control = ctrl[i].buf;
+        msgs[i].msg_hdr.msg_controllen = sizeof(ctrl[i].buf);
+    }
+    n = recvmmsg(s->port[port].fd, msgs, RX_BATCH, 0, NULL);
+    for (i = 0; i < n; i++) {
+        size_t len = msgs[i].msg_len, off;
+        size_t seg = vhca_udp_gro_size(&msgs[i].msg_hdr, len);
 
-        if (len < 0) {
-            break;
-        }
-        seg = (size_t)len;
-        for (cmsg = CMSG_FIRSTHDR(&msg); cmsg;
-             cmsg = CMSG_NXTHDR(&msg, cmsg)) {
-            int gso_size;
-
-            if (cmsg->cmsg_level == SOL_UDP && cmsg->cmsg_type == UDP_GRO) {
-                memcpy(&gso_size, CMSG_DATA(cmsg), sizeof(gso_size));
-                if (gso_size > 0) {
-                    seg = (size_t)gso_size;
-                }
-            }
-        }
-        for (off = 0; off < (size_t)len; off += seg) {
-            size_t plen = (size_t)len - off < seg ? (size_t)len - off : seg;
-
-            vhca_switch_receive(&s->core, port, buf + off, plen);
+        for (off = 0; off < len; off += seg) {
+            vhca_switch_receive(&s->core, port, s->rx_buf[i] + off,
+                                len - off < seg ? len - off : seg);
         }
     }
     flush_all(s);

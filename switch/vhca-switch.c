@@ -74,7 +74,9 @@ void vhca_switch_init(VhcaSwitch *sw, unsigned nports, uint64_t guid,
     sw->nports = nports > VHCA_SWITCH_MAX_PORTS ? VHCA_SWITCH_MAX_PORTS :
                  nports;
     sw->guid = guid;
-    strncpy((char *)sw->node_desc, node_desc, sizeof(sw->node_desc));
+    /* NodeDescription (14.2.5.2): 64 bytes, NUL-padded, not terminated. */
+    memcpy(sw->node_desc, node_desc,
+           strnlen(node_desc, sizeof(sw->node_desc)));
     sw->gid_prefix = 0xfe80000000000000ull;
     sw->resp_time_value = 18;       /* about 1 s: the host may be busy */
     sw->life_time_value = 18;

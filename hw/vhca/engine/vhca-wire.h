@@ -552,6 +552,13 @@ VhcaWireError vhca_wire_parse_lrh(const uint8_t *frame, size_t len,
  * complemented; stored little-endian after the ICRC.  vhca-icrc.c.
  */
 uint16_t vhca_vcrc(const uint8_t *lrh, size_t len);
+/*
+ * The two ways vhca_vcrc() computes it, for the tests: the table, on
+ * any CPU, and carry-less multiplication, false if this CPU or build has
+ * none (vhca_vcrc() takes it where it may).
+ */
+uint16_t vhca_vcrc_table(const uint8_t *lrh, size_t len);
+bool vhca_vcrc_clmul(const uint8_t *lrh, size_t len, uint16_t *vcrc);
 
 /*
  * ICRC (IBTA 7.8.1, A17.3.3): CRC-32 over 8 bytes of ones standing for the
