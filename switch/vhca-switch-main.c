@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -293,9 +294,19 @@ static void write_line(void *opaque, const char *text)
     fprintf(f, "%s\n", text);
 }
 
+/*
+ * How long a control client may take to send its line or read the
+ * answer: the switch forwards nothing meanwhile, so a client that
+ * connects and goes quiet must not hold it for longer.
+ */
+#define CONTROL_TIMEOUT_MS  500
+
 /* One command from the control socket, answered and closed. */
 static void control(Switch *s)
 {
+    const struct timeval timeout = {
+        .tv_usec = CONTROL_TIMEOUT_MS * 1000,
+    };
     char cmd[128] = "";
     unsigned port;
     char what[8];
@@ -303,6 +314,13 @@ static void control(Switch *s)
     int fd = accept4(s->control_fd, NULL, NULL, SOCK_CLOEXEC);
 
     if (fd < 0) {
+        return;
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout,
+                   sizeof(timeout)) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout,
+                   sizeof(timeout)) < 0) {
+        close(fd);
         return;
     }
     f = fdopen(fd, "r+");
