@@ -44,6 +44,7 @@ static bool vhca_pass_run_qp(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 {
     bool more = false;
 
+    vhca_cc_send_pending(core, qpn, qp);
     /* Completer first: ACKs free the window the requester sends into. */
     more |= vhca_completer_run(core, qpn, qp, budget);
     more |= vhca_recv_run(core, qpn, qp, budget);

@@ -353,6 +353,16 @@ struct VhcaQp {
     VhcaFrameQueue rxq_resp;        /* responses, for the completer */
     uint64_t deadline;              /* retransmit or RNR timer */
     VhcaQpError err;
+    /*
+     * Congestion control (vhca-cc.c): the reaction point's rate and the
+     * pacer that holds the requester to it, the notification point's
+     * CNP pacing.
+     */
+    VhcaDcqcn rp;
+    VhcaPacer pacer;
+    VhcaCnpPacer np;
+    bool cnp_pending;               /* a CNP to send, to cnp_path */
+    VhcaPath cnp_path;
 };
 
 /* RC and both halves of XRC run the reliable transport (9.7, A14). */
@@ -501,6 +511,10 @@ bool vhca_gid_is_ours(const VhcaCore *core,
 /* The admin command handlers, one file per object. */
 /* vhca-eth.c: the admin command that programs the RX filter. */
 uint8_t vhca_cmd_set_rx_filter(VhcaCore *core, VhcaCmdCtx *ctx);
+
+/* vhca-cc.c: RoCE congestion control's configuration. */
+uint8_t vhca_cmd_set_cc(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_query_cc(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_create_pd(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_destroy_pd(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_create_mr(VhcaCore *core, VhcaCmdCtx *ctx);

@@ -109,6 +109,22 @@ bool vhca_net_receive(VhcaCore *core, const uint8_t *frame, size_t len,
 void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
                     VhcaWirePacket *pkt, bool looped);
 
+/* vhca-cc.c: RoCE congestion control (docs/specs/vhca.rst). */
+/* Power-on: everything off, DCQCN's default parameters. */
+void vhca_cc_reset(VhcaCore *core);
+/* A new or reset QP: full rate, nothing paced, no CNP sent yet. */
+void vhca_cc_qp_init(VhcaCore *core, VhcaQp *qp);
+/*
+ * The notification point: @pkt, accepted for @qp, was marked CE; a CNP
+ * goes to its sender if the NP is on and none went lately.
+ */
+void vhca_cc_rx_marked(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                       const VhcaWirePacket *pkt);
+/* vhca-cnp.c: send the CNP vhca_cc_rx_marked() left on @qp, if any. */
+void vhca_cc_send_pending(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+/* The reaction point: a parsed CNP (BTH OpCode 0x81) arrived. */
+void vhca_cc_rx_cnp(VhcaCore *core, const VhcaWirePacket *pkt);
+
 /*
  * vhca-sched.c: which QPs have work, and their deadlines (the kick and
  * the QP's transport state are in vhca-rdma.h, for the commands).
