@@ -16,6 +16,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "vhca-node.h"
@@ -27,6 +28,7 @@
 #define BTH             (L3 + 20 + 8)
 #define CNP_LEN         (BTH + VHCA_IB_BTH_LEN + 16 + VHCA_IB_ICRC_LEN)
 #define MAX_CNPS        16
+#define MAX_DATA        256
 
 #define US              1000ull
 
@@ -37,6 +39,8 @@ typedef struct CcWire {
     unsigned data;                  /* of them not CNPs */
     unsigned cnps;
     uint64_t data_bytes;            /* frame bytes of the data frames */
+    uint64_t data_ns[MAX_DATA];     /* when each of the first left */
+    uint32_t data_len[MAX_DATA];    /* and its length, IP to ICRC */
     unsigned tos_count[256];        /* data frames by TOS byte as sent */
     uint64_t cnp_ns[MAX_CNPS];      /* when each CNP left */
     uint8_t cnp[CNP_LEN];           /* the last CNP, as sent */
@@ -59,6 +63,10 @@ static void cc_hook(Harness *h, const uint8_t *buf, size_t len)
         memcpy(w->cnp, frame, len);
         w->cnp_len = len;
     } else {
+        if (w->data < MAX_DATA) {
+            w->data_ns[w->data] = h->now_ns;
+            w->data_len[w->data] = (uint32_t)(len - L3);
+        }
         w->data++;
         w->data_bytes += len;
         w->tos_count[frame[TOS]]++;
@@ -151,6 +159,22 @@ static void cc_attach(Pair *p, CcWire *wa, CcWire *wb)
     p->a.h->tx_hook_opaque = wa;
     p->b.h->tx_hook = cc_hook;
     p->b.h->tx_hook_opaque = wb;
+}
+
+/*
+ * An RC pair on the counting wire, congestion control on both sides with
+ * @over on top of DCQCN's defaults; returns a's QP.
+ */
+static VhcaQp *cc_pair_up(Pair *p, CcWire *wa, CcWire *wb,
+                          const CcParam *over, unsigned n)
+{
+    const uint32_t all = VHCA_CC_ECN_TX | VHCA_CC_NP | VHCA_CC_RP;
+
+    cc_pair_init(p, 0, 0);
+    cc_attach(p, wa, wb);
+    set_cc(p->a.h, all, over, n);
+    set_cc(p->b.h, all, over, n);
+    return &p->a.h->core.qps[p->a.qp.qpn];
 }
 
 static uint64_t settle(Pair *p)
@@ -274,18 +298,13 @@ static const CcParam np_rp_params[] = {
 static void test_cnp_per_interval(void)
 {
     CcWire wa = { .mark_ce = true }, wb = { 0 };
-    const uint32_t all = VHCA_CC_ECN_TX | VHCA_CC_NP | VHCA_CC_RP;
     VhcaDcqcn ref;
     VhcaQp *qa;
     const uint8_t *cnp = wb.cnp;
     Pair p;
     unsigned i;
 
-    cc_pair_init(&p, 0, 0);
-    cc_attach(&p, &wa, &wb);
-    set_cc(p.a.h, all, np_rp_params, G_N_ELEMENTS(np_rp_params));
-    set_cc(p.b.h, all, np_rp_params, G_N_ELEMENTS(np_rp_params));
-    qa = qp_of(&p.a);
+    qa = cc_pair_up(&p, &wa, &wb, np_rp_params, G_N_ELEMENTS(np_rp_params));
     g_assert_cmpuint(qa->rp.rc, ==, 3125000000ull);     /* 25 Gbit/s */
 
     /* Eight marked packets at t = 0: one CNP. */
@@ -446,22 +465,17 @@ static size_t forge_cnp(const CcWire *w, const BadCnp *b, uint8_t *f)
 static void test_bad_cnps(void)
 {
     CcWire wa = { .mark_ce = true }, wb = { 0 };
-    const uint32_t all = VHCA_CC_ECN_TX | VHCA_CC_NP | VHCA_CC_RP;
     uint8_t f[VHCA_ETH_MAX_FRAME];
     VhcaDcqcn before;
     VhcaQp *qa;
     Pair p;
     unsigned i;
 
-    cc_pair_init(&p, 0, 0);
-    cc_attach(&p, &wa, &wb);
-    set_cc(p.a.h, all, NULL, 0);
-    set_cc(p.b.h, all, NULL, 0);
+    qa = cc_pair_up(&p, &wa, &wb, NULL, 0);
     write_msg(&p, 1, 0, 1024);
     settle(&p);
     expect_written(&p, 1, 0, 1024);
     g_assert_cmpuint(wb.cnps, ==, 1);
-    qa = qp_of(&p.a);
     before = qa->rp;
 
     for (i = 0; i < G_N_ELEMENTS(bad_cnps); i++) {
@@ -551,6 +565,87 @@ static void test_ud_cnp(void)
     pair_free(&p);
 }
 
+/*
+ * Requester pacing: cut to R by a CNP, the QP sends at R ([DCQCN] 3.1,
+ * the RP sends at RC).  The bytes sent before each packet of a long
+ * message are R times the time since the first, plus at most the burst
+ * an idle QP saves (one 4 KiB-MTU packet), never a packet less;
+ * the message completes intact with no retransmission.  Without the cut
+ * the same message leaves at once.
+ */
+#define PACE_RATE       125000000ull    /* 1000 Mbit/s in bytes/s */
+#define PACE_BURST      4188            /* vhca-cc.c's VHCA_CC_BURST */
+#define PACE_MSG        (64 * 1024)     /* 64 packets at MTU 1024 */
+
+static const CcParam pace_params[] = {
+    { VHCA_CC_PARAM_RP_RATE_TO_SET_ON_FIRST_CNP, 1000 },  /* Mbit/s */
+    { VHCA_CC_PARAM_RP_TIME_RESET, 1000000 },   /* us: no increase */
+    { VHCA_CC_PARAM_RP_BYTE_RESET, 0 },
+};
+
+static void pace_run(bool cut)
+{
+    CcWire wa = { .mark_ce = cut }, wb = { 0 };
+    const uint64_t t0 = 1000 * US;
+    uint64_t sent = 0, t;
+    unsigned i;
+    VhcaQp *qa;
+    Pair p;
+
+    qa = cc_pair_up(&p, &wa, &wb, pace_params, G_N_ELEMENTS(pace_params));
+    /* One marked packet: the CNP sets the rate to R. */
+    write_msg(&p, 1, 0, 1024);
+    settle(&p);
+    expect_written(&p, 1, 0, 1024);
+    g_assert_cmpuint(wb.cnps, ==, cut ? 1 : 0);
+    g_assert_cmpuint(qa->rp.rc, ==, cut ? PACE_RATE : 3125000000ull);
+
+    wa = (CcWire){ 0 };
+    advance_to(&p, t0);
+    write_msg(&p, 2, 0x10000, PACE_MSG);
+    t = settle(&p);
+    expect_written(&p, 2, 0x10000, PACE_MSG);
+    g_assert_cmpuint(wa.data, ==, 64);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 0);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_ACK_TIMEOUTS), ==, 0);
+    g_assert_cmpuint(p.a.h->ev.retransmit.n, ==, 0);
+    if (!cut) {
+        /* Unlimited: all of it at t0, nothing waits. */
+        g_assert_cmpuint(t, ==, 0);
+        g_assert_cmpuint(wa.data_ns[63], ==, t0);
+        pair_free(&p);
+        return;
+    }
+    g_assert_cmpuint(qa->rp.rc, ==, PACE_RATE);
+    for (i = 0; i < wa.data; i++) {
+        /* What R allows by this packet's start, in bytes * 10^9. */
+        uint64_t allowed = (wa.data_ns[i] - t0) * PACE_RATE;
+
+        g_assert_cmpuint(sent * 1000000000ull, <=,
+                         allowed + PACE_BURST * 1000000000ull);
+        g_assert_cmpuint(sent * 1000000000ull + wa.data_len[i] *
+                         1000000000ull, >=, allowed);
+        sent += wa.data_len[i];
+    }
+    /* The whole message took its bytes' time at R, less the burst. */
+    t = wa.data_ns[wa.data - 1] - t0;
+    g_assert_cmpuint(t, >=, (sent - wa.data_len[wa.data - 1] - PACE_BURST) *
+                     1000000000ull / PACE_RATE);
+    g_assert_cmpuint(t, <=, (sent - wa.data_len[wa.data - 1]) *
+                     1000000000ull / PACE_RATE);
+    pair_free(&p);
+}
+
+static void test_pacing(void)
+{
+    pace_run(true);
+}
+
+static void test_pacing_control(void)
+{
+    pace_run(false);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -559,5 +654,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/cc/rp-off", test_rp_off);
     g_test_add_func("/vhca/cc/bad-cnps", test_bad_cnps);
     g_test_add_func("/vhca/cc/ud-cnp", test_ud_cnp);
+    g_test_add_func("/vhca/cc/pacing", test_pacing);
+    g_test_add_func("/vhca/cc/pacing-unlimited", test_pacing_control);
     return g_test_run();
 }

@@ -30,8 +30,15 @@
 /* A CNP's payload: 16 reserved bytes (A17.9.3). */
 #define VHCA_CC_CNP_PAYLOAD     16
 
-/* Bytes a paced QP may send back to back after a pause: one full MTU. */
-#define VHCA_CC_BURST           (VHCA_MAX_MTU + VHCA_ETH_OVERHEAD)
+/*
+ * Bytes a paced QP may send back to back after a pause: one packet at the
+ * largest path MTU (4096) with the largest RoCE headers it counts (IPv6,
+ * UDP, BTH, 28 bytes of AtomicETH or RETH + ImmDt, ICRC), so that a QP
+ * that waited a while saves up the time of one packet and no more.  The
+ * Ethernet MTU (VHCA_MAX_MTU) is not it: RoCE packets stop at 4096.
+ */
+#define VHCA_CC_BURST           (4096 + 40 + 8 + VHCA_IB_BTH_LEN + 28 + \
+                                 VHCA_IB_ICRC_LEN)
 
 #define VHCA_CC_FLAGS_ALL       (VHCA_CC_ECN_TX | VHCA_CC_NP | VHCA_CC_RP)
 
@@ -67,6 +74,8 @@ void vhca_cc_qp_init(VhcaCore *core, VhcaQp *qp)
 {
     vhca_dcqcn_init(&qp->rp, &core->cc);
     vhca_pacer_init(&qp->pacer);
+    /* Not waiting for a rate it no longer has (the pass syncs the heap). */
+    qp->pace_ns = VHCA_NO_DEADLINE;
     vhca_np_init(&qp->np);
 }
 
@@ -237,6 +246,46 @@ static void vhca_cc_rate_changed(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                   qp->rp.rt, qp->rp.alpha,
                   (uint8_t)vhca_dcqcn_stage(&qp->rp, &core->cc));
     }
+}
+
+/*
+ * The reaction point's rate at work in the requester ([DCQCN] 3.1: the
+ * RP sends at RC).  DCQCN's timers are caught up lazily, here, when the
+ * QP next wants to send: vhca_dcqcn_timer() runs each event at its own
+ * time, so a late call changes nothing.  An UNLIMITED QP is not paced.
+ */
+bool vhca_cc_may_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+{
+    uint64_t now = vhca_now(core);
+
+    if (!(core->cc_flags & VHCA_CC_RP) || !qp->rp.started) {
+        return true;
+    }
+    vhca_cc_rate_changed(core, qpn, qp,
+                         vhca_dcqcn_timer(&qp->rp, &core->cc, now));
+    if (vhca_dcqcn_stage(&qp->rp, &core->cc) == VHCA_DCQCN_UNLIMITED ||
+        vhca_pacer_next(&qp->pacer) <= now) {
+        return true;
+    }
+    qp->pace_ns = vhca_pacer_next(&qp->pacer);
+    return false;
+}
+
+void vhca_cc_sent(VhcaCore *core, uint32_t qpn, VhcaQp *qp, uint64_t bytes)
+{
+    uint64_t now = vhca_now(core);
+    bool limited;
+    uint32_t b = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+
+    if (!(core->cc_flags & VHCA_CC_RP) || !qp->rp.started || !b) {
+        return;
+    }
+    limited = vhca_dcqcn_stage(&qp->rp, &core->cc) != VHCA_DCQCN_UNLIMITED;
+    vhca_pacer_sent(&qp->pacer, now, b,
+                    limited ? vhca_dcqcn_rate(&qp->rp, &core->cc) : 0,
+                    VHCA_CC_BURST);
+    vhca_cc_rate_changed(core, qpn, qp,
+                         vhca_dcqcn_on_sent(&qp->rp, &core->cc, b, now));
 }
 
 void vhca_cc_rx_cnp(VhcaCore *core, const VhcaWirePacket *pkt)

@@ -360,6 +360,13 @@ struct VhcaQp {
      */
     VhcaDcqcn rp;
     VhcaPacer pacer;
+    /*
+     * When the paced requester may send again, VHCA_NO_DEADLINE if it is
+     * not waiting for its rate: a deadline of its own, beside the
+     * retransmit or RNR timer, so that the timer never mistakes one for
+     * the other.
+     */
+    uint64_t pace_ns;
     VhcaCnpPacer np;
     bool cnp_pending;               /* a CNP to send, to cnp_path */
     VhcaPath cnp_path;
