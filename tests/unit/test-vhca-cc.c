@@ -78,33 +78,6 @@ static void cc_hook(Harness *h, const uint8_t *buf, size_t len)
     harness_deliver(h->peer, frame, len);
 }
 
-/* SET_CC: @flags, DCQCN's defaults but for @over (NULL: none). */
-typedef struct CcParam {
-    enum vhca_cc_param id;
-    uint32_t value;
-} CcParam;
-
-static void set_cc(Harness *h, uint32_t flags, const CcParam *over,
-                   unsigned n)
-{
-    struct vhca_cc_config c;
-    VhcaDcqcnParams params;
-    const uint32_t *p = (const uint32_t *)&params;
-    unsigned i;
-
-    memset(&c, 0, sizeof(c));
-    vhca_dcqcn_params_default(&params);
-    c.flags = GUINT32_TO_LE(flags);
-    for (i = 0; i < VHCA_CC_PARAM_MAX; i++) {
-        c.params[i] = GUINT32_TO_LE(p[i]);
-    }
-    for (i = 0; i < n; i++) {
-        c.params[over[i].id] = GUINT32_TO_LE(over[i].value);
-    }
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_SET_CC, &c, sizeof(c), NULL, NULL),
-                     ==, VHCA_ST_OK);
-}
-
 /* The congestion counter @c through QUERY_CC. */
 static uint64_t cc_counter(Harness *h, enum vhca_cc_counter c)
 {

@@ -361,6 +361,27 @@ void roce_frame_fix_crcs(uint8_t *frame, size_t len)
     frame[len - 1] = icrc >> 24;
 }
 
+void set_cc(Harness *h, uint32_t flags, const CcParam *over,
+                   unsigned n)
+{
+    struct vhca_cc_config c;
+    VhcaDcqcnParams params;
+    const uint32_t *p = (const uint32_t *)&params;
+    unsigned i;
+
+    memset(&c, 0, sizeof(c));
+    vhca_dcqcn_params_default(&params);
+    c.flags = GUINT32_TO_LE(flags);
+    for (i = 0; i < VHCA_CC_PARAM_MAX; i++) {
+        c.params[i] = GUINT32_TO_LE(p[i]);
+    }
+    for (i = 0; i < n; i++) {
+        c.params[over[i].id] = GUINT32_TO_LE(over[i].value);
+    }
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_SET_CC, &c, sizeof(c), NULL, NULL),
+                     ==, VHCA_ST_OK);
+}
+
 void pair_init_ib(Pair *p, const ConnOpts *o)
 {
     VhcaCoreConfig cfg = harness_default_cfg;

@@ -150,6 +150,14 @@ void ib_frame_fix_crcs(uint8_t *frame, size_t len);
  * switch's ECN mark, a test's forgery) passes the receiver's checks.
  */
 void roce_frame_fix_crcs(uint8_t *frame, size_t len);
+/* SET_CC (RoCE congestion control): @flags, DCQCN's defaults but @over. */
+typedef struct CcParam {
+    enum vhca_cc_param id;
+    uint32_t value;
+} CcParam;
+
+void set_cc(Harness *h, uint32_t flags, const CcParam *over, unsigned n);
+
 /* Two IB devices back to back, ports ACTIVE (LIDs 1, 2), QPs connected. */
 void pair_init_ib(Pair *p, const ConnOpts *o);
 void pair_init(Pair *p, const ConnOpts *o);

@@ -76,6 +76,7 @@ void vhca_cc_qp_init(VhcaCore *core, VhcaQp *qp)
     vhca_pacer_init(&qp->pacer);
     /* Not waiting for a rate it no longer has (the pass syncs the heap). */
     qp->pace_ns = VHCA_NO_DEADLINE;
+    qp->cnps_handled = 0;
     vhca_np_init(&qp->np);
 }
 
@@ -313,6 +314,9 @@ void vhca_cc_rx_cnp(VhcaCore *core, const VhcaWirePacket *pkt)
         return;
     }
     core->cc_counters[VHCA_CC_CNT_RP_CNP_HANDLED]++;
+    if (qp->cnps_handled < UINT32_MAX) {
+        qp->cnps_handled++;
+    }
     VHCA_HOOK(core, cc_cnp_rcvd, qpn, true);
     ev = vhca_dcqcn_on_cnp(&qp->rp, &core->cc, vhca_now(core));
     vhca_cc_rate_changed(core, qpn, qp, ev);

@@ -367,6 +367,7 @@ struct VhcaQp {
      * the other.
      */
     uint64_t pace_ns;
+    uint32_t cnps_handled;          /* by the reaction point, since init */
     VhcaCnpPacer np;
     bool cnp_pending;               /* a CNP to send, to cnp_path */
     VhcaPath cnp_path;
