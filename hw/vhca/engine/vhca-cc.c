@@ -115,15 +115,12 @@ uint8_t vhca_cmd_set_cc(VhcaCore *core, VhcaCmdCtx *ctx)
     uint32_t flags, value, qpn;
     uint8_t status;
 
-    status = vhca_cmd_mailbox_read(core, ctx, raw, sizeof(raw));
+    status = vhca_cmd_mailbox_read_flags(core, ctx, raw, sizeof(raw),
+                                         offsetof(struct vhca_cc_config,
+                                                  flags),
+                                         VHCA_CC_FLAGS_ALL, &flags);
     if (status != VHCA_ST_OK) {
         return status;
-    }
-    flags = vhca_ld_le32(raw + offsetof(struct vhca_cc_config, flags));
-    if (flags & ~VHCA_CC_FLAGS_ALL) {
-        ctx->syndrome = flags;
-        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
-                             "reserved flags in 0x%x", flags);
     }
     vhca_cc_params_from_wire(raw, &params);
     bad = vhca_dcqcn_params_violation(&params, &value);

@@ -458,6 +458,14 @@ uint32_t vhca_ids_next(const VhcaIds *ids, uint32_t from);
 
 uint8_t vhca_cmd_mailbox_read(VhcaCore *core, VhcaCmdCtx *ctx, void *buf,
                               size_t len);
+/*
+ * The same for a mailbox with a le32 flags word at @flags_off, returned
+ * in *@flags: a flag outside @known fails BAD_PARAM with the flags as the
+ * syndrome (SET_RX_FILTER, SET_CC).
+ */
+uint8_t vhca_cmd_mailbox_read_flags(VhcaCore *core, VhcaCmdCtx *ctx,
+                                    void *buf, size_t len, size_t flags_off,
+                                    uint32_t known, uint32_t *flags);
 uint8_t vhca_cmd_mailbox_write(VhcaCore *core, VhcaCmdCtx *ctx,
                                const void *buf, size_t len);
 uint32_t vhca_cmd_handle_in(const VhcaCmdCtx *ctx);
