@@ -458,6 +458,8 @@ enum vhca_admin_opcode {
 	VHCA_CMD_DEALLOC_MW			= 0x26,
 	VHCA_CMD_MAD_IFC			= 0x27,	/* IB port only */
 	VHCA_CMD_MODIFY_PORT			= 0x28,	/* IB port only */
+	VHCA_CMD_SET_CC				= 0x29,	/* Ethernet port only */
+	VHCA_CMD_QUERY_CC			= 0x2a,	/* Ethernet port only */
 	VHCA_CMD_MAX
 };
 
@@ -499,6 +501,8 @@ static inline const char *vhca_admin_opcode_name(unsigned int opcode)
 		[VHCA_CMD_DEALLOC_MW]		= "DEALLOC_MW",
 		[VHCA_CMD_MAD_IFC]		= "MAD_IFC",
 		[VHCA_CMD_MODIFY_PORT]		= "MODIFY_PORT",
+		[VHCA_CMD_SET_CC]		= "SET_CC",
+		[VHCA_CMD_QUERY_CC]		= "QUERY_CC",
 	};
 
 	return opcode < VHCA_CMD_MAX && names[opcode] ? names[opcode] :
@@ -692,6 +696,91 @@ struct vhca_cmd_modify_port_in {
 };
 
 #define VHCA_MODIFY_PORT_RESET_QKEY_CNTR	(1u << 0)
+
+/*
+ * VHCA_CMD_SET_CC, VHCA_CMD_QUERY_CC: RoCE congestion control
+ * (docs/specs/vhca.rst, "Congestion control").  in = struct
+ * vhca_cmd_dma_in naming a struct vhca_cc_config mailbox, which SET_CC
+ * reads and QUERY_CC writes.  flags turn on ECN-capable transmission,
+ * the notification point (CNPs for CE-marked packets) and the reaction
+ * point (DCQCN rate control on CNPs); params[] holds DCQCN's parameters
+ * in mlx5's units, indexed by enum vhca_cc_param.  SET_CC refuses the
+ * whole set (BAD_PARAM, nothing changes) for a reserved flag (syndrome:
+ * the flags) or a parameter out of its range (syndrome: its index);
+ * entries past VHCA_CC_PARAM_MAX are reserved, ignored and read as 0.
+ * After reset: flags 0, every parameter its default.
+ *
+ * QUERY_CC writes a struct vhca_cc_query: the configuration, then the
+ * congestion counters (enum vhca_cc_counter), which do not fit in the
+ * BAR0 counter window; mlx5 likewise reads them with a command of their
+ * own (QUERY_CONG_STATISTICS).  Reset clears them.
+ */
+#define VHCA_CC_ECN_TX			(1u << 0)	/* send RoCE as ECT(0) */
+#define VHCA_CC_NP			(1u << 1)	/* answer CE with CNPs */
+#define VHCA_CC_RP			(1u << 2)	/* react to CNPs (DCQCN) */
+
+enum vhca_cc_param {			/* mlx5's cc_params names and units */
+	VHCA_CC_PARAM_RP_CLAMP_TGT_RATE		= 0,
+	VHCA_CC_PARAM_RP_CLAMP_TGT_RATE_ATI	= 1,
+	VHCA_CC_PARAM_RP_TIME_RESET		= 2,	/* us */
+	VHCA_CC_PARAM_RP_BYTE_RESET		= 3,	/* bytes */
+	VHCA_CC_PARAM_RP_THRESHOLD		= 4,
+	VHCA_CC_PARAM_RP_AI_RATE		= 5,	/* Mbit/s */
+	VHCA_CC_PARAM_RP_MAX_RATE		= 6,	/* Mbit/s, 0: line */
+	VHCA_CC_PARAM_RP_HAI_RATE		= 7,	/* Mbit/s */
+	VHCA_CC_PARAM_RP_MIN_DEC_FAC		= 8,	/* % */
+	VHCA_CC_PARAM_RP_MIN_RATE		= 9,	/* Mbit/s */
+	VHCA_CC_PARAM_RP_RATE_TO_SET_ON_FIRST_CNP = 10,	/* Mbit/s */
+	VHCA_CC_PARAM_RP_DCE_TCP_G		= 11,	/* 1/1024 */
+	VHCA_CC_PARAM_RP_DCE_TCP_RTT		= 12,	/* us */
+	VHCA_CC_PARAM_RP_RATE_REDUCE_MONITOR_PERIOD = 13,	/* us */
+	VHCA_CC_PARAM_RP_INITIAL_ALPHA_VALUE	= 14,	/* 1/1024 */
+	VHCA_CC_PARAM_RP_GD			= 15,
+	VHCA_CC_PARAM_NP_MIN_TIME_BETWEEN_CNPS	= 16,	/* us */
+	VHCA_CC_PARAM_NP_CNP_DSCP		= 17,
+	VHCA_CC_PARAM_NP_CNP_PRIO_MODE		= 18,
+	VHCA_CC_PARAM_NP_CNP_PRIO		= 19,
+	VHCA_CC_PARAM_MAX
+};
+
+#define VHCA_CC_PARAMS_LEN		28	/* params[]: room to grow */
+
+struct vhca_cc_config {
+	vhca_le32 flags;		/* VHCA_CC_* */
+	vhca_le32 rsvd[3];
+	vhca_le32 params[VHCA_CC_PARAMS_LEN];	/* by enum vhca_cc_param */
+};
+
+/* Congestion counters, named as mlx5 names them (counters.c). */
+enum vhca_cc_counter {
+	VHCA_CC_CNT_NP_ECN_MARKED_ROCE_PACKETS	= 0,	/* received CE */
+	VHCA_CC_CNT_NP_CNP_SENT			= 1,
+	VHCA_CC_CNT_RP_CNP_HANDLED		= 2,	/* with the RP on */
+	VHCA_CC_CNT_RP_CNP_IGNORED		= 3,	/* with the RP off */
+	VHCA_CC_CNT_RP_RATE_DECREASES		= 4,	/* DCQCN rate cuts */
+	VHCA_CC_CNT_MAX
+};
+
+static inline const char *vhca_cc_counter_name(unsigned int counter)
+{
+	static const char * const names[VHCA_CC_CNT_MAX] = {
+		[VHCA_CC_CNT_NP_ECN_MARKED_ROCE_PACKETS] =
+			"np_ecn_marked_roce_packets",
+		[VHCA_CC_CNT_NP_CNP_SENT]	= "np_cnp_sent",
+		[VHCA_CC_CNT_RP_CNP_HANDLED]	= "rp_cnp_handled",
+		[VHCA_CC_CNT_RP_CNP_IGNORED]	= "rp_cnp_ignored",
+		[VHCA_CC_CNT_RP_RATE_DECREASES]	= "rp_rate_decreases",
+	};
+
+	return counter < VHCA_CC_CNT_MAX ? names[counter] : "unknown";
+}
+
+#define VHCA_CC_COUNTERS_LEN		16	/* counters[]: room to grow */
+
+struct vhca_cc_query {
+	struct vhca_cc_config config;
+	vhca_le64 counters[VHCA_CC_COUNTERS_LEN];	/* vhca_cc_counter */
+};
 
 /* PortInfo CapabilityMask bits the driver may set (IBTA 14.2.5.6). */
 #define VHCA_PORT_CAP_MODIFIABLE	0x7f7f7ffeu
@@ -1518,6 +1607,10 @@ static_assert(sizeof(struct vhca_cqe) == 32, "vhca_cqe layout");
 static_assert(sizeof(struct vhca_mad_ifc) == 32 + 2 * VHCA_MAD_SIZE, "vhca_mad_ifc layout");
 static_assert(sizeof(struct vhca_cmd_modify_port_in) == 32, "vhca_cmd_modify_port_in layout");
 static_assert(sizeof(struct vhca_eth_desc) == 16, "vhca_eth_desc layout");
+static_assert(sizeof(struct vhca_cc_config) == 128, "vhca_cc_config layout");
+static_assert(VHCA_CC_PARAM_MAX <= VHCA_CC_PARAMS_LEN, "vhca_cc_config room");
+static_assert(sizeof(struct vhca_cc_query) == 256, "vhca_cc_query layout");
+static_assert(VHCA_CC_CNT_MAX <= VHCA_CC_COUNTERS_LEN, "vhca_cc_query room");
 
 /*
  * VHCA_CMD_SET_RX_FILTER: the multicast addresses the Ethernet RX filter

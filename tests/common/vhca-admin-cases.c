@@ -181,6 +181,7 @@ typedef struct VhcaAdminCase {
 #define QP(f, ...)      MB(struct vhca_qp_create, f, __VA_ARGS__)
 #define ATTR(f, ...)    MB(struct vhca_qp_attr, f, __VA_ARGS__)
 #define FILTER(f, ...)  MB(struct vhca_rx_filter, f, __VA_ARGS__)
+#define CC(f, ...)      MB(struct vhca_cc_config, f, __VA_ARGS__)
 #define RESIZE(f, ...)  MB(struct vhca_cq_resize, f, __VA_ARGS__)
 #define MCAST_IN(f, ...) IN(struct vhca_cmd_mcast_in, f, __VA_ARGS__)
 #define MW_IN(f, ...)   IN(struct vhca_cmd_mw_in, f, __VA_ARGS__)
@@ -350,6 +351,35 @@ static const VhcaAdminCase cases[] = {
     MAILBOX_EMPTY("set-rx-filter", VHCA_CMD_SET_RX_FILTER),
     MAILBOX_NOT_RAM("set-rx-filter", VHCA_CMD_SET_RX_FILTER,
                     struct vhca_rx_filter),
+
+    /*
+     * SET_CC (the good one: everything off, parameters in range): no
+     * reserved flag, every parameter in its range (syndrome: its index).
+     */
+    ROW("set-cc/flag-3", VHCA_CMD_SET_CC, BAD_PARAM,
+        .edit = { CC(flags, LIT(1u << 3)) }, .syndrome = SYN_EDIT(0)),
+    ROW("set-cc/all-and-flag-31", VHCA_CMD_SET_CC, BAD_PARAM,
+        .edit = { CC(flags, LIT(VHCA_CC_ECN_TX | VHCA_CC_NP | VHCA_CC_RP |
+                               1u << 31)) },
+        .syndrome = SYN_EDIT(0)),
+    ROW("set-cc/rp-min-rate-0", VHCA_CMD_SET_CC, BAD_PARAM,
+        .edit = { CC(params[VHCA_CC_PARAM_RP_MIN_RATE], LIT(0)) },
+        .syndrome = LIT(VHCA_CC_PARAM_RP_MIN_RATE)),
+    ROW("set-cc/rp-min-dec-fac-101", VHCA_CMD_SET_CC, BAD_PARAM,
+        .edit = { CC(params[VHCA_CC_PARAM_RP_MIN_DEC_FAC], LIT(101)) },
+        .syndrome = LIT(VHCA_CC_PARAM_RP_MIN_DEC_FAC)),
+    ROW("set-cc/np-cnp-dscp-64", VHCA_CMD_SET_CC, BAD_PARAM,
+        .edit = { CC(params[VHCA_CC_PARAM_NP_CNP_DSCP], LIT(64)) },
+        .syndrome = LIT(VHCA_CC_PARAM_NP_CNP_DSCP)),
+    ROW("set-cc/np-cnp-prio-0xffffffff", VHCA_CMD_SET_CC, BAD_PARAM,
+        .edit = { CC(params[VHCA_CC_PARAM_NP_CNP_PRIO], LIT(UINT32_MAX)) },
+        .syndrome = LIT(VHCA_CC_PARAM_NP_CNP_PRIO)),
+    MAILBOX_SHORT("set-cc", VHCA_CMD_SET_CC, struct vhca_cc_config),
+    MAILBOX_EMPTY("set-cc", VHCA_CMD_SET_CC),
+    MAILBOX_NOT_RAM("set-cc", VHCA_CMD_SET_CC, struct vhca_cc_config),
+    MAILBOX_SHORT("query-cc", VHCA_CMD_QUERY_CC, struct vhca_cc_query),
+    MAILBOX_EMPTY("query-cc", VHCA_CMD_QUERY_CC),
+    MAILBOX_NOT_RAM("query-cc", VHCA_CMD_QUERY_CC, struct vhca_cc_query),
 
     /* User contexts (doorbell pages). */
     ROW("alloc-uctx/table-full", VHCA_CMD_ALLOC_UCTX, NO_RESOURCES,
@@ -1581,6 +1611,19 @@ static void good_command(World *w, uint16_t opcode, Cmd *c)
             f.mac[i][5] = i;
         }
         cmd_mailbox(w, c, opcode, &f, sizeof(f));
+        return;
+    }
+    case VHCA_CMD_SET_CC:
+    case VHCA_CMD_QUERY_CC: {
+        /* Off, and the three parameters that may not be 0 at 1. */
+        struct vhca_cc_query q;
+
+        memset(&q, 0, sizeof(q));
+        q.config.params[VHCA_CC_PARAM_RP_TIME_RESET] = GUINT32_TO_LE(1);
+        q.config.params[VHCA_CC_PARAM_RP_MIN_RATE] = GUINT32_TO_LE(1);
+        q.config.params[VHCA_CC_PARAM_RP_DCE_TCP_RTT] = GUINT32_TO_LE(1);
+        cmd_mailbox(w, c, opcode, &q, opcode == VHCA_CMD_SET_CC ?
+                    sizeof(q.config) : sizeof(q));
         return;
     }
     case VHCA_CMD_ATTACH_MCAST:

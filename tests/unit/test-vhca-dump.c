@@ -261,6 +261,55 @@ static void test_dump_qp_error(void)
     harness_free(n.h);
 }
 
+/* A switch on the wire from a: every frame leaves marked CE. */
+static void mark_ce(Harness *h, const uint8_t *buf, size_t len)
+{
+    uint8_t frame[VHCA_ETH_MAX_FRAME];
+
+    memcpy(frame, buf, len);
+    frame[14 + 1] |= VHCA_ECN_CE;
+    roce_frame_fix_crcs(frame, len);
+    harness_deliver(h->peer, frame, len);
+}
+
+/*
+ * A QP whose DCQCN reaction point took a CNP shows its stage, rate,
+ * target, alpha and CNPs; one that never took one shows nothing of it.
+ */
+static void test_dump_dcqcn(void)
+{
+    static const CcParam first = {
+        VHCA_CC_PARAM_RP_RATE_TO_SET_ON_FIRST_CNP, 1000,    /* Mbit/s */
+    };
+    const uint32_t all = VHCA_CC_ECN_TX | VHCA_CC_NP | VHCA_CC_RP;
+    g_autoptr(GPtrArray) before = NULL;
+    g_autoptr(GPtrArray) after = NULL;
+    g_autoptr(GPtrArray) peer = NULL;
+    Pair p;
+
+    pair_init(&p, &default_opts);
+    set_cc(p.a.h, all, &first, 1);
+    set_cc(p.b.h, all, &first, 1);
+    p.a.h->tx_hook = mark_ce;
+    before = dump(p.a.h);
+    g_assert_null(strstr(line(before, "qp "), "dcqcn"));
+
+    post(&p.a, 0xa1, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, 0, 64,
+         p.b.buf, p.b.key);
+    ring_sq(&p.a);
+    harness_pair_settle(p.a.h, p.b.h, SETTLE_NS);
+    expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_SUCCESS, VHCA_WC_RDMA_WRITE);
+    after = dump(p.a.h);
+    g_assert_true(g_str_has_suffix(line(after, "qp "),
+                                   " dcqcn fast-recovery rate-kbps 1000000"
+                                   " target-kbps 1000000 alpha 1023"
+                                   " cnps 1"));
+    /* b sent the CNP; its own rate was never cut. */
+    peer = dump(p.b.h);
+    g_assert_null(strstr(line(peer, "qp "), "dcqcn"));
+    pair_free(&p);
+}
+
 /*
  * A CQ overflows: it is in error, and a QP in RTS that uses it goes to
  * ERR on its own with QP_FATAL.  The QP whose flush overflowed it was
@@ -341,5 +390,6 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/dump/cq-error", test_dump_cq_error);
     g_test_add_func("/vhca/dump/many", test_dump_many);
     g_test_add_func("/vhca/dump/srq", test_dump_srq);
+    g_test_add_func("/vhca/dump/dcqcn", test_dump_dcqcn);
     return g_test_run();
 }

@@ -372,15 +372,23 @@ static void test_opcode_table(void)
             g_assert_cmphex(info->ext & ~VHCA_WIRE_EXT_XRCETH, ==, rc->ext);
             g_assert_cmphex(info->flags, ==, rc->flags);
         }
-        /* Exactly one direction. */
+        /*
+         * Exactly one direction; the CNP (annex A17.9.3) has none, a
+         * BTH and 16 bytes of payload.
+         */
+        if (op == VHCA_BTH_OPCODE_CNP) {
+            g_assert_cmpstr(info->name, ==, "CNP");
+            g_assert_cmphex(info->flags, ==, VHCA_WIRE_OPF_PAYLOAD);
+            continue;
+        }
         g_assert_cmpint(!(info->flags & VHCA_WIRE_OPF_REQUEST), !=,
                         !(info->flags & VHCA_WIRE_OPF_RESPONSE));
     }
     /*
      * RC 25 (with IBTA 1.5's FLUSH and ATOMIC WRITE), UC 12, UD 2, XRC
-     * 23 (annex A14: the RC operations of IBTA 1.4).
+     * 23 (annex A14: the RC operations of IBTA 1.4), the CNP.
      */
-    g_assert_cmpuint(known, ==, 62);
+    g_assert_cmpuint(known, ==, 63);
     g_assert_cmpuint(vhca_wire_opcode_info(
         VHCA_IB_OPCODE(XRC, COMPARE_SWAP))->hdr_len, ==, 44);
     g_assert_cmpuint(vhca_wire_opcode_info(
@@ -428,7 +436,8 @@ static void test_opcode_table(void)
     g_assert_null(vhca_wire_opcode_info(0x40));
     g_assert_null(vhca_wire_opcode_info(0x60));
     g_assert_null(vhca_wire_opcode_info(0x66));
-    g_assert_null(vhca_wire_opcode_info(0x81));     /* CNP */
+    g_assert_null(vhca_wire_opcode_info(0x80));     /* RoCEv2: CNP only */
+    g_assert_null(vhca_wire_opcode_info(0x82));
     g_assert_null(vhca_wire_opcode_info(0xff));
 }
 
@@ -993,9 +1002,13 @@ static void test_bad_transport(void)
     frame[bth] = 0x15;
     reseal(frame, 14);
     assert_parse(frame, len, VHCA_WIRE_ERR_OPCODE);
-    frame[bth] = 0x81;                      /* CNP */
+    frame[bth] = 0x82;                      /* not the CNP: unknown */
     reseal(frame, 14);
     assert_parse(frame, len, VHCA_WIRE_ERR_OPCODE);
+    /* A CNP of any length parses; the reaction point checks it. */
+    frame[bth] = VHCA_BTH_OPCODE_CNP;
+    reseal(frame, 14);
+    assert_parse(frame, len, VHCA_WIRE_OK);
 
     /* An 8-byte SEND relabelled as RDMA WRITE ONLY: no room for RETH. */
     len = build_sample(frame, false, VHCA_IB_OPCODE(RC, SEND_ONLY), 8);

@@ -149,6 +149,7 @@ static uint8_t qp_try_connect_path(Harness *h, uint32_t qpn,
     }
     a.sgid_index = path->sgid_index;
     a.hop_limit = path->hop_limit;
+    a.traffic_class = path->traffic_class;
     memcpy(a.dgid, path->dgid, sizeof(a.dgid));
     memcpy(a.dmac, path->dmac, sizeof(a.dmac));
     a.dlid = path->dlid;
@@ -173,10 +174,9 @@ static uint8_t qp_try_connect_path(Harness *h, uint32_t qpn,
                         VHCA_QP_SQ_PSN | VHCA_QP_MAX_QP_RD_ATOMIC);
 }
 
-static void qp_connect_path(Harness *h, uint32_t qpn,
-                            const struct vhca_qp_attr *path,
-                            uint32_t dest_qpn, const ConnOpts *o,
-                            uint32_t sq_psn, uint32_t rq_psn)
+void qp_connect_path(Harness *h, uint32_t qpn,
+                     const struct vhca_qp_attr *path, uint32_t dest_qpn,
+                     const ConnOpts *o, uint32_t sq_psn, uint32_t rq_psn)
 {
     g_assert_cmpuint(qp_try_connect_path(h, qpn, path, dest_qpn, o, sq_psn,
                                          rq_psn), ==, VHCA_ST_OK);
@@ -322,6 +322,64 @@ void ib_frame_fix_crcs(uint8_t *frame, size_t len)
     vcrc = vhca_vcrc(frame, len - VHCA_IB_VCRC_LEN);
     frame[len - 2] = vcrc;
     frame[len - 1] = vcrc >> 8;
+}
+
+void roce_frame_fix_crcs(uint8_t *frame, size_t len)
+{
+    const size_t l3 = 14;
+    uint8_t *ip = frame + l3;
+    bool ipv6;
+    size_t ip_hlen;
+    uint32_t sum = 0, icrc;
+    size_t i;
+
+    if (len < l3 + 40 || (ip[0] >> 4 != 4 && ip[0] >> 4 != 6)) {
+        return;
+    }
+    ipv6 = ip[0] >> 4 == 6;
+    ip_hlen = ipv6 ? 40 : (size_t)(ip[0] & 0xf) * 4;
+    if (ip_hlen < 20 || len < l3 + ip_hlen + 8 + VHCA_IB_BTH_LEN +
+                              VHCA_IB_ICRC_LEN) {
+        return;
+    }
+    if (!ipv6) {
+        /* RFC 791 header checksum, RFC 1071's sum. */
+        ip[10] = ip[11] = 0;
+        for (i = 0; i < ip_hlen; i += 2) {
+            sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+        }
+        while (sum >> 16) {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        ip[10] = (uint8_t)(~sum >> 8);
+        ip[11] = (uint8_t)~sum;
+    }
+    icrc = vhca_icrc(ip, ip_hlen, ipv6, len - l3 - VHCA_IB_ICRC_LEN);
+    frame[len - 4] = icrc;
+    frame[len - 3] = icrc >> 8;
+    frame[len - 2] = icrc >> 16;
+    frame[len - 1] = icrc >> 24;
+}
+
+void set_cc(Harness *h, uint32_t flags, const CcParam *over,
+                   unsigned n)
+{
+    struct vhca_cc_config c;
+    VhcaDcqcnParams params;
+    const uint32_t *p = (const uint32_t *)&params;
+    unsigned i;
+
+    memset(&c, 0, sizeof(c));
+    vhca_dcqcn_params_default(&params);
+    c.flags = GUINT32_TO_LE(flags);
+    for (i = 0; i < VHCA_CC_PARAM_MAX; i++) {
+        c.params[i] = GUINT32_TO_LE(p[i]);
+    }
+    for (i = 0; i < n; i++) {
+        c.params[over[i].id] = GUINT32_TO_LE(over[i].value);
+    }
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_SET_CC, &c, sizeof(c), NULL, NULL),
+                     ==, VHCA_ST_OK);
 }
 
 void pair_init_ib(Pair *p, const ConnOpts *o)

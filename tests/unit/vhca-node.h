@@ -94,6 +94,13 @@ typedef struct Pair {
 /* MTU 1024, timeout 67 ms, retries 7, RNR timer 10 us, all access. */
 extern const ConnOpts default_opts;
 
+/*
+ * Bring RC QP @qpn of @h to RTS towards @dest_qpn on @path (its AV
+ * fields: dgid, dmac, sgid_index, hop_limit, traffic_class, ...).
+ */
+void qp_connect_path(Harness *h, uint32_t qpn,
+                     const struct vhca_qp_attr *path, uint32_t dest_qpn,
+                     const ConnOpts *o, uint32_t sq_psn, uint32_t rq_psn);
 /* Bring RC QP @qpn of @h to RTS towards @dest_qpn at @dgid, @dmac. */
 void qp_connect(Harness *h, uint32_t qpn, const uint8_t *dgid,
                 const uint8_t *dmac, uint32_t dest_qpn, const ConnOpts *o,
@@ -136,6 +143,21 @@ uint8_t qp_try_connect_lid(Harness *h, uint32_t qpn, uint16_t dlid,
  * a BTH and both CRCs is left as it is.
  */
 void ib_frame_fix_crcs(uint8_t *frame, size_t len);
+/*
+ * The same for a RoCE frame (@len bytes from the Ethernet header, IP at
+ * offset 14, no VLAN tag, ICRC last): the IPv4 header checksum and the
+ * ICRC over what it holds now, so that a frame changed on purpose (a
+ * switch's ECN mark, a test's forgery) passes the receiver's checks.
+ */
+void roce_frame_fix_crcs(uint8_t *frame, size_t len);
+/* SET_CC (RoCE congestion control): @flags, DCQCN's defaults but @over. */
+typedef struct CcParam {
+    enum vhca_cc_param id;
+    uint32_t value;
+} CcParam;
+
+void set_cc(Harness *h, uint32_t flags, const CcParam *over, unsigned n);
+
 /* Two IB devices back to back, ports ACTIVE (LIDs 1, 2), QPs connected. */
 void pair_init_ib(Pair *p, const ConnOpts *o);
 void pair_init(Pair *p, const ConnOpts *o);

@@ -356,6 +356,8 @@ static const VhcaCmdDesc vhca_admin_cmds[VHCA_CMD_MAX] = {
     [VHCA_CMD_DEALLOC_MW] = { vhca_cmd_dealloc_mw, VHCA_CMD_ON_ANY },
     [VHCA_CMD_MAD_IFC] = { vhca_cmd_mad_ifc, VHCA_CMD_ON_ANY },
     [VHCA_CMD_MODIFY_PORT] = { vhca_cmd_modify_port, VHCA_CMD_ON_ANY },
+    [VHCA_CMD_SET_CC] = { vhca_cmd_set_cc, VHCA_CMD_ON_ETH },
+    [VHCA_CMD_QUERY_CC] = { vhca_cmd_query_cc, VHCA_CMD_ON_ETH },
 };
 
 static uint8_t vhca_admin_dispatch(VhcaCore *core, VhcaCmdCtx *ctx)

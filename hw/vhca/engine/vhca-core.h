@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "vhca_hw.h"
+#include "vhca-dcqcn.h"
 
 /* Limits of the device properties (docs/specs/vhca.rst, "Command line"). */
 #define VHCA_CORE_GID_TBL_LEN_MIN       1
@@ -248,6 +249,16 @@ typedef struct VhcaCoreOps {
      * SMI QP).
      */
     void (*ib_trap)(void *opaque, uint16_t trap, uint16_t sm_lid, bool sent);
+    /*
+     * RoCE congestion control (vhca-cc.c): QP @qpn sent a CNP to remote
+     * QP @dest_qpn; a CNP for @qpn arrived and the reaction point took it
+     * (@handled) or is off; the DCQCN rate of @qpn changed (bytes/s, its
+     * target, alpha in 1/1024, its VhcaDcqcnStage).
+     */
+    void (*cc_cnp_sent)(void *opaque, uint32_t qpn, uint32_t dest_qpn);
+    void (*cc_cnp_rcvd)(void *opaque, uint32_t qpn, bool handled);
+    void (*cc_rate)(void *opaque, uint32_t qpn, uint64_t rate,
+                    uint64_t target, uint16_t alpha, uint8_t stage);
     /* A CQE with a status other than SUCCESS was written to @cqn. */
     void (*cqe_error)(void *opaque, uint32_t cqn, uint32_t qpn,
                       uint64_t wr_id, uint8_t opcode, uint8_t status,
@@ -530,6 +541,13 @@ typedef struct VhcaCore {
     struct VhcaRxFrame *rx_free[2];
     uint32_t rx_free_bytes;
     uint16_t roce_ip_id;            /* IPv4 identification of RoCE frames */
+    /*
+     * RoCE congestion control (SET_CC, vhca-cc.c): VHCA_CC_* flags and
+     * DCQCN's parameters, shared by every QP.
+     */
+    uint32_t cc_flags;
+    VhcaDcqcnConfig cc;
+    uint64_t cc_counters[VHCA_CC_CNT_MAX];  /* QUERY_CC */
     /* Bounce buffers for one RoCE packet's payload and frame. */
     uint8_t roce_payload[4096];
     uint8_t roce_frame[VHCA_ETH_MAX_FRAME];

@@ -250,6 +250,10 @@ void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
                pkt->payload_offset + pkt->payload_len + pkt->tp.bth.pad +
                VHCA_IB_ICRC_LEN -
                (pkt->link == VHCA_WIRE_LINK_IB ? 0 : pkt->l3_offset));
+    /* A switch's congestion mark (RFC 3168 section 5), CNPs included. */
+    if (vhca_wire_ecn(pkt) == VHCA_ECN_CE) {
+        core->cc_counters[VHCA_CC_CNT_NP_ECN_MARKED_ROCE_PACKETS]++;
+    }
     qpn = pkt->tp.bth.dest_qpn;
     if (pkt->link == VHCA_WIRE_LINK_IB) {
         if (!vhca_rx_ib_check(core, pkt, &qpn, &pkey_index)) {
@@ -257,6 +261,11 @@ void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
         }
     } else if (!vhca_rx_pkey_ok(pkt->tp.bth.pkey)) {
         vhca_rx_drop_pkey(core, qpn);
+        return;
+    }
+    /* A CNP is for the reaction point, not for the QP's transport. */
+    if (pkt->tp.bth.opcode == VHCA_BTH_OPCODE_CNP) {
+        vhca_cc_rx_cnp(core, pkt);
         return;
     }
     info = vhca_wire_opcode_info(pkt->tp.bth.opcode);
@@ -285,4 +294,11 @@ void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
         q = &qp->rxq_resp;
     }
     vhca_rx_enqueue(core, qpn, qp, q, frame, len, pkt, pkey_index);
+    /*
+     * After the frame is queued (a copy): the CNP may go out through
+     * the same bounce buffer that looped @frame back to us.
+     */
+    if (vhca_wire_ecn(pkt) == VHCA_ECN_CE) {
+        vhca_cc_rx_marked(core, qpn, qp, pkt);
+    }
 }

@@ -63,6 +63,7 @@ void vhca_core_reset(VhcaCore *core)
     core->gid_tbl_top = 0;
     memset(core->uctx_map, 0, sizeof(core->uctx_map));
     vhca_rdma_reset(core);
+    vhca_cc_reset(core);
     memset(core->counters, 0, sizeof(core->counters));
     memset(core->counter_hi_latch, 0, sizeof(core->counter_hi_latch));
     /*

@@ -240,7 +240,27 @@ static void dump_wq(VhcaDump *d, const char *name, const VhcaWq *wq)
              1u << wq->log_size, name, wq->pi);
 }
 
-static void dump_qp(VhcaDump *d, uint32_t qpn, const VhcaQp *qp)
+/*
+ * The QP's DCQCN reaction point once a CNP started it: its stage, the
+ * rate it is paced at and the target rate, in kbit/s (mlx5's rate
+ * parameters are in Mbit/s, too coarse for a cut rate), alpha in 1/1024,
+ * and the CNPs it took.
+ */
+static void dump_qp_dcqcn(VhcaDump *d, const VhcaCore *core,
+                          const VhcaQp *qp)
+{
+    if (!qp->rp.started) {
+        return;
+    }
+    dump_add(d, " dcqcn %s rate-kbps %" PRIu64 " target-kbps %" PRIu64
+             " alpha %u cnps %u",
+             vhca_dcqcn_stage_name(vhca_dcqcn_stage(&qp->rp, &core->cc)),
+             vhca_dcqcn_rate(&qp->rp, &core->cc) * 8 / 1000,
+             qp->rp.rt * 8 / 1000, qp->rp.alpha, qp->cnps_handled);
+}
+
+static void dump_qp(VhcaDump *d, const VhcaCore *core, uint32_t qpn,
+                    const VhcaQp *qp)
 {
     bool connected = vhca_qp_is_reliable(qp) || qp->type == VHCA_QPT_UC;
     bool rc = vhca_qp_is_reliable(qp);
@@ -294,6 +314,10 @@ static void dump_qp(VhcaDump *d, uint32_t qpn, const VhcaQp *qp)
     }
     if (qp->deadline != VHCA_NO_DEADLINE) {
         dump_add(d, " timer-armed");
+    }
+    dump_qp_dcqcn(d, core, qp);
+    if (qp->pace_ns != VHCA_NO_DEADLINE) {
+        dump_add(d, " paced");
     }
     if (qp->err.fatal) {
         dump_add(d, " error QP_FATAL");
@@ -409,7 +433,7 @@ void vhca_core_dump(const VhcaCore *core, VhcaDumpLine *line, void *opaque)
     dump_counters(&d, core);
     for (id = vhca_ids_next(&core->qp_ids, 0); id;
          id = vhca_ids_next(&core->qp_ids, id + 1)) {
-        dump_qp(&d, id, &core->qps[id]);
+        dump_qp(&d, core, id, &core->qps[id]);
     }
     for (id = vhca_ids_next(&core->cq_ids, 0); id;
          id = vhca_ids_next(&core->cq_ids, id + 1)) {

@@ -291,18 +291,15 @@ uint8_t vhca_cmd_set_rx_filter(VhcaCore *core, VhcaCmdCtx *ctx)
     uint32_t flags, count, i;
     uint8_t status;
 
-    status = vhca_cmd_mailbox_read(core, ctx, raw, sizeof(raw));
+    status = vhca_cmd_mailbox_read_flags(core, ctx, raw, sizeof(raw),
+                                         offsetof(struct vhca_rx_filter,
+                                                  flags),
+                                         VHCA_RX_FILTER_ALLMULTI, &flags);
     if (status != VHCA_ST_OK) {
         return status;
     }
-    flags = vhca_ld_le32(raw + offsetof(struct vhca_rx_filter, flags));
     count = vhca_ld_le32(raw + offsetof(struct vhca_rx_filter, count));
 
-    if (flags & ~VHCA_RX_FILTER_ALLMULTI) {
-        ctx->syndrome = flags;
-        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
-                             "reserved flags in 0x%x", flags);
-    }
     if (count > VHCA_MAX_MCAST_MACS) {
         ctx->syndrome = count;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,

@@ -44,6 +44,7 @@ static bool vhca_pass_run_qp(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
 {
     bool more = false;
 
+    vhca_cc_send_pending(core, qpn, qp);
     /* Completer first: ACKs free the window the requester sends into. */
     more |= vhca_completer_run(core, qpn, qp, budget);
     more |= vhca_recv_run(core, qpn, qp, budget);
@@ -102,6 +103,11 @@ void vhca_core_timer_expired(VhcaCore *core)
         if (!qp) {
             continue;
         }
+        /* The pacer's time came: the requester may send again. */
+        if (qp->pace_ns <= now) {
+            qp->pace_ns = VHCA_NO_DEADLINE;
+            vhca_sched_kick(core, qpn);
+        }
         if (qp->deadline <= now) {
             qp->deadline = VHCA_NO_DEADLINE;
             vhca_completer_timer(core, qpn, qp);
@@ -124,7 +130,9 @@ void vhca_core_timer_expired(VhcaCore *core)
  * and UC need nothing from the peer to finish a WQE, so this ends; RC
  * WQEs wait for ACKs and are left to the transition (flushed in ERR, kept
  * in SQD).  Bounded, so that one command cannot stall the device: what is
- * beyond the bound is flushed.
+ * beyond the bound is flushed.  Not paced: the command is the guest's
+ * word that the WQEs are done with, and a hardware engine that already
+ * fetched them would send them.
  */
 #define VHCA_QP_DRAIN_BUDGET    65536   /* packets */
 
@@ -135,7 +143,7 @@ void vhca_qp_drain_unreliable(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     if (vhca_qp_is_reliable(qp)) {
         return;
     }
-    vhca_req_run(core, qpn, qp, &budget);
+    vhca_req_run_unpaced(core, qpn, qp, &budget);
     vhca_cq_errors_settle(core);
 }
 

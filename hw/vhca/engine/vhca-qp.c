@@ -477,6 +477,7 @@ uint8_t vhca_cmd_create_qp(VhcaCore *core, VhcaCmdCtx *ctx)
                                             : c.db_page;
     qp.srqn = c.srqn;
     qp.xrcdn = c.xrcdn;
+    vhca_cc_qp_init(core, &qp);
     core->qps[qpn] = qp;
     if (c.type == VHCA_QPT_SMI) {
         core->smi_qpn = qpn;
@@ -787,6 +788,7 @@ static void vhca_qp_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         memset(&qp->attr, 0, sizeof(qp->attr));
         memset(&qp->path, 0, sizeof(qp->path));
         vhca_qp_transport_reset(core, qpn, qp);
+        vhca_cc_qp_init(core, qp);
         break;
     case VHCA_QPS_ERR:
         if (prev != VHCA_QPS_ERR) {

@@ -353,6 +353,24 @@ struct VhcaQp {
     VhcaFrameQueue rxq_resp;        /* responses, for the completer */
     uint64_t deadline;              /* retransmit or RNR timer */
     VhcaQpError err;
+    /*
+     * Congestion control (vhca-cc.c): the reaction point's rate and the
+     * pacer that holds the requester to it, the notification point's
+     * CNP pacing.
+     */
+    VhcaDcqcn rp;
+    VhcaPacer pacer;
+    /*
+     * When the paced requester may send again, VHCA_NO_DEADLINE if it is
+     * not waiting for its rate: a deadline of its own, beside the
+     * retransmit or RNR timer, so that the timer never mistakes one for
+     * the other.
+     */
+    uint64_t pace_ns;
+    uint32_t cnps_handled;          /* by the reaction point, since init */
+    VhcaCnpPacer np;
+    bool cnp_pending;               /* a CNP to send, to cnp_path */
+    VhcaPath cnp_path;
 };
 
 /* RC and both halves of XRC run the reliable transport (9.7, A14). */
@@ -440,6 +458,14 @@ uint32_t vhca_ids_next(const VhcaIds *ids, uint32_t from);
 
 uint8_t vhca_cmd_mailbox_read(VhcaCore *core, VhcaCmdCtx *ctx, void *buf,
                               size_t len);
+/*
+ * The same for a mailbox with a le32 flags word at @flags_off, returned
+ * in *@flags: a flag outside @known fails BAD_PARAM with the flags as the
+ * syndrome (SET_RX_FILTER, SET_CC).
+ */
+uint8_t vhca_cmd_mailbox_read_flags(VhcaCore *core, VhcaCmdCtx *ctx,
+                                    void *buf, size_t len, size_t flags_off,
+                                    uint32_t known, uint32_t *flags);
 uint8_t vhca_cmd_mailbox_write(VhcaCore *core, VhcaCmdCtx *ctx,
                                const void *buf, size_t len);
 uint32_t vhca_cmd_handle_in(const VhcaCmdCtx *ctx);
@@ -501,6 +527,10 @@ bool vhca_gid_is_ours(const VhcaCore *core,
 /* The admin command handlers, one file per object. */
 /* vhca-eth.c: the admin command that programs the RX filter. */
 uint8_t vhca_cmd_set_rx_filter(VhcaCore *core, VhcaCmdCtx *ctx);
+
+/* vhca-cc.c: RoCE congestion control's configuration. */
+uint8_t vhca_cmd_set_cc(VhcaCore *core, VhcaCmdCtx *ctx);
+uint8_t vhca_cmd_query_cc(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_create_pd(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_destroy_pd(VhcaCore *core, VhcaCmdCtx *ctx);
 uint8_t vhca_cmd_create_mr(VhcaCore *core, VhcaCmdCtx *ctx);

@@ -747,11 +747,12 @@ void vhca_req_sqd_check(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     }
 }
 
-bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                  unsigned *budget)
+static bool vhca_req_run_pace(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                              unsigned *budget, bool paced)
 {
     VhcaRequester *req = &qp->req;
     bool reliable = vhca_qp_is_reliable(qp);
+    uint64_t tx_bytes;
 
     if (qp->state != VHCA_QPS_RTS && qp->state != VHCA_QPS_SQD) {
         return false;
@@ -800,9 +801,17 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         if (!*budget) {
             return true;
         }
+        /* Held to the DCQCN rate: the scheduler wakes the QP in time. */
+        if (paced && !vhca_cc_may_send(core, qpn, qp)) {
+            break;
+        }
         (*budget)--;
+        /* The bytes vhca_xmit() counts, IP header to ICRC, are paced. */
+        tx_bytes = core->counters[VHCA_CNT_RDMA_TX_BYTES];
         status = vhca_req_send_packet(core, qpn, qp, req->cur, m,
                                       req->cur_pkt, &last);
+        vhca_cc_sent(core, qpn, qp,
+                     core->counters[VHCA_CNT_RDMA_TX_BYTES] - tx_bytes);
         if (status != VHCA_WC_SUCCESS) {
             /* Completes with @status once it is the head. */
             m->status = status;
@@ -832,4 +841,16 @@ bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     vhca_req_sqd_check(core, qpn, qp);
     return false;
+}
+
+bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                  unsigned *budget)
+{
+    return vhca_req_run_pace(core, qpn, qp, budget, true);
+}
+
+bool vhca_req_run_unpaced(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                          unsigned *budget)
+{
+    return vhca_req_run_pace(core, qpn, qp, budget, false);
 }

@@ -146,6 +146,24 @@ uint8_t vhca_cmd_mailbox_read(VhcaCore *core, VhcaCmdCtx *ctx, void *buf,
     return VHCA_ST_OK;
 }
 
+uint8_t vhca_cmd_mailbox_read_flags(VhcaCore *core, VhcaCmdCtx *ctx,
+                                    void *buf, size_t len, size_t flags_off,
+                                    uint32_t known, uint32_t *flags)
+{
+    uint8_t status = vhca_cmd_mailbox_read(core, ctx, buf, len);
+
+    if (status != VHCA_ST_OK) {
+        return status;
+    }
+    *flags = vhca_ld_le32((const uint8_t *)buf + flags_off);
+    if (*flags & ~known) {
+        ctx->syndrome = *flags;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "reserved flags in 0x%x", *flags);
+    }
+    return VHCA_ST_OK;
+}
+
 uint8_t vhca_cmd_mailbox_write(VhcaCore *core, VhcaCmdCtx *ctx,
                                const void *buf, size_t len)
 {

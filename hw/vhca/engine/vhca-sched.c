@@ -192,14 +192,19 @@ static void vhca_heap_remove(VhcaCore *core, uint32_t i)
 /*
  * The QP's deadline may have changed (it ran, its timer fired, it was
  * reset): move its heap entry to match.  Only the QP's own work sets its
- * deadline (vhca-completer.c, vhca-req.c), so these are the only places
- * the heap can go stale.
+ * deadline (vhca-completer.c, vhca-req.c) and its pacing time
+ * (vhca-cc.c, from the requester), so these are the only places the
+ * heap can go stale.
  */
 void vhca_sched_deadline_sync(VhcaCore *core, uint32_t qpn,
                               const VhcaQp *qp)
 {
     uint32_t pos = core->sched_heap_pos[qpn];
-    struct VhcaDeadline d = { .when = qp->deadline, .qpn = qpn };
+    /* The retransmit or RNR timer, or the pacer's time if earlier. */
+    struct VhcaDeadline d = {
+        .when = qp->pace_ns < qp->deadline ? qp->pace_ns : qp->deadline,
+        .qpn = qpn,
+    };
 
     if (!pos) {
         if (d.when != VHCA_NO_DEADLINE) {
@@ -262,6 +267,7 @@ int vhca_qp_transport_init(VhcaQp *qp)
                                                  : VHCA_REQ_WINDOW;
     qp->req.win = calloc(qp->req.win_size, sizeof(*qp->req.win));
     qp->deadline = VHCA_NO_DEADLINE;
+    qp->pace_ns = VHCA_NO_DEADLINE;
     if (!qp->req.win) {
         return -1;
     }
@@ -310,6 +316,7 @@ void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     qp->req.win_size = win_size;
     qp->req.fetched = qp->req.cur = qp->sq.ci;
     qp->deadline = VHCA_NO_DEADLINE;
+    qp->pace_ns = VHCA_NO_DEADLINE;
     vhca_sched_deadline_sync(core, qpn, qp);
     vhca_sched_mark(core, qpn, false);
 }

@@ -109,6 +109,29 @@ bool vhca_net_receive(VhcaCore *core, const uint8_t *frame, size_t len,
 void vhca_rx_packet(VhcaCore *core, const uint8_t *frame, size_t len,
                     VhcaWirePacket *pkt, bool looped);
 
+/* vhca-cc.c: RoCE congestion control (docs/specs/vhca.rst). */
+/* Power-on: everything off, DCQCN's default parameters. */
+void vhca_cc_reset(VhcaCore *core);
+/* A new or reset QP: full rate, nothing paced, no CNP sent yet. */
+void vhca_cc_qp_init(VhcaCore *core, VhcaQp *qp);
+/*
+ * The notification point: @pkt, accepted for @qp, was marked CE; a CNP
+ * goes to its sender if the NP is on and none went lately.
+ */
+void vhca_cc_rx_marked(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                       const VhcaWirePacket *pkt);
+/* vhca-cnp.c: send the CNP vhca_cc_rx_marked() left on @qp, if any. */
+void vhca_cc_send_pending(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+/* The reaction point: a parsed CNP (BTH OpCode 0x81) arrived. */
+void vhca_cc_rx_cnp(VhcaCore *core, const VhcaWirePacket *pkt);
+/*
+ * The requester's pacing: may @qp start a packet now?  If not, its
+ * pace_ns says when it may, and the scheduler wakes it then.
+ */
+bool vhca_cc_may_send(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+/* @qp sent a packet of @bytes: the pacer and DCQCN's byte counter. */
+void vhca_cc_sent(VhcaCore *core, uint32_t qpn, VhcaQp *qp, uint64_t bytes);
+
 /*
  * vhca-sched.c: which QPs have work, and their deadlines (the kick and
  * the QP's transport state are in vhca-rdma.h, for the commands).
@@ -176,8 +199,16 @@ void vhca_xmit(VhcaCore *core, uint32_t qpn, const VhcaPath *path,
                VhcaWirePacket *pkt);
 
 /* vhca-req.c */
+/*
+ * Send what the QP has to send, at most *@budget packets, at the pace
+ * its DCQCN rate allows (vhca_cc_may_send()); true if the budget ran out
+ * with work left.
+ */
 bool vhca_req_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
                   unsigned *budget);
+/* The same without pacing (vhca_qp_drain_unreliable()). */
+bool vhca_req_run_unpaced(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                          unsigned *budget);
 /* Go back N: send again from @psn (IBTA 9.7.5.1.5, 9.7.6.1). */
 void vhca_req_rewind(VhcaQp *qp, uint32_t psn);
 VhcaSendMeta *vhca_req_head(VhcaQp *qp);

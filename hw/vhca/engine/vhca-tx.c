@@ -67,6 +67,17 @@ static bool vhca_tx_headers_roce(VhcaCore *core, uint32_t qpn,
     if (!vhca_tx_global(core, path, net)) {
         return false;
     }
+    /*
+     * ECN (RFC 3168 section 6.1.1, A17.9.1): with ECN on, every RoCE
+     * packet but a CNP says ECT(0), so that a congested queue marks it
+     * CE instead of dropping it; the DSCP stays the path's.  With ECN
+     * off the byte is the traffic class as given, as before.
+     */
+    if ((core->cc_flags & VHCA_CC_ECN_TX) &&
+        pkt->tp.bth.opcode != VHCA_BTH_OPCODE_CNP) {
+        net->traffic_class = (uint8_t)((net->traffic_class &
+                                        ~VHCA_ECN_MASK) | VHCA_ECN_ECT0);
+    }
     pkt->link = VHCA_WIRE_LINK_ROCE;
     pkt->grh = true;                /* the IP header stands for it */
     memcpy(net->dmac, path->dmac, VHCA_ETH_ALEN);

@@ -241,6 +241,14 @@ static const VhcaWireOpcodeInfo vhca_wire_opcodes[256] = {
     OPCODE(XRC, FETCH_ADD,              XRCETH | ATOMIC_ETH, REQ_ONLY),
     OPCODE(XRC, SEND_LAST_INV,          XRCETH | IETH,  DATA | REQ_LAST),
     OPCODE(XRC, SEND_ONLY_INV,          XRCETH | IETH,  DATA | REQ_ONLY),
+    /*
+     * RoCEv2's Congestion Notification Packet (annex A17.9.3): a BTH,
+     * 16 reserved bytes, the ICRC; the receive path takes it before the
+     * transport (vhca-cc.c checks the length).
+     */
+    [VHCA_BTH_OPCODE_CNP] = {
+        .name = "CNP", .ext = 0, .flags = DATA, .hdr_len = VHCA_IB_BTH_LEN,
+    },
 };
 
 const VhcaWireOpcodeInfo *vhca_wire_opcode_info(uint8_t opcode)

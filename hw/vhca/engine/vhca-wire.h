@@ -127,8 +127,9 @@ typedef struct VhcaWireOpcodeInfo {
 
 /*
  * NULL if the parser does not know @opcode.  It knows the RC, UC, UD and
- * XRC opcodes, IBTA 1.5's RC FLUSH and ATOMIC_WRITE included; RD and the
- * RoCEv2 CNP are unknown.
+ * XRC opcodes, IBTA 1.5's RC FLUSH and ATOMIC_WRITE included, and the
+ * RoCEv2 CNP (VHCA_BTH_OPCODE_CNP: a BTH and 16 reserved bytes of
+ * payload, neither request nor response); RD is unknown.
  */
 const VhcaWireOpcodeInfo *vhca_wire_opcode_info(uint8_t opcode);
 
@@ -323,7 +324,11 @@ typedef struct VhcaWireNet {
     uint16_t vlan_tci;
     uint8_t sgid[VHCA_GID_LEN];
     uint8_t dgid[VHCA_GID_LEN];
-    uint8_t traffic_class;          /* IPv4 TOS: DSCP << 2 | ECN */
+    /*
+     * IPv4 TOS, IPv6 Traffic Class: DSCP << 2 | ECN (RFC 3168 section
+     * 5); vhca_wire_ecn() reads the ECN codepoint of a received packet.
+     */
+    uint8_t traffic_class;
     uint8_t hop_limit;              /* IPv4 TTL */
     uint32_t flow_label;            /* IPv6 only */
     uint16_t ip_id;                 /* IPv4 only */
@@ -403,6 +408,16 @@ typedef struct VhcaWirePacket {
                                  VHCA_IB_ATOMIC_ETH_LEN + VHCA_IB_ICRC_LEN)
 
 bool vhca_wire_gid_is_ipv4(const uint8_t gid[VHCA_GID_LEN]);
+
+/*
+ * The ECN field (RFC 3168 section 5) of a parsed RoCE packet, VHCA_ECN_*;
+ * an IB packet's GRH TClass carries none (IB marks FECN in the BTH).
+ */
+static inline uint8_t vhca_wire_ecn(const VhcaWirePacket *pkt)
+{
+    return pkt->link == VHCA_WIRE_LINK_ROCE ?
+           pkt->net.traffic_class & VHCA_ECN_MASK : VHCA_ECN_NOT_ECT;
+}
 
 /*
  * Do P_Keys @a and @b let their holders talk (IBTA 10.9.3, C10-113)?
