@@ -743,6 +743,38 @@ enum vhca_cc_param {			/* mlx5's cc_params names and units */
 	VHCA_CC_PARAM_MAX
 };
 
+/* The parameters' names: mlx5's cc_params files, the guest's devlink's. */
+static inline const char *vhca_cc_param_name(unsigned int param)
+{
+	static const char * const names[VHCA_CC_PARAM_MAX] = {
+		[VHCA_CC_PARAM_RP_CLAMP_TGT_RATE]	= "rp_clamp_tgt_rate",
+		[VHCA_CC_PARAM_RP_CLAMP_TGT_RATE_ATI]	= "rp_clamp_tgt_rate_ati",
+		[VHCA_CC_PARAM_RP_TIME_RESET]		= "rp_time_reset",
+		[VHCA_CC_PARAM_RP_BYTE_RESET]		= "rp_byte_reset",
+		[VHCA_CC_PARAM_RP_THRESHOLD]		= "rp_threshold",
+		[VHCA_CC_PARAM_RP_AI_RATE]		= "rp_ai_rate",
+		[VHCA_CC_PARAM_RP_MAX_RATE]		= "rp_max_rate",
+		[VHCA_CC_PARAM_RP_HAI_RATE]		= "rp_hai_rate",
+		[VHCA_CC_PARAM_RP_MIN_DEC_FAC]		= "rp_min_dec_fac",
+		[VHCA_CC_PARAM_RP_MIN_RATE]		= "rp_min_rate",
+		[VHCA_CC_PARAM_RP_RATE_TO_SET_ON_FIRST_CNP] =
+			"rp_rate_to_set_on_first_cnp",
+		[VHCA_CC_PARAM_RP_DCE_TCP_G]		= "rp_dce_tcp_g",
+		[VHCA_CC_PARAM_RP_DCE_TCP_RTT]		= "rp_dce_tcp_rtt",
+		[VHCA_CC_PARAM_RP_RATE_REDUCE_MONITOR_PERIOD] =
+			"rp_rate_reduce_monitor_period",
+		[VHCA_CC_PARAM_RP_INITIAL_ALPHA_VALUE]	= "rp_initial_alpha_value",
+		[VHCA_CC_PARAM_RP_GD]			= "rp_gd",
+		[VHCA_CC_PARAM_NP_MIN_TIME_BETWEEN_CNPS] =
+			"np_min_time_between_cnps",
+		[VHCA_CC_PARAM_NP_CNP_DSCP]		= "np_cnp_dscp",
+		[VHCA_CC_PARAM_NP_CNP_PRIO_MODE]	= "np_cnp_prio_mode",
+		[VHCA_CC_PARAM_NP_CNP_PRIO]		= "np_cnp_prio",
+	};
+
+	return param < VHCA_CC_PARAM_MAX ? names[param] : "unknown";
+}
+
 #define VHCA_CC_PARAMS_LEN		28	/* params[]: room to grow */
 
 struct vhca_cc_config {

@@ -249,8 +249,24 @@ struct vhca_dev {
 	struct ib_mad_agent *trap_agent;
 
 	spinlock_t counter_lock;	/* COUNTERS: LO read latches HI */
-	/* The names of the port's hw_counters, as long as the ib_device. */
-	struct rdma_stat_desc hw_stat_descs[VHCA_HW_STATS_NUM];
+	/*
+	 * The names of the port's hw_counters, as long as the ib_device:
+	 * the COUNTERS registers from RoCE on, then (has_cc) the congestion
+	 * counters QUERY_CC returns.
+	 */
+	struct rdma_stat_desc hw_stat_descs[VHCA_HW_STATS_NUM +
+					    VHCA_CC_CNT_MAX];
+	unsigned int num_hw_stats;
+
+	/*
+	 * RoCE congestion control (vhca_cc.c): the device's SET_CC
+	 * configuration as last set, behind devlink runtime parameters.
+	 */
+	bool has_cc;
+	struct mutex cc_lock;	/* cc and the SET_CC that changes it */
+	struct vhca_cc_config cc;
+	struct devlink *devlink;
+	struct devlink_param *cc_params;
 
 	/*
 	 * RDMA resources, when the device has them (QUERY_DEVICE max_qp > 0):
@@ -302,6 +318,12 @@ static inline void vhcad_reg_write64(struct vhca_dev *dev, u32 reg_lo, u64 val)
 
 /* vhca_hw_counters.c: the device's counters, for every user. */
 u64 vhcad_read_counter(struct vhca_dev *dev, enum vhca_counter counter);
+
+/* vhca_cc.c: RoCE congestion control's devlink parameters and counters. */
+int vhcad_cc_init(struct vhca_dev *dev);
+void vhcad_cc_fini(struct vhca_dev *dev);
+int vhcad_cmd_query_cc(struct vhca_dev *dev, struct vhca_cc_query *query);
+int vhcad_cc_read_counters(struct vhca_dev *dev, u64 *values);
 
 /* vhca_main.c */
 void vhcad_fw_version_str(struct vhca_dev *dev, char *str, size_t len);

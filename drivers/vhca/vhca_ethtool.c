@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * ethtool: driver information, link, and the device's COUNTERS registers
- * as statistics, named by vhca_counter_name() (include/vhca_hw.h).
+ * as statistics, named by vhca_counter_name() (include/vhca_hw.h), then
+ * the congestion counters (vhca_cc.c).
  */
 
 #include <linux/ethtool.h>
@@ -46,21 +47,30 @@ static int vhcad_get_link_ksettings(struct net_device *netdev,
 	return 0;
 }
 
+/* The COUNTERS registers, then the congestion counters (has_cc). */
+static unsigned int vhcad_stats_count(struct vhca_dev *dev)
+{
+	return VHCA_CNT_MAX + (dev->has_cc ? VHCA_CC_CNT_MAX : 0);
+}
+
 static int vhcad_get_sset_count(struct net_device *netdev, int sset)
 {
 	if (sset == ETH_SS_STATS)
-		return VHCA_CNT_MAX;
+		return vhcad_stats_count(vhcad_ethtool_dev(netdev));
 	return -EOPNOTSUPP;
 }
 
 static void vhcad_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 {
+	struct vhca_dev *dev = vhcad_ethtool_dev(netdev);
 	unsigned int i;
 
 	if (sset != ETH_SS_STATS)
 		return;
 	for (i = 0; i < VHCA_CNT_MAX; i++)
 		ethtool_puts(&data, vhca_counter_name(i));
+	for (i = VHCA_CNT_MAX; i < vhcad_stats_count(dev); i++)
+		ethtool_puts(&data, vhca_cc_counter_name(i - VHCA_CNT_MAX));
 }
 
 static void vhcad_get_ethtool_stats(struct net_device *netdev,
@@ -71,6 +81,8 @@ static void vhcad_get_ethtool_stats(struct net_device *netdev,
 
 	for (i = 0; i < VHCA_CNT_MAX; i++)
 		data[i] = vhcad_read_counter(dev, i);
+	if (dev->has_cc)
+		vhcad_cc_read_counters(dev, &data[VHCA_CNT_MAX]);
 }
 
 const struct ethtool_ops vhcad_ethtool_ops = {

@@ -4,8 +4,10 @@
  * link vhca0/1", /sys/class/infiniband/vhca0/ports/1/hw_counters/): the
  * device's RoCE transport counters, VHCA_CNT_ROCE_TX_PACKETS to the last
  * drop reason, named by vhca_counter_name() (include/vhca_hw.h) as
- * ethtool -S names them.  The Ethernet, admin queue and doorbell counters
- * before them belong to the net_device: ethtool -S shows every counter.
+ * ethtool -S names them, and the congestion counters of QUERY_CC
+ * (vhca_cc.c; mlx5's names, as its hw_counters show them).  The
+ * Ethernet, admin queue and doorbell counters before them belong to the
+ * net_device: ethtool -S shows every counter.
  */
 
 #include "vhca.h"
@@ -35,6 +37,13 @@ void vhcad_hw_stats_init(struct vhca_dev *dev)
 	for (i = 0; i < VHCA_HW_STATS_NUM; i++)
 		dev->hw_stat_descs[i].name =
 			vhca_counter_name(VHCA_HW_STATS_FIRST + i);
+	dev->num_hw_stats = VHCA_HW_STATS_NUM;
+	if (!dev->has_cc)
+		return;
+	for (i = 0; i < VHCA_CC_CNT_MAX; i++)
+		dev->hw_stat_descs[VHCA_HW_STATS_NUM + i].name =
+			vhca_cc_counter_name(i);
+	dev->num_hw_stats += VHCA_CC_CNT_MAX;
 }
 
 struct rdma_hw_stats *vhcad_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -43,7 +52,7 @@ struct rdma_hw_stats *vhcad_alloc_hw_port_stats(struct ib_device *ibdev,
 	struct vhca_dev *dev = to_vhca_dev(ibdev);
 
 	return rdma_alloc_hw_stats_struct(dev->hw_stat_descs,
-					  VHCA_HW_STATS_NUM,
+					  dev->num_hw_stats,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
@@ -54,11 +63,13 @@ int vhcad_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	struct vhca_dev *dev = to_vhca_dev(ibdev);
 	unsigned int i;
 
-	if (port != VHCA_PORT_NUM || stats->num_counters != VHCA_HW_STATS_NUM)
+	if (port != VHCA_PORT_NUM || stats->num_counters != dev->num_hw_stats)
 		return -EINVAL;
 
 	for (i = 0; i < VHCA_HW_STATS_NUM; i++)
 		stats->value[i] = vhcad_read_counter(dev,
 						     VHCA_HW_STATS_FIRST + i);
-	return VHCA_HW_STATS_NUM;
+	if (dev->has_cc)
+		vhcad_cc_read_counters(dev, &stats->value[VHCA_HW_STATS_NUM]);
+	return dev->num_hw_stats;
 }

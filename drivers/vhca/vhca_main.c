@@ -297,10 +297,14 @@ static int vhcad_dev_start(struct pci_dev *pdev, struct vhca_pci *fn)
 	if (err)
 		goto err_hw_fini;
 
+	err = vhcad_cc_init(dev);
+	if (err)
+		goto err_hw_fini;
+
 	if (!vhcad_is_ib(dev)) {
 		err = vhcad_netdev_create(dev);
 		if (err)
-			goto err_hw_fini;
+			goto err_cc_fini;
 	}
 
 	if (dev->caps & (VHCA_CAP_ROCE | VHCA_CAP_IB)) {
@@ -317,6 +321,8 @@ static int vhcad_dev_start(struct pci_dev *pdev, struct vhca_pci *fn)
 err_netdev_destroy:
 	if (!vhcad_is_ib(dev))
 		vhcad_netdev_destroy(dev);
+err_cc_fini:
+	vhcad_cc_fini(dev);
 err_hw_fini:
 	vhcad_hw_fini(dev);
 err_dealloc:
@@ -342,6 +348,7 @@ static void vhcad_dev_stop(struct vhca_pci *fn)
 		vhcad_ib_unregister(dev);
 	if (!vhcad_is_ib(dev))
 		vhcad_netdev_destroy(dev);
+	vhcad_cc_fini(dev);
 	vhcad_hw_fini(dev);
 	vhcad_link_fini(dev);
 	ib_dealloc_device(&dev->ibdev);

@@ -168,6 +168,23 @@ static void vhca_ib_trap_cb(void *opaque, uint16_t trap, uint16_t sm_lid,
     trace_vhca_ib_trap(trap, sm_lid, sent);
 }
 
+static void vhca_cc_cnp_sent_cb(void *opaque, uint32_t qpn,
+                                uint32_t dest_qpn)
+{
+    trace_vhca_cc_cnp_sent(qpn, dest_qpn);
+}
+
+static void vhca_cc_cnp_rcvd_cb(void *opaque, uint32_t qpn, bool handled)
+{
+    trace_vhca_cc_cnp_rcvd(qpn, handled);
+}
+
+static void vhca_cc_rate_cb(void *opaque, uint32_t qpn, uint64_t rate,
+                            uint64_t target, uint16_t alpha, uint8_t stage)
+{
+    trace_vhca_cc_rate(qpn, rate, target, alpha, stage);
+}
+
 static void vhca_cqe_error_cb(void *opaque, uint32_t cqn, uint32_t qpn,
                               uint64_t wr_id, uint8_t opcode, uint8_t status,
                               uint32_t vendor_err)
@@ -559,6 +576,9 @@ static const VhcaCoreOps vhca_core_ops = {
     .mad = vhca_mad_cb,
     .ib_port_state = vhca_ib_port_state_cb,
     .ib_trap = vhca_ib_trap_cb,
+    .cc_cnp_sent = vhca_cc_cnp_sent_cb,
+    .cc_cnp_rcvd = vhca_cc_cnp_rcvd_cb,
+    .cc_rate = vhca_cc_rate_cb,
     .srq_limit = vhca_srq_limit_cb,
     .mw_bind_refused = vhca_mw_bind_refused_cb,
     .mw_invalidated = vhca_mw_invalidated_cb,
