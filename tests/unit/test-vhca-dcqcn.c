@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "vhca-dcqcn.h"
+#include "vhca_hw.h"
 
 #define US          1000ull
 #define MBPS(x)     ((uint64_t)(x) * VHCA_DCQCN_MBPS)
@@ -643,6 +644,8 @@ static void test_params(void)
         uint32_t v;
 
         g_assert_cmpstr(info->name, ==, defaults[i].name);
+        /* The guest's devlink parameters are named by the header. */
+        g_assert_cmpstr(info->name, ==, vhca_cc_param_name(i));
         g_assert_cmpuint(info->def, ==, defaults[i].def);
         memcpy(&v, (char *)&p + info->offset, sizeof(v));
         g_assert_cmpuint(v, ==, defaults[i].def);
