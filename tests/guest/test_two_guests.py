@@ -288,16 +288,18 @@ class RdmaDevice(unittest.TestCase):
             self.assertIn("PASS", out)
 
 
-def header_counter_names():
-    """vhca_counter_name()'s table, in enum vhca_counter order, read from
-    include/vhca_hw.h: the names the guest tools must show."""
+def header_counter_names(function="vhca_counter_name", prefix="VHCA_CNT_",
+                         at_least=20):
+    """The table of include/vhca_hw.h's function, in its enum's order: the
+    names the guest tools must show (the COUNTERS registers by default;
+    vhca_cc_counter_name: the congestion counters QUERY_CC returns)."""
     path = os.path.join(os.path.dirname(__file__), "../../include/vhca_hw.h")
     with open(path) as f:
         text = f.read()
-    table = text[text.index("vhca_counter_name(unsigned int counter)"):]
-    names = re.findall(r'\[VHCA_CNT_(\w+)\]\s*= "(\w+)"',
+    table = text[text.index("%s(unsigned int counter)" % function):]
+    names = re.findall(r'\[%s(\w+)\]\s*=\s*"(\w+)"' % prefix,
                        table[:table.index("};")])
-    if len(names) < 20:
+    if len(names) < at_least:
         raise AssertionError("could not read the counter names: %r" % names)
     return names
 
@@ -310,11 +312,13 @@ class HwCounters(unittest.TestCase):
         names = header_counter_names()
         ids = [i for i, _ in names]
         first_roce = ids.index("ROCE_TX_PACKETS")
+        # The congestion counters follow in both (drivers/vhca/vhca_cc.c).
+        cc = header_counter_names("vhca_cc_counter_name", "VHCA_CC_CNT_", 5)
         g = fabric[1]
         self.assertEqual(sorted(g.hw_counters("ethtool")),
-                         sorted(n for _, n in names))
+                         sorted(n for _, n in names + cc))
         self.assertEqual(sorted(g.hw_counters("rdma")),
-                         sorted(n for _, n in names[first_roce:]))
+                         sorted(n for _, n in names[first_roce:] + cc))
 
     def test_rc_traffic_moves_packet_counters(self):
         before = [fabric[i].hw_counters() for i in (1, 2)]
