@@ -643,9 +643,12 @@ static void test_params(void)
         const VhcaDcqcnParamInfo *info = &vhca_dcqcn_param_info[i];
         uint32_t v;
 
-        g_assert_cmpstr(info->name, ==, defaults[i].name);
+        g_assert_cmpstr(vhca_dcqcn_param_name(info), ==, defaults[i].name);
         /* The guest's devlink parameters are named by the header. */
-        g_assert_cmpstr(info->name, ==, vhca_cc_param_name(i));
+        g_assert_cmpstr(vhca_dcqcn_param_name(info), ==,
+                        vhca_cc_param_name(i));
+        /* Entry i is the wire's parameter i (vhca_cc_params_from_wire). */
+        g_assert_cmpuint(info->offset, ==, i * sizeof(uint32_t));
         g_assert_cmpuint(info->def, ==, defaults[i].def);
         memcpy(&v, (char *)&p + info->offset, sizeof(v));
         g_assert_cmpuint(v, ==, defaults[i].def);
@@ -655,18 +658,19 @@ static void test_params(void)
     p.rp_min_dec_fac = 101;
     bad = vhca_dcqcn_params_violation(&p, &value);
     g_assert_nonnull(bad);
-    g_assert_cmpstr(bad->name, ==, "rp_min_dec_fac");
+    g_assert_cmpstr(vhca_dcqcn_param_name(bad), ==, "rp_min_dec_fac");
     g_assert_cmpuint(value, ==, 101);
     g_assert_cmpint(vhca_dcqcn_config_init(&cfg, &p, MBPS(1000)), ==, -1);
 
     vhca_dcqcn_params_default(&p);
     p.rp_time_reset = 0;
     bad = vhca_dcqcn_params_violation(&p, &value);
-    g_assert_cmpstr(bad->name, ==, "rp_time_reset");
+    g_assert_cmpstr(vhca_dcqcn_param_name(bad), ==, "rp_time_reset");
     p.rp_time_reset = 300;
     p.rp_initial_alpha_value = 1024;
     bad = vhca_dcqcn_params_violation(&p, &value);
-    g_assert_cmpstr(bad->name, ==, "rp_initial_alpha_value");
+    g_assert_cmpstr(vhca_dcqcn_param_name(bad), ==,
+                    "rp_initial_alpha_value");
 
     vhca_dcqcn_params_default(&p);
     g_assert_cmpint(vhca_dcqcn_config_init(&cfg, &p, 0), ==, -1);

@@ -128,7 +128,8 @@ uint8_t vhca_cmd_set_cc(VhcaCore *core, VhcaCmdCtx *ctx)
         ctx->syndrome = bad ? (uint32_t)(bad - vhca_dcqcn_param_info) : 0;
         return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
                              "%s %u outside %u..%u",
-                             bad ? bad->name : "parameter", value,
+                             bad ? vhca_dcqcn_param_name(bad) : "parameter",
+                             value,
                              bad ? bad->min : 0, bad ? bad->max : 0);
     }
     core->cc_flags = flags;

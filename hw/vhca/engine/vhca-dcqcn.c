@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "vhca-dcqcn.h"
+#include "vhca_hw.h"
 
 #define NS_PER_US               1000ull
 #define NS_PER_S                1000000000ull
@@ -34,8 +35,14 @@
  * choices differ in places (F = 5, g = 1/256, a 55 us timer, CNPs every
  * 50 us); the unit tests set those where they check the paper.
  */
+/*
+ * In the order of the header's enum vhca_cc_param, which is the wire's
+ * (struct vhca_cc_config) and VhcaDcqcnParams': the names are the
+ * header's (vhca_cc_param_name()), defined once for the driver's devlink
+ * parameters and the engine's messages.
+ */
 #define PARAM(field, unit, def, min, max) \
-    { #field, unit, offsetof(VhcaDcqcnParams, field), def, min, max }
+    { unit, offsetof(VhcaDcqcnParams, field), def, min, max }
 
 const VhcaDcqcnParamInfo vhca_dcqcn_param_info[] = {
     PARAM(rp_clamp_tgt_rate, "bool", 0, 0, 1),
@@ -70,6 +77,14 @@ _Static_assert(sizeof(vhca_dcqcn_param_info) /
                sizeof(vhca_dcqcn_param_info[0]) * sizeof(uint32_t) ==
                sizeof(VhcaDcqcnParams),
                "one vhca_dcqcn_param_info entry per parameter");
+_Static_assert(sizeof(vhca_dcqcn_param_info) /
+               sizeof(vhca_dcqcn_param_info[0]) == VHCA_CC_PARAM_MAX,
+               "one vhca_dcqcn_param_info entry per enum vhca_cc_param");
+
+const char *vhca_dcqcn_param_name(const VhcaDcqcnParamInfo *info)
+{
+    return vhca_cc_param_name((unsigned)(info - vhca_dcqcn_param_info));
+}
 
 static uint32_t *vhca_dcqcn_param(VhcaDcqcnParams *params,
                                   const VhcaDcqcnParamInfo *info)

@@ -54,8 +54,9 @@
  * The parameters, named and in the units of mlx5's cc_params (the
  * rp_* / np_* files of debugfs mlx5/<dev>/cc_params; the firmware's
  * RPG_* / DCE_TCP_* / *_CNP* settings).  All are uint32_t, so that one
- * table (vhca_dcqcn_param_info) gives each its name, unit, default and
- * range; vhca_dcqcn_params_default() fills in the defaults.
+ * table (vhca_dcqcn_param_info) gives each its unit, default and range
+ * (its name is the header's, vhca_cc_param_name());
+ * vhca_dcqcn_params_default() fills in the defaults.
  */
 typedef struct VhcaDcqcnParams {
     /* On a CNP, RT = RC always (1), or only after an increase (0). */
@@ -82,9 +83,11 @@ typedef struct VhcaDcqcnParams {
     uint32_t np_cnp_prio;           /* the CNP's 802.1Q PCP in mode 0 */
 } VhcaDcqcnParams;
 
-/* One parameter: its name (mlx5's), unit, default and valid range. */
+/*
+ * One parameter: its unit, default and valid range; its name (mlx5's)
+ * is vhca_dcqcn_param_name().
+ */
 typedef struct VhcaDcqcnParamInfo {
-    const char *name;
     const char *unit;
     size_t offset;                  /* of its uint32_t in VhcaDcqcnParams */
     uint32_t def;
@@ -95,6 +98,9 @@ typedef struct VhcaDcqcnParamInfo {
 /* Every parameter, in VhcaDcqcnParams' order. */
 extern const VhcaDcqcnParamInfo vhca_dcqcn_param_info[];
 extern const size_t vhca_dcqcn_param_count;
+
+/* The name of an entry of vhca_dcqcn_param_info: vhca_cc_param_name()'s. */
+const char *vhca_dcqcn_param_name(const VhcaDcqcnParamInfo *info);
 
 void vhca_dcqcn_params_default(VhcaDcqcnParams *params);
 
