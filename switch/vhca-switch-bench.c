@@ -161,19 +161,7 @@ static uint16_t smp(int fd, uint8_t method, uint16_t attr, uint32_t mod,
     size_t len;
     ssize_t n;
 
-    memset(mad, 0, sizeof(mad));
-    mad[VHCA_MAD_BASE_VERSION] = 1;
-    mad[VHCA_MAD_MGMT_CLASS] = VHCA_MGMT_CLASS_SUBN_DR;
-    mad[VHCA_MAD_CLASS_VERSION] = 1;
-    mad[VHCA_MAD_METHOD] = method;
-    mad[VHCA_MAD_HOP_PTR] = 1;
-    mad[VHCA_MAD_HOP_CNT] = 1;
-    vhca_st_be64(mad + VHCA_MAD_TID, 1);
-    vhca_st_be16(mad + VHCA_MAD_ATTR_ID, attr);
-    vhca_st_be32(mad + VHCA_MAD_ATTR_MOD, mod);
-    vhca_st_be16(mad + VHCA_SMP_DR_SLID, VHCA_IB_LID_PERMISSIVE);
-    vhca_st_be16(mad + VHCA_SMP_DR_DLID, VHCA_IB_LID_PERMISSIVE);
-    mad[VHCA_SMP_DR_INITIAL_PATH + 1] = 1;
+    vhca_smp_init_dr(mad, method, attr, mod, 1, 1, NULL);
     memcpy(mad + VHCA_SMP_DATA, data, VHCA_SMP_DATA_LEN);
     len = vhca_wire_build_smp(mad, VHCA_IB_LID_PERMISSIVE,
                               VHCA_IB_LID_PERMISSIVE, frame, sizeof(frame));
@@ -318,13 +306,8 @@ int main(int argc, char **argv)
     for (i = 0; i < size; i++) {
         payload[i] = (uint8_t)(i * 7);
     }
-    memset(&pkt, 0, sizeof(pkt));
-    pkt.link = VHCA_WIRE_LINK_IB;
-    pkt.lrh.dlid = LID_END2;
-    pkt.lrh.slid = LID_END1;
-    pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, RDMA_WRITE_MIDDLE);
-    pkt.tp.bth.pkey = 0xffff;
-    pkt.tp.bth.dest_qpn = 0x11;
+    vhca_wire_ib_init(&pkt, 0, LID_END2, LID_END1,
+                      VHCA_IB_OPCODE(RC, RDMA_WRITE_MIDDLE), 0xffff, 0x11);
     pkt.payload = payload;
     pkt.payload_len = size;
     len = vhca_wire_build(&pkt, run, sizeof(run));

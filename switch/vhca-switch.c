@@ -336,9 +336,7 @@ static void vhca_switch_gmp(VhcaSwitch *sw, unsigned in_port,
                             const uint8_t *frame, size_t len,
                             VhcaWirePacket *pkt)
 {
-    /* A GMP's packet is as long as an SMP's. */
-    uint8_t mad[VHCA_MAD_SIZE], out[VHCA_WIRE_SMP_LEN];
-    VhcaWirePacket resp;
+    uint8_t mad[VHCA_MAD_SIZE], out[VHCA_WIRE_GMP_LEN];
     unsigned out_port;
     size_t out_len;
 
@@ -355,19 +353,9 @@ static void vhca_switch_gmp(VhcaSwitch *sw, unsigned in_port,
     if (!vhca_switch_pma(sw, mad)) {
         return;
     }
-    memset(&resp, 0, sizeof(resp));
-    resp.link = VHCA_WIRE_LINK_IB;
-    resp.lrh.sl = pkt->lrh.sl;
-    resp.lrh.dlid = pkt->lrh.slid;
-    resp.lrh.slid = sw->lid;
-    resp.tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
-    resp.tp.bth.pkey = pkt->tp.bth.pkey;
-    resp.tp.bth.dest_qpn = pkt->tp.deth.src_qpn;
-    resp.tp.deth.qkey = VHCA_GSI_QKEY;
-    resp.tp.deth.src_qpn = 1;
-    resp.payload = mad;
-    resp.payload_len = sizeof(mad);
-    out_len = vhca_wire_build(&resp, out, sizeof(out));
+    out_len = vhca_wire_build_gmp(mad, pkt->lrh.sl, pkt->lrh.slid, sw->lid,
+                                  pkt->tp.bth.pkey, pkt->tp.deth.src_qpn,
+                                  out, sizeof(out));
     out_port = vhca_switch_lft_port(sw, pkt->lrh.slid);
     if (out_len) {
         vhca_switch_send(sw, out_port == VHCA_SWITCH_NO_PORT ? in_port :

@@ -204,7 +204,7 @@ static void test_node_desc_change(void)
  */
 static void test_bad_mkey(void)
 {
-    uint8_t smp[VHCA_MAD_SIZE] = { 0 };
+    uint8_t smp[VHCA_MAD_SIZE];
     uint8_t out[VHCA_MAD_SIZE];
     uint64_t tid = 0;
     const uint8_t *notice;
@@ -215,14 +215,10 @@ static void test_bad_mkey(void)
     t.n.h->core.ib.mkey = 0x1122334455667788ull;
     t.n.h->core.ib.mkey_protect = 1;
 
-    smp[VHCA_MAD_BASE_VERSION] = 1;
-    smp[VHCA_MAD_MGMT_CLASS] = VHCA_MGMT_CLASS_SUBN_DR;
-    smp[VHCA_MAD_CLASS_VERSION] = 1;
-    smp[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_SET;
+    vhca_mad_init(smp, VHCA_MGMT_CLASS_SUBN_DR, VHCA_MAD_METHOD_SET,
+                  VHCA_SMP_ATTR_PORT_INFO, 1, 0);
     smp[VHCA_MAD_HOP_PTR] = 2;
     smp[VHCA_MAD_HOP_CNT] = 2;
-    vhca_st_be16(smp + VHCA_MAD_ATTR_ID, VHCA_SMP_ATTR_PORT_INFO);
-    vhca_st_be32(smp + VHCA_MAD_ATTR_MOD, 1);
     vhca_st_be64(smp + VHCA_SMP_MKEY, 0xbad);
     vhca_st_be16(smp + VHCA_SMP_DR_SLID, 0xffff);
     for (i = 0; i < 3; i++) {
@@ -329,28 +325,15 @@ static void test_when_not_sent(void)
  */
 static void test_wire_slid_zero_dropped(void)
 {
-    uint8_t mad[VHCA_MAD_SIZE] = { 0 };
-    uint8_t frame[512];
-    VhcaWirePacket pkt;
+    uint8_t mad[VHCA_MAD_SIZE];
+    uint8_t frame[VHCA_WIRE_SMP_LEN];
     TrapNode t;
     size_t len;
 
     trap_node_init(&t);
-    mad[VHCA_MAD_BASE_VERSION] = 1;
-    mad[VHCA_MAD_MGMT_CLASS] = VHCA_MGMT_CLASS_SUBN_LID;
-    mad[VHCA_MAD_CLASS_VERSION] = 1;
-    mad[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_TRAP;
-    memset(&pkt, 0, sizeof(pkt));
-    pkt.link = VHCA_WIRE_LINK_IB;
-    pkt.lrh.vl = VHCA_IB_VL_SMP;
-    pkt.lrh.dlid = OUR_LID;
-    pkt.lrh.slid = 0;
-    pkt.tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
-    pkt.tp.bth.pkey = 0xffff;
-    pkt.tp.bth.dest_qpn = VHCA_SMI_QPN;
-    pkt.payload = mad;
-    pkt.payload_len = sizeof(mad);
-    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    vhca_mad_init(mad, VHCA_MGMT_CLASS_SUBN_LID, VHCA_MAD_METHOD_TRAP, 0, 0,
+                  0);
+    len = vhca_wire_build_smp(mad, OUR_LID, 0, frame, sizeof(frame));
     g_assert_cmpuint(len, >, 0);
     harness_deliver(t.n.h, frame, len);
     harness_run(t.n.h);
@@ -358,8 +341,7 @@ static void test_wire_slid_zero_dropped(void)
     g_assert_cmpuint(counter(t.n.h, VHCA_CNT_DROP_MALFORMED), ==, 1);
 
     /* The same from SLID 2 is an SMP like any other. */
-    pkt.lrh.slid = 2;
-    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    len = vhca_wire_build_smp(mad, OUR_LID, 2, frame, sizeof(frame));
     harness_deliver(t.n.h, frame, len);
     harness_run(t.n.h);
     expect_cqe(&t.n, &t.n.rcq, 1, VHCA_WC_SUCCESS, VHCA_WC_RECV);

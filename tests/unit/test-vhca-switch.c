@@ -20,6 +20,7 @@
 #define NPORTS      4
 #define GUID        0x0002c90300001234ull
 #define MAX_OUT     16
+#define TID         0x1234          /* the SM's requests' */
 
 typedef struct Out {
     unsigned port;
@@ -64,51 +65,21 @@ static size_t packet(uint8_t *buf, uint8_t vl, uint16_t dlid, uint16_t slid,
 {
     VhcaWirePacket pkt;
 
-    memset(&pkt, 0, sizeof(pkt));
-    pkt.link = VHCA_WIRE_LINK_IB;
-    pkt.lrh.vl = vl;
-    pkt.lrh.dlid = dlid;
-    pkt.lrh.slid = slid;
-    pkt.tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
-    pkt.tp.bth.pkey = 0xffff;
-    pkt.tp.bth.dest_qpn = qpn;
+    vhca_wire_ib_init(&pkt, vl, dlid, slid, VHCA_IB_OPCODE(UD, SEND_ONLY),
+                      0xffff, qpn);
     pkt.tp.deth.qkey = 0x11111111;
     pkt.payload = payload;
     pkt.payload_len = (uint32_t)len;
     return vhca_wire_build(&pkt, buf, 8192);
 }
 
-/*
- * A directed route SMP as it leaves the SM's CA (C14-9:1 done there:
- * hop pointer 1): @hops hops, the ports of the initial path after the
- * CA's own.
- */
-static void dr_smp(uint8_t *mad, uint8_t method, uint16_t attr,
-                   uint32_t mod, uint8_t hops, const uint8_t *path)
-{
-    memset(mad, 0, VHCA_MAD_SIZE);
-    mad[VHCA_MAD_BASE_VERSION] = 1;
-    mad[VHCA_MAD_MGMT_CLASS] = VHCA_MGMT_CLASS_SUBN_DR;
-    mad[VHCA_MAD_CLASS_VERSION] = 1;
-    mad[VHCA_MAD_METHOD] = method;
-    mad[VHCA_MAD_HOP_PTR] = 1;
-    mad[VHCA_MAD_HOP_CNT] = hops;
-    vhca_st_be64(mad + VHCA_MAD_TID, 0x1234);
-    vhca_st_be16(mad + VHCA_MAD_ATTR_ID, attr);
-    vhca_st_be32(mad + VHCA_MAD_ATTR_MOD, mod);
-    vhca_st_be16(mad + VHCA_SMP_DR_SLID, VHCA_IB_LID_PERMISSIVE);
-    vhca_st_be16(mad + VHCA_SMP_DR_DLID, VHCA_IB_LID_PERMISSIVE);
-    mad[VHCA_SMP_DR_INITIAL_PATH + 1] = 1;
-    if (hops > 1 && path) {
-        memcpy(mad + VHCA_SMP_DR_INITIAL_PATH + 2, path, hops - 1);
-    }
-}
-
+/* A directed route SMP from the SM's CA, into @port. */
 static void deliver_smp(VhcaSwitch *sw, unsigned port, const uint8_t *mad)
 {
-    uint8_t frame[1024];
-    size_t len = packet(frame, VHCA_IB_VL_SMP, VHCA_IB_LID_PERMISSIVE,
-                        VHCA_IB_LID_PERMISSIVE, 0, mad, VHCA_MAD_SIZE);
+    uint8_t frame[VHCA_WIRE_SMP_LEN];
+    size_t len = vhca_wire_build_smp(mad, VHCA_IB_LID_PERMISSIVE,
+                                     VHCA_IB_LID_PERMISSIVE, frame,
+                                     sizeof(frame));
 
     vhca_switch_receive(sw, port, frame, len);
 }
@@ -136,7 +107,7 @@ static uint16_t sm_request(VhcaSwitch *sw, Sent *s, unsigned port,
     VhcaWirePacket pkt;
     unsigned before = s->n;
 
-    dr_smp(mad, method, attr, mod, 1, NULL);
+    vhca_smp_init_dr(mad, method, attr, mod, TID, 1, NULL);
     if (set_data) {
         memcpy(mad + VHCA_SMP_DATA, set_data, VHCA_SMP_DATA_LEN);
     }
@@ -148,7 +119,7 @@ static uint16_t sm_request(VhcaSwitch *sw, Sent *s, unsigned port,
     /* C14-13:1: the responder took the hop pointer back to the count. */
     g_assert_cmpuint(resp[VHCA_MAD_HOP_PTR], ==, 1);
     g_assert_cmpuint(resp[VHCA_SMP_DR_RETURN_PATH + 1], ==, port);
-    g_assert_cmphex(vhca_ld_be64(resp + VHCA_MAD_TID), ==, 0x1234);
+    g_assert_cmphex(vhca_ld_be64(resp + VHCA_MAD_TID), ==, TID);
     if (data) {
         memcpy(data, resp + VHCA_SMP_DATA, VHCA_SMP_DATA_LEN);
     }
@@ -316,7 +287,8 @@ static void test_dr_forwarding(void)
     Sent s;
 
     switch_new(&sw, &s);
-    dr_smp(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0, 2, path);
+    vhca_smp_init_dr(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0,
+                     TID, 2, path);
     deliver_smp(&sw, 1, mad);
     g_assert_cmpuint(s.n, ==, 1);
     g_assert_cmpuint(s.out[0].port, ==, 3);
@@ -348,19 +320,24 @@ static void test_dr_refused(void)
     Sent s;
 
     switch_new(&sw, &s);
-    dr_smp(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0, 64, NULL);
+    vhca_smp_init_dr(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0,
+                     TID, 64, NULL);
     deliver_smp(&sw, 1, mad);
-    dr_smp(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0, 1, NULL);
+    vhca_smp_init_dr(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0,
+                     TID, 1, NULL);
     mad[VHCA_MAD_HOP_PTR] = 0;
     deliver_smp(&sw, 1, mad);
     mad[VHCA_MAD_HOP_PTR] = 3;
     deliver_smp(&sw, 1, mad);
-    dr_smp(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0, 2, no_port);
+    vhca_smp_init_dr(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0,
+                     TID, 2, no_port);
     deliver_smp(&sw, 1, mad);
-    dr_smp(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0, 2, port0);
+    vhca_smp_init_dr(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0,
+                     TID, 2, port0);
     deliver_smp(&sw, 1, mad);
     /* A returning SMP whose pointer is not on a hop of ours. */
-    dr_smp(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0, 2, NULL);
+    vhca_smp_init_dr(mad, VHCA_MAD_METHOD_GET, VHCA_SMP_ATTR_NODE_INFO, 0,
+                     TID, 2, NULL);
     vhca_mad_make_response(mad, 0);
     mad[VHCA_MAD_HOP_PTR] = 1;
     deliver_smp(&sw, 1, mad);
@@ -424,7 +401,7 @@ static void test_lft_forwarding(void)
 /* A LID routed SMP to the switch's LID, answered by the LFT's way back. */
 static void test_lid_routed_smp(void)
 {
-    uint8_t frame[1024], mad[VHCA_MAD_SIZE] = { 0 };
+    uint8_t frame[1024], mad[VHCA_MAD_SIZE];
     const uint8_t *resp;
     VhcaWirePacket pkt;
     VhcaSwitch sw;
@@ -434,12 +411,9 @@ static void test_lid_routed_smp(void)
     switch_new(&sw, &s);
     sm_configure(&sw, &s);
     set_lft(&sw, &s, 1, 3);
-    mad[VHCA_MAD_BASE_VERSION] = 1;
-    mad[VHCA_MAD_MGMT_CLASS] = VHCA_MGMT_CLASS_SUBN_LID;
-    mad[VHCA_MAD_CLASS_VERSION] = 1;
-    mad[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_GET;
-    vhca_st_be16(mad + VHCA_MAD_ATTR_ID, VHCA_SMP_ATTR_NODE_INFO);
-    len = packet(frame, VHCA_IB_VL_SMP, 7, 1, 0, mad, sizeof(mad));
+    vhca_mad_init(mad, VHCA_MGMT_CLASS_SUBN_LID, VHCA_MAD_METHOD_GET,
+                  VHCA_SMP_ATTR_NODE_INFO, 0, 0);
+    len = vhca_wire_build_smp(mad, 7, 1, frame, sizeof(frame));
     vhca_switch_receive(&sw, 3, frame, len);
     g_assert_cmpuint(s.n, ==, 1);
     g_assert_cmpuint(s.out[0].port, ==, 3);
@@ -523,16 +497,11 @@ static void test_partition_enforcement(void)
     g_assert_cmpuint(vhca_mad_get(pi, VHCA_PI_PART_ENF_OUTBOUND), ==, 1);
     s.n = 0;
 
-    memset(&pkt, 0, sizeof(pkt));
-    pkt.link = VHCA_WIRE_LINK_IB;
-    pkt.lrh.dlid = 5;
-    pkt.lrh.slid = 6;
-    pkt.tp.bth.opcode = VHCA_IB_OPCODE(RC, SEND_ONLY);
-    pkt.tp.bth.dest_qpn = 0x42;
+    /* In port 1's partitions, in port 2's: through. */
+    vhca_wire_ib_init(&pkt, 0, 5, 6, VHCA_IB_OPCODE(RC, SEND_ONLY), 0x8001,
+                      0x42);
     pkt.payload = payload;
     pkt.payload_len = sizeof(payload);
-    /* In port 1's partitions, in port 2's: through. */
-    pkt.tp.bth.pkey = 0x8001;
     len = vhca_wire_build(&pkt, frame, sizeof(frame));
     vhca_switch_receive(&sw, 1, frame, len);
     g_assert_cmpuint(s.n, ==, 1);
@@ -554,28 +523,16 @@ static void test_partition_enforcement(void)
 static uint16_t pma_get(VhcaSwitch *sw, Sent *s, uint16_t attr,
                         uint8_t port, uint8_t *data)
 {
-    uint8_t frame[1024], mad[VHCA_MAD_SIZE] = { 0 };
+    uint8_t frame[VHCA_WIRE_GMP_LEN], mad[VHCA_MAD_SIZE];
     VhcaWirePacket pkt;
     size_t len;
 
-    mad[VHCA_MAD_BASE_VERSION] = 1;
-    mad[VHCA_MAD_MGMT_CLASS] = VHCA_MGMT_CLASS_PERF;
-    mad[VHCA_MAD_CLASS_VERSION] = 1;
-    mad[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_GET;
-    vhca_st_be16(mad + VHCA_MAD_ATTR_ID, attr);
+    vhca_mad_init(mad, VHCA_MGMT_CLASS_PERF, VHCA_MAD_METHOD_GET, attr, 0,
+                  0);
     vhca_mad_set(mad + VHCA_PMA_DATA, VHCA_PMA_PORT_SELECT, port);
-    memset(&pkt, 0, sizeof(pkt));
-    pkt.link = VHCA_WIRE_LINK_IB;
-    pkt.lrh.dlid = 7;
-    pkt.lrh.slid = 1;
-    pkt.tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
-    pkt.tp.bth.pkey = 0xffff;
-    pkt.tp.bth.dest_qpn = 1;
-    pkt.tp.deth.qkey = VHCA_GSI_QKEY;
-    pkt.tp.deth.src_qpn = 1;
-    pkt.payload = mad;
-    pkt.payload_len = sizeof(mad);
-    len = vhca_wire_build(&pkt, frame, sizeof(frame));
+    /* From the performance manager's QP1 at LID 1. */
+    len = vhca_wire_build_gmp(mad, 0, 7, 1, 0xffff, VHCA_GSI_QPN, frame,
+                              sizeof(frame));
     s->n = 0;
     vhca_switch_receive(sw, 3, frame, len);
     g_assert_cmpuint(s->n, ==, 1);

@@ -19,8 +19,10 @@
 #define HW_VHCA_MAD_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "vhca-internal.h"
+#include "vhca-wire.h"
 
 /* 13.4.2 Common MAD header: byte offsets. */
 #define VHCA_MAD_BASE_VERSION       0
@@ -295,6 +297,55 @@ static inline void vhca_mad_make_response(uint8_t *mad, uint16_t status)
     }
     mad[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_GET_RESP;
     vhca_st_be16(mad + VHCA_MAD_STATUS, status);
+}
+
+/*
+ * A request's common MAD header (13.4.2) in the 256 bytes at @mad, the
+ * rest zero: BaseVersion 1, @mgmt_class at its class version (1 for
+ * SubnMgt, 14.2.1, and PerfMgt, 16.1.1), @method, @tid and the
+ * attribute.  For the SMA's traps (vhca-trap.c), and for the tests and
+ * the switch's bench, which play a subnet or performance manager.
+ */
+static inline void vhca_mad_init(uint8_t *mad, uint8_t mgmt_class,
+                                 uint8_t method, uint16_t attr_id,
+                                 uint32_t attr_mod, uint64_t tid)
+{
+    memset(mad, 0, VHCA_MAD_SIZE);
+    mad[VHCA_MAD_BASE_VERSION] = VHCA_MAD_BASE_VERSION_IB;
+    mad[VHCA_MAD_MGMT_CLASS] = mgmt_class;
+    mad[VHCA_MAD_CLASS_VERSION] = mgmt_class == VHCA_MGMT_CLASS_PERF ?
+                                  VHCA_PMA_CLASS_VERSION :
+                                  VHCA_SMP_CLASS_VERSION;
+    mad[VHCA_MAD_METHOD] = method;
+    vhca_st_be64(mad + VHCA_MAD_TID, tid);
+    vhca_st_be16(mad + VHCA_MAD_ATTR_ID, attr_id);
+    vhca_st_be32(mad + VHCA_MAD_ATTR_MOD, attr_mod);
+}
+
+/*
+ * A directed route SMP (14.2.2) as it leaves an SM's CA by its port 1,
+ * C14-9:1 done there (hop pointer 1): @hop_cnt hops, DrSLID and DrDLID
+ * permissive (directed all the way), and the initial path that port
+ * then the @hop_cnt - 1 ports of @path (NULL: none given).  For the
+ * tests and the switch's bench, which play the SM.
+ */
+static inline void vhca_smp_init_dr(uint8_t *mad, uint8_t method,
+                                    uint16_t attr_id, uint32_t attr_mod,
+                                    uint64_t tid, uint8_t hop_cnt,
+                                    const uint8_t *path)
+{
+    vhca_mad_init(mad, VHCA_MGMT_CLASS_SUBN_DR, method, attr_id, attr_mod,
+                  tid);
+    mad[VHCA_MAD_HOP_PTR] = 1;
+    mad[VHCA_MAD_HOP_CNT] = hop_cnt;
+    vhca_st_be16(mad + VHCA_SMP_DR_SLID, VHCA_IB_LID_PERMISSIVE);
+    vhca_st_be16(mad + VHCA_SMP_DR_DLID, VHCA_IB_LID_PERMISSIVE);
+    mad[VHCA_SMP_DR_INITIAL_PATH + 1] = 1;
+    if (path && hop_cnt > 1) {
+        /* Initial path entries 2..63: the 64 bytes hold no more. */
+        memcpy(mad + VHCA_SMP_DR_INITIAL_PATH + 2, path,
+               hop_cnt - 1 < 62 ? hop_cnt - 1 : 62);
+    }
 }
 
 /*

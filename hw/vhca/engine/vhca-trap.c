@@ -78,17 +78,12 @@ static void vhca_trap_send(VhcaCore *core, const uint8_t *notice)
     if (!sent) {
         return;
     }
-    memset(mad, 0, sizeof(mad));
-    mad[VHCA_MAD_BASE_VERSION] = VHCA_MAD_BASE_VERSION_IB;
-    mad[VHCA_MAD_MGMT_CLASS] = VHCA_MGMT_CLASS_SUBN_LID;
-    mad[VHCA_MAD_CLASS_VERSION] = VHCA_SMP_CLASS_VERSION;
-    mad[VHCA_MAD_METHOD] = VHCA_MAD_METHOD_TRAP;
     /* A new TID for each trap (13.4.6.4); never 0. */
     if (++ib->trap_tid == 0) {
         ib->trap_tid = 1;
     }
-    vhca_st_be64(mad + VHCA_MAD_TID, ib->trap_tid);
-    vhca_st_be16(mad + VHCA_MAD_ATTR_ID, VHCA_SMP_ATTR_NOTICE);
+    vhca_mad_init(mad, VHCA_MGMT_CLASS_SUBN_LID, VHCA_MAD_METHOD_TRAP,
+                  VHCA_SMP_ATTR_NOTICE, 0, ib->trap_tid);
     /* M_Key 0 (o14-1, as hfi1): the SM does not check a trap's. */
     memcpy(mad + VHCA_SMP_DATA, notice, VHCA_SMP_DATA_LEN);
     vhca_trap_deliver(core, mad);

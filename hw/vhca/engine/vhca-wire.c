@@ -832,18 +832,45 @@ static const char *const vhca_wire_error_names[VHCA_WIRE_ERR__MAX] = {
     [VHCA_WIRE_ERR_GRH]             = "grh",
 };
 
+void vhca_wire_ib_init(VhcaWirePacket *pkt, uint8_t vl, uint16_t dlid,
+                       uint16_t slid, uint8_t opcode, uint16_t pkey,
+                       uint32_t dest_qpn)
+{
+    memset(pkt, 0, sizeof(*pkt));
+    pkt->link = VHCA_WIRE_LINK_IB;
+    pkt->lrh.vl = vl;
+    pkt->lrh.dlid = dlid;
+    pkt->lrh.slid = slid;
+    pkt->tp.bth.opcode = opcode;
+    pkt->tp.bth.pkey = pkey;
+    pkt->tp.bth.dest_qpn = dest_qpn;
+}
+
 size_t vhca_wire_build_smp(const uint8_t *mad, uint16_t dlid, uint16_t slid,
                            uint8_t *buf, size_t size)
 {
     VhcaWirePacket pkt;
 
-    memset(&pkt, 0, sizeof(pkt));
-    pkt.link = VHCA_WIRE_LINK_IB;
-    pkt.lrh.vl = VHCA_IB_VL_SMP;
-    pkt.lrh.dlid = dlid;
-    pkt.lrh.slid = slid;
-    pkt.tp.bth.opcode = VHCA_IB_OPCODE(UD, SEND_ONLY);
-    pkt.tp.bth.pkey = 0xffff;       /* 14.2.2: SMPs carry the default */
+    /* 14.2.2: SMPs carry the default P_Key, QP0 to QP0. */
+    vhca_wire_ib_init(&pkt, VHCA_IB_VL_SMP, dlid, slid,
+                      VHCA_IB_OPCODE(UD, SEND_ONLY), 0xffff, VHCA_SMI_QPN);
+    pkt.payload = mad;
+    pkt.payload_len = VHCA_MAD_SIZE;
+    return vhca_wire_build(&pkt, buf, size);
+}
+
+size_t vhca_wire_build_gmp(const uint8_t *mad, uint8_t sl, uint16_t dlid,
+                           uint16_t slid, uint16_t pkey, uint32_t dest_qpn,
+                           uint8_t *buf, size_t size)
+{
+    VhcaWirePacket pkt;
+
+    vhca_wire_ib_init(&pkt, 0, dlid, slid, VHCA_IB_OPCODE(UD, SEND_ONLY),
+                      pkey, dest_qpn);
+    pkt.lrh.sl = sl;
+    /* 13.5.1: the GSI is QP1 and uses the well-known Q_Key. */
+    pkt.tp.deth.qkey = VHCA_GSI_QKEY;
+    pkt.tp.deth.src_qpn = VHCA_GSI_QPN;
     pkt.payload = mad;
     pkt.payload_len = VHCA_MAD_SIZE;
     return vhca_wire_build(&pkt, buf, size);

@@ -471,6 +471,17 @@ uint32_t vhca_wire_flow_label(uint32_t lqpn, uint32_t rqpn);
 size_t vhca_wire_build(const VhcaWirePacket *pkt, uint8_t *buf, size_t size);
 
 /*
+ * Make @pkt an InfiniBand packet without a GRH for vhca_wire_build():
+ * LRH on VL @vl from @slid to @dlid, BTH @opcode to QP @dest_qpn with
+ * P_Key @pkey, every other field 0 (the caller adds what its opcode
+ * carries: DETH, RETH, the payload).  The SMP and GMP builders below
+ * start from it, and so do the tests and the switch's bench.
+ */
+void vhca_wire_ib_init(VhcaWirePacket *pkt, uint8_t vl, uint16_t dlid,
+                       uint16_t slid, uint8_t opcode, uint16_t pkey,
+                       uint32_t dest_qpn);
+
+/*
  * An SMP as an IB packet (14.2.2): LRH on VL15 from @slid to @dlid, a
  * UD SEND ONLY from QP0 to QP0 with the default P_Key, the 256-byte
  * @mad, ICRC and VCRC.  For the SMA's traps (vhca-trap.c) and the
@@ -481,6 +492,22 @@ size_t vhca_wire_build(const VhcaWirePacket *pkt, uint8_t *buf, size_t size);
                              VHCA_IB_DETH_LEN + VHCA_MAD_SIZE + \
                              VHCA_IB_ICRC_LEN + VHCA_IB_VCRC_LEN)
 size_t vhca_wire_build_smp(const uint8_t *mad, uint16_t dlid, uint16_t slid,
+                           uint8_t *buf, size_t size);
+
+/*
+ * A GMP as an IB packet (13.5.1, 13.5.3): LRH on VL0 and SL @sl from
+ * @slid to @dlid, a UD SEND ONLY from QP1 (the GSI) to QP @dest_qpn with
+ * P_Key @pkey and the GSI's Q_Key (VHCA_GSI_QKEY), the 256-byte @mad,
+ * ICRC and VCRC; no GRH.  For a GSI agent's replies (the switch's PMA,
+ * switch/vhca-switch.c: back to the requester's QP, on its SL and
+ * P_Key) and the requests of the tests.  Returns the length, 0 if @size
+ * is too small.  The same length as an SMP's: the headers are the same.
+ */
+#define VHCA_WIRE_GMP_LEN   (VHCA_IB_LRH_LEN + VHCA_IB_BTH_LEN + \
+                             VHCA_IB_DETH_LEN + VHCA_MAD_SIZE + \
+                             VHCA_IB_ICRC_LEN + VHCA_IB_VCRC_LEN)
+size_t vhca_wire_build_gmp(const uint8_t *mad, uint8_t sl, uint16_t dlid,
+                           uint16_t slid, uint16_t pkey, uint32_t dest_qpn,
                            uint8_t *buf, size_t size);
 
 /* Why vhca_wire_parse() refused a frame; VHCA_WIRE_OK if it did not. */
