@@ -482,8 +482,10 @@ static const SwitchAttr switch_attrs[] = {
  */
 static bool mkey_ok(VhcaSwitch *sw, const uint8_t *mad, uint8_t method)
 {
-    if (!sw->mkey || vhca_ld_be64(mad + VHCA_SMP_MKEY) == sw->mkey ||
-        (method == VHCA_MAD_METHOD_GET && sw->mkey_protect < 2)) {
+    bool matches = !sw->mkey ||
+                   vhca_ld_be64(mad + VHCA_SMP_MKEY) == sw->mkey;
+
+    if (vhca_sma_mkey_passes(matches, method, sw->mkey_protect)) {
         return true;
     }
     if (sw->mkey_violations != UINT16_MAX) {
@@ -492,6 +494,11 @@ static bool mkey_ok(VhcaSwitch *sw, const uint8_t *mad, uint8_t method)
     return false;
 }
 
+/*
+ * The checks are every SMA's, the HCA's too (vhca_sma_check(),
+ * vhca-mad.h, which says why the attribute dispatch is each agent's
+ * own).
+ */
 bool vhca_switch_sma(VhcaSwitch *sw, VhcaSwitchSmp *smp)
 {
     uint8_t *mad = smp->mad;
@@ -500,22 +507,18 @@ bool vhca_switch_sma(VhcaSwitch *sw, VhcaSwitchSmp *smp)
     uint32_t mod = vhca_ld_be32(mad + VHCA_MAD_ATTR_MOD);
     uint8_t data[VHCA_SMP_DATA_LEN];
     const SwitchAttr *attr = NULL;
-    uint16_t status = 0;
+    uint16_t status;
     size_t i;
 
-    /* Responses, traps and reports are for an SM: the switch has none. */
-    if ((method & VHCA_MAD_METHOD_RESP) || method == VHCA_MAD_METHOD_TRAP) {
+    /* Responses and traps are for an SM: the switch has none. */
+    switch (vhca_sma_check(mad, &status)) {
+    case VHCA_SMA_NOT_OURS:
         return false;
-    }
-    if (mad[VHCA_MAD_BASE_VERSION] != VHCA_MAD_BASE_VERSION_IB ||
-        mad[VHCA_MAD_CLASS_VERSION] != VHCA_SMP_CLASS_VERSION) {
-        vhca_mad_make_response(mad, VHCA_MAD_STATUS_BAD_VERSION);
+    case VHCA_SMA_ANSWER:
+        vhca_mad_make_response(mad, status);
         return true;
-    }
-    if (method != VHCA_MAD_METHOD_GET && method != VHCA_MAD_METHOD_SET &&
-        method != VHCA_MAD_METHOD_TRAP_REPRESS) {
-        vhca_mad_make_response(mad, VHCA_MAD_STATUS_UNSUP_METHOD);
-        return true;
+    case VHCA_SMA_REQUEST:
+        break;
     }
     if (!mkey_ok(sw, mad, method)) {
         sw->drops[VHCA_SWITCH_DROP_MKEY]++;
@@ -529,8 +532,9 @@ bool vhca_switch_sma(VhcaSwitch *sw, VhcaSwitchSmp *smp)
             attr = &switch_attrs[i];
         }
     }
-    if (!attr || (method == VHCA_MAD_METHOD_SET && !attr->set)) {
-        vhca_mad_make_response(mad, VHCA_MAD_STATUS_UNSUP_ATTR);
+    status = vhca_sma_attr_status(attr != NULL, attr && attr->set, method);
+    if (status) {
+        vhca_mad_make_response(mad, status);
         return true;
     }
     sw->smps++;

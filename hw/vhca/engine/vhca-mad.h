@@ -300,6 +300,75 @@ static inline void vhca_mad_make_response(uint8_t *mad, uint16_t status)
 }
 
 /*
+ * The rules every subnet management agent applies before its attributes,
+ * the HCA's (vhca_sma_process(), vhca-sma.c) and the switch's
+ * (vhca_switch_sma(), switch/vhca-switch-sma.c) alike; both answer with
+ * vhca_mad_make_response().  What is not shared, and why: each keeps
+ * its own attribute table, as the handlers read and write their own
+ * agent (VhcaCore, with the MAD_IFC flags; VhcaSwitch, with the port
+ * the SMP came in by), and one table for both would reach them through
+ * void pointers; and what follows a failed M_Key differs (the HCA runs
+ * the M_Key lease and sends trap 256, 14.2.4.2; the switch counts a
+ * drop).
+ */
+typedef enum VhcaSmaCheck {
+    VHCA_SMA_NOT_OURS,      /* a response or a Trap: for an SM; no answer */
+    VHCA_SMA_ANSWER,        /* answer at once with the status given */
+    VHCA_SMA_REQUEST,       /* Get, Set, TrapRepress: the M_Key next */
+} VhcaSmaCheck;
+
+/*
+ * SMP @mad's header (13.4.7, 14.2.5.1): responses and Traps are an SM's
+ * business; a BaseVersion or ClassVersion other than 1 is answered
+ * BAD_VERSION, a method other than Get, Set and TrapRepress
+ * UNSUP_METHOD (*status; 0 for a request).
+ */
+static inline VhcaSmaCheck vhca_sma_check(const uint8_t *mad,
+                                          uint16_t *status)
+{
+    uint8_t method = mad[VHCA_MAD_METHOD];
+
+    *status = 0;
+    if ((method & VHCA_MAD_METHOD_RESP) || method == VHCA_MAD_METHOD_TRAP) {
+        return VHCA_SMA_NOT_OURS;
+    }
+    if (mad[VHCA_MAD_BASE_VERSION] != VHCA_MAD_BASE_VERSION_IB ||
+        mad[VHCA_MAD_CLASS_VERSION] != VHCA_SMP_CLASS_VERSION) {
+        *status = VHCA_MAD_STATUS_BAD_VERSION;
+        return VHCA_SMA_ANSWER;
+    }
+    if (method != VHCA_MAD_METHOD_GET && method != VHCA_MAD_METHOD_SET &&
+        method != VHCA_MAD_METHOD_TRAP_REPRESS) {
+        *status = VHCA_MAD_STATUS_UNSUP_METHOD;
+        return VHCA_SMA_ANSWER;
+    }
+    return VHCA_SMA_REQUEST;
+}
+
+/*
+ * 14.2.4.1, protection levels (M_KeyProtectBits @protect): an SMP whose
+ * M_Key does not match (@matches false: it is not the port's, which is
+ * not 0) passes only as a Get below level 2 - a Set or TrapRepress
+ * never does.  A failure is an M_Key violation: no answer.
+ */
+static inline bool vhca_sma_mkey_passes(bool matches, uint8_t method,
+                                        uint8_t protect)
+{
+    return matches || (method == VHCA_MAD_METHOD_GET && protect < 2);
+}
+
+/*
+ * After the checks, the attribute (13.4.7): one the agent lacks, or a
+ * Set of one it only reads, is answered UNSUP_ATTR.
+ */
+static inline uint16_t vhca_sma_attr_status(bool found, bool settable,
+                                            uint8_t method)
+{
+    return !found || (method == VHCA_MAD_METHOD_SET && !settable) ?
+           VHCA_MAD_STATUS_UNSUP_ATTR : 0;
+}
+
+/*
  * A request's common MAD header (13.4.2) in the 256 bytes at @mad, the
  * rest zero: BaseVersion 1, @mgmt_class at its class version (1 for
  * SubnMgt, 14.2.1, and PerfMgt, 16.1.1), @method, @tid and the

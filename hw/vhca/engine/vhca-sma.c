@@ -267,22 +267,24 @@ static bool vhca_sma_mkey_matches(const VhcaCore *core,
 /*
  * 14.2.4.1, protection levels (M_KeyProtectBits): a Set or TrapRepress
  * with the wrong M_Key always fails; a Get fails only at levels 2 and 3
- * (level 1 hides PortInfo:M_Key instead; level 3 is as 2 for an SMA, as
- * in qib and hfi1).  A failed check is an M_Key violation: counted,
- * the lease starts, the SMP is discarded without a response, and the
- * SM hears of it by a Bad M_Key trap (14.2.4.2, trap 256).
+ * (vhca_sma_mkey_passes(); level 1 hides PortInfo:M_Key instead; level
+ * 3 is as 2 for an SMA, as in qib and hfi1).  A failed check is an
+ * M_Key violation: counted, the lease starts, the SMP is discarded
+ * without a response, and the SM hears of it by a Bad M_Key trap
+ * (14.2.4.2, trap 256).
  */
 static bool vhca_sma_mkey_ok(VhcaCore *core, const VhcaMadReq *req,
                              uint8_t method)
 {
     VhcaIbPort *ib = &core->ib;
+    bool matches;
 
     vhca_ib_mkey_lease_check(core);
-    if (vhca_sma_mkey_matches(core, req)) {
+    matches = vhca_sma_mkey_matches(core, req);
+    if (matches) {
         ib->mkey_lease_deadline_ns = 0;
-        return true;
     }
-    if (method == VHCA_MAD_METHOD_GET && ib->mkey_protect < 2) {
+    if (vhca_sma_mkey_passes(matches, method, ib->mkey_protect)) {
         return true;
     }
     vhca_ib_mkey_violation(core);
@@ -821,6 +823,8 @@ static const VhcaSmaAttr *vhca_sma_attr_lookup(uint16_t id)
 /*
  * One SMP, LID routed or directed route (14.2.1): the methods of the SM
  * class (13.4.5, 14.2.5.1) and M_Key check first, then the attribute.
+ * The checks are every SMA's (vhca_sma_check(), vhca-mad.h, which says
+ * why the attribute dispatch is this agent's own).
  */
 uint8_t vhca_sma_process(VhcaCore *core, VhcaMadReq *req)
 {
@@ -830,30 +834,30 @@ uint8_t vhca_sma_process(VhcaCore *core, VhcaMadReq *req)
     const uint8_t *in_data = req->in + VHCA_SMP_DATA;
     uint8_t *data = req->out + VHCA_SMP_DATA;
     const VhcaSmaAttr *attr;
-    uint16_t status = 0;
+    VhcaSmaCheck check;
+    uint16_t status;
     uint16_t get_status;
 
     /*
-     * Responses, Traps and Reports are for an SM or another agent: not
-     * handled here, the kernel passes them on.
+     * Responses and Traps are for an SM or another agent: not handled
+     * here, the kernel passes them on.
      */
-    if ((method & VHCA_MAD_METHOD_RESP) || method == VHCA_MAD_METHOD_TRAP) {
+    check = vhca_sma_check(req->in, &status);
+    if (check == VHCA_SMA_NOT_OURS) {
         return 0;
-    }
-    if (req->in[VHCA_MAD_BASE_VERSION] != VHCA_MAD_BASE_VERSION_IB ||
-        req->in[VHCA_MAD_CLASS_VERSION] != VHCA_SMP_CLASS_VERSION) {
-        return vhca_mad_reply(req, VHCA_MAD_STATUS_BAD_VERSION);
     }
     /*
      * SMInfo is the SM's attribute, not the SMA's (14.4.1): a subnet
-     * manager in user space answers it, or the kernel refuses it.
+     * manager in user space answers it, or the kernel refuses it,
+     * whatever its method; of another version, it is answered
+     * BAD_VERSION as any SMP.
      */
-    if (attr_id == VHCA_SMP_ATTR_SM_INFO) {
+    if (attr_id == VHCA_SMP_ATTR_SM_INFO &&
+        status != VHCA_MAD_STATUS_BAD_VERSION) {
         return 0;
     }
-    if (method != VHCA_MAD_METHOD_GET && method != VHCA_MAD_METHOD_SET &&
-        method != VHCA_MAD_METHOD_TRAP_REPRESS) {
-        return vhca_mad_reply(req, VHCA_MAD_STATUS_UNSUP_METHOD);
+    if (check == VHCA_SMA_ANSWER) {
+        return vhca_mad_reply(req, status);
     }
     if (!vhca_sma_mkey_ok(core, req, method)) {
         /* 14.2.4.2: discarded, no response. */
@@ -869,8 +873,9 @@ uint8_t vhca_sma_process(VhcaCore *core, VhcaMadReq *req)
     }
 
     attr = vhca_sma_attr_lookup(attr_id);
-    if (!attr || (method == VHCA_MAD_METHOD_SET && !attr->set)) {
-        return vhca_mad_reply(req, VHCA_MAD_STATUS_UNSUP_ATTR);
+    status = vhca_sma_attr_status(attr != NULL, attr && attr->set, method);
+    if (status) {
+        return vhca_mad_reply(req, status);
     }
     if (method == VHCA_MAD_METHOD_SET) {
         status = attr->set(core, req, in_data, mod);
