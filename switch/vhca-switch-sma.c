@@ -166,22 +166,6 @@ static uint16_t get_port_info(VhcaSwitch *sw, const VhcaSwitchSmp *smp,
     return 0;
 }
 
-/* The logical state transitions the SM may ask of a port (7.2). */
-static bool port_state_set_ok(uint8_t cur, uint8_t next)
-{
-    switch (next) {
-    case 0:
-    case VHCA_PORT_DOWN:
-        return true;
-    case VHCA_PORT_ARMED:
-        return cur == VHCA_PORT_INIT || cur == VHCA_PORT_ARMED;
-    case VHCA_PORT_ACTIVE:
-        return cur == VHCA_PORT_ARMED || cur == VHCA_PORT_ACTIVE;
-    default:
-        return false;
-    }
-}
-
 static uint16_t set_port_info(VhcaSwitch *sw, const VhcaSwitchSmp *smp,
                               const uint8_t *data, uint32_t mod)
 {
@@ -198,7 +182,7 @@ static uint16_t set_port_info(VhcaSwitch *sw, const VhcaSwitchSmp *smp,
     }
     p = &sw->port[mod];
     /* Check everything first (13.4.7): an invalid Set changes nothing. */
-    if (!port_state_set_ok(p->state, state) ||
+    if (!vhca_sma_port_state_set_ok(p->state, state) ||
         (phys != 0 && phys != VHCA_PORT_PHYS_POLLING &&
          phys != VHCA_PORT_PHYS_DISABLED) ||
         (mtu && (mtu < VHCA_IB_MTU_256 || mtu > VHCA_IB_MTU_4096)) ||

@@ -358,6 +358,27 @@ static inline bool vhca_sma_mkey_passes(bool matches, uint8_t method,
 }
 
 /*
+ * PortInfo:PortState transitions an SM may ask of a port (7.2,
+ * 14.2.5.6), from @cur to @next: 0 (no change) and DOWN always, ARMED
+ * from INIT or ARMED, ACTIVE from ARMED or ACTIVE; INIT is the link's,
+ * not the SM's.  The HCA's port and the switch's ports alike.
+ */
+static inline bool vhca_sma_port_state_set_ok(uint8_t cur, uint8_t next)
+{
+    switch (next) {
+    case 0:
+    case VHCA_PORT_DOWN:
+        return true;
+    case VHCA_PORT_ARMED:
+        return cur == VHCA_PORT_INIT || cur == VHCA_PORT_ARMED;
+    case VHCA_PORT_ACTIVE:
+        return cur == VHCA_PORT_ARMED || cur == VHCA_PORT_ACTIVE;
+    default:
+        return false;
+    }
+}
+
+/*
  * After the checks, the attribute (13.4.7): one the agent lacks, or a
  * Set of one it only reads, is answered UNSUP_ATTR.
  */

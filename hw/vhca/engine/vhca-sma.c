@@ -510,22 +510,6 @@ static uint8_t vhca_ib_enabled_value(uint8_t v, uint8_t all, uint8_t cur,
     return v;
 }
 
-/* PortState transitions the SM may ask for (7.2, 14.2.5.6). */
-static bool vhca_ib_state_set_ok(uint8_t cur, uint8_t next)
-{
-    switch (next) {
-    case 0:                         /* no state change */
-    case VHCA_PORT_DOWN:
-        return true;
-    case VHCA_PORT_ARMED:
-        return cur == VHCA_PORT_INIT || cur == VHCA_PORT_ARMED;
-    case VHCA_PORT_ACTIVE:
-        return cur == VHCA_PORT_ARMED || cur == VHCA_PORT_ACTIVE;
-    default:                        /* INIT is the link's, not the SM's */
-        return false;
-    }
-}
-
 static uint16_t vhca_sma_set_port_info(VhcaCore *core, const VhcaMadReq *req,
                                        const uint8_t *pi, uint32_t mod)
 {
@@ -565,7 +549,7 @@ static uint16_t vhca_sma_set_port_info(VhcaCore *core, const VhcaMadReq *req,
     if (!vhca_sma_port_ok(mod) || !ok ||
         (!vhca_ib_lid_is_unicast(lid) && lid != ib->lid) ||
         (!vhca_ib_lid_is_unicast(sm_lid) && sm_lid != ib->sm_lid) ||
-        !vhca_ib_state_set_ok(ib->state, state) ||
+        !vhca_sma_port_state_set_ok(ib->state, state) ||
         (phys != 0 && phys != VHCA_PORT_PHYS_POLLING &&
          phys != VHCA_PORT_PHYS_DISABLED) ||
         link_down > VHCA_PI_LINK_DOWN_POLLING ||
@@ -658,7 +642,7 @@ static uint16_t vhca_sma_set_port_info(VhcaCore *core, const VhcaMadReq *req,
      * that changes PortPhysicalState alone writes the state it read).
      */
     if ((state == VHCA_PORT_ARMED || state == VHCA_PORT_ACTIVE) &&
-        vhca_ib_state_set_ok(ib->state, state)) {
+        vhca_sma_port_state_set_ok(ib->state, state)) {
         vhca_ib_port_enter(core, state);
     }
     return 0;
