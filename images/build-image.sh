@@ -23,7 +23,12 @@ packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infinib
 # nvme-rdma, nvmet-rdma, null_blk: NVMe over RDMA between two guests
 # (tests/guest/test_nvme_rdma.py), a RAM-backed null_blk namespace.
 # ib_umad: /dev/infiniband/umad* for opensm and infiniband-diags (IB port).
-modules="ib_uverbs rdma_ucm ib_umad ib_ipoib rdma_rxe crc32_generic virtio_net 9p 9pnet_virtio configfs nvme-rdma nvmet-rdma null_blk"
+# 8021q: RoCE and IP over VLAN interfaces.  bridge, sch_htb, sch_red,
+# cls_u32: the congestion point of the incast experiment
+# (scripts/congestion_point.py), a guest bridging two taps with an
+# ECN-marking RED queue for RoCE under an HTB rate limit (the test hosts'
+# kernel has neither RED nor any other ECN-marking qdisc, docs/limits.rst).
+modules="ib_uverbs rdma_ucm ib_umad ib_ipoib rdma_rxe crc32_generic virtio_net 9p 9pnet_virtio configfs nvme-rdma nvmet-rdma null_blk 8021q bridge sch_htb sch_red cls_u32"
 
 base_key="$(hash_inputs "$packages" "$modules" "$kver" "$0")"
 base="$VHCA_CACHE/image-base-$base_key"

@@ -12,7 +12,10 @@ The link between the guests is one of:
               by a veth pair, each QEMU in one (ip netns exec) with
               -netdev dgram bound to its namespace's address.
     tap       every guest on a tap device, the taps ports of a bridge in a
-              network namespace of its own; -netdev tap.
+              network namespace of its own; -netdev tap.  --bottleneck
+              RATE puts a congestion point between the last guest and
+              the others: a bridge guest whose port to it is an HTB rate
+              limit over an ECN-marking RED queue (congestion_point.py).
 
 netns and tap need root; they make their namespaces (vhca-*) at start and
 delete them, with every device in them, at stop.  Every guest keeps its
@@ -30,6 +33,7 @@ Used as a library by the tests and as a command:
 
     vhca_fabric.py start [-n 2] [--nics vhca,rxe] [--link loopback|netns|tap]
                          [--link-layer eth|ib] [--switches N]
+                         [--bottleneck RATE]
                          [--vcpu-policy idle|normal] [--guest-idle halt|poll]
                          [--pcap] [--run-dir DIR]
     vhca_fabric.py mtu 9000 | capture-off
@@ -38,6 +42,7 @@ Used as a library by the tests and as a command:
     vhca_fabric.py pair  [--port P] [--rdma-cm] SERVER CLIENT SERVER_CMD CLIENT_CMD
     vhca_fabric.py info  GUEST           # the vhca's QPs, CQs, MRs, counters
     vhca_fabric.py switch [--switch S] [info | cable N up|down]
+    vhca_fabric.py bottleneck            # the congestion point's queue
     vhca_fabric.py stop
 
 Addresses: guest i has MAC 52:54:00:56:48:<i>, 192.0.2.<i>/24 and
@@ -70,6 +75,8 @@ import subprocess
 import sys
 import time
 import uuid
+
+import congestion_point
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -490,23 +497,45 @@ class TapLink(NamespaceLink):
     NAMESPACES = ("bridge",)
     BRIDGE = "vhca-br0"
 
+    def __init__(self, fabric):
+        super().__init__(fabric)
+        # With a congestion point (Fabric(bottleneck=...)), the last guest
+        # sits alone on a second bridge behind it.
+        self.bottleneck = fabric.bottleneck
+
     def tap(self, guest):
         return "vhca-tap%d" % guest.index
 
     def set_up(self):
         ns = self.namespaces[0]
         self.add_namespace(ns)
-        # No STP (ports forward at once) and no multicast snooping: a
-        # plain switch, as fabric_hub.py is.
-        run_ip("-n", ns, "link", "add", self.BRIDGE, "type", "bridge",
-               "stp_state", "0", "mcast_snooping", "0")
-        run_ip("-n", ns, "link", "set", self.BRIDGE, "mtu",
-               str(GUEST_MAX_MTU), "up")
-        for index in range(1, self.count + 1):
-            tap = "vhca-tap%d" % index
+        bridges = [self.BRIDGE]
+        if self.bottleneck:
+            bridges.append(congestion_point.RECEIVER_BRIDGE)
+        for bridge in bridges:
+            # No STP (ports forward at once) and no multicast snooping: a
+            # plain switch, as fabric_hub.py is.
+            run_ip("-n", ns, "link", "add", bridge, "type", "bridge",
+                   "stp_state", "0", "mcast_snooping", "0")
+            run_ip("-n", ns, "link", "set", bridge, "mtu",
+                   str(GUEST_MAX_MTU), "up")
+        ports = [("vhca-tap%d" % index, self.BRIDGE)
+                 for index in range(1, self.count + 1)]
+        if self.bottleneck:
+            ports[-1] = (ports[-1][0], bridges[1])
+            ports += list(zip(congestion_point.PORT_TAPS, bridges))
+        for tap, bridge in ports:
             run_ip("-n", ns, "tuntap", "add", "dev", tap, "mode", "tap")
             run_ip("-n", ns, "link", "set", tap, "mtu", str(GUEST_MAX_MTU),
-                   "master", self.BRIDGE, "up")
+                   "master", bridge, "up")
+
+    def tap_drops(self):
+        """Frames the taps dropped because a QEMU did not read them in
+        time (the tap's queue was full): {tap: count}."""
+        out = run_ip("-n", self.namespaces[0], "-s", "-j", "link", "show")
+        return {link["ifname"]: link["stats64"]["tx"]["dropped"]
+                for link in json.loads(out)
+                if link["ifname"].startswith(("vhca-tap", "vhca-cp"))}
 
     def launch_prefix(self, guest):
         return ["ip", "netns", "exec", self.namespaces[0]]
@@ -561,8 +590,11 @@ def build_artifacts():
 
 
 class Guest:
-    def __init__(self, index, run_dir, nic="vhca", idle="halt"):
-        if nic not in NICS:
+    def __init__(self, index, run_dir, nic="vhca", idle="halt", name=None):
+        """Guest index of a fabric, its files in run_dir/name (guestINDEX).
+        nic: one of NICS, or "bridge" for a congestion point's machine
+        (congestion_point.py)."""
+        if nic not in NICS + ("bridge",):
             raise FabricError("guest%d: unknown NIC '%s' (have %s)"
                               % (index, nic, ", ".join(NICS)))
         self.index = index
@@ -570,7 +602,7 @@ class Guest:
         self.idle = idle        # one of GUEST_IDLE
         # The guest's RDMA device, as ibv_devices and perftest's -d name it.
         self.rdma_dev = "rxe0" if nic == "rxe" else "vhca0"
-        self.dir = os.path.join(run_dir, "guest%d" % index)
+        self.dir = os.path.join(run_dir, name or "guest%d" % index)
         self.console = os.path.join(self.dir, "console.log")
         self.agent_sock = os.path.join(self.dir, "agent.sock")
         self.qmp_sock = os.path.join(self.dir, "qmp.sock")
@@ -633,6 +665,14 @@ class Guest:
             % self.agent_sock,
             "-serial", "chardev:agent",
             "-qmp", "unix:%s,server=on,wait=off" % self.qmp_sock,
+        ]
+        return args + self.fabric_nic_args(netdev, pcap) + list(extra)
+
+    def fabric_nic_args(self, netdev, pcap):
+        """The fabric NIC's part of QEMU's command line."""
+        if self.nic == "bridge":
+            return congestion_point.nic_args()
+        args = [
             "-netdev", netdev,
             # In a slot, as in a real machine: a device on pcie.0 cannot
             # be hot-unplugged (test_faults.HotUnplug does).
@@ -642,7 +682,7 @@ class Guest:
         if pcap:
             args += ["-object",
                      "filter-dump,id=dump,netdev=fabric,file=%s" % self.pcap]
-        return args + list(extra)
+        return args
 
     def nic_device_args(self):
         """The fabric NIC's -device value (also device_add's)."""
@@ -1045,7 +1085,8 @@ class Fabric:
 
     def __init__(self, count=2, run_dir=DEFAULT_RUN_DIR, pcap=False,
                  extra_args=(), nics=None, link="loopback",
-                 vcpu_policy=None, guest_idle=None, switches=None):
+                 vcpu_policy=None, guest_idle=None, switches=None,
+                 bottleneck=None):
         """nics: one NIC kind per guest ("vhca" or "rxe"); all vhca if None.
         link: how the guests meet, one of LINKS: "loopback" (UDP on
         127.0.0.1), "netns" (two namespaces as two hosts, UDP between
@@ -1056,7 +1097,9 @@ class Fabric:
         ($VHCA_GUEST_IDLE, or "halt", if None).  switches: how many
         vhca-switch processes InfiniBand guests on a loopback link meet
         at, in a chain (None: one for three guests or more, none for
-        two, which are cabled back to back)."""
+        two, which are cabled back to back).  bottleneck: a tc rate
+        ("100mbit") for a congestion point (congestion_point.py) between
+        the last guest and the others, on the tap link."""
         if count < 1:
             raise FabricError("need at least one guest")
         if nics is None:
@@ -1083,9 +1126,22 @@ class Fabric:
                               "vhca-ib guests on the loopback link, at "
                               "least one guest each" % switches)
         self.switches = switches
+        if bottleneck and (link != "tap" or count < 2):
+            raise FabricError("a bottleneck stands between guests on the "
+                              "tap link, two at least (--link tap -n 3)")
+        self.bottleneck = bottleneck
         self.guests = [Guest(i + 1, run_dir, nic, guest_idle)
                        for i, nic in enumerate(self.nics)]
+        self.cpoint = None
+        if bottleneck:
+            self.cpoint = congestion_point.CongestionPoint(
+                Guest(count + 1, run_dir, "bridge", name="congestion-point"),
+                bottleneck)
         self.link = LINKS[link](self)
+
+    def machines(self):
+        """Every QEMU of the fabric: the guests and the congestion point's."""
+        return self.guests + ([self.cpoint.machine] if self.cpoint else [])
 
     def __enter__(self):
         return self
@@ -1106,7 +1162,7 @@ class Fabric:
         self.save_state()
         self.link.set_up()
         self.save_state()
-        for guest in self.guests:
+        for guest in self.machines():
             self.launch(guest, qemu, kernel, initrd)
         self.save_state()
         return self
@@ -1146,7 +1202,8 @@ class Fabric:
         state = {"pcap": self.pcap, "link": self.link.name,
                  "link_state": self.link.state(),
                  "guests": [g.pid for g in self.guests], "nics": self.nics,
-                 "switches": self.switches}
+                 "switches": self.switches, "bottleneck": self.bottleneck,
+                 "cpoint": self.cpoint.machine.pid if self.cpoint else None}
         with open(os.path.join(self.run_dir, "state.json"), "w") as f:
             json.dump(state, f)
 
@@ -1162,10 +1219,13 @@ class Fabric:
         fabric = cls(len(state["guests"]), run_dir, state["pcap"],
                      nics=state.get("nics"),
                      link=state.get("link", "loopback"),
-                     switches=state.get("switches", 0))
+                     switches=state.get("switches", 0),
+                     bottleneck=state.get("bottleneck"))
         fabric.link.restore(state.get("link_state", {"hub": state.get("hub")}))
         for guest, pid in zip(fabric.guests, state["guests"]):
             guest.pid = pid
+        if fabric.cpoint:
+            fabric.cpoint.machine.pid = state["cpoint"]
         return fabric
 
     def wait_ready(self, timeout=BOOT_TIMEOUT):
@@ -1173,7 +1233,7 @@ class Fabric:
         schedule the vCPU threads by the fabric's vcpu_policy and bring up
         soft-RoCE in the rxe guests."""
         deadline = time.monotonic() + timeout
-        pending = list(self.guests)
+        pending = self.machines()
         while pending:
             for guest in list(pending):
                 if READY_MARK in guest.console_text():
@@ -1193,6 +1253,8 @@ class Fabric:
                                      pending[0].console))
             # Boot progress is only visible in the console log file.
             time.sleep(0.5)
+        if self.cpoint:
+            self.cpoint.set_up(GUEST_MAX_MTU)
         for guest in self.guests:
             guest.set_vcpu_policy(self.vcpu_policy)
             if guest.nic == "rxe":
@@ -1207,8 +1269,8 @@ class Fabric:
     def stop(self):
         """Stop every QEMU this fabric started, then take its link down
         (the hub, the namespaces)."""
-        stop_process_groups([g.pid for g in self.guests if g.pid])
-        for g in self.guests:
+        stop_process_groups([g.pid for g in self.machines() if g.pid])
+        for g in self.machines():
             g.pid = None
         try:
             self.link.tear_down()
@@ -1246,6 +1308,11 @@ def main():
                    "namespaces joined by a veth pair, as on two hosts; "
                    "root) or tap (tap devices on a bridge in a namespace; "
                    "root)")
+    p.add_argument("--bottleneck", metavar="RATE",
+                   help="--link tap: put a congestion point (a bridge guest "
+                   "with an HTB rate limit and an ECN-marking RED queue, "
+                   "scripts/congestion_point.py) between the last guest and "
+                   "the others; RATE is a tc rate, e.g. 100mbit")
     p.add_argument("--vcpu-policy", choices=VCPU_POLICIES,
                    default=DEFAULT_VCPU_POLICY,
                    help="host scheduling of the guests' vCPU threads once "
@@ -1296,6 +1363,9 @@ def main():
     p.add_argument("--switch", type=int, default=1,
                    help="which switch (1..N, --switches)")
     p.add_argument("command", nargs="*", default=["info"])
+    sub.add_parser("bottleneck", help="--bottleneck: show the congestion "
+                   "point's queue (RED marks and drops, backlog) and the "
+                   "taps' drops")
     sub.add_parser("stop", help="stop every guest started by 'start'")
     args = parser.parse_args()
 
@@ -1320,7 +1390,8 @@ def main():
             fabric = Fabric(count, args.run_dir, args.pcap, nics=nics,
                             link=args.link, vcpu_policy=args.vcpu_policy,
                             guest_idle=args.guest_idle,
-                            switches=args.switches)
+                            switches=args.switches,
+                            bottleneck=args.bottleneck)
             try:
                 fabric.start().wait_ready()
             except BaseException:
@@ -1370,6 +1441,15 @@ def main():
         elif args.cmd == "capture-off":
             for guest in Fabric.attach(args.run_dir).guests:
                 guest.stop_capture()
+        elif args.cmd == "bottleneck":
+            fabric = Fabric.attach(args.run_dir)
+            if not fabric.cpoint:
+                raise FabricError("this fabric has no congestion point "
+                                  "(start --link tap --bottleneck RATE)")
+            for name, value in sorted(fabric.cpoint.queue_stats().items()):
+                print("%s: %s" % (name, value))
+            for tap, dropped in sorted(fabric.link.tap_drops().items()):
+                print("%s tx_dropped: %d" % (tap, dropped))
         elif args.cmd == "stop":
             Fabric.attach(args.run_dir).stop()
     except (FabricError, subprocess.CalledProcessError) as e:
