@@ -26,6 +26,7 @@
 #define IETH_LEN                4
 #define FETH_LEN                4
 #define ICRC_LEN                4
+#define CNP_PAYLOAD_LEN         16
 
 enum {
     EXT_RETH        = 1 << 0,
@@ -80,6 +81,9 @@ static const RcOpcode rc_opcodes[] = {
 
 const char *vhca_rc_opcode_name(uint8_t opcode)
 {
+    if (opcode == VHCA_BTH_OPCODE_CNP) {
+        return "CNP";
+    }
     if (opcode < ARRAY_SIZE(rc_opcodes) && rc_opcodes[opcode].name) {
         return rc_opcodes[opcode].name;
     }
@@ -156,6 +160,7 @@ const char *vhca_roce_parse(const uint8_t *f, size_t len, VhcaRocePkt *p)
     if (ip_total < IPV4_HLEN + UDP_HLEN || ETH_HLEN + ip_total > len) {
         return "IPv4 total length does not fit the frame";
     }
+    p->tos = ip[1];
     memcpy(p->sip, ip + 12, 4);
     memcpy(p->dip, ip + 16, 4);
     udp = ip + IPV4_HLEN;
@@ -185,14 +190,20 @@ const char *vhca_roce_parse(const uint8_t *f, size_t len, VhcaRocePkt *p)
         return "BTH TVer is not 0";
     }
     p->pkey = lduw_be_p(bth + 2);
+    p->fecn = bth[4] & 0x80;
+    p->becn = bth[4] & 0x40;
     p->dest_qpn = ldl_be_p(bth + 4) & 0xffffff;
     p->ack_req = bth[8] & 0x80;
     p->psn = ldl_be_p(bth + 8) & 0xffffff;
-    if (p->opcode >= ARRAY_SIZE(rc_opcodes) ||
-        !rc_opcodes[p->opcode].name) {
-        return "BTH opcode is not an RC opcode";
+    if (p->opcode == VHCA_BTH_OPCODE_CNP) {
+        /* A17.9.3: the BTH, 16 reserved bytes, the ICRC. */
+        flags = HAS_PAYLOAD;
+    } else if (p->opcode >= ARRAY_SIZE(rc_opcodes) ||
+               !rc_opcodes[p->opcode].name) {
+        return "BTH opcode is neither an RC opcode nor CNP";
+    } else {
+        flags = rc_opcodes[p->opcode].flags;
     }
-    flags = rc_opcodes[p->opcode].flags;
 
     h = bth + BTH_LEN;
 #define TAKE(n) ({                                                          \
@@ -265,6 +276,20 @@ const char *vhca_roce_parse(const uint8_t *f, size_t len, VhcaRocePkt *p)
     icrc = ldl_le_p(end);
     if (icrc != roce_icrc(ip, end - ip)) {
         return "bad ICRC";
+    }
+    if (p->opcode == VHCA_BTH_OPCODE_CNP) {
+        /* A17.9.3: BECN set, no pad, 16 reserved bytes of zero. */
+        if (!p->becn) {
+            return "CNP without BECN";
+        }
+        if (p->pad || p->payload_len != CNP_PAYLOAD_LEN) {
+            return "CNP payload is not 16 bytes without pad";
+        }
+        for (unsigned i = 0; i < CNP_PAYLOAD_LEN; i++) {
+            if (p->payload[i]) {
+                return "CNP reserved bytes are not zero";
+            }
+        }
     }
     return NULL;
 }
@@ -375,7 +400,7 @@ static void link_trace(const VhcaLinkFrame *f)
     static const char *const verdict[] = {
         [VHCA_LINK_PASS] = "pass", [VHCA_LINK_DROP] = "DROP",
         [VHCA_LINK_DUPLICATE] = "DUP", [VHCA_LINK_HOLD] = "HOLD",
-        [VHCA_LINK_CORRUPT] = "CORRUPT",
+        [VHCA_LINK_CORRUPT] = "CORRUPT", [VHCA_LINK_MARK_CE] = "CE",
     };
     VhcaRocePkt p;
     const char *err = vhca_roce_parse(f->data, f->len, &p);
@@ -399,6 +424,35 @@ static void link_deliver(VhcaLink *link, const VhcaLinkFrame *f)
 {
     vhca_wire_send(link->dev[!f->from], f->data, f->len);
     link->delivered[!f->from]++;
+}
+
+/*
+ * MARK_CE: what a RED queue does to an ECN-capable packet instead of
+ * dropping it (RFC 3168 section 5; Linux net/sched/sch_red.c's
+ * INET_ECN_set_ce), whether or not the packet said ECT - the test plays
+ * a switch that marks anything, so that a receiver's answer to a mark
+ * does not depend on its peer's ECN setting.  Only the IPv4 header
+ * checksum changes with it: the ICRC covers the TOS byte as ones (IBTA
+ * Vol 1 7.8.1, annex A17.3.3), so a marked packet keeps its ICRC, as on
+ * a real fabric.  Untagged IPv4 only, as the parser above.
+ */
+static void link_mark_ce(VhcaLink *link, VhcaLinkFrame *f)
+{
+    uint8_t *ip = f->data + ETH_HLEN;
+    size_t ihl;
+
+    if (f->len < ETH_HLEN + IPV4_HLEN ||
+        lduw_be_p(f->data + 12) != ETHERTYPE_IPV4 || (ip[0] >> 4) != 4) {
+        return;
+    }
+    ihl = (ip[0] & 0x0f) * 4u;
+    if (ihl < IPV4_HLEN || ETH_HLEN + ihl > f->len) {
+        return;
+    }
+    ip[1] |= VHCA_ECN_CE;
+    stw_be_p(ip + 10, 0);
+    stw_be_p(ip + 10, ip_checksum(ip, ihl));
+    link->marked_ce++;
 }
 
 /* The capture keeps its own copy: delivery and capture never share. */
@@ -449,6 +503,10 @@ unsigned vhca_link_pump(VhcaLink *link)
             }
 
             switch (f->verdict) {
+            case VHCA_LINK_MARK_CE:
+                /* Marked, then delivered as a passing frame. */
+                link_mark_ce(link, f);
+                /* fall through */
             case VHCA_LINK_PASS:
             case VHCA_LINK_DUPLICATE:
                 link_deliver(link, f);
@@ -512,4 +570,16 @@ void vhca_link_clock_step(VhcaLink *link, int64_t ns)
 void vhca_link_sync_clock(VhcaLink *link)
 {
     vhca_link_clock_step(link, 1);
+}
+
+void vhca_link_settle(VhcaLink *link, int64_t step_ns)
+{
+    gint64 deadline = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
+    unsigned quiet = 0;
+
+    vhca_link_sync_clock(link);
+    while (quiet < 50 && g_get_monotonic_time() < deadline) {
+        quiet = vhca_link_pump(link) ? 0 : quiet + 1;
+        vhca_link_clock_step(link, step_ns);
+    }
 }

@@ -3,7 +3,8 @@
  * one QEMU (vhca_test_start_many), played by the test.  Each function's
  * netdev is a socket the test holds; vhca_link_pump() carries the frames
  * each one sent to the other, and on the way can capture, drop,
- * duplicate or reorder them: the tests' fault injection point.
+ * duplicate, reorder or ECN-mark them: the tests' fault injection point
+ * and congested switch.
  *
  * It also parses RoCEv2 frames (IBTA Vol 1 annex A17: IPv4 / UDP 4791 /
  * BTH and extension headers, chapter 9) independently of the device's
@@ -62,10 +63,12 @@ enum {
 typedef struct VhcaRocePkt {
     uint8_t dmac[6], smac[6];
     uint8_t sip[4], dip[4];
+    uint8_t tos;                /* IPv4 TOS: DSCP 7:2, ECN 1:0 */
     uint16_t udp_sport, udp_dport;
     /* BTH */
     uint8_t opcode;
     bool se, ack_req;
+    bool fecn, becn;            /* BTH byte 4, bits 7 and 6 (A17.9) */
     uint8_t pad;
     uint16_t pkey;
     uint32_t dest_qpn;
@@ -90,9 +93,11 @@ typedef struct VhcaRocePkt {
 /*
  * Parse an Ethernet frame as RoCEv2 over IPv4 (the tests use IPv4 GIDs)
  * and check everything a receiver checks: IPv4 header checksum and
- * lengths, UDP port and length, BTH version, the opcode being an RC one,
- * its extension headers fitting, PadCnt, and the ICRC.  Returns NULL on
- * success, else what is wrong (a static string).
+ * lengths, UDP port and length, BTH version, the opcode being an RC one
+ * or a CNP, its extension headers fitting, PadCnt, and the ICRC.  A CNP
+ * (annex A17.9.3, OpCode 0x81) must also have BECN set, no pad and 16
+ * reserved bytes of zero as its payload.  Returns NULL on success, else
+ * what is wrong (a static string).
  */
 const char *vhca_roce_parse(const uint8_t *frame, size_t len,
                             VhcaRocePkt *pkt);
@@ -138,6 +143,13 @@ typedef enum VhcaLinkVerdict {
     VHCA_LINK_DUPLICATE,        /* deliver it twice */
     VHCA_LINK_HOLD,             /* deliver it after the next one */
     VHCA_LINK_CORRUPT,          /* flip a bit of its last data byte */
+    /*
+     * A congested switch's mark (RFC 3168 section 5): the IPv4 ECN field
+     * becomes CE (11) and the header checksum is written again; the ICRC
+     * stays valid, since it covers the TOS byte as ones (IBTA Vol 1
+     * 7.8.1, annex A17.3.3).  Frames that are not IPv4 pass unchanged.
+     */
+    VHCA_LINK_MARK_CE,
 } VhcaLinkVerdict;
 
 typedef struct VhcaLinkFrame {
@@ -166,6 +178,7 @@ struct VhcaLink {
     uint64_t seen[2];           /* frames each function sent */
     uint64_t delivered[2];      /* frames delivered to each function */
     uint64_t dropped;
+    uint64_t marked_ce;         /* frames MARK_CE rewrote */
     VhcaLinkFrame *held[2];     /* HOLD, per direction */
     int64_t clock_ns;           /* the virtual clock, as last stepped */
                                 /* (frames are stamped with it) */
@@ -188,6 +201,13 @@ void vhca_link_clock_step(VhcaLink *link, int64_t ns);
  * something else stepped it, such as the admin queue's waits.
  */
 void vhca_link_sync_clock(VhcaLink *link);
+
+/*
+ * Let the link run, stepping the clock by @step_ns, until nothing has
+ * moved for 50 steps (or a second of wall time passed), so that a check
+ * that something did NOT happen is meaningful.
+ */
+void vhca_link_settle(VhcaLink *link, int64_t step_ns);
 
 /*
  * Bounded waiting with the link running: pump, test @cond, step the

@@ -444,6 +444,7 @@ void vhca_qp_to_rts_at(VhcaTestDev *d, uint32_t qpn, const VhcaRcPath *p,
     memcpy(a.dmac, p->dmac, sizeof(a.dmac));
     a.sgid_index = 0;
     a.hop_limit = 64;
+    a.traffic_class = p->traffic_class;
     vhca_qp_modify_ok_at(d, &a, VHCA_QPS_RTR, VHCA_QP_AV | VHCA_QP_PATH_MTU |
                          VHCA_QP_DEST_QPN | VHCA_QP_RQ_PSN |
                          VHCA_QP_MAX_DEST_RD_ATOMIC | VHCA_QP_MIN_RNR_TIMER,

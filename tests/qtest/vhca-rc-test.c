@@ -429,14 +429,7 @@ static uint32_t cqe_imm(const struct vhca_cqe *c)
  */
 static void settle(Fabric *f)
 {
-    gint64 deadline = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
-    unsigned quiet = 0;
-
-    vhca_link_sync_clock(&f->link);
-    while (quiet < 50 && g_get_monotonic_time() < deadline) {
-        quiet = vhca_link_pump(&f->link) ? 0 : quiet + 1;
-        vhca_link_clock_step(&f->link, STEP_NS);
-    }
+    vhca_link_settle(&f->link, STEP_NS);
 }
 
 static void expect_cq_empty_at(Fabric *f, Side *s, VhcaCq *cq,
