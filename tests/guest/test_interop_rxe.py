@@ -8,9 +8,14 @@ implementation expects, in both roles (requester and responder).  The
 connections use the IPv4 RoCE v2 GIDs.
 """
 
+import os
+import re
 import unittest
 
 from host_common import vhca_fabric
+import roce_capture
+from test_congestion import param, set_param, SWITCHES, ECN_ECT0, \
+    ECN_NOT_ECT
 
 fabric = vhca_fabric.ModuleFabric("interop-rxe", nics=["vhca", "rxe"])
 setUpModule, tearDownModule = fabric.start, fabric.stop
@@ -114,6 +119,97 @@ class PerftestEvents(unittest.TestCase):
 
     def test_send_lat_rxe_client_vhca_server(self):
         self.send_lat(vhca_guest(), rxe_guest())
+
+
+class CongestionControlOn(unittest.TestCase):
+    """A vhca with ECN-capable transmission, the notification point and
+    the reaction point on (devlink roce_ecn_tx, roce_np_enable,
+    roce_rp_enable; tests/guest/test_congestion.py) still interoperates
+    with rxe, in both roles: rxe takes ECT(0) packets as any other (the
+    ICRC covers the TOS byte as ones, IBTA 7.8.1 / annex A17.3.3), never
+    marks CE itself and sends no CNPs, so the vhca sends none and cuts no
+    rate.  Its frames are seen ECT(0) in a capture of the fabric, rxe's
+    Not-ECT; the data gets through.  The switches are put back off after
+    each test: the other tests share the guests."""
+
+    COUNTERS = ("np_ecn_marked_roce_packets", "np_cnp_sent",
+                "rp_cnp_handled", "rp_cnp_ignored", "rp_rate_decreases")
+
+    def setUp(self):
+        guest = vhca_guest()
+        self.addCleanup(self.switches_off)
+        for name in SWITCHES:
+            status, out = set_param(guest, name, "true")
+            self.assertEqual(status, 0, out)
+            self.assertEqual(param(guest, name), "true")
+
+    def switches_off(self):
+        guest = vhca_guest()
+        for name in SWITCHES:
+            set_param(guest, name, "false")
+        for name in SWITCHES:
+            self.assertEqual(param(guest, name), "false")
+
+    def counters(self):
+        out = vhca_guest().run("rdma statistic show link %s/1"
+                               % vhca_guest().rdma_dev)
+        values = {}
+        for name in self.COUNTERS:
+            m = re.search(r"\b%s (\d+)" % name, out)
+            self.assertIsNotNone(m, "%s not in:\n%s" % (name, out))
+            values[name] = int(m.group(1))
+        return values
+
+    def perftest(self, srv, cli, tool):
+        guest = vhca_guest()
+        path = os.path.join(guest.dir, "cc-rxe.pcap")
+        if os.path.exists(path):
+            os.unlink(path)
+        before = self.counters()
+        guest.qmp("object-add", **{"qom-type": "filter-dump",
+                                   "id": "ccrxe", "netdev": "fabric",
+                                   "file": path})
+        try:
+            # Traffic class 32: DSCP 8, ECN bits 0 as given.
+            cli_out, srv_out = client_server(
+                srv, cli, tool + " -d %(dev)s -x %(gid)s -F -s 65536 "
+                "-n 100 --tclass=32")
+        finally:
+            guest.qmp("object-del", id="ccrxe")
+        self.assertNotRegex(cli_out + srv_out,
+                            r"(?i)(error|failed|completion with)")
+        self.assertRegex(cli_out, r"65536\s+100\s+[\d.]+\s+[\d.]+")
+        after = self.counters()
+        # Nothing marked, so no CNP either way; nothing cut.
+        self.assertEqual(after, before)
+
+        tos, data = {}, {}
+        for frame in roce_capture.pcap_frames(path):
+            pkt = roce_capture.roce_packet(frame)
+            if pkt is None or pkt[0][0] >> 4 != 4:
+                continue
+            ip, rest = pkt
+            src = ".".join(str(b) for b in ip[12:16])
+            self.assertTrue(roce_capture.icrc_ok(ip, rest), src)
+            tos.setdefault(src, set()).add((ip[1] >> 2, ip[1] & 3))
+            data[src] = data.get(src, 0) + len(rest)
+        self.assertEqual(tos.get(vhca_guest().ipv4), {(8, ECN_ECT0)}, tos)
+        self.assertEqual(tos.get(rxe_guest().ipv4), {(8, ECN_NOT_ECT)}, tos)
+        # The client sent 100 messages of 64 KiB (and more for perftest's
+        # warm-up): at least that much RoCE went from it to the server.
+        self.assertGreaterEqual(data.get(cli.ipv4, 0), 100 * 65536)
+
+    def test_write_bw_vhca_to_rxe(self):
+        self.perftest(rxe_guest(), vhca_guest(), "ib_write_bw")
+
+    def test_write_bw_rxe_to_vhca(self):
+        self.perftest(vhca_guest(), rxe_guest(), "ib_write_bw")
+
+    def test_send_bw_vhca_to_rxe(self):
+        self.perftest(rxe_guest(), vhca_guest(), "ib_send_bw")
+
+    def test_send_bw_rxe_to_vhca(self):
+        self.perftest(vhca_guest(), rxe_guest(), "ib_send_bw")
 
 
 if __name__ == "__main__":
