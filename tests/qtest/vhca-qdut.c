@@ -133,6 +133,13 @@ static void dut_qemu_retire(DutQemu *q)
 static void G_GNUC_NORETURN dut_case_child(DutQemu *q, const DutTest *t)
 {
     /*
+     * stdout is the main process's TAP stream, and GLib reports a failed
+     * assertion there as "Bail out!", which would end the whole
+     * program's results: the child writes to stderr only (as
+     * g_test_trap_subprocess() keeps a child's stdout apart).
+     */
+    g_assert_cmpint(dup2(STDERR_FILENO, STDOUT_FILENO), ==, STDOUT_FILENO);
+    /*
      * The QEMUs are the main process's: a failure here must not kill
      * them (libqtest's SIGABRT hook would); main retires the case's.
      */
