@@ -4,9 +4,10 @@
  *
  * Each row names a command, the objects that exist before it, the
  * fields of a good input it breaks and the status the device must
- * return.  The runner starts a fresh device per row, builds the
- * objects, executes the good input with the row's edits and checks,
- * beyond the status:
+ * return.  The runner starts a device per row (a fresh one, or in
+ * the qtest tier one reset from an earlier row), builds the objects,
+ * executes the good input with the row's edits and checks, beyond the
+ * status:
  *
  *   - the syndrome, where the row gives it (the offending value);
  *   - ADMIN_COMMANDS and ADMIN_ERRORS each went up by one, and (where
@@ -2438,7 +2439,8 @@ unsigned vhca_admin_cases_register(void)
                 path = g_strdup_printf("/vhca/admin-cases/%s", row->name);
             }
             /* Registered tests live as long as the program: run too. */
-            vhca_dut_add_test(path, run, run_case);
+            vhca_dut_add_test(path, row->cfg ? row->cfg : &case_cfg, run,
+                              run_case);
             n++;
         }
     }

@@ -75,7 +75,8 @@ static inline const char *vhca_bad_dma_kind_name(VhcaBadDma kind)
 /*
  * Start a device with @cfg, its admin queue and async EQ enabled (as
  * vhca_test_start() + vhca_admin_setup() or harness_new() +
- * harness_enable() do), and nothing else set up.
+ * harness_enable() do), and nothing else set up: no object, no GID.
+ * The qtest tier may hand out a device that ran an earlier case, reset.
  */
 VhcaDut *vhca_dut_start(const VhcaDutConfig *cfg);
 void vhca_dut_stop(VhcaDut *dut);
@@ -122,10 +123,13 @@ int vhca_dut_guest_errors(VhcaDut *dut);
 void vhca_dut_check_intact(VhcaDut *dut);
 
 /*
- * Register a test case.  The qtest tier runs each in a child process of
- * its own, so a failure or a QEMU crash fails that case only.
+ * Register a test case whose vhca_dut_start() asks for @cfg.  The qtest
+ * tier runs each in a child process of its own, so a failure or a QEMU
+ * crash fails that case only; it keeps one QEMU per configuration for
+ * all the cases that name it, and vhca_dut_start() resets the device
+ * through CTRL.RESET (tests/qtest/vhca-qdut.c).
  */
-void vhca_dut_add_test(const char *path, const void *data,
-                       void (*fn)(const void *data));
+void vhca_dut_add_test(const char *path, const VhcaDutConfig *cfg,
+                       const void *data, void (*fn)(const void *data));
 
 #endif /* VHCA_DUT_H */

@@ -662,7 +662,7 @@ void vhca_eq_ack(VhcaTestDev *d, bool arm)
 /* ---- host introspection ---------------------------------------------- */
 
 /* The text x-query-vhca returns, with @id if not NULL. */
-char *vhca_query_text(VhcaTestDev *d, const char *id)
+char *vhca_query_text_quiet(VhcaTestDev *d, const char *id)
 {
     QDict *rsp;
     char *text;
@@ -681,6 +681,13 @@ char *vhca_query_text(VhcaTestDev *d, const char *id)
     text = g_strdup(qdict_get_str(qdict_get_qdict(rsp, "return"),
                                   "human-readable-text"));
     qobject_unref(rsp);
+    return text;
+}
+
+char *vhca_query_text(VhcaTestDev *d, const char *id)
+{
+    char *text = vhca_query_text_quiet(d, id);
+
     g_test_message("x-query-vhca %s:", id ? id : "(all)");
     g_test_message("%s", text);
     return text;

@@ -297,8 +297,12 @@ uint8_t vhca_eq_owner(VhcaTestDev *d, uint32_t idx);
 
 /* ---- host introspection ---------------------------------------------- */
 
-/* The text x-query-vhca returns for @id (all devices if NULL); g_free it. */
+/*
+ * The text x-query-vhca returns for @id (all devices if NULL), also
+ * logged with g_test_message(); g_free it.  _quiet: not logged.
+ */
 char *vhca_query_text(VhcaTestDev *d, const char *id);
+char *vhca_query_text_quiet(VhcaTestDev *d, const char *id);
 
 /* ---- MSI-X ----------------------------------------------------------- */
 
