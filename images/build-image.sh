@@ -23,7 +23,9 @@ packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infinib
 # nvme-rdma, nvmet-rdma, null_blk: NVMe over RDMA between two guests
 # (tests/guest/test_nvme_rdma.py), a RAM-backed null_blk namespace.
 # ib_umad: /dev/infiniband/umad* for opensm and infiniband-diags (IB port).
-modules="ib_uverbs rdma_ucm ib_umad ib_ipoib rdma_rxe crc32_generic virtio_net 9p 9pnet_virtio configfs nvme-rdma nvmet-rdma null_blk"
+# 8021q: VLAN interfaces above the vhca netdev (RoCE over a VLAN,
+# tests/guest/test_vlan.py).
+modules="ib_uverbs rdma_ucm ib_umad ib_ipoib rdma_rxe crc32_generic virtio_net 9p 9pnet_virtio configfs nvme-rdma nvmet-rdma null_blk 8021q"
 
 base_key="$(hash_inputs "$packages" "$modules" "$kver" "$0")"
 base="$VHCA_CACHE/image-base-$base_key"
