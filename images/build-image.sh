@@ -23,7 +23,7 @@ packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infinib
 # nvme-rdma, nvmet-rdma, null_blk: NVMe over RDMA between two guests
 # (tests/guest/test_nvme_rdma.py), a RAM-backed null_blk namespace.
 # ib_umad: /dev/infiniband/umad* for opensm and infiniband-diags (IB port).
-# 8021q: RoCE and IP over VLAN interfaces.  bridge, sch_htb, sch_red,
+# 8021q: RoCE and IP over VLAN interfaces (tests/guest/test_vlan.py).  bridge, sch_htb, sch_red,
 # cls_u32: the congestion point of the incast experiment
 # (scripts/congestion_point.py), a guest bridging two taps with an
 # ECN-marking RED queue for RoCE under an HTB rate limit (the test hosts'

@@ -136,6 +136,8 @@ enum vhca_drop_reason {
 	VHCA_DROP_DLID,			/* DLID not ours (7.11.1) */
 	VHCA_DROP_VL15,			/* VL15 not for QP0, or QP0 not VL15 */
 	VHCA_DROP_PORT_STATE,			/* data while not ACTIVE (7.2) */
+	/* RoCE: 802.1Q VID not the destination GID entry's (vhca-net.c) */
+	VHCA_DROP_VLAN,
 	VHCA_DROP_MAX
 };
 
@@ -162,6 +164,7 @@ static inline const char *vhca_drop_reason_name(unsigned int reason)
 		[VHCA_DROP_DLID]		= "dlid",
 		[VHCA_DROP_VL15]		= "vl15",
 		[VHCA_DROP_PORT_STATE]		= "port-state",
+		[VHCA_DROP_VLAN]		= "vlan",
 	};
 
 	return reason < VHCA_DROP_MAX ? names[reason] : "unknown";
@@ -239,6 +242,7 @@ enum vhca_counter {
 	VHCA_CNT_DROP_DLID,
 	VHCA_CNT_DROP_VL15,
 	VHCA_CNT_DROP_PORT_STATE,
+	VHCA_CNT_DROP_VLAN,
 	VHCA_CNT_MAX
 };
 
@@ -310,6 +314,7 @@ static inline const char *vhca_counter_name(unsigned int counter)
 		[VHCA_CNT_DROP_DLID]		= "drop_dlid",
 		[VHCA_CNT_DROP_VL15]		= "drop_vl15",
 		[VHCA_CNT_DROP_PORT_STATE]	= "drop_port_state",
+		[VHCA_CNT_DROP_VLAN]		= "drop_vlan",
 	};
 
 	return counter < VHCA_CNT_MAX ? names[counter] : "unknown";
@@ -833,11 +838,20 @@ enum vhca_gid_type {
 	VHCA_GID_TYPE_IB		= 3,	/* IB port: prefix:port GUID */
 };
 
+/*
+ * The GID's 802.1Q VLAN (docs/specs/vhca.rst, "RoCE over a VLAN"): the
+ * entry belongs to a VLAN interface when VHCA_GID_VLAN_TAGGED is set,
+ * VID in the low 12 bits (not 4095, IEEE 802.1Q Table 9-2); 0 for an
+ * untagged entry.  Other bits are reserved (0).
+ */
+#define VHCA_GID_VLAN_TAGGED		0x8000
+
 struct vhca_cmd_gid_in {
 	vhca_le16 index;		/* < gid_tbl_len */
 	vhca_u8 port;			/* 1 */
 	vhca_u8 type;			/* enum vhca_gid_type */
-	vhca_le32 rsvd;
+	vhca_le16 vlan;			/* VHCA_GID_VLAN_TAGGED | VID, or 0 */
+	vhca_le16 rsvd;
 	vhca_u8 gid[16];		/* network byte order */
 	vhca_u8 rsvd1[8];
 };
@@ -1368,6 +1382,8 @@ enum vhca_cqe_opcode {			/* the values of enum ibv_wc_opcode */
 #define VHCA_CQE_GRH			(1u << 2)
 #define VHCA_CQE_NET_IPV4		(1u << 3)
 #define VHCA_CQE_NET_IPV6		(1u << 4)
+/* UD receive on Ethernet: the frame had an 802.1Q tag, in vlan_tci. */
+#define VHCA_CQE_VLAN			(1u << 5)
 
 /*
  * Completion status: the values of enum ibv_wc_status / ib_wc_status
@@ -1418,6 +1434,10 @@ struct vhca_cqe {
 			vhca_le16 slid;
 			vhca_u8 sl;
 			vhca_u8 dlid_path_bits;
+		};
+		struct {		/* UD receive on Ethernet, CQE_VLAN */
+			vhca_le16 vlan_tci;	/* the 802.1Q TCI */
+			vhca_u8 rsvd_vlan[2];
 		};
 	};
 	vhca_u8 status;

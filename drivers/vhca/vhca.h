@@ -342,7 +342,7 @@ int vhcad_admin_exec_mbox(struct vhca_dev *dev, u16 opcode, void *mbox,
 /* vhca_cmd.c */
 int vhcad_cmd_query_device(struct vhca_dev *dev, struct vhca_dev_attr *attr);
 int vhcad_cmd_query_port(struct vhca_dev *dev, struct vhca_port_attr *attr);
-int vhcad_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
+int vhcad_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type, u16 vlan,
 		      const u8 gid[16]);
 int vhcad_cmd_del_gid(struct vhca_dev *dev, u16 index);
 int vhcad_cmd_set_mac(struct vhca_dev *dev, const u8 *mac);

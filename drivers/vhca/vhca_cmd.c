@@ -58,13 +58,14 @@ int vhcad_cmd_query_port(struct vhca_dev *dev, struct vhca_port_attr *attr)
 				sizeof(*attr));
 }
 
-int vhcad_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type,
+int vhcad_cmd_add_gid(struct vhca_dev *dev, u16 index, u8 type, u16 vlan,
 		      const u8 gid[16])
 {
 	struct vhca_cmd_gid_in in = {
 		.index = cpu_to_le16(index),
 		.port = VHCA_PORT_NUM,
 		.type = type,
+		.vlan = cpu_to_le16(vlan),
 	};
 
 	memcpy(in.gid, gid, sizeof(in.gid));

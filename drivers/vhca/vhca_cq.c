@@ -12,6 +12,7 @@
  * or not.
  */
 
+#include <linux/if_vlan.h>
 #include <linux/log2.h>
 #include <rdma/ib_umem.h>
 #include <rdma/uverbs_ioctl.h>
@@ -286,11 +287,23 @@ static enum ib_wc_opcode vhcad_wc_opcode(u8 opcode)
  * A datagram's receive completion (IBTA 11.4.1.1; annex A17.4.5.1 for
  * RoCEv2): the buffer starts with the 40-byte GRH area, and the network
  * header type tells ib_init_ah_attr_from_wc() how to read it, as rxe and
- * mlx5 report it.  RoCE has no LIDs, SLs or P_Keys but the default: slid,
- * sl and pkey_index stay 0.
+ * mlx5 report it.  RoCE has no LIDs or P_Keys but the default: slid and
+ * pkey_index stay 0.  A tagged datagram gives its VLAN (so that the CM
+ * answers from the GID of that VLAN, ib_init_ah_attr_from_wc()) and its
+ * PCP as the SL, as mlx5 does; VID 0 is a priority tag, no VLAN.
  */
 static void vhcad_cqe_to_wc_ud(const struct vhca_cqe *cqe, struct ib_wc *wc)
 {
+	if (cqe->flags & VHCA_CQE_VLAN) {
+		u16 tci = le16_to_cpu(cqe->vlan_tci);
+
+		wc->vendor_err = 0;
+		wc->sl = tci >> VLAN_PRIO_SHIFT;
+		if (tci & VLAN_VID_MASK) {
+			wc->vlan_id = tci & VLAN_VID_MASK;
+			wc->wc_flags |= IB_WC_WITH_VLAN;
+		}
+	}
 	if (cqe->flags & VHCA_CQE_GRH)
 		wc->wc_flags |= IB_WC_GRH;
 	if (cqe->flags & VHCA_CQE_NET_IPV4) {

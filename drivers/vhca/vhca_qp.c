@@ -372,12 +372,15 @@ static int vhcad_qp_attr_set_av(struct vhca_qp *qp,
 	int err;
 
 	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
+	    rdma_ah_get_sl(ah) > 15)
 		return -EINVAL;
 	err = vhcad_qp_attr_set_grh(ah, va);
 	if (err)
 		return err;
 	memcpy(va->dmac, ah->roce.dmac, sizeof(va->dmac));
+	/* On a VLAN GID the SL is the 802.1Q priority of what is sent. */
+	va->sl = rdma_ah_get_sl(ah);
 
 	/* As the RDMA core computes it for RoCEv2 (rdma_get_udp_sport()). */
 	dest_qpn = attr_mask & IB_QP_DEST_QPN ? attr->dest_qp_num : qp->dest_qpn;
@@ -538,6 +541,7 @@ static void vhcad_qp_path(struct vhca_dev *dev, const struct vhca_qp_attr *va,
 				   le32_to_cpu(va->flow_label),
 				   va->sgid_index, va->hop_limit,
 				   va->traffic_class);
+		rdma_ah_set_sl(ah_attr, va->sl);
 		return;
 	}
 

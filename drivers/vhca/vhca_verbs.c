@@ -6,8 +6,10 @@
  * so no MAD layer, CM or rdma_cm on the port.
  */
 
+#include <linux/if_vlan.h>
 #include <linux/limits.h>
 #include <net/ipv6.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
 #include "vhca.h"
@@ -207,10 +209,23 @@ int vhcad_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
 int vhcad_add_gid(const struct ib_gid_attr *attr, void **context)
 {
 	struct vhca_dev *dev = to_vhca_dev(attr->device);
+	u16 vlan_id = 0xffff;
+	u16 vlan = 0;
+	int err;
 	u8 type;
 
 	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
+
+	/*
+	 * A GID of a VLAN interface above our netdev: the device tags what
+	 * it sends from this entry and takes only that VLAN's frames for it.
+	 */
+	err = rdma_read_gid_l2_fields(attr, &vlan_id, NULL);
+	if (err)
+		return err;
+	if (vlan_id < VLAN_N_VID)
+		vlan = VHCA_GID_VLAN_TAGGED | vlan_id;
 
 	/* An IPv4 address is the RoCEv2 GID ::ffff:a.b.c.d. */
 	if (ipv6_addr_v4mapped((const struct in6_addr *)attr->gid.raw))
@@ -218,7 +233,7 @@ int vhcad_add_gid(const struct ib_gid_attr *attr, void **context)
 	else
 		type = VHCA_GID_TYPE_ROCE_V2_IPV6;
 
-	return vhcad_cmd_add_gid(dev, attr->index, type, attr->gid.raw);
+	return vhcad_cmd_add_gid(dev, attr->index, type, vlan, attr->gid.raw);
 }
 
 int vhcad_del_gid(const struct ib_gid_attr *attr, void **context)

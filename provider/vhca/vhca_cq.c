@@ -122,13 +122,18 @@ static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	wc->wc_flags = 0;
 	wc->imm_data = 0;
 	/*
-	 * RoCE has no LIDs, the device has one P_Key and sends no VLAN
-	 * priority (which mlx5 reports as sl): all 0, as rxe reports them.
+	 * RoCE has no LIDs and the device has one P_Key: 0, as rxe reports
+	 * them.  A tagged UD datagram's VLAN priority is its sl, as mlx5
+	 * reports it; untagged, 0.
 	 */
 	wc->pkey_index = 0;
 	wc->slid = 0;
 	wc->sl = 0;
 	wc->dlid_path_bits = 0;
+	if (!ctx->ib_port && (cqe->flags & VHCA_CQE_VLAN)) {
+		wc->vendor_err = 0;
+		wc->sl = le16toh(cqe->vlan_tci) >> VHCA_VLAN_PCP_SHIFT;
+	}
 	/*
 	 * A successful UD receive on an InfiniBand port (IBTA 11.4.2.1):
 	 * the LRH's SLID and SL, the DLID's path bits and the P_Key index

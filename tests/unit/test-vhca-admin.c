@@ -510,6 +510,7 @@ static void test_reserved_ignored(void)
     in.index = GUINT16_TO_LE(2);
     in.port = 1;
     in.type = VHCA_GID_TYPE_ROCE_V2_IPV4;
+    in.vlan = 0;                    /* a field, checked (test-vhca-eth) */
     memcpy(in.gid, v4, 16);
     g_assert_cmpuint(admin_cmd(h, VHCA_CMD_ADD_GID, 1, &in, sizeof(in),
                                NULL), ==, VHCA_ST_OK);

@@ -117,6 +117,19 @@ static void test_dump_objects(void)
 
     node_init(&n, 1, VHCA_QPT_RC);
     /* qp_good_attr: dest QP 0x123, rq_psn 0x1000, sq_psn 0x2000, 7/7. */
+    {
+        /* A GID of a VLAN interface shows its VLAN. */
+        struct vhca_cmd_gid_in in = {
+            .index = GUINT16_TO_LE(1),
+            .port = 1,
+            .type = VHCA_GID_TYPE_ROCE_V2_IPV4,
+            .vlan = GUINT16_TO_LE(VHCA_GID_VLAN_TAGGED | 100),
+        };
+
+        gid_from_ipv4(in.gid, 10, 0, 100, 1);
+        g_assert_cmpuint(admin_cmd(n.h, VHCA_CMD_ADD_GID, 0x6101, &in,
+                                   sizeof(in), NULL), ==, VHCA_ST_OK);
+    }
     qp_move_to(n.h, n.qp.qpn, VHCA_QPT_RC, VHCA_QPS_RTS);
     post_recv(&n, 0xb1, 0, 64);
     post_recv(&n, 0xb2, 64, 64);
@@ -133,6 +146,7 @@ static void test_dump_objects(void)
     assert_line(lines, "port mac 52:54:00:12:34:51 link up mtu 1500 "
                 "active-mtu 1024");
     assert_line(lines, "gid 0 10.0.0.1 type RoCEv2-IPv4");
+    assert_line(lines, "gid 1 10.0.100.1 type RoCEv2-IPv4 vlan 100");
 
     /*
      * Non-zero counters only, by the names the guest's hw_counters use:

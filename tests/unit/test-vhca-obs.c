@@ -640,6 +640,19 @@ static void s_drop_pkey(World *w)
     a_to_b(w, &pkt);
 }
 
+/* Tagged with VID 100 to b's GID, which is untagged. */
+static void s_drop_vlan(World *w)
+{
+    VhcaWirePacket pkt;
+
+    world_init(w, &default_opts);
+    world_mark(w);
+    pkt = rc_send_only(w->p.b.qp.qpn, default_opts.a_psn);
+    pkt.net.vlan = true;
+    pkt.net.vlan_tci = 100;
+    a_to_b(w, &pkt);
+}
+
 static void s_drop_no_qp(World *w)
 {
     VhcaWirePacket pkt;
@@ -954,6 +967,7 @@ static const CounterCase counter_cases[] = {
     C(DROP_DLID, ib_dlid, 'b', true),
     C(DROP_VL15, ib_vl15, 'b', true),
     C(DROP_PORT_STATE, ib_port_state, 'b', true),
+    C(DROP_VLAN, drop_vlan, 'b', true),
     C(UD_TX_PACKETS, ud_loopback, 'a', true),
     C(UD_RX_PACKETS, ud_loopback, 'a', true),
     C(UD_TX_TOO_LONG, ud_too_long, 'a', true),

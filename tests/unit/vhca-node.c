@@ -150,6 +150,7 @@ static uint8_t qp_try_connect_path(Harness *h, uint32_t qpn,
     a.sgid_index = path->sgid_index;
     a.hop_limit = path->hop_limit;
     a.traffic_class = path->traffic_class;
+    a.sl = path->sl;
     memcpy(a.dgid, path->dgid, sizeof(a.dgid));
     memcpy(a.dmac, path->dmac, sizeof(a.dmac));
     a.dlid = path->dlid;

@@ -186,6 +186,9 @@ static uint8_t vhca_cmd_add_gid(VhcaCore *core, VhcaCmdCtx *ctx)
     uint8_t port = ctx->in[offsetof(struct vhca_cmd_gid_in, port)];
     uint8_t type = ctx->in[offsetof(struct vhca_cmd_gid_in, type)];
     const uint8_t *gid = ctx->in + offsetof(struct vhca_cmd_gid_in, gid);
+    uint16_t vlan = vhca_ld_le16(ctx->in +
+                                 offsetof(struct vhca_cmd_gid_in, vlan));
+    uint16_t vid = vlan & VHCA_VLAN_VID_MASK;
     VhcaGidEntry *entry;
 
     if (index >= core->cfg.gid_tbl_len) {
@@ -212,11 +215,26 @@ static uint8_t vhca_cmd_add_gid(VhcaCore *core, VhcaCmdCtx *ctx)
                              "IPv4 GID at index %u is not ::ffff:a.b.c.d",
                              index);
     }
+    /*
+     * The entry's VLAN: TAGGED and a VID, or nothing.  VID 4095 is
+     * reserved (IEEE 802.1Q Table 9-2); VID 0 is the priority tag, the
+     * port's own untagged VLAN with a PCP.
+     */
+    if ((vlan & ~(VHCA_GID_VLAN_TAGGED | VHCA_VLAN_VID_MASK)) ||
+        (!(vlan & VHCA_GID_VLAN_TAGGED) && vid) ||
+        vid == VHCA_VLAN_VID_MASK) {
+        ctx->syndrome = vlan;
+        return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                             "GID at index %u: bad VLAN field 0x%04x",
+                             index, vlan);
+    }
 
     entry = &core->gid_tbl[index];
     entry->valid = true;
     entry->type = type;
     memcpy(entry->gid, gid, VHCA_GID_LEN);
+    entry->vlan = vlan & VHCA_GID_VLAN_TAGGED;
+    entry->vid = vid;
     vhca_gid_tbl_update_top(core);
     return VHCA_ST_OK;
 }

@@ -166,20 +166,6 @@ uint8_t vhca_cmd_query_cc(VhcaCore *core, VhcaCmdCtx *ctx)
     return vhca_cmd_mailbox_write(core, ctx, raw, sizeof(raw));
 }
 
-/* The index of our GID @gid, -1 if it is not one. */
-static int vhca_cc_gid_index(const VhcaCore *core, const uint8_t *gid)
-{
-    uint32_t i;
-
-    for (i = 0; i < core->gid_tbl_top; i++) {
-        if (core->gid_tbl[i].valid &&
-            !memcmp(core->gid_tbl[i].gid, gid, VHCA_GID_LEN)) {
-            return (int)i;
-        }
-    }
-    return -1;
-}
-
 /*
  * Where a CNP for @pkt, received by @qp, goes: RC, UC and XRC to the
  * QP's remote QP on its path; UD to the datagram's source QP, back the
@@ -197,7 +183,8 @@ static bool vhca_cc_cnp_path(const VhcaCore *core, const VhcaQp *qp,
         *path = qp->path;
         return true;
     case VHCA_QPT_UD:
-        index = vhca_cc_gid_index(core, pkt->net.dgid);
+        /* Back from the entry (and VLAN) the datagram came to. */
+        index = vhca_gid_rx_index(core, pkt);
         if (index < 0) {
             return false;           /* multicast: no one sender */
         }
@@ -225,8 +212,10 @@ void vhca_cc_rx_marked(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     /*
      * The CNP goes out from the QP's next pass (vhca-cnp.c), not from
-     * the receive path: transmission may loop back into it.
+     * the receive path: transmission may loop back into it.  Its
+     * priority in np_cnp_prio_mode 1 is the marked packet's.
      */
+    path.sl = vhca_frame_vlan_priority(pkt);
     qp->cnp_path = path;
     qp->cnp_pending = true;
     vhca_sched_kick(core, qpn);

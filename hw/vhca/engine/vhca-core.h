@@ -388,6 +388,8 @@ typedef struct VhcaGidEntry {
     bool valid;
     uint8_t type;                   /* enum vhca_gid_type */
     uint8_t gid[VHCA_GID_LEN];      /* network byte order */
+    bool vlan;                      /* on a VLAN interface: 802.1Q tag */
+    uint16_t vid;                   /* its VID (vlan only) */
 } VhcaGidEntry;
 
 /*

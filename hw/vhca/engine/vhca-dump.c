@@ -216,6 +216,9 @@ static void dump_device(VhcaDump *d, const VhcaCore *core)
         dump_add(d, " type %s", g->type == VHCA_GID_TYPE_IB ? "IB" :
                  g->type == VHCA_GID_TYPE_ROCE_V2_IPV4 ? "RoCEv2-IPv4" :
                  "RoCEv2-IPv6");
+        if (g->vlan) {
+            dump_add(d, " vlan %u", g->vid);
+        }
         dump_end(d);
     }
 }

@@ -13,8 +13,8 @@
 
 #include "vhca-transport.h"
 
-static void vhca_rx_drop_detail(VhcaCore *core, enum vhca_drop_reason reason,
-                                const char *detail, uint32_t qpn)
+void vhca_rx_drop_detail(VhcaCore *core, enum vhca_drop_reason reason,
+                         const char *detail, uint32_t qpn)
 {
     vhca_count(core, VHCA_CNT_ROCE_RX_DROPPED, 1);
     if (reason < VHCA_DROP_MAX) {

@@ -73,6 +73,9 @@ void vhca_rx_frame_free(VhcaRxFrame *f);
  * error.
  */
 void vhca_rx_drop(VhcaCore *core, enum vhca_drop_reason reason, uint32_t qpn);
+/* The same, with a detail for the trace (a parser error, a VID). */
+void vhca_rx_drop_detail(VhcaCore *core, enum vhca_drop_reason reason,
+                         const char *detail, uint32_t qpn);
 /*
  * The parser refused a frame: traced with the parser's reason, counted
  * as a bad ICRC or VCRC, or as malformed.
@@ -93,10 +96,26 @@ bool vhca_link_ib_dlid_ours(const VhcaCore *core, const VhcaWireLrh *lrh,
 /*
  * A frame the link layer parsed into @pkt up to the UDP port: if it is
  * RoCEv2 to one of our GIDs or multicast groups, it goes to the
- * transport (vhca_rx_packet()) and the answer is true; false: not ours.
+ * transport (vhca_rx_packet()) and the answer is true; for our GID on
+ * another VLAN it is dropped (VHCA_DROP_VLAN), true too; false: not ours.
  */
 bool vhca_net_receive(VhcaCore *core, const uint8_t *frame, size_t len,
                       VhcaWirePacket *pkt);
+/*
+ * The priority a received RoCE packet travels at: its 802.1Q tag's PCP
+ * (IEEE 802.1Q-2018 6.9.1); 0, the port's default priority, for an
+ * untagged frame and on the IB link.
+ */
+uint8_t vhca_frame_vlan_priority(const VhcaWirePacket *pkt);
+/*
+ * The GID entry a received RoCE packet is addressed to: its destination
+ * GID on the frame's VLAN (an untagged frame: an untagged entry).  Not
+ * found: VHCA_GID_RX_OTHER_VLAN if the GID is ours on another VLAN,
+ * else VHCA_GID_RX_NOT_OURS.
+ */
+#define VHCA_GID_RX_NOT_OURS        (-1)
+#define VHCA_GID_RX_OTHER_VLAN      (-2)
+int vhca_gid_rx_index(const VhcaCore *core, const VhcaWirePacket *pkt);
 
 /* vhca-demux.c: the transport's demux. */
 /*

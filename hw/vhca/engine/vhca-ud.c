@@ -108,6 +108,15 @@ static void vhca_ud_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     } else {
         wc.flags = VHCA_CQE_GRH | (pkt->ipv6 ? VHCA_CQE_NET_IPV6
                                              : VHCA_CQE_NET_IPV4);
+        /*
+         * The tag (vlan_tci, in vendor_err's place): the kernel finds
+         * the GID entry to answer from by the VLAN the request came on
+         * (ib_init_ah_attr_from_wc()), as mlx5 and rxe report it.
+         */
+        if (pkt->net.vlan) {
+            wc.flags |= VHCA_CQE_VLAN;
+            wc.vendor_err = pkt->net.vlan_tci;
+        }
     }
     wc.solicited = pkt->tp.bth.solicited;
 
