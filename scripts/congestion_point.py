@@ -42,11 +42,6 @@ RED_MAX = 96 * 1024
 RED_LIMIT = 512 * 1024
 RED_AVPKT = 4200
 RED_PROBABILITY = 0.2
-# How many packets RED's average queue takes to follow the real one
-# (tc-red(8) "burst"): few, so that it marks on the queue of now, as
-# DCQCN's switches mark on the instantaneous queue (section 3.1), not on
-# an average that lags the senders' cuts by many round trips.
-RED_BURST = 4
 # RoCEv2's UDP destination port (IBTA A17.2.2; VHCA_ROCE_V2_UDP_PORT).
 ROCE_V2_UDP_PORT = 4791
 
@@ -97,18 +92,26 @@ class CongestionPoint:
             "ip link set br0 up" % (a, b, mtu))
         self.set_queue(ecn=True)
 
-    def set_queue(self, ecn=True, rate=None):
+    def set_queue(self, ecn=True, rate=None, kmin=None, kmax=None):
         """(Re)make B's egress: one HTB class at the rate, split in two as a
         datacentre switch splits traffic classes.  RoCE (UDP port 4791)
         goes through RED, marking ECN-capable packets CE when ecn, else
         dropping them as it drops the others (tc-red(8)); everything else
         (perftest's TCP set-up, ARP) has a small guaranteed share in a
         FIFO of its own, so that a flow's connection set-up is not lost in
-        another flow's congestion (its SYN waiting out TCP's back-off)."""
+        another flow's congestion (its SYN waiting out TCP's back-off).
+        kmin, kmax: RED's thresholds in bytes (RED_MIN, RED_MAX if None)."""
         if rate:
             self.rate = rate
+        kmin = kmin or RED_MIN
+        kmax = kmax or RED_MAX
         b = self.ports()[1]
-        burst = RED_BURST
+        # How many packets RED's average queue takes to follow the real
+        # one (tc-red(8) "burst"): the fewest tc accepts for kmin, so that
+        # it marks on the queue of now, as DCQCN's switches mark on the
+        # instantaneous queue (section 3.1), not on an average that lags
+        # the senders' cuts by many round trips.
+        burst = kmin // RED_AVPKT + 1
         commands = [
             "tc qdisc add dev {b} root handle 1: htb default 20",
             "tc class add dev {b} parent 1: classid 1:1 htb rate {rate} "
@@ -131,8 +134,8 @@ class CongestionPoint:
         ]
         self.machine.run("tc qdisc del dev {b} root 2>/dev/null; ".format(
             b=b) + " && ".join(commands).format(
-                b=b, rate=self.rate, limit=RED_LIMIT, min=RED_MIN,
-                max=RED_MAX, avpkt=RED_AVPKT, burst=burst,
+                b=b, rate=self.rate, limit=RED_LIMIT, min=kmin,
+                max=kmax, avpkt=RED_AVPKT, burst=burst,
                 p=RED_PROBABILITY, ecn=" ecn" if ecn else ""))
 
     def queue_stats(self):

@@ -33,7 +33,9 @@ form that asserts): it prints figures, and --rst writes them as
 reStructuredText for docs/benchmarks.rst.
 
     scripts/incast.py [--senders 2] [--rate 100mbit] [--duration 20]
-                      [--size 65536] [--modes off,on] [--run-dir DIR]
+                      [--size 65536] [--modes off,on] [--param N=V]...
+                      [--kmin BYTES] [--kmax BYTES]
+                      [--run-dir DIR]
                       [--attach] [--rst FILE] [--plot FILE.svg] [--json FILE]
 """
 
@@ -47,6 +49,7 @@ import sys
 import threading
 import time
 
+import congestion_point
 import vhca_fabric
 
 PORT = 18515
@@ -188,18 +191,22 @@ class Sampler(threading.Thread):
         return out
 
 
-def run_mode(fabric, mode, duration, size, capture=None):
+def run_mode(fabric, mode, duration, size, capture=None, params=None,
+             kmin=None, kmax=None):
     """One incast run in mode ("off" or "on"); returns its figures.  With
     capture (a path), the receiver's fabric traffic during the run goes to
     that pcap, each frame cut at CAPTURE_SNAPLEN bytes (headers and CNPs
-    whole, not the data)."""
+    whole, not the data).  params: DCQCN parameters instead of
+    DCQCN_PARAMS ({devlink name: value}); kmin, kmax: the bottleneck's
+    marking thresholds (bytes; congestion_point's if None)."""
     senders, receiver = fabric.guests[:-1], fabric.guests[-1]
     sender_knobs, receiver_knobs = KNOBS[mode]
+    params = DCQCN_PARAMS if params is None else params
     for guest in senders:
-        set_knobs(guest, dict(DCQCN_PARAMS, **sender_knobs))
-    set_knobs(receiver, dict(DCQCN_PARAMS, **receiver_knobs))
+        set_knobs(guest, dict(params, **sender_knobs))
+    set_knobs(receiver, dict(params, **receiver_knobs))
     cpoint = fabric.cpoint
-    cpoint.set_queue(ecn=True)
+    cpoint.set_queue(ecn=True, kmin=kmin, kmax=kmax)
     before = {g.index: device_counters(g) for g in fabric.guests}
     cc_before = {g.index: g.hw_counters("ethtool") for g in fabric.guests}
     taps_before = fabric.link.tap_drops()
@@ -367,6 +374,16 @@ def main():
     parser.add_argument("--size", type=int, default=65536)
     parser.add_argument("--modes", default="off,on",
                         type=lambda s: s.split(","))
+    parser.add_argument("--param", action="append", default=[],
+                        metavar="NAME=VALUE",
+                        help="a DCQCN devlink parameter instead of the "
+                        "script's (e.g. rp_time_reset=300); repeatable")
+    parser.add_argument("--kmin", type=int, metavar="BYTES",
+                        help="RED's marking starts at this queue (default "
+                        "%d)" % congestion_point.RED_MIN)
+    parser.add_argument("--kmax", type=int, metavar="BYTES",
+                        help="and marks with RED's top probability here "
+                        "(default %d)" % congestion_point.RED_MAX)
     parser.add_argument("--run-dir", default=os.path.join(
         vhca_fabric.DEFAULT_RUN_DIR, "incast"))
     parser.add_argument("--attach", action="store_true",
@@ -380,6 +397,13 @@ def main():
         if mode not in MODES:
             parser.error("--modes: %s is not one of %s"
                          % (mode, ", ".join(MODES)))
+    params = dict(DCQCN_PARAMS)
+    for item in args.param:
+        name, sep, value = item.partition("=")
+        if not sep or not value.isdigit():
+            parser.error("--param %s: give NAME=VALUE, e.g. "
+                         "rp_time_reset=300" % item)
+        params[name] = int(value)
     if args.plot and not shutil.which("gnuplot"):
         parser.error("--plot needs gnuplot: run scripts/setup-host.sh "
                      "(it installs gnuplot-nox)")
@@ -402,8 +426,9 @@ def main():
         try:
             for guest in fabric.guests:
                 guest.set_mtu(vhca_fabric.GUEST_MAX_MTU)
-            results = [run_mode(fabric, mode, args.duration, args.size)
-                       for mode in args.modes]
+            results = [run_mode(fabric, mode, args.duration, args.size,
+                                params=params, kmin=args.kmin,
+                                kmax=args.kmax) for mode in args.modes]
         finally:
             if not args.attach:
                 fabric.stop()
