@@ -32,7 +32,7 @@ This is a benchmark, not a test (tests/guest/test_incast.py is the short
 form that asserts): it prints figures, and --rst writes them as
 reStructuredText for docs/benchmarks.rst.
 
-    scripts/incast.py [--senders 2] [--rate 100mbit] [--duration 20]
+    scripts/incast.py [--senders 2] [--rate 40mbit] [--duration 20]
                       [--size 65536] [--modes off,on] [--param N=V]...
                       [--kmin BYTES] [--kmax BYTES]
                       [--run-dir DIR]
@@ -40,8 +40,10 @@ reStructuredText for docs/benchmarks.rst.
 """
 
 import argparse
+import datetime
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -297,9 +299,11 @@ def report(results, rate, senders, duration, size):
     """The figures as reStructuredText."""
     bits = rate_bits(rate)
     lines = [
-        "%d senders, ib_write_bw -s %d -D %d each, into one receiver "
-        "through a %s bottleneck (RED, ECN marking); goodput as perftest "
-        "reports it." % (senders, size, duration, rate), "",
+        "%s, %s, %d host cores (TCG): %d senders, ib_write_bw -s %d -D %d "
+        "each, into one receiver through a %s bottleneck (RED, ECN "
+        "marking); goodput as perftest reports it."
+        % (datetime.date.today(), platform.platform(terse=True),
+           os.cpu_count(), senders, size, duration, rate), "",
         ".. list-table::", "   :header-rows: 1", "",
         "   * - DCQCN", "     - goodput per sender (Mbit/s)",
         "     - sum (% of bottleneck)", "     - Jain's index",
@@ -367,8 +371,10 @@ def plot(results, rate, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--senders", type=int, default=2)
-    parser.add_argument("--rate", default="100mbit",
-                        help="the bottleneck, a tc rate (default 100mbit)")
+    parser.add_argument("--rate", default="40mbit",
+                        help="the bottleneck, a tc rate (default 40mbit: "
+                        "well under what the congestion point's guest "
+                        "forwards on a busy two-core host)")
     parser.add_argument("--duration", type=int, default=20,
                         help="seconds of ib_write_bw -D (default 20)")
     parser.add_argument("--size", type=int, default=65536)

@@ -1,7 +1,7 @@
 """Incast through a real congestion point, with DCQCN off and on.
 
 The short form of scripts/incast.py (docs/benchmarks.rst has the long
-one): guests 1 and 2 write into guest 3 at once through a 100 Mbit/s
+one): guests 1 and 2 write into guest 3 at once through a 40 Mbit/s
 bottleneck, a bridge guest whose egress to guest 3 is an HTB rate limit
 over an ECN-marking RED queue (scripts/congestion_point.py).  With DCQCN
 off the vhcas send Not-ECT and RED drops; with it on (devlink
@@ -20,7 +20,7 @@ from host_common import vhca_fabric
 import incast
 
 fabric = vhca_fabric.ModuleFabric("incast", count=3, link="tap",
-                                  bottleneck="100mbit")
+                                  bottleneck="40mbit")
 SECONDS = 8
 SIZE = 65536
 RESULTS = {}
