@@ -1273,7 +1273,7 @@ struct vhca_ud_av {
 	vhca_u8 sgid_index;		/* source GID: < gid_tbl_len, valid */
 	vhca_u8 hop_limit;		/* IPv6 hop limit / IPv4 TTL */
 	vhca_u8 traffic_class;		/* IPv6 TC / IPv4 TOS */
-	vhca_u8 rsvd;
+	vhca_u8 eth_sl;			/* Ethernet: SL, VLAN GID's PCP */
 	vhca_le16 udp_sport;		/* 0: the device derives it */
 	vhca_le32 flow_label;		/* 20 bits */
 };

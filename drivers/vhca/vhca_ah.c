@@ -87,7 +87,7 @@ static int vhcad_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
 	av->traffic_class = grh->traffic_class;
 	av->flow_label = cpu_to_le32(grh->flow_label);
 	/* On a VLAN GID the SL is the 802.1Q priority of what is sent. */
-	av->sl = rdma_ah_get_sl(ah_attr);
+	av->eth_sl = rdma_ah_get_sl(ah_attr);
 	/*
 	 * A flow label picks the UDP source port as every RoCEv2 device
 	 * does (rdma_flow_label_to_udp_sport()); without one the device
@@ -181,6 +181,6 @@ int vhcad_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr)
 	vhcad_roce_ah_attr(ah_attr, av->dgid, av->dmac,
 			   le32_to_cpu(av->flow_label), av->sgid_index,
 			   av->hop_limit, av->traffic_class);
-	rdma_ah_set_sl(ah_attr, av->sl);
+	rdma_ah_set_sl(ah_attr, av->eth_sl);
 	return 0;
 }

@@ -81,7 +81,7 @@ struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	ah->av.hop_limit = attr->grh.hop_limit;
 	ah->av.traffic_class = attr->grh.traffic_class;
 	/* On a VLAN GID the SL is the 802.1Q priority of what is sent. */
-	ah->av.sl = attr->sl;
+	ah->av.eth_sl = attr->sl;
 	/* 0: the device derives the UDP source port from the flow. */
 	ah->av.udp_sport = 0;
 	ah->av.flow_label = htole32(attr->grh.flow_label &

@@ -386,7 +386,7 @@ static void test_ud_tagged(void)
     memcpy(w.av.dmac, v.p.b.h->core.cfg.mac, 6);
     w.av.sgid_index = GID_VLAN_INDEX;
     w.av.hop_limit = 64;
-    w.av.sl = 4;
+    w.av.eth_sl = 4;
     qp_put_send_wqe(v.p.a.h, &v.p.a.qp, &w);
     ring_sq(&v.p.a);
     settle(&v);

@@ -179,7 +179,7 @@ static uint8_t vhca_req_parse_ud(VhcaCore *core, VhcaQp *qp,
     path->sgid_index = raw[AV_OFF(sgid_index)];
     path->hop_limit = raw[AV_OFF(hop_limit)];
     path->traffic_class = raw[AV_OFF(traffic_class)];
-    path->sl = raw[AV_OFF(sl)];     /* the PCP on a VLAN GID */
+    path->sl = raw[AV_OFF(eth_sl)];     /* the PCP on a VLAN GID */
     path->udp_sport = vhca_ld_le16(raw + AV_OFF(udp_sport));
     path->flow_label = vhca_ld_le32(raw + AV_OFF(flow_label)) & 0xfffff;
     /* IBTA 10.5.2.1: multicast datagrams go to DestQP 0xFFFFFF. */
