@@ -784,7 +784,9 @@ static inline const char *vhca_cc_param_name(unsigned int param)
 
 struct vhca_cc_config {
 	vhca_le32 flags;		/* VHCA_CC_* */
-	vhca_le32 rsvd[3];
+	vhca_u8 pfc_enable;		/* bit i: PFC on for priority i */
+	vhca_u8 rsvd0[3];
+	vhca_le32 rsvd[2];
 	vhca_le32 params[VHCA_CC_PARAMS_LEN];	/* by enum vhca_cc_param */
 };
 
@@ -814,9 +816,45 @@ static inline const char *vhca_cc_counter_name(unsigned int counter)
 
 #define VHCA_CC_COUNTERS_LEN		16	/* counters[]: room to grow */
 
+/*
+ * Priority flow control counters (IEEE 802.1Qbb), one per priority each,
+ * named as mlx5's ethtool -S names them (rx_prio%d_pause, ...); the
+ * durations are in microseconds, as mlx5's PPCNT reports them.
+ */
+enum vhca_pfc_counter {
+	VHCA_PFC_CNT_RX_PAUSE			= 0,	/* PFC frames naming it */
+	VHCA_PFC_CNT_RX_PAUSE_DURATION		= 1,	/* us it was paused */
+	VHCA_PFC_CNT_RX_PAUSE_TRANSITION	= 2,	/* paused -> sending */
+	VHCA_PFC_CNT_TX_PAUSE			= 3,	/* PFC frames we sent */
+	VHCA_PFC_CNT_TX_PAUSE_DURATION		= 4,	/* us we held it off */
+	VHCA_PFC_CNT_MAX
+};
+
+/* printf format of the counter's name, with the priority for %u. */
+static inline const char *vhca_pfc_counter_format(unsigned int counter)
+{
+	static const char * const names[VHCA_PFC_CNT_MAX] = {
+		[VHCA_PFC_CNT_RX_PAUSE]		= "rx_prio%u_pause",
+		[VHCA_PFC_CNT_RX_PAUSE_DURATION] = "rx_prio%u_pause_duration",
+		[VHCA_PFC_CNT_RX_PAUSE_TRANSITION] =
+			"rx_prio%u_pause_transition",
+		[VHCA_PFC_CNT_TX_PAUSE]		= "tx_prio%u_pause",
+		[VHCA_PFC_CNT_TX_PAUSE_DURATION] = "tx_prio%u_pause_duration",
+	};
+
+	return counter < VHCA_PFC_CNT_MAX ? names[counter] : "unknown%u";
+}
+
+#define VHCA_PFC_COUNTERS_LEN		8	/* pfc[]: room to grow */
+
 struct vhca_cc_query {
 	struct vhca_cc_config config;
 	vhca_le64 counters[VHCA_CC_COUNTERS_LEN];	/* vhca_cc_counter */
+	/* [enum vhca_pfc_counter][priority]: VHCA_PFC_PRIORITIES of them */
+	vhca_le64 pfc[VHCA_PFC_COUNTERS_LEN][8];
+	vhca_le64 pfc_dropped;		/* malformed MAC control frames */
+	vhca_u8 pfc_paused;		/* bit i: priority i paused now */
+	vhca_u8 rsvd1[55];
 };
 
 /* PortInfo CapabilityMask bits the driver may set (IBTA 14.2.5.6). */
@@ -1661,7 +1699,9 @@ static_assert(sizeof(struct vhca_cmd_modify_port_in) == 32, "vhca_cmd_modify_por
 static_assert(sizeof(struct vhca_eth_desc) == 16, "vhca_eth_desc layout");
 static_assert(sizeof(struct vhca_cc_config) == 128, "vhca_cc_config layout");
 static_assert(VHCA_CC_PARAM_MAX <= VHCA_CC_PARAMS_LEN, "vhca_cc_config room");
-static_assert(sizeof(struct vhca_cc_query) == 256, "vhca_cc_query layout");
+static_assert(sizeof(struct vhca_cc_query) == 832, "vhca_cc_query layout");
+static_assert(VHCA_PFC_CNT_MAX <= VHCA_PFC_COUNTERS_LEN, "vhca_cc_query pfc room");
+static_assert(VHCA_PFC_PRIORITIES == 8, "vhca_cc_query pfc priorities");
 static_assert(VHCA_CC_CNT_MAX <= VHCA_CC_COUNTERS_LEN, "vhca_cc_query room");
 
 /*

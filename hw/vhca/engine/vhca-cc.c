@@ -87,6 +87,7 @@ void vhca_cc_reset(VhcaCore *core)
     /* Off, as a device that never heard of SET_CC behaves. */
     core->cc_flags = 0;
     memset(core->cc_counters, 0, sizeof(core->cc_counters));
+    vhca_pfc_reset(core);
     vhca_dcqcn_params_default(&params);
     if (vhca_dcqcn_config_init(&core->cc, &params, VHCA_CC_LINE_RATE)) {
         /* The defaults are in range: cannot happen. */
@@ -114,6 +115,7 @@ uint8_t vhca_cmd_set_cc(VhcaCore *core, VhcaCmdCtx *ctx)
     VhcaDcqcnConfig cfg;
     uint32_t flags, value, qpn;
     uint8_t status;
+    unsigned i;
 
     status = vhca_cmd_mailbox_read_flags(core, ctx, raw, sizeof(raw),
                                          offsetof(struct vhca_cc_config,
@@ -121,6 +123,16 @@ uint8_t vhca_cmd_set_cc(VhcaCore *core, VhcaCmdCtx *ctx)
                                          VHCA_CC_FLAGS_ALL, &flags);
     if (status != VHCA_ST_OK) {
         return status;
+    }
+    /* Reserved bytes beside pfc_enable: a newer driver's, refused. */
+    for (i = offsetof(struct vhca_cc_config, rsvd0);
+         i < offsetof(struct vhca_cc_config, params); i++) {
+        if (raw[i]) {
+            ctx->syndrome = i;
+            return VHCA_CMD_FAIL(core, ctx, VHCA_ST_BAD_PARAM,
+                                 "reserved byte %u of the configuration "
+                                 "is 0x%x", i, raw[i]);
+        }
     }
     vhca_cc_params_from_wire(raw, &params);
     bad = vhca_dcqcn_params_violation(&params, &value);
@@ -134,6 +146,8 @@ uint8_t vhca_cmd_set_cc(VhcaCore *core, VhcaCmdCtx *ctx)
     }
     core->cc_flags = flags;
     core->cc = cfg;
+    vhca_pfc_set_enable(core, raw[offsetof(struct vhca_cc_config,
+                                           pfc_enable)]);
     /*
      * Every QP starts over at the new maximum: a rate cut under the old
      * parameters (or with the reaction point now off) must not linger.
@@ -152,6 +166,7 @@ uint8_t vhca_cmd_query_cc(VhcaCore *core, VhcaCmdCtx *ctx)
     const uint32_t *p = (const uint32_t *)&core->cc.params;
     uint8_t *out = raw + offsetof(struct vhca_cc_query, config.params);
     uint8_t *cnt = raw + offsetof(struct vhca_cc_query, counters);
+    uint8_t *pfc = raw + offsetof(struct vhca_cc_query, pfc);
     unsigned i;
 
     memset(raw, 0, sizeof(raw));
@@ -162,6 +177,20 @@ uint8_t vhca_cmd_query_cc(VhcaCore *core, VhcaCmdCtx *ctx)
     }
     for (i = 0; i < VHCA_CC_CNT_MAX; i++) {
         vhca_st_le64(cnt + 8 * i, core->cc_counters[i]);
+    }
+    raw[offsetof(struct vhca_cc_query, config.pfc_enable)] = core->pfc.enable;
+    for (i = 0; i < VHCA_PFC_CNT_MAX * VHCA_PFC_PRIORITIES; i++) {
+        vhca_st_le64(pfc + 8 * i,
+                     vhca_pfc_counter(core, i / VHCA_PFC_PRIORITIES,
+                                      (uint8_t)(i % VHCA_PFC_PRIORITIES)));
+    }
+    vhca_st_le64(raw + offsetof(struct vhca_cc_query, pfc_dropped),
+                 core->pfc.dropped);
+    for (i = 0; i < VHCA_PFC_PRIORITIES; i++) {
+        if (vhca_pfc_paused(core, (uint8_t)i, vhca_now(core))) {
+            raw[offsetof(struct vhca_cc_query, pfc_paused)] |=
+                (uint8_t)(1u << i);
+        }
     }
     return vhca_cmd_mailbox_write(core, ctx, raw, sizeof(raw));
 }

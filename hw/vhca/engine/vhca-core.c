@@ -218,6 +218,8 @@ static const VhcaConfigLimit vhca_config_limits[] = {
     VHCA_LIMIT("max-pd", max_pd, VHCA_CORE_MAX_PD_MIN, VHCA_CORE_MAX_PD_MAX),
     VHCA_LIMIT("max-srq", max_srq, VHCA_CORE_MAX_SRQ_MIN,
                VHCA_CORE_MAX_SRQ_MAX),
+    VHCA_LIMIT("x-rx-frame-rate", rx_frame_rate, 0,
+               VHCA_CORE_RX_FRAME_RATE_MAX),
 #undef VHCA_LIMIT
 };
 

@@ -25,6 +25,7 @@
 
 #include "vhca_hw.h"
 #include "vhca-dcqcn.h"
+#include "vhca-pfc.h"
 
 /* Limits of the device properties (docs/specs/vhca.rst, "Command line"). */
 #define VHCA_CORE_GID_TBL_LEN_MIN       1
@@ -53,6 +54,9 @@
 #define VHCA_CORE_MAX_SRQ_MIN           0
 #define VHCA_CORE_MAX_SRQ_MAX           65536
 #define VHCA_CORE_MAX_SRQ_DEFAULT       256
+
+/* x-rx-frame-rate: frames per second, 0 (the default): no limit. */
+#define VHCA_CORE_RX_FRAME_RATE_MAX     10000000
 
 #define VHCA_CORE_DEFAULT_MTU           1500
 /* Ethernet header plus one 802.1Q tag: frame size limit is MTU + 18. */
@@ -259,6 +263,18 @@ typedef struct VhcaCoreOps {
     void (*cc_cnp_rcvd)(void *opaque, uint32_t qpn, bool handled);
     void (*cc_rate)(void *opaque, uint32_t qpn, uint64_t rate,
                     uint64_t target, uint16_t alpha, uint8_t stage);
+    /*
+     * Priority flow control (vhca-pfc.c): a PFC frame paused priority
+     * @prio for @quanta (0: resume now) and @paused says whether it took
+     * (PFC on for it); we sent one for @prio with @quanta (0: XON)
+     * because @rx_frames frames, @rx_bytes bytes of it wait; @prio
+     * resumed after @paused_ns.
+     */
+    void (*pfc_pause_rcvd)(void *opaque, uint8_t prio, uint16_t quanta,
+                           bool paused);
+    void (*pfc_pause_sent)(void *opaque, uint8_t prio, uint16_t quanta,
+                           uint32_t rx_frames, uint32_t rx_bytes);
+    void (*pfc_resumed)(void *opaque, uint8_t prio, uint64_t paused_ns);
     /* A CQE with a status other than SUCCESS was written to @cqn. */
     void (*cqe_error)(void *opaque, uint32_t cqn, uint32_t qpn,
                       uint64_t wr_id, uint8_t opcode, uint8_t status,
@@ -340,6 +356,12 @@ typedef struct VhcaCoreConfig {
     uint32_t max_mr;
     uint32_t max_pd;
     uint32_t max_srq;
+    /*
+     * x-rx-frame-rate: received RoCE requests the device handles per
+     * second, 0: as fast as it can - a receiver that cannot keep up,
+     * for the PFC experiment (docs/developer-guide.rst).
+     */
+    uint32_t rx_frame_rate;
 } VhcaCoreConfig;
 
 /* Registers of one ring in guest memory, as the guest programmed them. */
@@ -550,6 +572,8 @@ typedef struct VhcaCore {
     uint32_t cc_flags;
     VhcaDcqcnConfig cc;
     uint64_t cc_counters[VHCA_CC_CNT_MAX];  /* QUERY_CC */
+    VhcaPfc pfc;                    /* priority flow control (SET_CC) */
+    uint64_t rx_rate_next_ns;       /* x-rx-frame-rate: next frame's turn */
     /* Bounce buffers for one RoCE packet's payload and frame. */
     uint8_t roce_payload[4096];
     uint8_t roce_frame[VHCA_ETH_MAX_FRAME];

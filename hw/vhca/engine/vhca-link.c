@@ -40,6 +40,14 @@ VhcaRxResult vhca_core_receive(VhcaCore *core, const uint8_t *buf,
     }
 
     /*
+     * MAC Control (IEEE 802.3 annex 31A), never tagged: PFC frames
+     * (802.1Qbb) for the MAC, which consumes every one of them.
+     */
+    if (vhca_ld_be16(buf + 2 * VHCA_ETH_ALEN) == VHCA_ETH_P_MAC_CONTROL) {
+        return vhca_pfc_receive(core, buf, len);
+    }
+
+    /*
      * The frame is parsed once, into @pkt: up to the UDP port here, the
      * rest by the transport's receive path if the packet is ours.
      */

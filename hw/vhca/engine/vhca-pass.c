@@ -24,8 +24,8 @@
  * XRC target) responder, UC's or UD's (IBTA 9.6.1: the demux queued only
  * packets of the QP's own transport).
  */
-static bool vhca_recv_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
-                          unsigned *budget)
+bool vhca_recv_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                   unsigned *budget)
 {
     switch (qp->type) {
     case VHCA_QPT_RC:
@@ -47,7 +47,7 @@ static bool vhca_pass_run_qp(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     vhca_cc_send_pending(core, qpn, qp);
     /* Completer first: ACKs free the window the requester sends into. */
     more |= vhca_completer_run(core, qpn, qp, budget);
-    more |= vhca_recv_run(core, qpn, qp, budget);
+    more |= vhca_rx_rate_run(core, qpn, qp, budget);
     more |= vhca_req_run(core, qpn, qp, budget);
     return more;
 }
@@ -62,6 +62,9 @@ void vhca_core_run_deferred(VhcaCore *core)
 {
     unsigned budget = VHCA_SCHED_PASS_BUDGET;
     uint32_t turns = vhca_sched_pass_begin(core);
+
+    /* PFC frames first: the peer hears XOFF before more is received. */
+    vhca_pfc_send_pending(core);
 
     while (budget && turns--) {
         uint32_t qpn;
@@ -87,6 +90,8 @@ void vhca_core_run_deferred(VhcaCore *core)
         vhca_sched_deadline_sync(core, qpn, qp);
         vhca_cq_errors_settle(core);
     }
+    /* XONs for what the pass drained. */
+    vhca_pfc_send_pending(core);
     vhca_sched_pass_end(core);
 }
 
@@ -96,6 +101,9 @@ void vhca_core_timer_expired(VhcaCore *core)
     /* Each QP once: a deadline set again at or before now waits a turn. */
     uint32_t due = vhca_sched_timer_begin(core);
     uint32_t qpn;
+
+    /* Pauses whose time ran out (kicking their QPs), XOFF refreshes. */
+    vhca_pfc_timer(core, now);
 
     while (due-- && vhca_sched_take_due(core, now, &qpn)) {
         VhcaQp *qp = vhca_qp_lookup(core, qpn);

@@ -371,6 +371,11 @@ struct VhcaQp {
     VhcaCnpPacer np;
     bool cnp_pending;               /* a CNP to send, to cnp_path */
     VhcaPath cnp_path;
+    /*
+     * PFC (vhca-pfc.c): the priorities whose pause holds the requester
+     * (bit i: priority i), its pace_ns their end; a resume kicks it.
+     */
+    uint8_t pfc_wait;
 };
 
 /* RC and both halves of XRC run the reliable transport (9.7, A14). */

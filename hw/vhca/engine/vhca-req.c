@@ -802,8 +802,14 @@ static bool vhca_req_run_pace(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         if (!*budget) {
             return true;
         }
-        /* Held to the DCQCN rate: the scheduler wakes the QP in time. */
-        if (paced && !vhca_cc_may_send(core, qpn, qp)) {
+        /*
+         * Its priority paused by the peer (802.1Qbb), even unpaced: a
+         * link that was told to stop does not send.  Then held to the
+         * DCQCN rate.  The scheduler wakes the QP in time for both.
+         */
+        if (!vhca_pfc_may_send(core, qp, qp->type == VHCA_QPT_UD ?
+                                         &m->ud_path : &qp->path) ||
+            (paced && !vhca_cc_may_send(core, qpn, qp))) {
             break;
         }
         (*budget)--;

@@ -57,6 +57,7 @@ void vhca_frameq_push(VhcaCore *core, VhcaFrameQueue *q,
     q->bytes += f->size;
     core->rx_queued++;
     core->rx_queued_bytes += f->size;
+    vhca_pfc_rx_queued(core, f, true);
 }
 
 VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q)
@@ -74,6 +75,7 @@ VhcaRxFrame *vhca_frameq_pop(VhcaCore *core, VhcaFrameQueue *q)
     q->bytes -= f->size;
     core->rx_queued--;
     core->rx_queued_bytes -= f->size;
+    vhca_pfc_rx_queued(core, f, false);
     return f;
 }
 

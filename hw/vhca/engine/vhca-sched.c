@@ -66,7 +66,7 @@ static uint32_t vhca_sched_pop(VhcaCore *core)
     return qpn;
 }
 
-static void vhca_sched_request(VhcaCore *core)
+void vhca_sched_request(VhcaCore *core)
 {
     if (!core->sched_requested && core->ops->schedule) {
         core->sched_requested = true;
@@ -221,10 +221,26 @@ void vhca_sched_deadline_sync(VhcaCore *core, uint32_t qpn,
     }
 }
 
+uint32_t vhca_sched_deadlines(const VhcaCore *core)
+{
+    return core->sched_heap_len;
+}
+
+uint32_t vhca_sched_deadline_qpn(const VhcaCore *core, uint32_t i)
+{
+    return core->sched_heap[i].qpn;
+}
+
 void vhca_sched_timer_update(VhcaCore *core)
 {
     uint64_t earliest = core->sched_heap_len ? core->sched_heap[0].when
                                              : VHCA_NO_DEADLINE;
+    /* The device's own deadlines: PFC's pauses and refreshes. */
+    uint64_t pfc = vhca_pfc_deadline(core);
+
+    if (pfc < earliest) {
+        earliest = pfc;
+    }
 
     if (earliest == core->sched_timer) {
         return;

@@ -174,6 +174,53 @@ void vhca_sched_timer_update(VhcaCore *core);
 uint32_t vhca_sched_timer_begin(VhcaCore *core);
 /* The QP of the earliest deadline, if it is at or before @now. */
 bool vhca_sched_take_due(VhcaCore *core, uint64_t now, uint32_t *qpn);
+/* Ask the glue for a pass (ops->schedule()) if none is outstanding. */
+void vhca_sched_request(VhcaCore *core);
+/* The QPs with a deadline, and the QPN of the @i-th (heap order). */
+uint32_t vhca_sched_deadlines(const VhcaCore *core);
+uint32_t vhca_sched_deadline_qpn(const VhcaCore *core, uint32_t i);
+
+/* vhca-pfc.c: priority flow control (IEEE 802.1Qbb), vhca-pfc.h. */
+/* A pause of @quanta (512 bit times each) at the line rate, in ns. */
+uint64_t vhca_pfc_quanta_ns(uint16_t quanta);
+/* Power-on: PFC off, nothing paused, counters 0. */
+void vhca_pfc_reset(VhcaCore *core);
+/* SET_CC's pfc_enable; priorities turned off resume and release the peer. */
+void vhca_pfc_set_enable(VhcaCore *core, uint8_t enable);
+/* A MAC Control frame (EtherType 0x8808) from the wire. */
+VhcaRxResult vhca_pfc_receive(VhcaCore *core, const uint8_t *buf,
+                              size_t len);
+/* The priority the packets of @path travel at (vhca_wire_priority()). */
+uint8_t vhca_pfc_path_priority(const VhcaCore *core, const VhcaPath *path);
+/*
+ * May @qp send a packet on @path now?  If its priority is paused, no:
+ * its pace_ns is the pause's end and a resume kicks it.
+ */
+bool vhca_pfc_may_send(VhcaCore *core, VhcaQp *qp, const VhcaPath *path);
+/* Is @prio paused at @now (resuming it if its time ran out)? */
+bool vhca_pfc_paused(VhcaCore *core, uint8_t prio, uint64_t now);
+/* @prio's pause is over (time 0, its time ran out, or PFC turned off). */
+void vhca_pfc_resume(VhcaCore *core, uint8_t prio, uint64_t now);
+/* Frame @f joins (@in) or leaves a receive queue: XOFF/XON decisions. */
+void vhca_pfc_rx_queued(VhcaCore *core, const VhcaRxFrame *f, bool in);
+/* Send the PFC frame the decisions above asked for, if any. */
+void vhca_pfc_send_pending(VhcaCore *core);
+/* The earliest pause end or XOFF refresh, VHCA_NO_DEADLINE if none. */
+uint64_t vhca_pfc_deadline(const VhcaCore *core);
+/* The device timer fired: pauses that ran out, XOFFs to refresh. */
+void vhca_pfc_timer(VhcaCore *core, uint64_t now);
+/* A counter as QUERY_CC reports it: enum vhca_pfc_counter, in us. */
+uint64_t vhca_pfc_counter(VhcaCore *core, unsigned counter, uint8_t prio);
+
+/*
+ * vhca-rx-rate.c: the x-rx-frame-rate limit on received requests (a
+ * receiver that cannot keep up); runs the QP's receiver within it.
+ */
+bool vhca_rx_rate_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                      unsigned *budget);
+/* vhca-pass.c: the QP's receiver for its type (responder, UC, UD). */
+bool vhca_recv_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                   unsigned *budget);
 
 /*
  * IBTA 10.3.1: the receive side works from RTR on; RC stops in SQE (it

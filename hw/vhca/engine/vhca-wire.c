@@ -830,6 +830,8 @@ static const char *const vhca_wire_error_names[VHCA_WIRE_ERR__MAX] = {
     [VHCA_WIRE_ERR_LNH]             = "lnh",
     [VHCA_WIRE_ERR_VCRC]            = "vcrc",
     [VHCA_WIRE_ERR_GRH]             = "grh",
+    [VHCA_WIRE_ERR_PFC_ADDRESS]     = "pfc-address",
+    [VHCA_WIRE_ERR_PFC_OPCODE]      = "pfc-opcode",
 };
 
 void vhca_wire_ib_init(VhcaWirePacket *pkt, uint8_t vl, uint16_t dlid,
@@ -1307,4 +1309,62 @@ VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
         err = vhca_wire_parse_ib(frame, len, pkt);
     }
     return err;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Priority-based flow control (IEEE 802.1Qbb clause 36)                  */
+/* ---------------------------------------------------------------------- */
+
+#define PFC_OFF_OPCODE          VHCA_ETH_HLEN
+#define PFC_OFF_VECTOR          (VHCA_ETH_HLEN + 2)
+#define PFC_OFF_TIME            (VHCA_ETH_HLEN + 4)
+
+static const uint8_t vhca_pfc_dest[VHCA_ETH_ALEN] = VHCA_PFC_DEST_MAC;
+
+VhcaWireError vhca_wire_parse_pfc(const uint8_t *frame, size_t len,
+                                  VhcaWirePfc *pfc)
+{
+    unsigned i;
+
+    memset(pfc, 0, sizeof(*pfc));
+    if (len < VHCA_PFC_FRAME_LEN) {
+        return VHCA_WIRE_ERR_TRUNCATED;
+    }
+    if (vhca_ld_be16(frame + ETH_TYPE_OFFSET) != VHCA_ETH_P_MAC_CONTROL) {
+        return VHCA_WIRE_ERR_ETHERTYPE;
+    }
+    if (memcmp(frame, vhca_pfc_dest, VHCA_ETH_ALEN)) {
+        return VHCA_WIRE_ERR_PFC_ADDRESS;
+    }
+    if (vhca_ld_be16(frame + PFC_OFF_OPCODE) != VHCA_MAC_CONTROL_PFC) {
+        return VHCA_WIRE_ERR_PFC_OPCODE;
+    }
+    pfc->enable = frame[PFC_OFF_VECTOR + 1];
+    for (i = 0; i < VHCA_PFC_PRIORITIES; i++) {
+        if (pfc->enable & (1u << i)) {
+            pfc->time[i] = vhca_ld_be16(frame + PFC_OFF_TIME + 2 * i);
+        }
+    }
+    return VHCA_WIRE_OK;
+}
+
+size_t vhca_wire_build_pfc(const uint8_t smac[VHCA_ETH_ALEN],
+                           const VhcaWirePfc *pfc, uint8_t *buf, size_t size)
+{
+    unsigned i;
+
+    if (size < VHCA_ETH_MIN_FRAME) {
+        return 0;
+    }
+    memset(buf, 0, VHCA_ETH_MIN_FRAME);
+    memcpy(buf, vhca_pfc_dest, VHCA_ETH_ALEN);
+    memcpy(buf + VHCA_ETH_ALEN, smac, VHCA_ETH_ALEN);
+    vhca_st_be16(buf + ETH_TYPE_OFFSET, VHCA_ETH_P_MAC_CONTROL);
+    vhca_st_be16(buf + PFC_OFF_OPCODE, VHCA_MAC_CONTROL_PFC);
+    vhca_st_be16(buf + PFC_OFF_VECTOR, pfc->enable);
+    for (i = 0; i < VHCA_PFC_PRIORITIES; i++) {
+        vhca_st_be16(buf + PFC_OFF_TIME + 2 * i,
+                     (pfc->enable & (1u << i)) ? pfc->time[i] : 0);
+    }
+    return VHCA_ETH_MIN_FRAME;
 }

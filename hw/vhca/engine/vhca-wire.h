@@ -420,6 +420,21 @@ static inline uint8_t vhca_wire_ecn(const VhcaWirePacket *pkt)
 }
 
 /*
+ * The priority (IEEE 802.1Q, 0..7) a RoCE frame travels at, the one a
+ * PFC frame pauses (802.1Qbb): the PCP of its 802.1Q tag if it has one,
+ * otherwise its DSCP's class selector, DSCP >> 3, as mlx5 maps an
+ * untagged frame in DSCP trust mode.  The one place a RoCE frame's
+ * priority is decided, for what we send and what we receive.
+ */
+static inline uint8_t vhca_wire_priority(const VhcaWireNet *net)
+{
+    if (net->vlan) {
+        return (uint8_t)(net->vlan_tci >> VHCA_VLAN_PCP_SHIFT);
+    }
+    return (uint8_t)(net->traffic_class >> (VHCA_DSCP_SHIFT + 3));
+}
+
+/*
  * Do P_Keys @a and @b let their holders talk (IBTA 10.9.3, C10-113)?
  * The low 15 bits are equal and at least one of the two is a full
  * member (bit 15 set); a key with the low 15 bits zero (0x0000, 0x8000)
@@ -537,10 +552,51 @@ typedef enum VhcaWireError {
     VHCA_WIRE_ERR_LNH,              /* raw packet: not IBA transport */
     VHCA_WIRE_ERR_VCRC,
     VHCA_WIRE_ERR_GRH,              /* IPVer, NxtHdr or PayLen wrong */
+    /* MAC Control (vhca_wire_parse_pfc) */
+    VHCA_WIRE_ERR_PFC_ADDRESS,      /* not to 01-80-C2-00-00-01 */
+    VHCA_WIRE_ERR_PFC_OPCODE,       /* a MAC Control opcode not PFC's */
     VHCA_WIRE_ERR__MAX
 } VhcaWireError;
 
 const char *vhca_wire_error_name(VhcaWireError err);
+
+/*
+ * A priority-based flow control frame (IEEE 802.1Qbb clause 36, a MAC
+ * Control frame of IEEE 802.3 annex 31D): which priorities it names
+ * (bit i of @enable: time[i] is meant) and their pause times in quanta.
+ */
+#define VHCA_PFC_DEST_MAC       { 0x01, 0x80, 0xc2, 0x00, 0x00, 0x01 }
+/* Ethernet header, opcode, priority-enable vector, eight times. */
+#define VHCA_PFC_FRAME_LEN      (VHCA_ETH_HLEN + 2 + 2 + \
+                                 2 * VHCA_PFC_PRIORITIES)
+/* The shortest Ethernet frame without its FCS (IEEE 802.3 4.4.2). */
+#define VHCA_ETH_MIN_FRAME      60
+
+typedef struct VhcaWirePfc {
+    uint8_t enable;                 /* bit i: time[i] is valid */
+    uint16_t time[VHCA_PFC_PRIORITIES];     /* quanta of 512 bit times */
+} VhcaWirePfc;
+
+/*
+ * Parse a received MAC Control frame (EtherType 0x8808, untagged: MAC
+ * Control frames carry no 802.1Q tag) as a PFC frame: room for the
+ * opcode, vector and the eight times (TRUNCATED), destination
+ * 01-80-C2-00-00-01 (PFC_ADDRESS), opcode 0x0101 (PFC_OPCODE; 802.3x
+ * PAUSE, 0x0001, is one of those: the port does not do link-level
+ * pause).  The vector's high octet is reserved and ignored on receipt
+ * (802.1Qbb 36.1.3.1), as are the times of priorities not in it.
+ * @pfc is cleared when it fails.
+ */
+VhcaWireError vhca_wire_parse_pfc(const uint8_t *frame, size_t len,
+                                  VhcaWirePfc *pfc);
+
+/*
+ * Write @pfc as a PFC frame from @smac into @buf, padded to the shortest
+ * Ethernet frame with zeros.  Returns its length (VHCA_ETH_MIN_FRAME), 0
+ * if @size is too small.
+ */
+size_t vhca_wire_build_pfc(const uint8_t smac[VHCA_ETH_ALEN],
+                           const VhcaWirePfc *pfc, uint8_t *buf, size_t size);
 
 /*
  * Parse a received Ethernet frame (no FCS) of @len bytes into @pkt, in
