@@ -465,6 +465,37 @@ static void h_err_admin_cmd(void *opaque, uint16_t opcode, uint8_t status,
     e->syndrome = syndrome;
 }
 
+static void h_pfc_pause_rcvd(void *opaque, uint8_t prio, uint16_t quanta,
+                             bool paused)
+{
+    EvPfc *e = &((Harness *)opaque)->ev.pfc;
+
+    g_assert_cmpuint(prio, <, 8);
+    e->rcvd[prio]++;
+    e->rcvd_quanta[prio] = quanta;
+    e->rcvd_paused[prio] = paused;
+}
+
+static void h_pfc_pause_sent(void *opaque, uint8_t prio, uint16_t quanta,
+                             uint32_t rx_frames, uint32_t rx_bytes)
+{
+    EvPfc *e = &((Harness *)opaque)->ev.pfc;
+
+    g_assert_cmpuint(prio, <, 8);
+    g_assert_true(rx_bytes >= rx_frames);
+    e->sent[prio]++;
+    e->sent_quanta[prio] = quanta;
+}
+
+static void h_pfc_resumed(void *opaque, uint8_t prio, uint64_t paused_ns)
+{
+    EvPfc *e = &((Harness *)opaque)->ev.pfc;
+
+    g_assert_cmpuint(prio, <, 8);
+    e->resumed[prio]++;
+    e->resumed_paused_ns[prio] = paused_ns;
+}
+
 static const VhcaCoreOps harness_ops = {
     .dma_read = h_dma_read,
     .dma_write = h_dma_write,
@@ -496,6 +527,9 @@ static const VhcaCoreOps harness_ops = {
     .err_queue_overflow = h_err_queue_overflow,
     .err_wqe = h_err_wqe,
     .err_admin_cmd = h_err_admin_cmd,
+    .pfc_pause_rcvd = h_pfc_pause_rcvd,
+    .pfc_pause_sent = h_pfc_pause_sent,
+    .pfc_resumed = h_pfc_resumed,
     .now_ns = h_now_ns,
     .timer_arm = h_timer_arm,
     .timer_cancel = h_timer_cancel,

@@ -192,6 +192,14 @@ typedef struct EvErrAdminCmd {
     uint32_t syndrome;
 } EvErrAdminCmd;
 
+/* Priority flow control (pfc_* hooks): per priority, the last call's. */
+typedef struct EvPfc {
+    unsigned rcvd[8], sent[8], resumed[8];
+    uint16_t rcvd_quanta[8], sent_quanta[8];
+    bool rcvd_paused[8];
+    uint64_t resumed_paused_ns[8];
+} EvPfc;
+
 typedef struct HarnessEvents {
     EvQpState qp_state;
     EvRetransmit retransmit;
@@ -203,6 +211,7 @@ typedef struct HarnessEvents {
     EvSrqLimit srq_limit;
     EvMwBindRefused mw_bind_refused;
     EvMwInvalidated mw_invalidated;
+    EvPfc pfc;
     /* Guest errors: each comes with one guest_error() sentence. */
     EvUbRegAccess ub_reg_access;
     EvUbDoorbell ub_doorbell;
