@@ -185,6 +185,23 @@ static void vhca_cc_rate_cb(void *opaque, uint32_t qpn, uint64_t rate,
     trace_vhca_cc_rate(qpn, rate, target, alpha, stage);
 }
 
+static void vhca_pfc_pause_rcvd_cb(void *opaque, uint8_t prio, uint16_t quanta,
+                                   bool paused)
+{
+    trace_vhca_pfc_pause_rcvd(prio, quanta, paused);
+}
+
+static void vhca_pfc_pause_sent_cb(void *opaque, uint8_t prio, uint16_t quanta,
+                                   uint32_t rx_frames, uint32_t rx_bytes)
+{
+    trace_vhca_pfc_pause_sent(prio, quanta, rx_frames, rx_bytes);
+}
+
+static void vhca_pfc_resumed_cb(void *opaque, uint8_t prio, uint64_t paused_ns)
+{
+    trace_vhca_pfc_resumed(prio, paused_ns);
+}
+
 static void vhca_cqe_error_cb(void *opaque, uint32_t cqn, uint32_t qpn,
                               uint64_t wr_id, uint8_t opcode, uint8_t status,
                               uint32_t vendor_err)
@@ -579,6 +596,9 @@ static const VhcaCoreOps vhca_core_ops = {
     .cc_cnp_sent = vhca_cc_cnp_sent_cb,
     .cc_cnp_rcvd = vhca_cc_cnp_rcvd_cb,
     .cc_rate = vhca_cc_rate_cb,
+    .pfc_pause_rcvd = vhca_pfc_pause_rcvd_cb,
+    .pfc_pause_sent = vhca_pfc_pause_sent_cb,
+    .pfc_resumed = vhca_pfc_resumed_cb,
     .srq_limit = vhca_srq_limit_cb,
     .mw_bind_refused = vhca_mw_bind_refused_cb,
     .mw_invalidated = vhca_mw_invalidated_cb,
@@ -875,6 +895,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     cfg.max_mr = s->max_mr;
     cfg.max_pd = s->max_pd;
     cfg.max_srq = s->max_srq;
+    cfg.rx_frame_rate = s->rx_frame_rate;
     bad = vhca_core_config_violation(&cfg, &value);
     if (bad) {
         error_setg(errp, "vhca: property '%s' must be in %" PRIu32 "..%"
@@ -1013,6 +1034,8 @@ static const Property vhca_properties[] = {
                        VHCA_CORE_MAX_PD_DEFAULT),
     DEFINE_PROP_UINT32("max-srq", VhcaState, max_srq,
                        VHCA_CORE_MAX_SRQ_DEFAULT),
+    /* A receiver that cannot keep up (PFC experiment): 0, no limit. */
+    DEFINE_PROP_UINT32("x-rx-frame-rate", VhcaState, rx_frame_rate, 0),
 };
 
 static void vhca_class_init(ObjectClass *klass, void *data)

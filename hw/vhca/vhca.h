@@ -47,6 +47,7 @@ struct VhcaState {
     uint32_t max_mr;
     uint32_t max_pd;
     uint32_t max_srq;
+    uint32_t rx_frame_rate;         /* x-rx-frame-rate, 0: no limit */
 
     Error *migration_blocker;
 

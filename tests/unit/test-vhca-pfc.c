@@ -258,6 +258,26 @@ static bool next_cqe(Node *n, struct vhca_cqe *cqe)
     return cq_poll(n->h, &n->scq, cqe);
 }
 
+static void dump_line(void *opaque, const char *line)
+{
+    g_string_append_printf(opaque, "%s\n", line);
+}
+
+/* Does the device's dump (x-query-vhca) hold the line @want? */
+static bool dump_has(Harness *h, const char *want)
+{
+    GString *out = g_string_new("");
+    bool found;
+
+    vhca_core_dump(&h->core, dump_line, out);
+    found = strstr(out->str, want) != NULL;
+    if (!found) {
+        g_test_message("dump without '%s':\n%s", want, out->str);
+    }
+    g_string_free(out, TRUE);
+    return found;
+}
+
 static void run_pair(Pair *p)
 {
     harness_pair_settle(p->a.h, p->b.h, 0);
@@ -300,6 +320,9 @@ static void test_pause_one_priority(void)
     g_assert_false(next_cqe(&p->a, &cqe));
     g_assert_cmpuint(a->ev.pfc.resumed[PRIO3], ==, 0);
     g_assert_cmphex(query_cc(a).pfc_paused, ==, 1u << PRIO3);
+    g_assert_true(dump_has(a, "pfc enable 0x08 dropped 0\n"));
+    g_assert_true(dump_has(a, "pfc-prio 3 paused left-us 20 rx-frames 0"));
+    g_assert_true(dump_has(a, " pfc-wait 0x08"));
 
     /* Not yet at the end: still nothing. */
     harness_advance(a, 20000);
@@ -325,6 +348,7 @@ static void test_pause_one_priority(void)
                      1);
     g_assert_cmpuint(pfc_cnt(a, VHCA_PFC_CNT_RX_PAUSE, 0), ==, 0);
     g_assert_cmphex(query_cc(a).pfc_paused, ==, 0);
+    g_assert_false(dump_has(a, "pfc-prio 3"));
     pair_free(p);
 }
 

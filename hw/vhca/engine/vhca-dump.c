@@ -236,6 +236,43 @@ static void dump_counters(VhcaDump *d, const VhcaCore *core)
     }
 }
 
+/*
+ * Priority flow control (vhca-pfc.c), Ethernet port, once SET_CC turned
+ * it on or a PFC frame came: the enabled priorities, then each priority
+ * with something to say - paused by the peer (and for how much longer),
+ * pausing the peer (xoff), frames of it waiting in the receive queues.
+ */
+static void dump_pfc(VhcaDump *d, const VhcaCore *core)
+{
+    uint64_t now = core->ops->now_ns ? core->ops->now_ns(core->opaque) : 0;
+    unsigned i;
+
+    if (!core->pfc.enable && !core->pfc.dropped) {
+        return;
+    }
+    dump_add(d, "pfc enable 0x%02x dropped %" PRIu64, core->pfc.enable,
+             core->pfc.dropped);
+    dump_end(d);
+    for (i = 0; i < VHCA_PFC_PRIORITIES; i++) {
+        const VhcaPfcPrio *p = &core->pfc.prio[i];
+
+        if (!p->paused && !p->xoff_told && !p->rx_frames) {
+            continue;
+        }
+        dump_add(d, "pfc-prio %u", i);
+        if (p->paused) {
+            dump_add(d, " paused left-us %" PRIu64,
+                     p->paused_until > now ? (p->paused_until - now) / 1000
+                                           : 0);
+        }
+        if (p->xoff_told) {
+            dump_add(d, " xoff");
+        }
+        dump_add(d, " rx-frames %u rx-bytes %u", p->rx_frames, p->rx_bytes);
+        dump_end(d);
+    }
+}
+
 /* "sq 2/16 sq-pi 5": WQEs posted and not completed, of the ring; PI. */
 static void dump_wq(VhcaDump *d, const char *name, const VhcaWq *wq)
 {
@@ -321,6 +358,9 @@ static void dump_qp(VhcaDump *d, const VhcaCore *core, uint32_t qpn,
     dump_qp_dcqcn(d, core, qp);
     if (qp->pace_ns != VHCA_NO_DEADLINE) {
         dump_add(d, " paced");
+    }
+    if (qp->pfc_wait) {
+        dump_add(d, " pfc-wait 0x%02x", qp->pfc_wait);
     }
     if (qp->err.fatal) {
         dump_add(d, " error QP_FATAL");
@@ -434,6 +474,7 @@ void vhca_core_dump(const VhcaCore *core, VhcaDumpLine *line, void *opaque)
 
     dump_device(&d, core);
     dump_counters(&d, core);
+    dump_pfc(&d, core);
     for (id = vhca_ids_next(&core->qp_ids, 0); id;
          id = vhca_ids_next(&core->qp_ids, id + 1)) {
         dump_qp(&d, core, id, &core->qps[id]);
