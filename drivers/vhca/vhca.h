@@ -45,6 +45,9 @@
 /* The counters the RDMA port shows (vhca_hw_counters.c): RoCE onwards. */
 #define VHCA_HW_STATS_FIRST	VHCA_CNT_ROCE_TX_PACKETS
 #define VHCA_HW_STATS_NUM	(VHCA_CNT_MAX - VHCA_HW_STATS_FIRST)
+/* QUERY_CC's counters: congestion control's, then PFC's per priority. */
+#define VHCA_PFC_STATS_NUM	(VHCA_PFC_CNT_MAX * VHCA_PFC_PRIORITIES)
+#define VHCA_CC_STATS_NUM	(VHCA_CC_CNT_MAX + VHCA_PFC_STATS_NUM)
 
 /* QUERY_DEVICE's answer (struct vhca_device_attr) in CPU byte order. */
 struct vhca_dev_attr {
@@ -252,10 +255,11 @@ struct vhca_dev {
 	/*
 	 * The names of the port's hw_counters, as long as the ib_device:
 	 * the COUNTERS registers from RoCE on, then (has_cc) the congestion
-	 * counters QUERY_CC returns.
+	 * counters QUERY_CC returns, PFC's included (named in pfc_names).
 	 */
 	struct rdma_stat_desc hw_stat_descs[VHCA_HW_STATS_NUM +
-					    VHCA_CC_CNT_MAX];
+					    VHCA_CC_STATS_NUM];
+	char pfc_names[VHCA_PFC_STATS_NUM][ETH_GSTRING_LEN];
 	unsigned int num_hw_stats;
 
 	/*
@@ -324,6 +328,12 @@ int vhcad_cc_init(struct vhca_dev *dev);
 void vhcad_cc_fini(struct vhca_dev *dev);
 int vhcad_cmd_query_cc(struct vhca_dev *dev, struct vhca_cc_query *query);
 int vhcad_cc_read_counters(struct vhca_dev *dev, u64 *values);
+const char *vhcad_cc_stat_name(struct vhca_dev *dev, unsigned int i);
+int vhcad_cc_set_pfc(struct vhca_dev *dev, u8 enable);
+int vhcad_cc_query_pfc(struct vhca_dev *dev, u64 *tx_pause, u64 *rx_pause);
+
+/* vhca_dcb.c: PFC through DCB netlink (dcb pfc, lldptool). */
+void vhcad_dcb_init(struct vhca_dev *dev, struct net_device *netdev);
 
 /* vhca_main.c */
 void vhcad_fw_version_str(struct vhca_dev *dev, char *str, size_t len);

@@ -66,7 +66,11 @@ int vhcad_cmd_query_cc(struct vhca_dev *dev, struct vhca_cc_query *query)
 				     sizeof(*query), NULL, 0);
 }
 
-/* The congestion counters, enum vhca_cc_counter order, into @values. */
+/*
+ * The VHCA_CC_STATS_NUM counters into @values: congestion's in enum
+ * vhca_cc_counter order, then PFC's, counter by counter, priority 0..7
+ * in each (vhcad_cc_stat_name()).
+ */
 int vhcad_cc_read_counters(struct vhca_dev *dev, u64 *values)
 {
 	struct vhca_cc_query *query;
@@ -79,6 +83,39 @@ int vhcad_cc_read_counters(struct vhca_dev *dev, u64 *values)
 	err = vhcad_cmd_query_cc(dev, query);
 	for (i = 0; i < VHCA_CC_CNT_MAX; i++)
 		values[i] = err ? 0 : le64_to_cpu(query->counters[i]);
+	for (i = 0; i < VHCA_PFC_STATS_NUM; i++)
+		values[VHCA_CC_CNT_MAX + i] = err ? 0 :
+			le64_to_cpu(query->pfc[i / VHCA_PFC_PRIORITIES]
+					      [i % VHCA_PFC_PRIORITIES]);
+	kfree(query);
+	return err;
+}
+
+/* mlx5's names: np_cnp_sent ..., then rx_prio0_pause ... */
+const char *vhcad_cc_stat_name(struct vhca_dev *dev, unsigned int i)
+{
+	if (i < VHCA_CC_CNT_MAX)
+		return vhca_cc_counter_name(i);
+	return dev->pfc_names[(i - VHCA_CC_CNT_MAX) % VHCA_PFC_STATS_NUM];
+}
+
+/* PFC frames sent (requests) and received (indications) per priority. */
+int vhcad_cc_query_pfc(struct vhca_dev *dev, u64 *tx_pause, u64 *rx_pause)
+{
+	struct vhca_cc_query *query;
+	unsigned int i;
+	int err;
+
+	query = kmalloc(sizeof(*query), GFP_KERNEL);
+	if (!query)
+		return -ENOMEM;
+	err = vhcad_cmd_query_cc(dev, query);
+	for (i = 0; i < VHCA_PFC_PRIORITIES; i++) {
+		tx_pause[i] = err ? 0 :
+			le64_to_cpu(query->pfc[VHCA_PFC_CNT_TX_PAUSE][i]);
+		rx_pause[i] = err ? 0 :
+			le64_to_cpu(query->pfc[VHCA_PFC_CNT_RX_PAUSE][i]);
+	}
 	kfree(query);
 	return err;
 }
@@ -139,6 +176,32 @@ static int vhcad_cc_param_set(struct devlink *devlink, u32 id,
 	return err;
 }
 
+/*
+ * SET_CC with PFC on for the priorities in @enable, the rest of the
+ * configuration as it is; the cached copy only if the device took it.
+ */
+int vhcad_cc_set_pfc(struct vhca_dev *dev, u8 enable)
+{
+	struct vhca_cc_config *want;
+	int err;
+
+	if (!dev->has_cc)
+		return -EOPNOTSUPP;
+	want = kmalloc(sizeof(*want), GFP_KERNEL);
+	if (!want)
+		return -ENOMEM;
+	mutex_lock(&dev->cc_lock);
+	*want = dev->cc;
+	want->pfc_enable = enable;
+	err = vhcad_admin_exec_mbox(dev, VHCA_CMD_SET_CC, want, sizeof(*want),
+				    NULL, 0);
+	if (!err)
+		dev->cc = *want;
+	mutex_unlock(&dev->cc_lock);
+	kfree(want);
+	return err;
+}
+
 static const struct devlink_ops vhcad_devlink_ops = {
 };
 
@@ -176,6 +239,7 @@ int vhcad_cc_init(struct vhca_dev *dev)
 	struct vhca_devlink *priv;
 	struct vhca_cc_query *query;
 	struct devlink *devlink;
+	unsigned int i;
 	int err;
 
 	mutex_init(&dev->cc_lock);
@@ -195,6 +259,11 @@ int vhcad_cc_init(struct vhca_dev *dev)
 			 err);
 		return 0;
 	}
+
+	for (i = 0; i < VHCA_PFC_STATS_NUM; i++)
+		snprintf(dev->pfc_names[i], sizeof(dev->pfc_names[i]),
+			 vhca_pfc_counter_format(i / VHCA_PFC_PRIORITIES),
+			 i % VHCA_PFC_PRIORITIES);
 
 	dev->cc_params = kcalloc(VHCA_DEVLINK_PARAMS,
 				 sizeof(*dev->cc_params), GFP_KERNEL);

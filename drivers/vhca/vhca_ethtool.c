@@ -47,10 +47,13 @@ static int vhcad_get_link_ksettings(struct net_device *netdev,
 	return 0;
 }
 
-/* The COUNTERS registers, then the congestion counters (has_cc). */
+/*
+ * The COUNTERS registers, then (has_cc) the congestion counters and the
+ * PFC counters per priority (rx_prio3_pause, ...), as mlx5 names them.
+ */
 static unsigned int vhcad_stats_count(struct vhca_dev *dev)
 {
-	return VHCA_CNT_MAX + (dev->has_cc ? VHCA_CC_CNT_MAX : 0);
+	return VHCA_CNT_MAX + (dev->has_cc ? VHCA_CC_STATS_NUM : 0);
 }
 
 static int vhcad_get_sset_count(struct net_device *netdev, int sset)
@@ -70,7 +73,7 @@ static void vhcad_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 	for (i = 0; i < VHCA_CNT_MAX; i++)
 		ethtool_puts(&data, vhca_counter_name(i));
 	for (i = VHCA_CNT_MAX; i < vhcad_stats_count(dev); i++)
-		ethtool_puts(&data, vhca_cc_counter_name(i - VHCA_CNT_MAX));
+		ethtool_puts(&data, vhcad_cc_stat_name(dev, i - VHCA_CNT_MAX));
 }
 
 static void vhcad_get_ethtool_stats(struct net_device *netdev,

@@ -4,8 +4,9 @@
  * link vhca0/1", /sys/class/infiniband/vhca0/ports/1/hw_counters/): the
  * device's RoCE transport counters, VHCA_CNT_ROCE_TX_PACKETS to the last
  * drop reason, named by vhca_counter_name() (include/vhca_hw.h) as
- * ethtool -S names them, and the congestion counters of QUERY_CC
- * (vhca_cc.c; mlx5's names, as its hw_counters show them).  The
+ * ethtool -S names them, and the congestion and PFC counters of
+ * QUERY_CC (vhca_cc.c; mlx5's names, as its hw_counters and ethtool -S
+ * show them).  The
  * Ethernet, admin queue and doorbell counters before them belong to the
  * net_device: ethtool -S shows every counter.
  */
@@ -40,10 +41,10 @@ void vhcad_hw_stats_init(struct vhca_dev *dev)
 	dev->num_hw_stats = VHCA_HW_STATS_NUM;
 	if (!dev->has_cc)
 		return;
-	for (i = 0; i < VHCA_CC_CNT_MAX; i++)
+	for (i = 0; i < VHCA_CC_STATS_NUM; i++)
 		dev->hw_stat_descs[VHCA_HW_STATS_NUM + i].name =
-			vhca_cc_counter_name(i);
-	dev->num_hw_stats += VHCA_CC_CNT_MAX;
+			vhcad_cc_stat_name(dev, i);
+	dev->num_hw_stats += VHCA_CC_STATS_NUM;
 }
 
 struct rdma_hw_stats *vhcad_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -676,6 +676,7 @@ int vhcad_netdev_create(struct vhca_dev *dev)
 
 	netdev->netdev_ops = &vhcad_netdev_ops;
 	netdev->ethtool_ops = &vhcad_ethtool_ops;
+	vhcad_dcb_init(dev, netdev);
 	netdev->min_mtu = VHCA_MIN_MTU;
 	netdev->max_mtu = VHCA_MAX_MTU;
 	netdev->priv_flags |= IFF_LIVE_ADDR_CHANGE;
