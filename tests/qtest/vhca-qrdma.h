@@ -175,7 +175,7 @@ typedef struct VhcaRcPath {
     uint32_t access;            /* qp_access_flags */
     uint8_t max_rd_atomic;      /* initiator depth */
     uint8_t max_dest_rd_atomic; /* responder depth */
-    uint8_t traffic_class;      /* the AV's: IPv4 TOS (DSCP, ECN) */
+    uint8_t traffic_class;      /* AV: DSCP << 2 | ECN; priority DSCP >> 3 */
 } VhcaRcPath;
 
 /* MODIFY_QP to @state with VHCA_QP_STATE | @mask, which must succeed. */

@@ -77,6 +77,7 @@ typedef struct QpConf {
     uint8_t max_rd_atomic;      /* initiator depth, 0: the device's max */
     unsigned sq_log, rq_log;
     bool sig_all;
+    uint8_t traffic_class;      /* of both ends' paths */
 } QpConf;
 
 static const QpConf conf_default = {
@@ -197,6 +198,7 @@ static void qp_to_rts_at(Side *s, VhcaQp *qp, const Side *peer,
         .max_rd_atomic = c->max_rd_atomic ? c->max_rd_atomic
                                            : s->dev.max_qp_init_rd_atom,
         .max_dest_rd_atomic = s->dev.max_qp_rd_atom,
+        .traffic_class = c->traffic_class,
     };
 
     vhca_qp_to_rts_at(s->d, qp->qpn, &p, where);
@@ -3222,6 +3224,161 @@ static void hostile_bystander_send(Fabric *f, Conn *cn, unsigned round,
     buf_check(&f->side[1], rbuf, LEN, round);
 }
 
+/* ---- priority flow control (IEEE 802.1Qbb) ---------------------------- */
+
+/* DSCP 24 (CS3): untagged RoCE at priority 3 (DSCP >> 3). */
+#define PFC_TC3         (24 << 2)
+#define PFC_PRIO        3
+
+/* SET_CC on @s: what QUERY_CC says, PFC on for the priorities @enable. */
+static void pfc_enable(Side *s, uint8_t enable)
+{
+    struct vhca_cc_query q;
+
+    memset(&q, 0, sizeof(q));
+    g_assert_cmpuint(vhca_cmd_mbox(s->d, VHCA_CMD_QUERY_CC, &q, sizeof(q),
+                                   &q, NULL), ==, VHCA_ST_OK);
+    q.config.pfc_enable = enable;
+    g_assert_cmpuint(vhca_cmd_mbox(s->d, VHCA_CMD_SET_CC, &q.config,
+                                   sizeof(q.config), NULL, NULL), ==,
+                     VHCA_ST_OK);
+}
+
+static uint64_t pfc_counter(Side *s, unsigned counter, unsigned prio)
+{
+    struct vhca_cc_query q;
+
+    memset(&q, 0, sizeof(q));
+    g_assert_cmpuint(vhca_cmd_mbox(s->d, VHCA_CMD_QUERY_CC, &q, sizeof(q),
+                                   &q, NULL), ==, VHCA_ST_OK);
+    return le64_to_cpu(q.pfc[counter][prio]);
+}
+
+/*
+ * A PFC frame (802.1Qbb 36.1.3.1) for priority @prio with @quanta, from a
+ * peer MAC of its own, straight into @s's netdev (the link's socket).
+ */
+static void pfc_inject(Side *s, uint16_t quanta)
+{
+    uint8_t f[60] = {
+        0x01, 0x80, 0xc2, 0x00, 0x00, 0x01,     /* 01-80-C2-00-00-01 */
+        0x52, 0x54, 0x00, 0x00, 0x01, 0x99,
+        0x88, 0x08,                             /* MAC Control */
+        0x01, 0x01,                             /* PFC */
+        0x00, 1u << PFC_PRIO,
+    };
+
+    f[18 + 2 * PFC_PRIO] = quanta >> 8;
+    f[19 + 2 * PFC_PRIO] = quanta & 0xff;
+    vhca_wire_send(s->d, f, sizeof(f));
+}
+
+/* Frames of QP @dest_qpn the link carried from function @from. */
+static unsigned frames_to_qp(Fabric *f, unsigned from, uint32_t dest_qpn,
+                             int64_t *first_ns)
+{
+    unsigned n = 0;
+
+    for (guint i = 0; i < f->link.frames->len; i++) {
+        VhcaLinkFrame *fr = g_ptr_array_index(f->link.frames, i);
+        VhcaRocePkt p;
+
+        if (fr->from == from && !vhca_roce_parse(fr->data, fr->len, &p) &&
+            p.dest_qpn == dest_qpn) {
+            if (!n && first_ns) {
+                *first_ns = fr->clock_ns;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+/* A 4 KiB RDMA WRITE on @cn from side 0 to side 1, signalled. */
+static void pfc_write(Conn *cn, uint64_t wr_id, uint64_t sbuf, uint32_t skey,
+                      uint64_t rbuf, uint32_t rkey)
+{
+    struct vhca_send_wqe w;
+
+    vhca_wqe_init(&w, wr_id, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
+    vhca_wqe_sge(&w, sbuf, 4096, skey);
+    vhca_wqe_remote(&w, rbuf, rkey);
+    sq_post(cn->s[0], &cn->qp[0], &w);
+}
+
+/*
+ * A PFC frame for priority 3 stops function 0's QP whose traffic class
+ * maps to priority 3 and not the one at priority 0; an XON lets it go at
+ * once; a pause of 1000 quanta (20.48 us at 25 Gb/s) holds it that long
+ * and not longer (its first frame is no earlier on the virtual clock).
+ */
+static void test_pfc_pause(void)
+{
+    QpConf c3 = conf_default;
+    Fabric f;
+    Conn p3, p0;
+    uint64_t sbuf, rbuf;
+    uint32_t skey, rkey;
+    int64_t t0, first = 0;
+
+    c3.traffic_class = PFC_TC3;
+    fabric_up(&f, 0);
+    conn_make(&p3, &f.side[0], &f.side[1], &c3);
+    conn_make(&p0, &f.side[0], &f.side[1], &conf_default);
+    sbuf = buf_alloc(&f.side[0], 4 * 4096);
+    buf_fill(&f.side[0], sbuf, 4 * 4096, 11);
+    skey = mr_phys(&f.side[0], sbuf, 4 * 4096, 0);
+    rbuf = buf_alloc(&f.side[1], 4 * 4096);
+    rkey = mr_phys(&f.side[1], rbuf, 4 * 4096, VHCA_ACCESS_LOCAL_WRITE |
+                   VHCA_ACCESS_REMOTE_WRITE);
+    pfc_enable(&f.side[0], 1u << PFC_PRIO);
+
+    /* The longest pause (1.34 ms); taken before anything is posted. */
+    pfc_inject(&f.side[0], 0xffff);
+    VHCA_LINK_WAIT_UNTIL(&f.link, pfc_counter(&f.side[0],
+                                              VHCA_PFC_CNT_RX_PAUSE,
+                                              PFC_PRIO) == 1,
+                         1, "the pause frame");
+    t0 = f.link.clock_ns;
+    pfc_write(&p3, SEND_ID(3), sbuf, skey, rbuf, rkey);
+    pfc_write(&p0, SEND_ID(0), sbuf + 4096, skey, rbuf + 4096, rkey);
+    /* Priority 0 goes; priority 3 sends nothing meanwhile. */
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_RDMA_WRITE, SEND_ID(0), p0.qp[0].qpn, NULL);
+    g_assert_cmpint(f.link.clock_ns - t0, <, 1342157);
+    g_assert_cmpuint(frames_to_qp(&f, 0, p3.qp[1].qpn, NULL), ==, 0);
+    g_assert_cmpuint(frames_to_qp(&f, 0, p0.qp[1].qpn, NULL), ==, 4);
+    /* XON: at once. */
+    pfc_inject(&f.side[0], 0);
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_RDMA_WRITE, SEND_ID(3), p3.qp[0].qpn, NULL);
+    g_assert_cmpuint(frames_to_qp(&f, 0, p3.qp[1].qpn, NULL), ==, 4);
+    buf_check(&f.side[1], rbuf, 2 * 4096, 11);
+    g_assert_cmpuint(pfc_counter(&f.side[0], VHCA_PFC_CNT_RX_PAUSE_TRANSITION,
+                                 PFC_PRIO), ==, 1);
+
+    /* 1000 quanta: held 20.48 us of virtual time, then by itself. */
+    vhca_link_clear_frames(&f.link);
+    vhca_link_sync_clock(&f.link);
+    pfc_inject(&f.side[0], 1000);
+    VHCA_LINK_WAIT_UNTIL(&f.link, pfc_counter(&f.side[0],
+                                              VHCA_PFC_CNT_RX_PAUSE,
+                                              PFC_PRIO) == 3,
+                         1, "the second pause frame");
+    t0 = f.link.clock_ns;
+    pfc_write(&p3, SEND_ID(4), sbuf + 2 * 4096, skey, rbuf + 2 * 4096, rkey);
+    expect_cqe(&f, &f.side[0], &f.side[0].scq, VHCA_WC_SUCCESS,
+               VHCA_WC_RDMA_WRITE, SEND_ID(4), p3.qp[0].qpn, NULL);
+    g_assert_cmpuint(frames_to_qp(&f, 0, p3.qp[1].qpn, &first), ==, 4);
+    g_assert_cmpint(first - t0, >=, 20480);
+    g_assert_cmpuint(pfc_counter(&f.side[0], VHCA_PFC_CNT_RX_PAUSE_TRANSITION,
+                                 PFC_PRIO), ==, 2);
+    /* Both pauses took time: 20 us and more in all. */
+    g_assert_cmpuint(pfc_counter(&f.side[0], VHCA_PFC_CNT_RX_PAUSE_DURATION,
+                                 PFC_PRIO), >=, 20);
+    fabric_down(&f);
+}
+
 static void test_hostile_frames(void)
 {
     Fabric f;
@@ -3367,5 +3524,6 @@ int main(int argc, char **argv)
     vhca_add_test("/vhca/rc/xrc-loopback", test_xrc_loopback);
     vhca_add_test("/vhca/rc/wire-format", test_wire_format);
     vhca_add_test("/vhca/rc/hostile-frames", test_hostile_frames);
+    vhca_add_test("/vhca/rc/pfc-pause", test_pfc_pause);
     return g_test_run();
 }
