@@ -830,8 +830,8 @@ enum vhca_pfc_counter {
 	VHCA_PFC_CNT_MAX
 };
 
-/* printf format of the counter's name, with the priority for %u. */
-static inline const char *vhca_pfc_counter_format(unsigned int counter)
+/* The counter's name as a printf format: %u takes the priority. */
+static inline const char *vhca_pfc_counter_name(unsigned int counter)
 {
 	static const char * const names[VHCA_PFC_CNT_MAX] = {
 		[VHCA_PFC_CNT_RX_PAUSE]		= "rx_prio%u_pause",

@@ -262,7 +262,7 @@ int vhcad_cc_init(struct vhca_dev *dev)
 
 	for (i = 0; i < VHCA_PFC_STATS_NUM; i++)
 		snprintf(dev->pfc_names[i], sizeof(dev->pfc_names[i]),
-			 vhca_pfc_counter_format(i / VHCA_PFC_PRIORITIES),
+			 vhca_pfc_counter_name(i / VHCA_PFC_PRIORITIES),
 			 i % VHCA_PFC_PRIORITIES);
 
 	dev->cc_params = kcalloc(VHCA_DEVLINK_PARAMS,
