@@ -13,6 +13,7 @@
 
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "qemu/log.h"
 #include "qemu/module.h"
 #include "qemu/main-loop.h"
@@ -1015,6 +1016,52 @@ static void vhca_reset_hold(Object *obj, ResetType type)
     vhca_engine_leave(s);
 }
 
+/*
+ * x-rx-frame-rate may change while the device runs (qom-set), so that a
+ * test slows a booted guest's receiver down and back (docs/specs/vhca.rst,
+ * "Priority flow control"); the engine reads it at each pass.
+ */
+static void vhca_get_rx_frame_rate(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp)
+{
+    visit_type_uint32(v, name, &VHCA(obj)->rx_frame_rate, errp);
+}
+
+static void vhca_set_rx_frame_rate(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp)
+{
+    VhcaState *s = VHCA(obj);
+    uint32_t value;
+
+    if (!visit_type_uint32(v, name, &value, errp)) {
+        return;
+    }
+    if (value > VHCA_CORE_RX_FRAME_RATE_MAX) {
+        error_setg(errp, "vhca: property '%s' must be in 0..%u, got %" PRIu32,
+                   name, VHCA_CORE_RX_FRAME_RATE_MAX, value);
+        return;
+    }
+    s->rx_frame_rate = value;
+    if (DEVICE(obj)->realized) {
+        s->core.cfg.rx_frame_rate = value;
+    }
+}
+
+static void vhca_set_default_rx_frame_rate(ObjectProperty *op,
+                                           const Property *prop)
+{
+    object_property_set_default_uint(op, prop->defval.u);
+}
+
+static const PropertyInfo vhca_prop_rx_frame_rate = {
+    .type = "uint32",
+    .description = "received RoCE requests handled per second, 0: no limit",
+    .get = vhca_get_rx_frame_rate,
+    .set = vhca_set_rx_frame_rate,
+    .set_default_value = vhca_set_default_rx_frame_rate,
+    .realized_set_allowed = true,
+};
+
 static const Property vhca_properties[] = {
     DEFINE_NIC_PROPERTIES(VhcaState, conf),
     DEFINE_PROP_STRING("link", VhcaState, link),
@@ -1035,7 +1082,9 @@ static const Property vhca_properties[] = {
     DEFINE_PROP_UINT32("max-srq", VhcaState, max_srq,
                        VHCA_CORE_MAX_SRQ_DEFAULT),
     /* A receiver that cannot keep up (PFC experiment): 0, no limit. */
-    DEFINE_PROP_UINT32("x-rx-frame-rate", VhcaState, rx_frame_rate, 0),
+    DEFINE_PROP("x-rx-frame-rate", VhcaState, rx_frame_rate,
+                vhca_prop_rx_frame_rate, uint32_t, .set_default = true,
+                .defval.u = 0),
 };
 
 static void vhca_class_init(ObjectClass *klass, void *data)

@@ -490,10 +490,12 @@ static void slow_hook_b(Harness *h, const uint8_t *buf, size_t len)
 
 /*
  * The two engines' passes take turns, one each, as two QEMU processes
- * run side by side (harness_pair_settle() runs one until it is idle);
- * when both are idle the clocks go to the next deadline.
+ * run side by side; with @burst the sender runs until it is idle before
+ * the receiver's turn (harness_pair_settle() does), so a whole window
+ * reaches the receiver before it can answer.  When both are idle the
+ * clocks go to the next deadline.
  */
-static void run_turns(Pair *p, SlowWire *w, uint64_t max_ns)
+static void run_turns(Pair *p, SlowWire *w, uint64_t max_ns, bool burst)
 {
     Harness *a = p->a.h, *b = p->b.h;
     uint64_t start = a->now_ns;
@@ -501,10 +503,12 @@ static void run_turns(Pair *p, SlowWire *w, uint64_t max_ns)
 
     for (;;) {
         while (a->work_scheduled || b->work_scheduled) {
-            if (a->work_scheduled) {
-                a->work_scheduled = false;
-                vhca_core_run_deferred(&a->core);
-            }
+            do {
+                if (a->work_scheduled) {
+                    a->work_scheduled = false;
+                    vhca_core_run_deferred(&a->core);
+                }
+            } while (burst && a->work_scheduled);
             if (b->core.pfc.prio[PRIO3].rx_frames > w->max_rx_frames) {
                 w->max_rx_frames = b->core.pfc.prio[PRIO3].rx_frames;
             }
@@ -527,7 +531,7 @@ static void run_turns(Pair *p, SlowWire *w, uint64_t max_ns)
  * window) into b, which takes 20000 requests a second (x-rx-frame-rate):
  * far more than its queue holds arrive before it has taken any.
  */
-static void slow_stream(bool pfc, SlowWire *w, Pair *p)
+static void slow_stream(bool pfc, bool burst, SlowWire *w, Pair *p)
 {
     VhcaCoreConfig cfg_b = harness_default_cfg;
     TwoQps t;
@@ -551,7 +555,7 @@ static void slow_stream(bool pfc, SlowWire *w, Pair *p)
              i * MSG_LEN, MSG_LEN, p->b.buf + i * MSG_LEN, p->b.key);
     }
     ring_sq(&p->a);
-    run_turns(p, w, 2000 * 1000 * US);
+    run_turns(p, w, 2000 * 1000 * US, burst);
     for (i = 0; i < NMSGS; i++) {
         expect_cqe(&p->a, &p->a.scq, i + 1, VHCA_WC_SUCCESS,
                    VHCA_WC_RDMA_WRITE);
@@ -569,7 +573,7 @@ static void test_slow_receiver_without_pfc(void)
     SlowWire w;
     Pair p;
 
-    slow_stream(false, &w, &p);
+    slow_stream(false, false, &w, &p);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP(VHCA_DROP_QUEUE_FULL)), >,
                      0);
     g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), >, 0);
@@ -597,7 +601,7 @@ static void test_slow_receiver_with_pfc(void)
     SlowWire w;
     Pair p;
 
-    slow_stream(true, &w, &p);
+    slow_stream(true, false, &w, &p);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP(VHCA_DROP_QUEUE_FULL)), ==,
                      0);
     g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==, 0);
@@ -647,6 +651,34 @@ static void test_slow_receiver_with_pfc(void)
     pair_free(&p);
 }
 
+/*
+ * The worst case of two QEMUs: the sender puts its whole window (256
+ * packets) on the wire before the receiver has read a frame.  Past the
+ * per-QP cap (234 large frames) that loses frames without PFC; with PFC
+ * the priority's headroom (VHCA_PFC_RXQ_MAX_QP_BYTES) holds them all.
+ */
+static void test_window_burst(void)
+{
+    SlowWire w;
+    Pair p;
+
+    slow_stream(false, true, &w, &p);
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_DROP(VHCA_DROP_QUEUE_FULL)), >,
+                     0);
+    pair_free(&p);
+
+    slow_stream(true, true, &w, &p);
+    g_test_message("window burst with PFC: queue top %u, %u PFC frames",
+                   w.max_rx_frames, w.npfc);
+    g_assert_cmpuint(w.max_rx_frames, >, VHCA_RXQ_MAX_QP_BYTES /
+                     vhca_rx_buf_size(1024 + 100));
+    g_assert_cmpuint(counter(p.b.h, VHCA_CNT_ROCE_RX_DROPPED), ==, 0);
+    g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 0);
+    g_assert_cmpuint(w.sent_while_paused, ==, 0);
+    g_assert_cmpuint(w.npfc, >=, 2);
+    pair_free(&p);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -662,5 +694,6 @@ int main(int argc, char **argv)
                     test_slow_receiver_without_pfc);
     g_test_add_func("/vhca/pfc/slow-receiver-with-pfc",
                     test_slow_receiver_with_pfc);
+    g_test_add_func("/vhca/pfc/window-burst", test_window_burst);
     return g_test_run();
 }

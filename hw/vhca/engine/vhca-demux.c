@@ -140,6 +140,8 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
     uint32_t start = pkt->l3_offset;
     uint64_t end = (uint64_t)pkt->payload_offset + pkt->payload_len +
                    pkt->tp.bth.pad + VHCA_IB_ICRC_LEN;
+    uint32_t max_frames = VHCA_RXQ_MAX_QP;
+    uint32_t max_bytes = VHCA_RXQ_MAX_QP_BYTES;
     uint32_t size;
     VhcaRxFrame *f;
 
@@ -161,8 +163,12 @@ static void vhca_rx_enqueue(VhcaCore *core, uint32_t qpn, const VhcaQp *qp,
         vhca_rx_drop(core, VHCA_DROP_OVERSIZE, qpn);
         return;
     }
-    if (q->count >= VHCA_RXQ_MAX_QP || core->rx_queued >= VHCA_RXQ_MAX_DEV ||
-        q->bytes + size > VHCA_RXQ_MAX_QP_BYTES ||
+    if (vhca_pfc_lossless(core, pkt)) {
+        max_frames = VHCA_PFC_RXQ_MAX_QP;
+        max_bytes = VHCA_PFC_RXQ_MAX_QP_BYTES;
+    }
+    if (q->count >= max_frames || core->rx_queued >= VHCA_RXQ_MAX_DEV ||
+        q->bytes + size > max_bytes ||
         core->rx_queued_bytes + size > VHCA_RXQ_MAX_DEV_BYTES) {
         /* A real HCA's receive buffer is full too: the sender retries. */
         vhca_rx_drop(core, VHCA_DROP_QUEUE_FULL, qpn);

@@ -220,6 +220,12 @@ bool vhca_pfc_may_send(VhcaCore *core, VhcaQp *qp, const VhcaPath *path)
 /* Send                                                                   */
 /* ---------------------------------------------------------------------- */
 
+bool vhca_pfc_lossless(const VhcaCore *core, const VhcaWirePacket *pkt)
+{
+    return pkt->link == VHCA_WIRE_LINK_ROCE &&
+           (core->pfc.enable & (1u << vhca_wire_priority(&pkt->net)));
+}
+
 void vhca_pfc_rx_queued(VhcaCore *core, const VhcaRxFrame *f, bool in)
 {
     uint8_t prio;

@@ -53,6 +53,18 @@
 #define VHCA_PFC_XON_FRAMES         (VHCA_RXQ_MAX_QP / 4)
 #define VHCA_PFC_XON_BYTES          (VHCA_RXQ_MAX_QP_BYTES / 4)
 
+/*
+ * Headroom: a priority with PFC on is lossless, as a NIC's lossless
+ * buffers are - its frames wait in a QP's queue up to twice the per-QP
+ * caps, not the caps, so that what the peer sends between XOFF and the
+ * moment it stops always fits.  Between two QEMUs that can be a whole RC
+ * window (VHCA_REQ_MAX_UNACKED, 256 packets) sent before the XOFF is
+ * read, more than the 234 large frames of the per-QP cap; XOFF plus a
+ * window is 373 frames, under these 468.  The device caps still hold.
+ */
+#define VHCA_PFC_RXQ_MAX_QP         (2 * VHCA_RXQ_MAX_QP)
+#define VHCA_PFC_RXQ_MAX_QP_BYTES   (2 * VHCA_RXQ_MAX_QP_BYTES)
+
 typedef struct VhcaPfcPrio {
     /* Honour: our transmission of the priority, as the peer asked. */
     bool paused;

@@ -201,6 +201,8 @@ bool vhca_pfc_may_send(VhcaCore *core, VhcaQp *qp, const VhcaPath *path);
 bool vhca_pfc_paused(VhcaCore *core, uint8_t prio, uint64_t now);
 /* @prio's pause is over (time 0, its time ran out, or PFC turned off). */
 void vhca_pfc_resume(VhcaCore *core, uint8_t prio, uint64_t now);
+/* Is @pkt of a priority with PFC on (a QP's queue has headroom for it)? */
+bool vhca_pfc_lossless(const VhcaCore *core, const VhcaWirePacket *pkt);
 /* Frame @f joins (@in) or leaves a receive queue: XOFF/XON decisions. */
 void vhca_pfc_rx_queued(VhcaCore *core, const VhcaRxFrame *f, bool in);
 /* Send the PFC frame the decisions above asked for, if any. */
