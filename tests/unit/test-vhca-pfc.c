@@ -428,6 +428,47 @@ static void test_disabled_and_malformed(void)
     pair_free(p);
 }
 
+/*
+ * The NIC's own frames: an IPv4 frame of DSCP 24 (priority 3) waits at
+ * the head of the TX ring while priority 3 is paused, one of DSCP 0 goes;
+ * the XON lets the held one go from the next pass.
+ */
+static void test_tx_ring_held(void)
+{
+    static const uint8_t dst[4] = { 10, 0, 0, 2 };
+    Harness *h = harness_new(&harness_default_cfg);
+    uint8_t frame[128], f[64];
+    size_t len;
+
+    harness_enable(h);
+    eth_setup(h, VHCA_ETH_CTRL_TX_ENABLE);
+    set_pfc(h, 1u << PRIO3);
+    harness_deliver(h, f, pfc_one(f, PRIO3, 0xffff));
+
+    len = build_udp4(frame, dst, 9, 32);
+    ram_write(h, TX_BUF_ADDR, frame, len);
+    tx_post(h, 0, TX_BUF_ADDR, (uint16_t)len);
+    g_assert_cmpuint(h->nframes, ==, 1);
+    g_assert_cmpuint(vhca_wire_frame_priority(frame, len), ==, 0);
+
+    frame[14 + 1] = TC_PRIO3;           /* IPv4 TOS: DSCP 24 */
+    ram_write(h, TX_BUF_ADDR + 0x100, frame, len);
+    tx_post(h, 1, TX_BUF_ADDR + 0x100, (uint16_t)len);
+    harness_run(h);
+    g_assert_cmpuint(h->nframes, ==, 1);
+    g_assert_cmpuint(reg_read(h, VHCA_REG_TX_CI), ==, 1);
+    g_assert_true(h->core.pfc.ring_held);
+
+    harness_deliver(h, f, pfc_one(f, PRIO3, 0));
+    g_assert_cmpuint(h->nframes, ==, 1);    /* not from the receive call */
+    harness_run(h);
+    g_assert_cmpuint(h->nframes, ==, 2);
+    g_assert_cmpuint(h->frames[1].data[15], ==, TC_PRIO3);
+    g_assert_cmpuint(reg_read(h, VHCA_REG_TX_CI), ==, 2);
+    g_assert_false(h->core.pfc.ring_held);
+    harness_free(h);
+}
+
 /* SET_CC: pfc_enable read back; reserved bytes refused, nothing changes. */
 static void test_set_cc(void)
 {
@@ -690,6 +731,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/pfc/disabled-and-malformed",
                     test_disabled_and_malformed);
     g_test_add_func("/vhca/pfc/set-cc", test_set_cc);
+    g_test_add_func("/vhca/pfc/tx-ring-held", test_tx_ring_held);
     g_test_add_func("/vhca/pfc/slow-receiver-without-pfc",
                     test_slow_receiver_without_pfc);
     g_test_add_func("/vhca/pfc/slow-receiver-with-pfc",

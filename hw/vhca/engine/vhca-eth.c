@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vhca-rdma.h"
+#include "vhca-transport.h"
 
 #define VHCA_ETH_RING_ALIGN     16
 #define VHCA_DESC_SIZE          sizeof(struct vhca_eth_desc)
@@ -211,18 +211,48 @@ static bool vhca_eth_tx_one(VhcaCore *core)
     return true;
 }
 
-void vhca_eth_tx_doorbell(VhcaCore *core, uint32_t pi)
+/*
+ * Is the frame at TX_CI of a priority the link partner paused (802.1Qbb)?
+ * Then the ring waits for the pause to end: one ring, so what is behind
+ * it waits too.  A descriptor or buffer that cannot be read is not held:
+ * vhca_eth_tx_one() reports it.
+ */
+static bool vhca_eth_tx_head_paused(VhcaCore *core)
+{
+    uint8_t desc[VHCA_DESC_SIZE];
+    uint8_t head[VHCA_ETH_HLEN + VHCA_VLAN_HLEN + 2];
+    uint64_t desc_addr = vhca_ring_slot_addr(&core->tx, core->tx.ci,
+                                             VHCA_DESC_SIZE);
+    uint16_t len;
+
+    if (!core->pfc.enable ||
+        vhca_dma_read(core, desc_addr, desc, sizeof(desc))) {
+        return false;
+    }
+    len = vhca_ld_le16(desc + VHCA_DESC_LEN_OFFSET);
+    if (len > sizeof(head)) {
+        len = sizeof(head);
+    }
+    if (vhca_dma_read(core, vhca_ld_le64(desc + offsetof(struct vhca_eth_desc,
+                                                         addr)),
+                      head, len)) {
+        return false;
+    }
+    return vhca_pfc_paused(core, vhca_wire_frame_priority(head, len),
+                           vhca_now(core));
+}
+
+/* Send what the TX ring holds, from TX_CI to TX_PI. */
+static void vhca_eth_tx_run(VhcaCore *core)
 {
     uint32_t completed = 0;
 
-    if (!vhca_eth_doorbell_ok(core, &core->tx, vhca_tx_enabled(core), "TX",
-                              VHCA_GUEST_ERR_TX, pi)) {
-        return;
-    }
-    core->tx.pi = pi;
-
     /* send_frame may re-enter through the backend: re-check each time. */
     while (vhca_tx_enabled(core) && core->tx.ci != core->tx.pi) {
+        if (vhca_eth_tx_head_paused(core)) {
+            core->pfc.ring_held = true;
+            break;
+        }
         if (!vhca_eth_tx_one(core)) {
             break;
         }
@@ -231,6 +261,22 @@ void vhca_eth_tx_doorbell(VhcaCore *core, uint32_t pi)
     if (completed) {
         vhca_eth_completed(core);
     }
+}
+
+void vhca_eth_tx_doorbell(VhcaCore *core, uint32_t pi)
+{
+    if (!vhca_eth_doorbell_ok(core, &core->tx, vhca_tx_enabled(core), "TX",
+                              VHCA_GUEST_ERR_TX, pi)) {
+        return;
+    }
+    core->tx.pi = pi;
+    vhca_eth_tx_run(core);
+}
+
+void vhca_eth_tx_resume(VhcaCore *core)
+{
+    core->pfc.ring_held = false;
+    vhca_eth_tx_run(core);
 }
 
 void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi)

@@ -105,6 +105,11 @@ void vhca_pfc_resume(VhcaCore *core, uint8_t prio, uint64_t now)
     core->pfc.counters[VHCA_PFC_CNT_RX_PAUSE_TRANSITION][prio]++;
     VHCA_HOOK(core, pfc_resumed, prio, paused_ns);
     vhca_pfc_wake(core, prio);
+    /* The TX ring goes on from the next pass, not from a receive call. */
+    if (core->pfc.ring_held) {
+        core->pfc.ring_kick = true;
+        vhca_sched_request(core);
+    }
 }
 
 bool vhca_pfc_paused(VhcaCore *core, uint8_t prio, uint64_t now)
@@ -304,6 +309,10 @@ void vhca_pfc_send_pending(VhcaCore *core)
     uint8_t mask = core->pfc.pending;
     unsigned i;
 
+    if (core->pfc.ring_kick) {
+        core->pfc.ring_kick = false;
+        vhca_eth_tx_resume(core);
+    }
     core->pfc.pending = 0;
     /* An XON for a priority the peer was never told to pause is none. */
     for (i = 0; i < VHCA_PFC_PRIORITIES; i++) {

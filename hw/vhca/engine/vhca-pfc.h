@@ -82,6 +82,8 @@ typedef struct VhcaPfcPrio {
 typedef struct VhcaPfc {
     uint8_t enable;                 /* SET_CC pfc_enable: bit i, prio i */
     uint8_t pending;                /* priorities a frame must go for */
+    bool ring_held;                 /* the TX ring waits for a resume */
+    bool ring_kick;                 /* a resume came: run it (next pass) */
     VhcaPfcPrio prio[VHCA_PFC_PRIORITIES];
     /* enum vhca_pfc_counter by priority; durations in ns here. */
     uint64_t counters[VHCA_PFC_CNT_MAX][VHCA_PFC_PRIORITIES];

@@ -514,6 +514,8 @@ void vhca_aeq_post(VhcaCore *core, uint8_t type, uint8_t subtype,
 /* vhca-eth.c */
 void vhca_eth_ctrl_write(VhcaCore *core, uint32_t value);
 void vhca_eth_tx_doorbell(VhcaCore *core, uint32_t pi);
+/* A pause (802.1Qbb) that held the TX ring ended: send what it holds. */
+void vhca_eth_tx_resume(VhcaCore *core);
 void vhca_eth_rx_doorbell(VhcaCore *core, uint32_t pi);
 void vhca_eth_irq_arm(VhcaCore *core);
 /*

@@ -1321,6 +1321,32 @@ VhcaWireError vhca_wire_parse(const uint8_t *frame, size_t len,
 
 static const uint8_t vhca_pfc_dest[VHCA_ETH_ALEN] = VHCA_PFC_DEST_MAC;
 
+uint8_t vhca_wire_frame_priority(const uint8_t *frame, size_t len)
+{
+    VhcaWireNet net = { .vlan = false };
+    size_t off = VHCA_ETH_HLEN;
+    uint16_t ethertype;
+
+    if (len < VHCA_ETH_HLEN) {
+        return 0;
+    }
+    ethertype = vhca_ld_be16(frame + ETH_TYPE_OFFSET);
+    if (ethertype == VHCA_ETH_P_8021Q && len >= off + VHCA_VLAN_HLEN) {
+        net.vlan = true;
+        net.vlan_tci = vhca_ld_be16(frame + off);
+        ethertype = vhca_ld_be16(frame + off + 2);
+        off += VHCA_VLAN_HLEN;
+    }
+    if (ethertype == ETH_P_IPV4 && len >= off + 2) {
+        net.traffic_class = frame[off + 1];
+    } else if (ethertype == ETH_P_IPV6 && len >= off + 2) {
+        /* Version:4, then Traffic Class across the next two nibbles. */
+        net.traffic_class = (uint8_t)((frame[off] << 4) |
+                                      (frame[off + 1] >> 4));
+    }
+    return vhca_wire_priority(&net);
+}
+
 VhcaWireError vhca_wire_parse_pfc(const uint8_t *frame, size_t len,
                                   VhcaWirePfc *pfc)
 {

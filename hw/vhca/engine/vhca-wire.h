@@ -561,6 +561,13 @@ typedef enum VhcaWireError {
 const char *vhca_wire_error_name(VhcaWireError err);
 
 /*
+ * vhca_wire_priority() of any Ethernet frame of @len bytes, for the NIC's
+ * own frames: the tag's PCP, else an IPv4 or IPv6 packet's DSCP class
+ * selector, else (ARP, a frame too short to say) priority 0.
+ */
+uint8_t vhca_wire_frame_priority(const uint8_t *frame, size_t len);
+
+/*
  * A priority-based flow control frame (IEEE 802.1Qbb clause 36, a MAC
  * Control frame of IEEE 802.3 annex 31D): which priorities it names
  * (bit i of @enable: time[i] is meant) and their pause times in quanta.
