@@ -192,6 +192,42 @@ static void test_quanta_and_priority(void)
     g_assert_cmpuint(vhca_wire_priority(&net), ==, 6);
 }
 
+/*
+ * A QP's PFC priority is the priority its frames carry: from an untagged
+ * GID the DSCP >> 3, from a VLAN GID the tag's PCP, which is the SL
+ * (vhca_tx_vlan_tag()), whatever the DSCP says.
+ */
+static void test_path_priority_vlan(void)
+{
+    Harness *h = harness_new(&harness_default_cfg);
+    VhcaGidEntry *e = &h->core.gid_tbl[1];
+    VhcaPath path;
+    VhcaWirePacket pkt;
+
+    memset(&path, 0, sizeof(path));
+    path.traffic_class = TC_PRIO3;
+    path.sl = 5;
+    path.sgid_index = 1;
+    e->valid = true;
+    e->vlan = false;
+    g_assert_cmpuint(vhca_pfc_path_priority(&h->core, &path), ==, 3);
+    e->vlan = true;
+    e->vid = 100;
+    g_assert_cmpuint(vhca_pfc_path_priority(&h->core, &path), ==, 5);
+    path.sl = 0;
+    g_assert_cmpuint(vhca_pfc_path_priority(&h->core, &path), ==, 0);
+
+    /* Received: the same function, through vhca_frame_vlan_priority(). */
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.link = VHCA_WIRE_LINK_ROCE;
+    pkt.net.traffic_class = TC_PRIO3;
+    g_assert_cmpuint(vhca_frame_vlan_priority(&pkt), ==, 3);
+    pkt.net.vlan = true;
+    pkt.net.vlan_tci = (5 << VHCA_VLAN_PCP_SHIFT) | 100;
+    g_assert_cmpuint(vhca_frame_vlan_priority(&pkt), ==, 5);
+    harness_free(h);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Honour                                                                 */
 /* ---------------------------------------------------------------------- */
@@ -726,6 +762,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/pfc/parse", test_parse);
     g_test_add_func("/vhca/pfc/quanta-and-priority",
                     test_quanta_and_priority);
+    g_test_add_func("/vhca/pfc/path-priority-vlan", test_path_priority_vlan);
     g_test_add_func("/vhca/pfc/pause-one-priority", test_pause_one_priority);
     g_test_add_func("/vhca/pfc/xon-and-replace", test_xon_and_replace);
     g_test_add_func("/vhca/pfc/disabled-and-malformed",

@@ -57,10 +57,10 @@ static uint16_t vhca_gid_vid(const VhcaGidEntry *entry)
 
 uint8_t vhca_frame_vlan_priority(const VhcaWirePacket *pkt)
 {
-    if (pkt->link != VHCA_WIRE_LINK_ROCE || !pkt->net.vlan) {
+    if (pkt->link != VHCA_WIRE_LINK_ROCE) {
         return 0;
     }
-    return (uint8_t)(pkt->net.vlan_tci >> VHCA_VLAN_PCP_SHIFT);
+    return vhca_wire_priority(&pkt->net);
 }
 
 /*

@@ -183,19 +183,17 @@ VhcaRxResult vhca_pfc_receive(VhcaCore *core, const uint8_t *buf, size_t len)
 }
 
 /*
- * The priority @path's packets go out at.  It must be what
- * vhca_wire_priority() reads from the headers vhca_tx_headers_roce()
- * writes for @path: today untagged, so the DSCP's class selector.  When
- * the port tags RoCE frames, the tag it writes goes into @net here too.
+ * The priority @path's packets go out at: what vhca_wire_priority() reads
+ * from the headers vhca_tx_headers_roce() writes for @path - the same tag
+ * (vhca_tx_vlan_tag(): PCP = SL on a VLAN GID) and traffic class.
  */
 uint8_t vhca_pfc_path_priority(const VhcaCore *core, const VhcaPath *path)
 {
     VhcaWireNet net = {
-        .vlan = false,
         .traffic_class = path->traffic_class,
     };
 
-    (void)core;
+    vhca_tx_vlan_tag(core, path, &net);
     return vhca_wire_priority(&net);
 }
 

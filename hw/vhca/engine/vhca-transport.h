@@ -102,9 +102,9 @@ bool vhca_link_ib_dlid_ours(const VhcaCore *core, const VhcaWireLrh *lrh,
 bool vhca_net_receive(VhcaCore *core, const uint8_t *frame, size_t len,
                       VhcaWirePacket *pkt);
 /*
- * The priority a received RoCE packet travels at: its 802.1Q tag's PCP
- * (IEEE 802.1Q-2018 6.9.1); 0, the port's default priority, for an
- * untagged frame and on the IB link.
+ * The priority a received RoCE packet travels at, vhca_wire_priority():
+ * its 802.1Q tag's PCP (IEEE 802.1Q-2018 6.9.1), else its DSCP >> 3
+ * (mlx5's DSCP trust mode); 0 on the IB link.
  */
 uint8_t vhca_frame_vlan_priority(const VhcaWirePacket *pkt);
 /*
@@ -190,7 +190,34 @@ void vhca_pfc_set_enable(VhcaCore *core, uint8_t enable);
 /* A MAC Control frame (EtherType 0x8808) from the wire. */
 VhcaRxResult vhca_pfc_receive(VhcaCore *core, const uint8_t *buf,
                               size_t len);
-/* The priority the packets of @path travel at (vhca_wire_priority()). */
+/*
+ * A source GID on a VLAN interface sends tagged (IEEE 802.1Q-2018 9.6):
+ * its VID, and the path's SL as the PCP - on RoCE the SL is the
+ * Ethernet priority, as mlx5 has it (the kernel's rdma_cm derives it
+ * from the ToS through the VLAN device's egress map, iboe_tos_to_sl()).
+ * An untagged GID sends untagged frames.  vhca_tx_headers_roce() writes
+ * it; vhca_pfc_path_priority() reads the priority from it, so PFC pauses
+ * what this tags.  Inline here so that the PFC layer needs no call into
+ * vhca-tx.c (engine-circles).
+ */
+static inline void vhca_tx_vlan_tag(const VhcaCore *core,
+                                    const VhcaPath *path,
+                                    VhcaWireNet *net)
+{
+    const VhcaGidEntry *sgid = &core->gid_tbl[path->sgid_index %
+                                              VHCA_CORE_GID_TBL_LEN_MAX];
+
+    net->vlan = sgid->vlan;
+    net->vlan_tci = sgid->vlan ?
+                    (uint16_t)(((path->sl & VHCA_VLAN_PCP_MAX) <<
+                                VHCA_VLAN_PCP_SHIFT) | sgid->vid) : 0;
+}
+
+/*
+ * The priority the packets of @path travel at: vhca_wire_priority() of
+ * the tag vhca_tx_vlan_tag() gives them and the path's traffic class, so
+ * the SL (the PCP) from a VLAN GID, else the DSCP >> 3.
+ */
 uint8_t vhca_pfc_path_priority(const VhcaCore *core, const VhcaPath *path);
 /*
  * May @qp send a packet on @path now?  If its priority is paused, no:

@@ -58,22 +58,6 @@ static bool vhca_tx_global(VhcaCore *core, const VhcaPath *path,
     return true;
 }
 
-/*
- * A source GID on a VLAN interface sends tagged (IEEE 802.1Q-2018 9.6):
- * its VID, and the path's SL as the PCP - on RoCE the SL is the
- * Ethernet priority, as mlx5 has it (the kernel's rdma_cm derives it
- * from the ToS through the VLAN device's egress map, iboe_tos_to_sl()).
- * An untagged GID sends untagged frames.
- */
-static void vhca_tx_vlan_tag(const VhcaGidEntry *sgid, const VhcaPath *path,
-                             VhcaWireNet *net)
-{
-    net->vlan = sgid->vlan;
-    net->vlan_tci = sgid->vlan ?
-                    (uint16_t)(((path->sl & VHCA_VLAN_PCP_MAX) <<
-                                VHCA_VLAN_PCP_SHIFT) | sgid->vid) : 0;
-}
-
 /* RoCEv2 (annex A17.4): Ethernet, IP and UDP; the one default P_Key. */
 static bool vhca_tx_headers_roce(VhcaCore *core, uint32_t qpn,
                                  const VhcaPath *path, VhcaWirePacket *pkt)
@@ -98,7 +82,7 @@ static bool vhca_tx_headers_roce(VhcaCore *core, uint32_t qpn,
     pkt->grh = true;                /* the IP header stands for it */
     memcpy(net->dmac, path->dmac, VHCA_ETH_ALEN);
     memcpy(net->smac, core->mac, VHCA_ETH_ALEN);
-    vhca_tx_vlan_tag(&core->gid_tbl[path->sgid_index], path, net);
+    vhca_tx_vlan_tag(core, path, net);
     net->ip_id = core->roce_ip_id++;
     net->udp_sport = path->udp_sport ? path->udp_sport :
                      vhca_wire_udp_sport(path->flow_label, qpn,
