@@ -68,8 +68,12 @@ MODES = ("off", "on")
 # (one cut per 4 us) many times per round trip, and its rate would never
 # settle.  Scaled as the DCQCN paper scales them to its network (section
 # 5.1: the timers against the round trip, the increase steps against the
-# bottleneck): one cut and one alpha update per round trip, one increase
-# step per two, increase steps of a few percent of the bottleneck.
+# bottleneck): one cut and one alpha update per round trip, increase
+# steps of a few percent of the bottleneck.  The increase timer runs at
+# half the round trip: each cut empties the queue for a while (the link
+# idles) until the rate is back, and with one step per two round trips
+# (50 ms) the senders filled 85-90 % of the bottleneck; at 5 ms 92 %
+# (docs/benchmarks.rst, "Incast").
 DCQCN_PARAMS = {
     # The target rate follows every cut, as in the paper (Rt = Rc on each
     # CNP); mlx5's default keeps it, and fast recovery then halves the
@@ -77,7 +81,7 @@ DCQCN_PARAMS = {
     "rp_clamp_tgt_rate": 1,
     "rp_rate_reduce_monitor_period": 10000,     # us
     "rp_dce_tcp_rtt": 10000,                    # us
-    "rp_time_reset": 50000,                     # us
+    "rp_time_reset": 5000,                      # us
     "rp_byte_reset": 1048576,                   # bytes
     "rp_ai_rate": 1,                            # Mbit/s
     "rp_hai_rate": 5,                           # Mbit/s
@@ -103,18 +107,6 @@ SENDER_COUNTERS = ("sent_bytes", "retransmitted_pkts", "rcvd_seq_err",
 # Congestion counters (ethtool -S of the guest's vhca netdev).
 CC_COUNTERS = ("np_ecn_marked_roce_packets", "np_cnp_sent", "rp_cnp_handled",
                "rp_cnp_ignored", "rp_rate_decreases")
-
-
-def devlink_handle(guest):
-    return "pci/" + guest.run(
-        "basename $(readlink -f /sys/class/infiniband/vhca0/device)").strip()
-
-
-def set_knobs(guest, knobs):
-    handle = devlink_handle(guest)
-    guest.run(" && ".join(
-        "devlink dev param set %s name %s value %s cmode runtime"
-        % (handle, name, value) for name, value in sorted(knobs.items())))
 
 
 def device_state(guest):
@@ -201,12 +193,28 @@ def run_mode(fabric, mode, duration, size, capture=None, params=None,
     whole, not the data).  params: DCQCN parameters instead of
     DCQCN_PARAMS ({devlink name: value}); kmin, kmax: the bottleneck's
     marking thresholds (bytes; congestion_point's if None)."""
+    found = {g.index: g.devlink_params() for g in fabric.guests}
+    try:
+        return run_mode_with(fabric, mode, duration, size, capture, params,
+                             kmin, kmax)
+    finally:
+        # The guests as they were: the next run, or the user's fabric
+        # (--attach), starts from its own settings, not this run's.
+        for guest in fabric.guests:
+            now = guest.devlink_params()
+            guest.set_devlink_params({
+                name: value for name, value in found[guest.index].items()
+                if now.get(name) != value})
+
+
+def run_mode_with(fabric, mode, duration, size, capture, params, kmin,
+                  kmax):
     senders, receiver = fabric.guests[:-1], fabric.guests[-1]
     sender_knobs, receiver_knobs = KNOBS[mode]
     params = DCQCN_PARAMS if params is None else params
     for guest in senders:
-        set_knobs(guest, dict(params, **sender_knobs))
-    set_knobs(receiver, dict(params, **receiver_knobs))
+        guest.set_devlink_params(dict(params, **sender_knobs))
+    receiver.set_devlink_params(dict(params, **receiver_knobs))
     cpoint = fabric.cpoint
     cpoint.set_queue(ecn=True, kmin=kmin, kmax=kmax)
     before = {g.index: device_counters(g) for g in fabric.guests}

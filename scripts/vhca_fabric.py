@@ -633,6 +633,33 @@ class Guest:
             pairs = re.findall(r"^\s*(\w+): (\d+)$", out, re.M)
         return {name: int(value) for name, value in pairs}
 
+    def devlink_handle(self):
+        """The vhca's devlink handle: pci/ and its PCI address."""
+        return "pci/" + self.run(
+            "basename $(readlink -f /sys/class/infiniband/vhca0/device)"
+        ).strip()
+
+    def devlink_params(self):
+        """The vhca's runtime devlink parameters (its congestion control
+        switches and DCQCN's parameters) as {name: value}, the values as
+        devlink prints them."""
+        out = self.run("devlink dev param show %s" % self.devlink_handle())
+        return dict(re.findall(
+            r"name (\w+) type driver-specific\s+values:\s+"
+            r"cmode runtime value (\S+)", out))
+
+    def set_devlink_params(self, params):
+        """Set runtime devlink parameters ({name: value}), all or, at the
+        first devlink refuses, none after it (FabricError says which)."""
+        handle = self.devlink_handle()
+        for name, value in sorted(params.items()):
+            status, out = self.exec(
+                "devlink dev param set %s name %s value %s cmode runtime "
+                "2>&1" % (handle, name, value))
+            if status:
+                raise FabricError("guest%d: devlink refused %s = %s: %s"
+                                  % (self.index, name, value, out.strip()))
+
     def ipv4_gid_index(self):
         """The index of the GID of the guest's IPv4 address."""
         return self.gid_index(ipv4_gid(self.ipv4))

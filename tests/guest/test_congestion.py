@@ -40,16 +40,10 @@ COUNTERS = ("np_ecn_marked_roce_packets", "np_cnp_sent", "rp_cnp_handled",
 ECN_NOT_ECT, ECN_ECT0 = 0, 2
 
 
-def devlink_handle(guest):
-    """The vhca's devlink handle: pci/ and its PCI address."""
-    return "pci/" + guest.run(
-        "basename $(readlink -f /sys/class/infiniband/vhca0/device)").strip()
-
-
 def param(guest, name):
     """A runtime parameter's value as devlink prints it."""
     out = guest.run("devlink dev param show %s name %s"
-                    % (devlink_handle(guest), name))
+                    % (guest.devlink_handle(), name))
     m = re.search(r"cmode runtime value (\S+)", out)
     if not m:
         raise AssertionError("no runtime value for %s:\n%s" % (name, out))
@@ -60,13 +54,13 @@ def set_param(guest, name, value):
     """(exit status, output) of setting a runtime parameter."""
     return guest.exec("devlink dev param set %s name %s value %s "
                       "cmode runtime 2>&1"
-                      % (devlink_handle(guest), name, value))
+                      % (guest.devlink_handle(), name, value))
 
 
 class Knobs(unittest.TestCase):
     def test_every_parameter_is_a_runtime_devlink_parameter(self):
         out = fabric[1].run("devlink dev param show %s"
-                            % devlink_handle(fabric[1]))
+                            % fabric[1].devlink_handle())
         for name in SWITCHES + PARAMS:
             self.assertRegex(out, r"(?m)^\s*name %s type driver-specific$"
                              % name)

@@ -37,10 +37,8 @@ def setUpModule():
 
 def tearDownModule():
     try:
+        # run_mode() put the devlink parameters back as it found them.
         for guest in fabric.guests:
-            incast.set_knobs(guest, {"roce_ecn_tx": "false",
-                                     "roce_rp_enable": "false",
-                                     "roce_np_enable": "false"})
             guest.set_mtu(1500)
     finally:
         fabric.stop()
