@@ -128,6 +128,13 @@ def delta(after, before, names):
     return {n: after.get(n, 0) - before.get(n, 0) for n in names}
 
 
+def goodput_mbit(out, size):
+    """The average bandwidth perftest's output reports for messages of
+    size bytes (its MiB/s column), in Mbit/s; None if it reports none."""
+    m = re.search(r"^\s*%d\s+\d+\s+\S+\s+(\S+)" % size, out, re.M)
+    return float(m.group(1)) * 8 * 1024 * 1024 / 1e6 if m else None
+
+
 def jain(values):
     """Jain's fairness index: 1 when all equal, 1/n when one takes all."""
     if not values or not any(values):
@@ -271,12 +278,12 @@ def run_mode_with(fabric, mode, duration, size, capture, params, kmin,
             receiver.qmp("object-del", id="incast")
     goodput = []
     for i, (status, out) in enumerate(results):
-        m = re.search(r"^\s*%d\s+\d+\s+\S+\s+(\S+)" % size, out, re.M)
-        if status != 0 or not m:
+        mbit = goodput_mbit(out, size)
+        if status != 0 or mbit is None:
             raise vhca_fabric.FabricError(
                 "%s: sender guest%d's ib_write_bw failed (exit %d):\n%s"
                 % (mode, senders[i].index, status, out))
-        goodput.append(float(m.group(1)) * 8 * 1024 * 1024 / 1e6)
+        goodput.append(mbit)
     receiver.run("for i in $(seq 100); do pgrep -x ib_write_bw >/dev/null "
                  "|| exit 0; sleep 0.1; done; pkill -x ib_write_bw; exit 0")
     queue = cpoint.queue_stats()

@@ -660,6 +660,21 @@ class Guest:
                 raise FabricError("guest%d: devlink refused %s = %s: %s"
                                   % (self.index, name, value, out.strip()))
 
+    def set_pfc(self, setting):
+        """PFC of the vhca's interface through DCB netlink, as on any Linux
+        NIC: `dcb pfc set dev IF prio-pfc SETTING` ("3:on", "all:off")."""
+        status, out = self.exec("dcb pfc set dev %s prio-pfc %s 2>&1"
+                                % (self.ifname(), setting))
+        if status:
+            raise FabricError("guest%d: dcb pfc set %s: %s"
+                              % (self.index, setting, out.strip()))
+
+    def set_rx_frame_rate(self, rate):
+        """Make the vhca a receiver that takes at most rate requests a
+        second (its x-rx-frame-rate property; 0: as fast as it can)."""
+        self.qmp("qom-set", path="/machine/peripheral/" + NIC_ID,
+                 property="x-rx-frame-rate", value=rate)
+
     def ipv4_gid_index(self):
         """The index of the GID of the guest's IPv4 address."""
         return self.gid_index(ipv4_gid(self.ipv4))

@@ -36,24 +36,6 @@ PFC_COUNTERS = ("rx_prio%d_pause", "rx_prio%d_pause_duration",
                 "tx_prio%d_pause_duration")
 
 
-def ifname(guest):
-    return guest.run("ls /sys/class/infiniband/vhca0/device/net").strip()
-
-
-def dcb_pfc(guest, setting):
-    """`dcb pfc set` on the guest's vhca interface; its output."""
-    status, out = guest.exec("dcb pfc set dev %s prio-pfc %s 2>&1"
-                             % (ifname(guest), setting))
-    if status:
-        raise AssertionError("dcb pfc set %s: %s" % (setting, out))
-    return out
-
-
-def set_rate(guest, rate):
-    guest.qmp("qom-set", path="/machine/peripheral/" + vhca_fabric.NIC_ID,
-              property="x-rx-frame-rate", value=rate)
-
-
 def stream(sender, receiver, iters):
     """ib_write_bw of iters 64 KiB messages at priority 3: client
     (status, output)."""
@@ -75,14 +57,14 @@ class DcbNetlink(unittest.TestCase):
         self.assertEqual(guest.exec("command -v dcb")[0], 0,
                          "the guest image has no dcb (iproute2)")
         try:
-            dcb_pfc(guest, "%d:on" % PRIO)
-            out = guest.run("dcb pfc show dev %s" % ifname(guest))
+            guest.set_pfc("%d:on" % PRIO)
+            out = guest.run("dcb pfc show dev %s" % guest.ifname())
             self.assertRegex(out, r"pfc-cap 8")
             self.assertRegex(out, r"\b%d:on\b" % PRIO)
             self.assertRegex(out, r"\b0:off\b")
         finally:
-            dcb_pfc(guest, "all:off")
-        out = guest.run("dcb pfc show dev %s" % ifname(guest))
+            guest.set_pfc("all:off")
+        out = guest.run("dcb pfc show dev %s" % guest.ifname())
         self.assertNotRegex(out, r"\b\d:on\b")
 
     def test_counters_in_ethtool_and_rdma_statistic(self):
@@ -100,12 +82,12 @@ class SlowReceiver(unittest.TestCase):
     second."""
 
     def setUp(self):
-        set_rate(fabric[2], SLOW_RATE)
+        fabric[2].set_rx_frame_rate(SLOW_RATE)
 
     def tearDown(self):
-        set_rate(fabric[2], 0)
+        fabric[2].set_rx_frame_rate(0)
         for guest in (fabric[1], fabric[2]):
-            dcb_pfc(guest, "all:off")
+            guest.set_pfc("all:off")
 
     def run_stream(self):
         g1, g2 = fabric[1], fabric[2]
@@ -125,8 +107,8 @@ class SlowReceiver(unittest.TestCase):
 
     def test_with_pfc_nothing_is_lost(self):
         g1, g2 = fabric[1], fabric[2]
-        dcb_pfc(g1, "%d:on" % PRIO)
-        dcb_pfc(g2, "%d:on" % PRIO)
+        g1.set_pfc("%d:on" % PRIO)
+        g2.set_pfc("%d:on" % PRIO)
         path = os.path.join(g1.dir, "pfc.pcap")
         if os.path.exists(path):
             os.unlink(path)
