@@ -345,30 +345,19 @@ def report(results, rate, senders, duration, size):
 def plot(results, rate, path):
     """Each sender's sending rate and DCQCN rate, and the bottleneck's
     backlog, over time: one panel per mode, an SVG drawn by gnuplot."""
-    gnuplot = shutil.which("gnuplot")
-    if not gnuplot:
-        raise vhca_fabric.FabricError(
-            "gnuplot not found: run scripts/setup-host.sh (it installs "
-            "gnuplot-nox), or leave out --plot")
-    script = ["set terminal svg size 900,%d dynamic noenhanced "
-              "font 'sans,11'" % (330 * len(results)),
-              "set output '%s'" % path,
-              "set multiplot layout %d,1" % len(results),
-              "set xlabel 'seconds'", "set ylabel 'Mbit/s'",
-              "set y2label 'bottleneck backlog (KiB)'", "set y2tics",
-              "set ytics nomirror", "set key top right", "set grid"]
+    panels = []
     for r in results:
         n = len(r["goodput_mbit"])
         name = "$%s" % r["mode"]
-        script.append("%s << EOD" % name)
+        lines = ["%s << EOD" % name]
         for t, sending, dcqcn, backlog in r["series"]:
-            script.append(" ".join(
+            lines.append(" ".join(
                 ["%.3f" % t] + ["%.2f" % v for v in sending + dcqcn] +
                 ["%.1f" % (backlog / 1024) if backlog is not None
                  else "NaN"]))
-        script.append("EOD")
-        script.append("set title 'DCQCN %s: %d senders through %s'"
-                      % (r["mode"], n, rate))
+        lines.append("EOD")
+        lines.append("set title 'DCQCN %s: %d senders through %s'"
+                     % (r["mode"], n, rate))
         plots = ["%s using 1:%d with lines title 'sender %d sending'"
                  % (name, 2 + i, i + 1) for i in range(n)]
         if r["mode"] == "on":
@@ -377,9 +366,30 @@ def plot(results, rate, path):
                       for i in range(n)]
         plots.append("%s using 1:%d axes x1y2 with points pointtype 7 "
                      "pointsize 0.3 title 'backlog'" % (name, 2 + 2 * n))
-        script.append("plot " + ", ".join(plots))
+        lines.append("plot " + ", ".join(plots))
+        panels.append(lines)
+    gnuplot(path, "Mbit/s", "bottleneck backlog (KiB)", panels)
+
+
+def gnuplot(path, ylabel, y2label, panels):
+    """An SVG of panels one above the other, over seconds: each panel the
+    gnuplot lines (data blocks, title, plot) of one run."""
+    program = shutil.which("gnuplot")
+    if not program:
+        raise vhca_fabric.FabricError(
+            "gnuplot not found: run scripts/setup-host.sh (it installs "
+            "gnuplot-nox), or leave out --plot")
+    script = ["set terminal svg size 900,%d dynamic noenhanced "
+              "font 'sans,11'" % (330 * len(panels)),
+              "set output '%s'" % path,
+              "set multiplot layout %d,1" % len(panels),
+              "set xlabel 'seconds'", "set ylabel '%s'" % ylabel,
+              "set y2label '%s'" % y2label, "set y2tics",
+              "set ytics nomirror", "set key top right", "set grid"]
+    for lines in panels:
+        script += lines
     script.append("unset multiplot")
-    subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True,
+    subprocess.run([program], input="\n".join(script) + "\n", text=True,
                    check=True)
 
 
@@ -438,12 +448,8 @@ def main():
             fabric.cpoint.rate = args.rate
         else:
             fabric = vhca_fabric.Fabric(args.senders + 1, args.run_dir,
-                                        link="tap", bottleneck=args.rate)
-            try:
-                fabric.start().wait_ready()
-            except BaseException:
-                fabric.stop()
-                raise
+                                        link="tap",
+                                        bottleneck=args.rate).boot()
         try:
             for guest in fabric.guests:
                 guest.set_mtu(vhca_fabric.GUEST_MAX_MTU)
@@ -458,10 +464,18 @@ def main():
         return 1
     text = report(results, args.rate, len(fabric.guests) - 1,
                   args.duration, args.size)
-    sys.stdout.write(text)
     for r in results:
-        print("%s: %s" % (r["mode"], json.dumps(
-            {k: v for k, v in r.items() if k != "series"})))
+        text += "%s: %s\n" % (r["mode"], json.dumps(
+            {k: v for k, v in r.items() if k != "series"}))
+    write_outputs(args, text, results, lambda path: plot(results, args.rate,
+                                                         path))
+    return 0
+
+
+def write_outputs(args, text, results, draw):
+    """A benchmark's figures: text to stdout and to --rst, results to
+    --json, the plot draw(path) makes to --plot."""
+    sys.stdout.write(text)
     if args.rst:
         with open(args.rst, "w") as f:
             f.write(text)
@@ -469,8 +483,7 @@ def main():
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     if args.plot:
-        plot(results, args.rate, args.plot)
-    return 0
+        draw(args.plot)
 
 
 if __name__ == "__main__":

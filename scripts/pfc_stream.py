@@ -35,11 +35,9 @@ reStructuredText for docs/benchmarks.rst.
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -172,35 +170,22 @@ def report(results, rx_rate, duration, size):
 def plot(results, rx_rate, path):
     """The sender's sending rate, and the drops, resends and pause frames
     a second, over time: one panel per mode, an SVG drawn by gnuplot."""
-    gnuplot = shutil.which("gnuplot")
-    if not gnuplot:
-        raise vhca_fabric.FabricError(
-            "gnuplot not found: run scripts/setup-host.sh (it installs "
-            "gnuplot-nox), or leave out --plot")
-    script = ["set terminal svg size 900,%d dynamic noenhanced "
-              "font 'sans,11'" % (330 * len(results)),
-              "set output '%s'" % path,
-              "set multiplot layout %d,1" % len(results),
-              "set xlabel 'seconds'", "set ylabel 'sending (Mbit/s)'",
-              "set y2label 'per second'", "set y2tics",
-              "set ytics nomirror", "set key top right", "set grid"]
+    panels = []
     for r in results:
         name = "$%s" % r["mode"]
-        script.append("%s << EOD" % name)
-        for row in r["series"]:
-            script.append(" ".join("%.3f" % v for v in row))
-        script.append("EOD")
-        script.append("set title 'PFC %s: a receiver taking %d requests "
-                      "a second'" % (r["mode"], rx_rate))
-        script.append(
+        lines = ["%s << EOD" % name]
+        lines += [" ".join("%.3f" % v for v in row) for row in r["series"]]
+        lines.append("EOD")
+        lines.append("set title 'PFC %s: a receiver taking %d requests "
+                     "a second'" % (r["mode"], rx_rate))
+        lines.append(
             "plot %s using 1:2 with lines title 'sender sending', "
             "%s using 1:3 axes x1y2 with lines title 'resent', "
             "%s using 1:4 axes x1y2 with lines title 'dropped', "
             "%s using 1:5 axes x1y2 with lines dashtype 2 title "
             "'pause frames'" % ((name,) * 4))
-    script.append("unset multiplot")
-    subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True,
-                   check=True)
+        panels.append(lines)
+    incast.gnuplot(path, "sending (Mbit/s)", "per second", panels)
 
 
 def main():
@@ -232,12 +217,7 @@ def main():
         if args.attach:
             fabric = vhca_fabric.Fabric.attach(args.run_dir)
         else:
-            fabric = vhca_fabric.Fabric(2, args.run_dir)
-            try:
-                fabric.start().wait_ready()
-            except BaseException:
-                fabric.stop()
-                raise
+            fabric = vhca_fabric.Fabric(2, args.run_dir).boot()
         try:
             results = [run_mode(fabric, mode, args.duration, args.size,
                                 args.rx_rate) for mode in args.modes]
@@ -247,16 +227,9 @@ def main():
     except vhca_fabric.FabricError as e:
         print("pfc_stream: error: %s" % e, file=sys.stderr)
         return 1
-    text = report(results, args.rx_rate, args.duration, args.size)
-    sys.stdout.write(text)
-    if args.rst:
-        with open(args.rst, "w") as f:
-            f.write(text)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    if args.plot:
-        plot(results, args.rx_rate, args.plot)
+    incast.write_outputs(
+        args, report(results, args.rx_rate, args.duration, args.size),
+        results, lambda path: plot(results, args.rx_rate, path))
     return 0
 
 

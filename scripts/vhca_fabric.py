@@ -975,14 +975,8 @@ def start_for_tests(name, fabric_class=None, **kwargs):
     """A booted, ready fabric for one test module, its files in
     $VHCA_RUN_DIR/name; stopped again if it does not come up.  kwargs
     go to the fabric class (Fabric by default)."""
-    fabric = (fabric_class or Fabric)(
-        run_dir=os.path.join(DEFAULT_RUN_DIR, name), **kwargs)
-    try:
-        fabric.start().wait_ready()
-    except BaseException:
-        fabric.stop()
-        raise
-    return fabric
+    return (fabric_class or Fabric)(
+        run_dir=os.path.join(DEFAULT_RUN_DIR, name), **kwargs).boot()
 
 
 class ModuleFabric:
@@ -1194,6 +1188,16 @@ class Fabric:
     def __getitem__(self, index):
         """fabric[1] is guest 1."""
         return self.guests[index - 1]
+
+    def boot(self):
+        """start() and wait_ready(); stopped again if it does not come
+        up.  Returns the fabric."""
+        try:
+            self.start().wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
     def start(self, qemu=None, kernel=None, initrd=None):
         if qemu is None:
@@ -1433,12 +1437,7 @@ def main():
                             link=args.link, vcpu_policy=args.vcpu_policy,
                             guest_idle=args.guest_idle,
                             switches=args.switches,
-                            bottleneck=args.bottleneck)
-            try:
-                fabric.start().wait_ready()
-            except BaseException:
-                fabric.stop()
-                raise
+                            bottleneck=args.bottleneck).boot()
             for g in fabric.guests:
                 print("guest%d: %s %s %s %s (console %s)"
                       % (g.index, g.rdma_dev, g.mac, g.ipv4, g.ipv6,
