@@ -212,5 +212,51 @@ class CongestionControlOn(unittest.TestCase):
         self.perftest(vhca_guest(), rxe_guest(), "ib_send_bw")
 
 
+class PfcOn(unittest.TestCase):
+    """A vhca with PFC on every priority (dcb pfc, tests/guest/test_pfc.py)
+    still interoperates with rxe, which neither sends nor honours PFC
+    frames (the virtio-net NIC under it hands MAC Control frames to no
+    one).  Receiving from rxe, even made slow from the host
+    (x-rx-frame-rate), the vhca loses nothing: rxe keeps at most 128
+    packets of a QP unacknowledged (RXE_MAX_UNACKED_PSNS), under the
+    per-QP receive queue's 256 frames, so its own window holds it whether
+    the pauses the vhca may send reach it or not.  Sending to rxe, the
+    vhca takes no pause,
+    as rxe sends none.  PFC and the rate are put back after each test:
+    the other tests share the guests."""
+
+    SLOW_RATE = 5000
+
+    def setUp(self):
+        self.addCleanup(self.pfc_off)
+        vhca_guest().set_pfc("all:on")
+
+    def pfc_off(self):
+        vhca_guest().set_rx_frame_rate(0)
+        vhca_guest().set_pfc("all:off")
+
+    def write_bw(self, srv, cli):
+        before = vhca_guest().hw_counters("ethtool")
+        cli_out, srv_out = client_server(
+            srv, cli, "ib_write_bw -d %(dev)s -x %(gid)s -F -s 65536 -n 100")
+        self.assertRegex(cli_out, r"65536\s+100\s+[\d.]+\s+[\d.]+")
+        after = vhca_guest().hw_counters("ethtool")
+        return {name: after[name] - before.get(name, 0) for name in after}
+
+    def test_rxe_into_a_slow_vhca_with_pfc_loses_nothing(self):
+        vhca_guest().set_rx_frame_rate(self.SLOW_RATE)
+        delta = self.write_bw(vhca_guest(), rxe_guest())
+        self.assertGreaterEqual(delta["rcvd_bytes"], 100 * 65536, delta)
+        for name in ("drop_queue_full", "out_of_seq_request",
+                     "send_seq_err"):
+            self.assertEqual(delta[name], 0, name)
+
+    def test_vhca_to_rxe_takes_no_pause(self):
+        delta = self.write_bw(rxe_guest(), vhca_guest())
+        for prio in range(8):
+            self.assertEqual(delta["rx_prio%d_pause" % prio], 0, delta)
+        self.assertGreater(delta["sent_bytes"], 100 * 65536, delta)
+
+
 if __name__ == "__main__":
     unittest.main()
