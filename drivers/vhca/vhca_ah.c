@@ -19,8 +19,18 @@
 #include "vhca.h"
 #include "vhca_verbs.h"
 
-/* The GRH flow label is 20 bits (IBTA 8.3.1). */
-#define VHCA_FLOW_LABEL_MASK	0xfffff
+/*
+ * The GRH flow label is 20 bits (IBTA 8.3.1).  Wider values are masked, not
+ * refused: UCX passes 0xffffffff, mlx5 keeps the low 20 bits and rxe does
+ * not look (docs/developer-guide.rst, "Address vector fields").
+ */
+#define VHCA_FLOW_LABEL_MASK	IB_GRH_FLOWLABEL_MASK
+
+/*
+ * The SL is 4 bits (IBTA 7.7.3, LRH); mlx5 keeps the low bits of a wider
+ * value (on RoCE its 3-bit priority), rxe ignores it on RoCE: mask it too.
+ */
+#define VHCA_SL_MASK		0xf
 
 /* An InfiniBand AV (IBTA 10.2.1): LID route, the GRH when it has one. */
 static int vhcad_ah_set_ib_av(struct vhca_ud_av *av,
@@ -31,18 +41,17 @@ static int vhcad_ah_set_ib_av(struct vhca_ud_av *av,
 
 	if (ah_attr->type != RDMA_AH_ATTR_TYPE_IB ||
 	    rdma_ah_get_port_num(ah_attr) != VHCA_PORT_NUM ||
-	    rdma_ah_get_dlid(ah_attr) > U16_MAX ||
-	    rdma_ah_get_sl(ah_attr) > 15 ||
-	    rdma_ah_get_path_bits(ah_attr) >= BIT(VHCA_IB_MAX_LMC))
+	    rdma_ah_get_dlid(ah_attr) > U16_MAX)
 		return -EINVAL;
-	if (global && (grh->sgid_index >= VHCA_IB_GUID_TBL_LEN ||
-		       grh->flow_label & ~VHCA_FLOW_LABEL_MASK))
+	if (global && grh->sgid_index >= VHCA_IB_GUID_TBL_LEN)
 		return -EINVAL;
 
 	memset(av, 0, sizeof(*av));
 	av->dlid = cpu_to_le16(rdma_ah_get_dlid(ah_attr));
-	av->sl = rdma_ah_get_sl(ah_attr);
-	av->src_path_bits = rdma_ah_get_path_bits(ah_attr);
+	av->sl = rdma_ah_get_sl(ah_attr) & VHCA_SL_MASK;
+	/* The LMC's at most 7 path bits (IBTA 7.11.1), masked as by mlx5. */
+	av->src_path_bits = rdma_ah_get_path_bits(ah_attr) &
+			    (BIT(VHCA_IB_MAX_LMC) - 1);
 	if (!global)
 		return 0;
 	av->ah_flags = VHCA_AH_GRH;
@@ -50,7 +59,7 @@ static int vhcad_ah_set_ib_av(struct vhca_ud_av *av,
 	av->sgid_index = grh->sgid_index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
-	av->flow_label = cpu_to_le32(grh->flow_label);
+	av->flow_label = cpu_to_le32(grh->flow_label & VHCA_FLOW_LABEL_MASK);
 	return 0;
 }
 
@@ -58,9 +67,14 @@ static int vhcad_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
 			   const struct rdma_ah_attr *ah_attr)
 {
 	const struct ib_global_route *grh;
+	u32 flow_label;
 	u16 sport = 0;
 
-	/* RoCE has no LIDs: every packet carries the GRH (annex A17.4.2). */
+	/*
+	 * RoCE has no LIDs: every packet carries the GRH (annex A17.4.2).
+	 * A DLID the consumer passes (UCX: 0xc000) never reaches here: a
+	 * RoCE rdma_ah_attr has no DLID, uverbs and the CM drop it.
+	 */
 	if (ah_attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH))
 		return -EINVAL;
@@ -73,10 +87,9 @@ static int vhcad_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
 	    grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
 	if (grh->sgid_index >= dev->attr.gid_tbl_len ||
-	    grh->sgid_index > U8_MAX ||
-	    grh->flow_label & ~VHCA_FLOW_LABEL_MASK ||
-	    rdma_ah_get_sl(ah_attr) > 15)
+	    grh->sgid_index > U8_MAX)
 		return -EINVAL;
+	flow_label = grh->flow_label & VHCA_FLOW_LABEL_MASK;
 
 	memset(av, 0, sizeof(*av));
 	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
@@ -85,16 +98,16 @@ static int vhcad_ah_set_av(struct vhca_dev *dev, struct vhca_ud_av *av,
 	av->sgid_index = grh->sgid_index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
-	av->flow_label = cpu_to_le32(grh->flow_label);
+	av->flow_label = cpu_to_le32(flow_label);
 	/* On a VLAN GID the SL is the 802.1Q priority of what is sent. */
-	av->eth_sl = rdma_ah_get_sl(ah_attr);
+	av->eth_sl = rdma_ah_get_sl(ah_attr) & VHCA_SL_MASK;
 	/*
 	 * A flow label picks the UDP source port as every RoCEv2 device
 	 * does (rdma_flow_label_to_udp_sport()); without one the device
 	 * derives it from the QP.
 	 */
-	if (grh->flow_label)
-		sport = rdma_flow_label_to_udp_sport(grh->flow_label);
+	if (flow_label)
+		sport = rdma_flow_label_to_udp_sport(flow_label);
 	av->udp_sport = cpu_to_le16(sport);
 	return 0;
 }

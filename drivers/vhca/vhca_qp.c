@@ -356,7 +356,8 @@ static int vhcad_qp_attr_set_grh(const struct rdma_ah_attr *ah,
 	va->sgid_index = grh->sgid_index;
 	va->hop_limit = grh->hop_limit;
 	va->traffic_class = grh->traffic_class;
-	va->flow_label = cpu_to_le32(grh->flow_label);
+	/* 20 bits on the wire (IBTA 8.3.1): masked, as create_ah does. */
+	va->flow_label = cpu_to_le32(grh->flow_label & IB_GRH_FLOWLABEL_MASK);
 	memcpy(va->dgid, grh->dgid.raw, sizeof(va->dgid));
 	return 0;
 }
@@ -372,19 +373,22 @@ static int vhcad_qp_attr_set_av(struct vhca_qp *qp,
 	int err;
 
 	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
-	    rdma_ah_get_sl(ah) > 15)
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
 		return -EINVAL;
 	err = vhcad_qp_attr_set_grh(ah, va);
 	if (err)
 		return err;
 	memcpy(va->dmac, ah->roce.dmac, sizeof(va->dmac));
-	/* On a VLAN GID the SL is the 802.1Q priority of what is sent. */
-	va->sl = rdma_ah_get_sl(ah);
+	/*
+	 * On a VLAN GID the SL is the 802.1Q priority of what is sent; its
+	 * low 4 bits are kept, as vhca_ah.c keeps them (mlx5 masks too).
+	 */
+	va->sl = rdma_ah_get_sl(ah) & 0xf;
 
 	/* As the RDMA core computes it for RoCEv2 (rdma_get_udp_sport()). */
 	dest_qpn = attr_mask & IB_QP_DEST_QPN ? attr->dest_qp_num : qp->dest_qpn;
-	va->udp_sport = cpu_to_le16(rdma_get_udp_sport(grh->flow_label,
+	va->udp_sport = cpu_to_le16(rdma_get_udp_sport(grh->flow_label &
+						       IB_GRH_FLOWLABEL_MASK,
 						       qp->qpn, dest_qpn));
 	return 0;
 }
@@ -397,13 +401,14 @@ static int vhcad_qp_attr_set_ib_av(const struct rdma_ah_attr *ah,
 				   struct vhca_qp_attr *va)
 {
 	if (ah->type != RDMA_AH_ATTR_TYPE_IB ||
-	    rdma_ah_get_dlid(ah) > U16_MAX || rdma_ah_get_sl(ah) > 15 ||
-	    rdma_ah_get_path_bits(ah) >= BIT(VHCA_IB_MAX_LMC))
+	    rdma_ah_get_dlid(ah) > U16_MAX)
 		return -EINVAL;
 
 	va->dlid = cpu_to_le16(rdma_ah_get_dlid(ah));
-	va->sl = rdma_ah_get_sl(ah);
-	va->src_path_bits = rdma_ah_get_path_bits(ah);
+	va->sl = rdma_ah_get_sl(ah) & 0xf;
+	/* Masked as vhca_ah.c masks them (IBTA 7.11.1: 7 bits at most). */
+	va->src_path_bits = rdma_ah_get_path_bits(ah) &
+			    (BIT(VHCA_IB_MAX_LMC) - 1);
 	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
 		return 0;
 	va->ah_flags = VHCA_AH_GRH;

@@ -9,6 +9,10 @@
  * neighbour table and the driver returns it, as for mlx5 on RoCE.  On an
  * InfiniBand port the vector is the LRH's (DLID, SL, source path bits)
  * and the GRH only if the AH is global; there is no MAC to resolve.
+ *
+ * Fields wider than the wire's are masked as the kernel driver masks them
+ * (flow label to 20 bits, SL to 4, path bits to 7), as mlx5 does; a DLID on RoCE is not
+ * read (docs/developer-guide.rst, "Address vector fields").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,8 +27,8 @@ static void vhca_av_set_ib(struct vhca_ud_av *av,
 			   const struct ibv_ah_attr *attr)
 {
 	av->dlid = htole16(attr->dlid);
-	av->sl = attr->sl;
-	av->src_path_bits = attr->src_path_bits;
+	av->sl = attr->sl & 0xf;	/* 4 bits (IBTA 7.7.3), as the kernel */
+	av->src_path_bits = attr->src_path_bits & 0x7f;
 	if (!attr->is_global)
 		return;
 	av->ah_flags = VHCA_AH_GRH;
@@ -81,7 +85,7 @@ struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	ah->av.hop_limit = attr->grh.hop_limit;
 	ah->av.traffic_class = attr->grh.traffic_class;
 	/* On a VLAN GID the SL is the 802.1Q priority of what is sent. */
-	ah->av.eth_sl = attr->sl;
+	ah->av.eth_sl = attr->sl & 0xf;
 	/* 0: the device derives the UDP source port from the flow. */
 	ah->av.udp_sport = 0;
 	ah->av.flow_label = htole32(attr->grh.flow_label &

@@ -24,6 +24,7 @@ GUEST_DIR = "/tmp/rdma-core-tests"
 # its own: file of tests/guest -> (the module's name in the guest's tests/,
 # the fabric's run folder, how many cases the module has).
 ONE_GUEST = {
+    "pyverbs_ah.py": ("test_vhca_ah", "ah-fields", 4),
     "pyverbs_rereg.py": ("test_vhca_rereg", "rereg", 4),
     "pyverbs_resize_cq.py": ("test_vhca_resize_cq", "resize-cq", 2),
     "pyverbs_srq.py": ("test_vhca_srq", "srq-verbs", 4),

@@ -262,6 +262,76 @@ static void test_wire_format(void)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Address vector fields on the wire (docs/developer-guide.rst,          */
+/* "Address vector fields")                                               */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The AV fields UCX, libfabric and librdmacm pass, as a provider writes
+ * them into the WQE (udp_sport 0: the device derives it).  A flow label
+ * wider than 20 bits is masked by the device as by the driver (IBTA
+ * 8.3.1), so 0xffffffff sends as 0xfffff would; the traffic class is the
+ * IPv4 TOS and the hop limit the TTL, all 8 bits of each.
+ */
+typedef struct AvCase {
+    uint32_t flow_label;
+    uint8_t hop_limit;
+    uint8_t traffic_class;
+} AvCase;
+
+static const AvCase av_cases[] = {
+    { 0xffffffff, 64, 106 },        /* UCX's RoCE address */
+    { 0, 64, 0 },                   /* libfabric, librdmacm */
+    { 0x12345, 1, 255 },
+    { 0xfffff, 255, 106 },
+    { 0x100000, 0, 0 },             /* only bit 20: its 20 bits are 0 */
+};
+
+static void test_av_fields(void)
+{
+    UdPair p;
+    Dest d;
+    VhcaWirePacket pkt;
+    Wire w = { 0 };
+    struct vhca_send_wqe wqe;
+
+    ud_pair_init(&p);
+    wire_attach(&p.a, &w);
+    d = dest_of(&p.b, QKEY_B);
+    for (unsigned i = 0; i < G_N_ELEMENTS(av_cases); i++) {
+        const AvCase *c = &av_cases[i];
+        uint32_t fl = c->flow_label & 0xfffff;
+
+        wqe_init(&wqe, i, VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+        wqe_sge(&wqe, p.a.buf, 10, p.a.key);
+        wqe.dest_qpn = GUINT32_TO_LE(d.qpn);
+        wqe.qkey = GUINT32_TO_LE(d.qkey);
+        memcpy(wqe.av.dgid, d.dgid, 16);
+        memcpy(wqe.av.dmac, d.dmac, 6);
+        wqe.av.hop_limit = c->hop_limit;
+        wqe.av.traffic_class = c->traffic_class;
+        wqe.av.flow_label = GUINT32_TO_LE(c->flow_label);
+        qp_put_send_wqe(p.a.h, &p.a.qp, &wqe);
+        ring_sq(&p.a);
+        settle(&p);
+        g_assert_cmpuint(w.count, ==, i + 1);
+        g_assert_cmpint(vhca_wire_parse(w.last, w.last_len, &pkt), ==,
+                        VHCA_WIRE_OK);
+        g_assert_false(pkt.ipv6);
+        g_assert_cmpuint(pkt.net.traffic_class, ==, c->traffic_class);
+        g_assert_cmpuint(pkt.net.hop_limit, ==, c->hop_limit);
+        /* The flow label's 20 bits pick the port; none: the QPNs. */
+        g_assert_cmphex(pkt.net.udp_sport, ==,
+                        vhca_wire_udp_sport(fl, p.a.qp.qpn, d.qpn));
+        if (fl) {
+            g_assert_cmphex(pkt.net.udp_sport, ==,
+                            0xc000 | ((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)));
+        }
+    }
+    ud_pair_free(&p);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Q_Key (IBTA 10.2.5)                                                    */
 /* ---------------------------------------------------------------------- */
 
@@ -906,6 +976,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/vhca/ud/send-recv", test_send_recv);
     g_test_add_func("/vhca/ud/wire-format", test_wire_format);
+    g_test_add_func("/vhca/ud/av-fields", test_av_fields);
     g_test_add_func("/vhca/ud/qkey", test_qkey);
     g_test_add_func("/vhca/ud/no-rwqe-drop", test_no_rwqe_drop);
     g_test_add_func("/vhca/ud/recv-buffer-too-small",
