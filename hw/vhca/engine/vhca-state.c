@@ -1212,6 +1212,7 @@ static void check_refs(VhcaStateReader *r, VhcaCore *t)
             !db_page_ok(t, cq->db_page)) {
             rd_fail(r, "EQ %u or doorbell page %u does not exist", cq->eqn,
                     cq->db_page);
+            break;
         }
         t->comp_eqs[cq->eqn].users++;
         vhca_db_page_get(t, cq->db_page);
