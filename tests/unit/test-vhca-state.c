@@ -411,6 +411,90 @@ static void test_rc_mid_message(void)
     pair_free(&p);
 }
 
+/*
+ * The same with an RDMA WRITE (the responder in the middle of placing
+ * it), an RDMA READ (the responder's READ stream cut: the requester
+ * holds part of the response, the responder the resource to replay) and
+ * on the InfiniBand port (the subnet manager's port state migrates too).
+ */
+static void mid_message(Pair *p, uint8_t opcode)
+{
+    Harness *cut = opcode == VHCA_WR_RDMA_READ ? p->b.h : p->a.h;
+    const VhcaQp *qa, *qb;
+    struct vhca_cqe cqe;
+
+    fill(&p->a, 0, MSG_LEN, 11);
+    fill(&p->b, RECV_OFF, MSG_LEN, 12);
+    if (opcode == VHCA_WR_SEND) {
+        post_recv(&p->b, 0xb1, RECV_OFF, MSG_LEN);
+    }
+    post(&p->a, 0xa1, opcode, VHCA_WQE_SIGNALED, 0, MSG_LEN,
+         p->b.buf + RECV_OFF, p->b.key);
+    pass_left = PASS_FRAMES;
+    cut_lost = 0;
+    cut->tx_hook = cut_hook;
+    ring_sq(&p->a);
+    harness_run(p->a.h);
+    harness_run(p->b.h);
+    harness_run(p->a.h);
+    g_assert_cmpuint(cut_lost, >, 0);
+    qa = &p->a.h->core.qps[p->a.qp.qpn];
+    qb = &p->b.h->core.qps[p->b.qp.qpn];
+    if (opcode == VHCA_WR_RDMA_READ) {
+        g_assert_cmpuint(qa->req.win[qa->sq.ci % qa->req.win_size]
+                         .done_pkts, ==, PASS_FRAMES);
+        g_assert_cmpuint(qb->resp.res[0].kind, ==, VHCA_RES_READ);
+    } else {
+        g_assert_cmpuint(qb->resp.cur, ==, opcode == VHCA_WR_SEND ?
+                         VHCA_RESP_SEND : VHCA_RESP_WRITE);
+        g_assert_cmpuint(qb->resp.cur_len, ==, PASS_FRAMES * 1024);
+    }
+    g_assert_cmpuint(qa->deadline, !=, VHCA_NO_DEADLINE);
+
+    migrate(p->a.h);
+    migrate(p->b.h);
+    cut->tx_hook = NULL;
+    harness_pair_settle(p->a.h, p->b.h, SETTLE_NS);
+    expect_cqe(&p->a, &p->a.scq, 0xa1, VHCA_WC_SUCCESS,
+               opcode == VHCA_WR_RDMA_READ ? VHCA_WC_RDMA_READ :
+               opcode == VHCA_WR_SEND ? VHCA_WC_SEND : VHCA_WC_RDMA_WRITE);
+    expect_no_cqe(&p->a, &p->a.scq);
+    if (opcode == VHCA_WR_SEND) {
+        cqe = expect_cqe(&p->b, &p->b.rcq, 0xb1, VHCA_WC_SUCCESS,
+                         VHCA_WC_RECV);
+        g_assert_cmpuint(GUINT32_FROM_LE(cqe.byte_len), ==, MSG_LEN);
+    }
+    expect_same(&p->a, 0, &p->b, RECV_OFF, MSG_LEN);
+}
+
+static void test_rc_mid_write(void)
+{
+    Pair p;
+
+    pair_init(&p, &default_opts);
+    mid_message(&p, VHCA_WR_RDMA_WRITE);
+    pair_free(&p);
+}
+
+static void test_rc_mid_read(void)
+{
+    Pair p;
+
+    pair_init(&p, &default_opts);
+    mid_message(&p, VHCA_WR_RDMA_READ);
+    pair_free(&p);
+}
+
+static void test_ib_mid_message(void)
+{
+    Pair p;
+
+    pair_init_ib(&p, &default_opts);
+    mid_message(&p, VHCA_WR_SEND);
+    g_assert_cmpuint(p.a.h->core.ib.lid, !=, 0);
+    pair_free(&p);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Damaged streams                                                        */
 /* ---------------------------------------------------------------------- */
@@ -691,6 +775,9 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/state/tables", test_tables);
     g_test_add_func("/vhca/state/every-type", test_every_type);
     g_test_add_func("/vhca/state/rc-mid-message", test_rc_mid_message);
+    g_test_add_func("/vhca/state/rc-mid-write", test_rc_mid_write);
+    g_test_add_func("/vhca/state/rc-mid-read", test_rc_mid_read);
+    g_test_add_func("/vhca/state/ib-mid-message", test_ib_mid_message);
     g_test_add_func("/vhca/state/damaged", test_damaged);
     g_test_add_func("/vhca/state/hostile-values", test_hostile_values);
     g_test_add_func("/vhca/state/other-config", test_other_config);
