@@ -707,11 +707,11 @@ int vhca_state_save(const VhcaCore *core, VhcaStateBuf *out, char *err,
         rec_begin(&w, VHCA_STATE_REC_QP, id);
         put_struct(out, &qp_desc, qp, now);
         put_pages(out, qp->sq.pages,
-                  qp->sq.pages ? queue_npages(qp->sq.log_size,
-                                              qp->sq.stride) : 0);
+                  qp->sq.stride ? queue_npages(qp->sq.log_size,
+                                               qp->sq.stride) : 0);
         put_pages(out, qp->rq.pages,
-                  qp->rq.pages ? queue_npages(qp->rq.log_size,
-                                              qp->rq.stride) : 0);
+                  qp->rq.stride ? queue_npages(qp->rq.log_size,
+                                               qp->rq.stride) : 0);
         n = qp->req.win ? qp->req.win_size : 0;
         put_int(out, n, 4);
         for (i = 0; i < n; i++) {
@@ -807,7 +807,9 @@ static uint64_t get_time(VhcaStateReader *r, const char *name)
     }
     /* Saturate: a hostile distance must not wrap to a sentinel. */
     if (delta < 0) {
-        return (uint64_t)-delta >= r->now ? 1 : r->now + delta;
+        uint64_t back = 0 - v;      /* -delta, without overflow */
+
+        return back >= r->now ? 1 : r->now - back;
     }
     return v >= VHCA_NO_DEADLINE - 1 - r->now ? VHCA_NO_DEADLINE - 1
                                              : r->now + v;
@@ -1071,18 +1073,27 @@ static void load_mr(VhcaStateReader *r, VhcaCore *t, uint32_t index)
     }
 }
 
-static void load_wq(VhcaStateReader *r, VhcaWq *wq, const char *name)
+/*
+ * A work queue as CREATE_QP makes it: WQEs of @stride bytes, or none at
+ * all (@stride 0: an XRC target's SQ, the RQ of a QP on an SRQ or of an
+ * XRC QP), with the page list its size takes.
+ */
+static void load_wq(VhcaStateReader *r, VhcaWq *wq, uint32_t stride,
+                    const char *name)
 {
     uint32_t need = 0;
 
-    if (wq->log_size || wq->stride) {
-        if (wq->log_size > VHCA_WQ_MAX_LOG_SIZE || wq->stride < 64 ||
-            wq->stride > 4096 || (wq->stride & (wq->stride - 1)) ||
-            wq->pi - wq->ci > (1u << wq->log_size)) {
-            rd_fail(r, "%s: log_size %u, stride %u, pi %u ci %u not legal",
-                    name, wq->log_size, wq->stride, wq->pi, wq->ci);
+    if (!stride) {
+        if (wq->log_size || wq->stride || wq->pi || wq->ci) {
+            rd_fail(r, "%s: a queue this QP cannot have", name);
             return;
         }
+    } else if (wq->stride != stride || wq->log_size > VHCA_WQ_MAX_LOG_SIZE ||
+               wq->pi - wq->ci > (1u << wq->log_size)) {
+        rd_fail(r, "%s: log_size %u, stride %u, pi %u ci %u not legal",
+                name, wq->log_size, wq->stride, wq->pi, wq->ci);
+        return;
+    } else {
         need = queue_npages(wq->log_size, wq->stride);
     }
     wq->pages = get_pages(r, need, name);
@@ -1116,12 +1127,17 @@ static void load_qp(VhcaStateReader *r, VhcaCore *t, uint32_t qpn)
         return;
     }
     /* As CREATE_QP and MODIFY_QP leave them (vhca-qp.c, vhca-sched.c). */
-    if (!qp_type_ok(qp->type) || qp->state > VHCA_QPS_ERR) {
+    if (!qp_type_ok(qp->type) || qp->state > VHCA_QPS_ERR ||
+        (qpn == VHCA_GSI_QPN) != (qp->type == VHCA_QPT_GSI) ||
+        (qp->xrcdn != 0) != (qp->type == VHCA_QPT_XRC_TGT) ||
+        (qp->srqn && vhca_qp_is_xrc(qp))) {
         rd_fail(r, "type %u or state %u not legal", qp->type, qp->state);
         return;
     }
-    load_wq(r, &qp->sq, "sq");
-    load_wq(r, &qp->rq, "rq");
+    load_wq(r, &qp->sq, qp->type == VHCA_QPT_XRC_TGT ? 0 : VHCA_SEND_WQE_SIZE,
+            "sq");
+    load_wq(r, &qp->rq, qp->srqn || vhca_qp_is_xrc(qp) ? 0 :
+            VHCA_RECV_WQE_SIZE, "rq");
     if (r->failed) {
         return;
     }
