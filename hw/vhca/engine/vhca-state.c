@@ -1615,8 +1615,11 @@ int vhca_state_load(VhcaCore *core, const uint8_t *buf, size_t len,
             vhca_sched_kick(core, qpn);
         }
     }
-    /* An XON the save asked for (vhca_state_save()) goes in a pass. */
-    if (core->pfc.pending || core->pfc.ring_kick) {
+    /*
+     * A pass also sends the XON the save asked for (vhca_state_save()),
+     * resumes a held TX ring and moves the QPs of a CQ in error to ERR.
+     */
+    if (core->pfc.pending || core->pfc.ring_kick || core->cq_error_pending) {
         vhca_sched_request(core);
     }
     vhca_sched_timer_update(core);
