@@ -495,6 +495,60 @@ static void test_ib_mid_message(void)
     pair_free(&p);
 }
 
+/*
+ * PFC: the receive queues' frames stay behind, so a priority we paused
+ * the peer for is resumed on the target: no queued frames counted, the
+ * XOFF lifted, and an XON sent by the first pass (IEEE 802.1Qbb clause
+ * 36.1.3.3: a pause time of 0 resumes at once).
+ */
+static void test_pfc_xoff_resumed(void)
+{
+    Node n;
+    VhcaStateBuf b;
+    const VhcaCoreOps *ops;
+    VhcaCoreConfig cfg;
+    VhcaPfcPrio *p;
+    bool link;
+    unsigned i, before;
+    bool xon = false;
+
+    node_init(&n, 1, VHCA_QPT_RC);
+    /* As if 7 frames of priority 3 had filled a queue past XOFF. */
+    n.h->core.pfc.enable = 1u << 3;
+    p = &n.h->core.pfc.prio[3];
+    p->xoff = p->xoff_told = true;
+    p->rx_frames = 7;
+    p->rx_bytes = 7 * 4096;
+    b = save(n.h);
+
+    ops = n.h->core.ops;
+    cfg = n.h->core.cfg;
+    link = n.h->core.link_up;
+    vhca_core_cleanup(&n.h->core);
+    g_assert_cmpint(vhca_core_init(&n.h->core, &cfg, ops, n.h), ==, 0);
+    n.h->core.link_up = link;
+    n.h->work_scheduled = false;
+    g_assert_cmpint(vhca_state_load(&n.h->core, b.data, b.len, err,
+                                    sizeof(err)), ==, 0);
+    p = &n.h->core.pfc.prio[3];
+    g_assert_false(p->xoff);
+    g_assert_cmpuint(p->rx_frames, ==, 0);
+    g_assert_cmpuint(p->rx_bytes, ==, 0);
+    g_assert_cmphex(n.h->core.pfc.pending, ==, 1u << 3);
+    g_assert_true(n.h->work_scheduled);
+    before = n.h->nframes;
+    harness_run(n.h);
+    for (i = before; i < n.h->nframes; i++) {
+        const uint8_t *f = n.h->frames[i].data;
+
+        xon |= f[12] == 0x88 && f[13] == 0x08;
+    }
+    g_assert_true(xon);
+    g_assert_false(n.h->core.pfc.prio[3].xoff_told);
+    vhca_state_buf_free(&b);
+    harness_free(n.h);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Damaged streams                                                        */
 /* ---------------------------------------------------------------------- */
@@ -778,6 +832,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/state/rc-mid-write", test_rc_mid_write);
     g_test_add_func("/vhca/state/rc-mid-read", test_rc_mid_read);
     g_test_add_func("/vhca/state/ib-mid-message", test_ib_mid_message);
+    g_test_add_func("/vhca/state/pfc-xoff-resumed", test_pfc_xoff_resumed);
     g_test_add_func("/vhca/state/damaged", test_damaged);
     g_test_add_func("/vhca/state/hostile-values", test_hostile_values);
     g_test_add_func("/vhca/state/other-config", test_other_config);
