@@ -510,7 +510,9 @@ void vhca_req_window_grow(VhcaQp *qp, uint32_t acked)
 /*
  * IBTA 9.7.6.1.3 (Local ACK Timeout): the transport timer runs for
  * T = 4.096 us * 2^timeout, and may run up to four times that (the range
- * the qtest test_retry_exceeded checks).  Consecutive timeouts use that
+ * the qtest test_retry_exceeded checks; the tests cite the rule as
+ * C9-140, a number no public text at hand confirmed: docs/compliance.rst,
+ * "Sources").  Consecutive timeouts use that
  * latitude: each doubles the timer, T, 2T, 4T, 4T..., so that a peer that
  * is slow to answer gets longer before the next retry is spent; the
  * first ACK that shows progress brings it back to T.
