@@ -357,6 +357,41 @@ static void test_no_loss_no_backoff(void)
     g_free(s);
 }
 
+/*
+ * A window cut below 64 asks for an ACK every half window: responders
+ * (vhca's, rxe's) acknowledge only AckReq'd packets, and a window of 8
+ * that asked every 32 packets would wait for its timer each window.  So
+ * a 64 KiB WRITE through a window of 8 to a peer that keeps up takes no
+ * timeout and a fraction of T.
+ */
+static void test_small_window_asks_for_acks(void)
+{
+    SlowPeer *s = g_new0(SlowPeer, 1);
+    VhcaRequester *req;
+    Flows fl;
+    unsigned ok;
+
+    flows_init(&fl, s);
+    s->fast = true;
+    req = &engine_qp(fl.p.a.h, fl.a[0].qpn)->req;
+    req->window = req->ssthresh = 8;
+    fill(&fl.p.a, 0, MSG_LEN, 7);
+    post(&fl.p.a, 0xa1, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED, 0, MSG_LEN,
+         fl.p.b.buf, fl.p.b.key);
+    ring_sq(&fl.p.a);
+    slow_run(&fl, s, 60000 * MS);
+    g_assert_cmpuint(flows_reap(&fl, &ok), ==, 1);
+    g_assert_cmpuint(ok, ==, 1);
+    expect_same(&fl.p.a, 0, &fl.p.b, 0, MSG_LEN);
+    g_assert_cmpuint(counter(fl.p.a.h, VHCA_CNT_ACK_TIMEOUTS), ==, 0);
+    g_assert_cmpuint(fl.p.a.h->now_ns, <, 4096ull << TIMEOUT);
+    /* Slow start's cap: 8 is ssthresh, so additive increase from there. */
+    g_assert_cmpuint(req->window, >, 8);
+    g_assert_cmpuint(req->window, <, 16);
+    pair_free(&fl.p);
+    g_free(s);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -365,5 +400,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vhca/backoff/window-grows-back", test_window_grows_back);
     g_test_add_func("/vhca/backoff/no-loss-no-backoff",
                     test_no_loss_no_backoff);
+    g_test_add_func("/vhca/backoff/small-window-asks-for-acks",
+                    test_small_window_asks_for_acks);
     return g_test_run();
 }
