@@ -220,6 +220,7 @@ class Link:
         self.run_dir = fabric.run_dir
         self.nics = fabric.nics
         self.switches = fabric.switches
+        self.switch_guests = fabric.switch_guests
 
     def set_up(self):
         pass
@@ -312,8 +313,7 @@ class LoopbackLink(Link):
         cabled from its port k+1 to port m+2 of switch s+1 (m its guests).
         Each cable is two UDP ports, one at each end."""
         n, free = self.switches, iter(ports)
-        per = [self.count // n + (1 if s < self.count % n else 0)
-               for s in range(n)]
+        per = self.switch_guests
         specs = [[] for _ in range(n)]
         links = []
         for s in range(n):
@@ -940,6 +940,17 @@ READY_TCP = "ss -ltn | grep -q ':%(port)d '"
 READY_RDMA_CM = "rdma res show cm_id | grep LISTEN | grep -q ':%(port)d'"
 
 
+def switch_split(text):
+    """--switches: N, or the guests of each switch (3,1)."""
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "%r: give a number of switches, or the guests of each (3,1)"
+            % text)
+    return values[0] if len(values) == 1 else values
+
+
 def client_server(server, client, server_cmd, client_cmd, port,
                   timeout=300, ready=READY_TCP):
     """Run a program pair that meets at a port.
@@ -1133,7 +1144,10 @@ class Fabric:
         ($VHCA_GUEST_IDLE, or "halt", if None).  switches: how many
         vhca-switch processes InfiniBand guests on a loopback link meet
         at, in a chain (None: one for three guests or more, none for
-        two, which are cabled back to back).  bottleneck: a tc rate
+        two, which are cabled back to back), the guests split evenly
+        among them in order; or a list of how many guests each switch
+        has ([3, 1]: guests 1-3 on switch 1, guest 4 on switch 2).
+        bottleneck: a tc rate
         ("100mbit") for a congestion point (congestion_point.py) between
         the last guest and the others, on the tap link."""
         if count < 1:
@@ -1156,12 +1170,19 @@ class Fabric:
         ib = set(self.nics) == {"vhca-ib"}
         if switches is None:
             switches = 1 if ib and count > 2 and link == "loopback" else 0
-        if switches and (not ib or link != "loopback" or
-                         switches > count):
-            raise FabricError("%d switches: InfiniBand switches join "
+        if isinstance(switches, int):
+            per = [count // switches + (1 if s < count % switches else 0)
+                   for s in range(switches)]
+        else:
+            per = list(switches)
+        if per and (not ib or link != "loopback" or sum(per) != count or
+                    min(per) < 1):
+            raise FabricError("switches %s: InfiniBand switches join "
                               "vhca-ib guests on the loopback link, at "
-                              "least one guest each" % switches)
-        self.switches = switches
+                              "least one guest each, %d in all"
+                              % (",".join(map(str, per)), count))
+        self.switches = len(per)
+        self.switch_guests = per
         if bottleneck and (link != "tap" or count < 2):
             raise FabricError("a bottleneck stands between guests on the "
                               "tap link, two at least (--link tap -n 3)")
@@ -1248,7 +1269,8 @@ class Fabric:
         state = {"pcap": self.pcap, "link": self.link.name,
                  "link_state": self.link.state(),
                  "guests": [g.pid for g in self.guests], "nics": self.nics,
-                 "switches": self.switches, "bottleneck": self.bottleneck,
+                 "switches": self.switch_guests,
+                 "bottleneck": self.bottleneck,
                  "cpoint": self.cpoint.machine.pid if self.cpoint else None}
         with open(os.path.join(self.run_dir, "state.json"), "w") as f:
             json.dump(state, f)
@@ -1341,10 +1363,11 @@ def main():
                    help="the vhca guests' port: eth (RoCEv2, the default) "
                    "or ib (InfiniBand, NIC vhca-ib: two guests back to "
                    "back, more on an InfiniBand switch)")
-    p.add_argument("--switches", type=int, default=None,
+    p.add_argument("--switches", type=switch_split, default=None,
                    help="--link-layer ib: InfiniBand switches in a chain, "
-                   "the guests split among them (default: one for three "
-                   "guests or more)")
+                   "the guests split evenly among them (default: one for "
+                   "three guests or more); or how many guests each has "
+                   "(3,1: guests 1-3 on switch 1, guest 4 on switch 2)")
     p.add_argument("--pcap", action="store_true",
                    help="capture each guest's fabric traffic to "
                    "RUN_DIR/guestI/fabric.pcap")

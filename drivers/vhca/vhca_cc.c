@@ -99,24 +99,21 @@ const char *vhcad_cc_stat_name(struct vhca_dev *dev, unsigned int i)
 	return dev->pfc_names[(i - VHCA_CC_CNT_MAX) % VHCA_PFC_STATS_NUM];
 }
 
-/* PFC frames sent (requests) and received (indications) per priority. */
+/*
+ * PFC frames sent (requests) and received (indications) per priority:
+ * two rows of the counters vhcad_cc_read_counters() reads.
+ */
 int vhcad_cc_query_pfc(struct vhca_dev *dev, u64 *tx_pause, u64 *rx_pause)
 {
-	struct vhca_cc_query *query;
-	unsigned int i;
+	u64 values[VHCA_CC_STATS_NUM];
+	const u64 *pfc = &values[VHCA_CC_CNT_MAX];
 	int err;
 
-	query = kmalloc(sizeof(*query), GFP_KERNEL);
-	if (!query)
-		return -ENOMEM;
-	err = vhcad_cmd_query_cc(dev, query);
-	for (i = 0; i < VHCA_PFC_PRIORITIES; i++) {
-		tx_pause[i] = err ? 0 :
-			le64_to_cpu(query->pfc[VHCA_PFC_CNT_TX_PAUSE][i]);
-		rx_pause[i] = err ? 0 :
-			le64_to_cpu(query->pfc[VHCA_PFC_CNT_RX_PAUSE][i]);
-	}
-	kfree(query);
+	err = vhcad_cc_read_counters(dev, values);
+	memcpy(tx_pause, &pfc[VHCA_PFC_CNT_TX_PAUSE * VHCA_PFC_PRIORITIES],
+	       VHCA_PFC_PRIORITIES * sizeof(*tx_pause));
+	memcpy(rx_pause, &pfc[VHCA_PFC_CNT_RX_PAUSE * VHCA_PFC_PRIORITIES],
+	       VHCA_PFC_PRIORITIES * sizeof(*rx_pause));
 	return err;
 }
 

@@ -1,12 +1,15 @@
 """An InfiniBand subnet: four guests (-device vhca,link=ib) on two
-vhca-switches (switch/) cabled to each other - guests 1 and 2 on
-switch 1's ports 1 and 2, guests 3 and 4 on switch 2's, switch 1's port
-3 to switch 2's port 4 - brought up by opensm in guest 1.  opensm
+vhca-switches (switch/) cabled to each other - guests 1, 2 and 3 on
+switch 1's ports 1 to 3, guest 4 on switch 2's port 1, switch 1's port
+4 to switch 2's port 3 - brought up by opensm in guest 1.  opensm
 discovers the switches through directed route SMPs, two hops deep,
 assigns the LIDs, writes both switches' forwarding tables and brings
 every port ACTIVE; then Debian's programs, unmodified, run between
 every pair of guests through the tables it wrote, through one switch
-(1-2, 3-4) or both.
+(1-2, 1-3, 2-3) or both (each with 4).  Issue 28 asks for its scenarios
+with three guests on one switch and with four on two cabled switches:
+this one subnet is both (guests 1-3 are three guests on one switch, and
+the partitions keep two of them apart there), booted once.
 
 The guests boot once for the module.  The classes run in name order;
 Unplug runs last (it stops guest 4).
@@ -19,12 +22,12 @@ import unittest
 from host_common import vhca_fabric
 from ib_port import lid, pkey_index, port_attr, port_guid
 
-fabric = vhca_fabric.ModuleFabric("ib-subnet", count=4, switches=2,
+fabric = vhca_fabric.ModuleFabric("ib-subnet", count=4, switches=(3, 1),
                                   nics=["vhca-ib"] * 4)
 GUESTS = (1, 2, 3, 4)
 # Where each guest is cabled: (switch, port); the switches' link.
-CABLE = {1: (1, 1), 2: (1, 2), 3: (2, 1), 4: (2, 2)}
-INTER_SWITCH = ((1, 3), (2, 4))
+CABLE = {1: (1, 1), 2: (1, 2), 3: (1, 3), 4: (2, 1)}
+INTER_SWITCH = ((1, 4), (2, 3))
 SWITCH_GUID = vhca_fabric.SWITCH_GUID
 # opensm's partition file: the default partition, every port a full
 # member, IPoIB's broadcast group in it; Partitions adds to it.
@@ -112,22 +115,22 @@ class IPoIB(unittest.TestCase):
                 fabric[i].run("sysctl -qw "
                               "net.ipv4.icmp_echo_ignore_broadcasts=1")
         # The broadcast group's entry: guests and the inter-switch port.
-        self.assertRegex(switch_info(1), r"mft 0xc000 ports 0xe")
-        self.assertRegex(switch_info(2), r"mft 0xc000 ports 0x16")
+        self.assertRegex(switch_info(1), r"mft 0xc000 ports 0x1e")
+        self.assertRegex(switch_info(2), r"mft 0xc000 ports 0xa")
 
 
 class Partitions(unittest.TestCase):
-    """opensm's partitions.conf puts guest A (1, on switch 1) in partition
-    0x8001, guest B (3, on switch 2) in 0x8002 and guest C (4, on switch
-    2) in both.  A's packets in 0x8001 never reach B: switch 2's port to
-    B, whose P_Key table opensm wrote without 0x8001, refuses them
+    """opensm's partitions.conf puts guest A (1) in partition 0x8001,
+    guest B (2) in 0x8002 and guest C (3) in both, three guests on one
+    switch.  A's packets in 0x8001 never reach B: switch 1's port to B,
+    whose P_Key table opensm wrote without 0x8001, refuses them
     (partition enforcement, counted); C talks to both, by QPs and by IPoIB
     child interfaces."""
 
-    A, B, C = 1, 3, 4
+    A, B, C = 1, 2, 3
     CHILDREN = {A: [(0x8001, "192.168.81.1")],
-                B: [(0x8002, "192.168.82.3")],
-                C: [(0x8001, "192.168.81.4"), (0x8002, "192.168.82.4")]}
+                B: [(0x8002, "192.168.82.2")],
+                C: [(0x8001, "192.168.81.3"), (0x8002, "192.168.82.3")]}
 
     def send_bw(self, client, server, pkey, expect_ok):
         cmd = "ib_send_bw -d vhca0 -F -s 256 -n 20 --pkey_index=%d"
@@ -172,14 +175,14 @@ class Partitions(unittest.TestCase):
                                                      pkey))
             # C reaches A and B, each in their partition, and they C.
             for src, address in ((self.C, "192.168.81.1"),
-                                 (self.C, "192.168.82.3"),
-                                 (self.A, "192.168.81.4"),
-                                 (self.B, "192.168.82.4")):
+                                 (self.C, "192.168.82.2"),
+                                 (self.A, "192.168.81.3"),
+                                 (self.B, "192.168.82.3")):
                 status, out = self.child_ping(src, address)
                 self.assertEqual(status, 0, out)
             self.send_bw(self.A, self.C, 0x8001, True)
             self.send_bw(self.B, self.C, 0x8002, True)
-            # A's QP in 0x8001 towards B: switch 2 drops it at B's port.
+            # A's QP in 0x8001 towards B: switch 1 drops it at B's port.
             before = self.xmit_constraint()
             self.send_bw(self.A, self.B, 0x8001, False)
             self.assertGreater(self.xmit_constraint(), before)
@@ -199,7 +202,7 @@ class Partitions(unittest.TestCase):
 
 class PingpongEveryPair(unittest.TestCase):
     def test_rc_pingpong_by_lid(self):
-        """Every pair: through one switch (1-2, 3-4) or both."""
+        """Every pair: through one switch (1-2, 1-3, 2-3) or both."""
         for server, client in itertools.combinations(GUESTS, 2):
             status, cli, srv = vhca_fabric.client_server(
                 fabric[server], fabric[client],
@@ -219,16 +222,16 @@ class PingpongEveryPair(unittest.TestCase):
 
 
 class SmHandover(unittest.TestCase):
-    """opensm stops in guest 1 and starts in guest 3, behind the other
+    """opensm stops in guest 1 and starts in guest 4, behind the other
     switch: the new SM takes the subnet over (SMInfo), every port's SM
-    LID becomes guest 3's, and traffic goes on through the tables."""
+    LID becomes guest 4's, and traffic goes on through the tables."""
 
     def test_new_sm_takes_over(self):
         fabric[1].run("kill $(pidof opensm); "
                       "while pidof opensm > /dev/null; do sleep 0.2; done")
         try:
-            fabric[3].run(OPENSM)
-            new = lid(fabric[3])
+            fabric[4].run(OPENSM)
+            new = lid(fabric[4])
             for i in GUESTS:
                 wait_for(fabric[i], "[ $(cat /sys/class/infiniband/vhca0/"
                          "ports/1/sm_lid) = 0x%x ]" % new)
@@ -236,13 +239,13 @@ class SmHandover(unittest.TestCase):
             self.assertRegex(out, r"sminfo: sm lid %d .*SMINFO_MASTER" % new)
             self.assertRegex(switch_info(1), r"sm-lid 0x%x" % new)
             status, cli, srv = vhca_fabric.client_server(
-                fabric[1], fabric[4], "ibv_rc_pingpong -d vhca0 -n 20",
+                fabric[1], fabric[3], "ibv_rc_pingpong -d vhca0 -n 20",
                 "ibv_rc_pingpong -d vhca0 -n 20 %s" % fabric[1].ipv4,
                 18515, timeout=120)
             self.assertEqual(status, 0, cli + srv)
         finally:
             # Back to guest 1, as the other classes expect.
-            fabric[3].run("kill $(pidof opensm); "
+            fabric[4].run("kill $(pidof opensm); "
                           "while pidof opensm > /dev/null; do sleep 0.2; "
                           "done; true")
             fabric[1].run(OPENSM)
@@ -277,7 +280,7 @@ class SubnetUp(unittest.TestCase):
             for port in used:
                 self.assertRegex(info, r"port %d ACTIVE" % port)
             self.assertRegex(info, r"sm-lid 0x%x" % lid(fabric[1]))
-        self.assertRegex(switch_info(2), r"port 3 DOWN \(no cable\)")
+        self.assertRegex(switch_info(2), r"port 2 DOWN \(no cable\)")
 
 
 class SwitchCounters(unittest.TestCase):
@@ -289,7 +292,8 @@ class SwitchCounters(unittest.TestCase):
             self.assertRegex(out, r"PortSelect:\.*%d\b" % port)
             self.assertGreater(int(re.search(r"PortXmitPkts:\.*(\d+)",
                                              out).group(1)), 0, out)
-        out = fabric[1].run("perfquery -x %d 3" % switch_lid(1))
+        out = fabric[1].run("perfquery -x %d %d" % (switch_lid(1),
+                                                    INTER_SWITCH[0][1]))
         self.assertRegex(out, r"PortRcvData:\.*[1-9]")
 
 
@@ -318,20 +322,20 @@ class Topology(unittest.TestCase):
     def test_ibtracert_crosses_both_switches(self):
         out = fabric[4].run("ibtracert %d %d" % (lid(fabric[4]),
                                                  lid(fabric[1])))
-        self.assertRegex(out, r"\[1\] -> switch port \{0x%016x\}\[2\].*\n"
-                         r"\[4\] -> switch port \{0x%016x\}\[3\].*\n"
+        self.assertRegex(out, r"\[1\] -> switch port \{0x%016x\}\[1\].*\n"
+                         r"\[3\] -> switch port \{0x%016x\}\[4\].*\n"
                          r"\[1\] -> ca port" % (SWITCH_GUID | 2,
                                                SWITCH_GUID | 1))
 
 
 class Unplug(unittest.TestCase):
-    """Runs last: guest 4's QEMU stops and its cable comes out of switch
-    2; opensm's next sweep (PortStateChange) drops it from the subnet,
+    """Runs last: guest 2's QEMU stops and its cable comes out of switch
+    1; opensm's next sweep (PortStateChange) drops it from the subnet,
     and the others keep talking across both switches."""
 
     def test_sweep_removes_the_guest(self):
-        switch, port = CABLE[4]
-        vhca_fabric.stop_process_groups([fabric[4].pid])
+        switch, port = CABLE[2]
+        vhca_fabric.stop_process_groups([fabric[2].pid])
         self.assertEqual(fabric.link.switch_command("cable %d down" % port,
                                                     switch), "ok\n")
         self.assertRegex(switch_info(switch), r"port %d DOWN" % port)
@@ -340,7 +344,7 @@ class Unplug(unittest.TestCase):
         out = fabric[1].run("ibnetdiscover")
         self.assertEqual(len(re.findall(r"^Ca\s", out, re.M)), 3, out)
         status, cli, srv = vhca_fabric.client_server(
-            fabric[3], fabric[1], "ibv_rc_pingpong -d vhca0 -n 20",
-            "ibv_rc_pingpong -d vhca0 -n 20 %s" % fabric[3].ipv4, 18515,
+            fabric[4], fabric[1], "ibv_rc_pingpong -d vhca0 -n 20",
+            "ibv_rc_pingpong -d vhca0 -n 20 %s" % fabric[4].ipv4, 18515,
             timeout=120)
         self.assertEqual(status, 0, cli + srv)

@@ -292,12 +292,13 @@ def header_counter_names(function="vhca_counter_name", prefix="VHCA_CNT_",
                          at_least=20):
     """The table of include/vhca_hw.h's function, in its enum's order: the
     names the guest tools must show (the COUNTERS registers by default;
-    vhca_cc_counter_name: the congestion counters QUERY_CC returns)."""
+    vhca_cc_counter_name: the congestion counters QUERY_CC returns;
+    vhca_pfc_counter_name: its PFC counters, %u for the priority)."""
     path = os.path.join(os.path.dirname(__file__), "../../include/vhca_hw.h")
     with open(path) as f:
         text = f.read()
     table = text[text.index("%s(unsigned int counter)" % function):]
-    names = re.findall(r'\[%s(\w+)\]\s*=\s*"(\w+)"' % prefix,
+    names = re.findall(r'\[%s(\w+)\]\s*=\s*"([\w%%]+)"' % prefix,
                        table[:table.index("};")])
     if len(names) < at_least:
         raise AssertionError("could not read the counter names: %r" % names)
@@ -314,6 +315,9 @@ class HwCounters(unittest.TestCase):
         first_roce = ids.index("ROCE_TX_PACKETS")
         # The congestion counters follow in both (drivers/vhca/vhca_cc.c).
         cc = header_counter_names("vhca_cc_counter_name", "VHCA_CC_CNT_", 5)
+        # Then PFC's, each counter for priorities 0..7 (rx_prio3_pause).
+        cc += [(i, n % prio) for i, n in header_counter_names(
+            "vhca_pfc_counter_name", "VHCA_PFC_CNT_", 5) for prio in range(8)]
         g = fabric[1]
         self.assertEqual(sorted(g.hw_counters("ethtool")),
                          sorted(n for _, n in names + cc))

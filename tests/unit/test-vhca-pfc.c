@@ -62,15 +62,8 @@ static size_t pfc_one(uint8_t *buf, uint8_t prio, uint16_t quanta)
 static uint8_t try_set_pfc(Harness *h, uint8_t enable, uint8_t rsvd)
 {
     struct vhca_cc_config c;
-    VhcaDcqcnParams params;
-    const uint32_t *p = (const uint32_t *)&params;
-    unsigned i;
 
-    memset(&c, 0, sizeof(c));
-    vhca_dcqcn_params_default(&params);
-    for (i = 0; i < VHCA_CC_PARAM_MAX; i++) {
-        c.params[i] = GUINT32_TO_LE(p[i]);
-    }
+    cc_config_default(&c);
     c.pfc_enable = enable;
     c.rsvd0[1] = rsvd;
     return rdma_cmd(h, VHCA_CMD_SET_CC, &c, sizeof(c), NULL, NULL);

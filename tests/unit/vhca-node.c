@@ -362,20 +362,27 @@ void roce_frame_fix_crcs(uint8_t *frame, size_t len)
     frame[len - 1] = icrc >> 24;
 }
 
-void set_cc(Harness *h, uint32_t flags, const CcParam *over,
-                   unsigned n)
+void cc_config_default(struct vhca_cc_config *c)
 {
-    struct vhca_cc_config c;
     VhcaDcqcnParams params;
     const uint32_t *p = (const uint32_t *)&params;
     unsigned i;
 
-    memset(&c, 0, sizeof(c));
+    memset(c, 0, sizeof(*c));
     vhca_dcqcn_params_default(&params);
-    c.flags = GUINT32_TO_LE(flags);
     for (i = 0; i < VHCA_CC_PARAM_MAX; i++) {
-        c.params[i] = GUINT32_TO_LE(p[i]);
+        c->params[i] = GUINT32_TO_LE(p[i]);
     }
+}
+
+void set_cc(Harness *h, uint32_t flags, const CcParam *over,
+                   unsigned n)
+{
+    struct vhca_cc_config c;
+    unsigned i;
+
+    cc_config_default(&c);
+    c.flags = GUINT32_TO_LE(flags);
     for (i = 0; i < n; i++) {
         c.params[over[i].id] = GUINT32_TO_LE(over[i].value);
     }

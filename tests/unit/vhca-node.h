@@ -156,6 +156,8 @@ typedef struct CcParam {
     uint32_t value;
 } CcParam;
 
+/* SET_CC's payload with every DCQCN parameter at its default, all off. */
+void cc_config_default(struct vhca_cc_config *c);
 void set_cc(Harness *h, uint32_t flags, const CcParam *over, unsigned n);
 
 /* Two IB devices back to back, ports ACTIVE (LIDs 1, 2), QPs connected. */
