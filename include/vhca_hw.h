@@ -797,6 +797,9 @@ enum vhca_cc_counter {
 	VHCA_CC_CNT_RP_CNP_HANDLED		= 2,	/* with the RP on */
 	VHCA_CC_CNT_RP_CNP_IGNORED		= 3,	/* with the RP off */
 	VHCA_CC_CNT_RP_RATE_DECREASES		= 4,	/* DCQCN rate cuts */
+	/* An RC requester's loss back-off (IBTA 9.7.6.1.3 for the timer) */
+	VHCA_CC_CNT_REQ_WINDOW_CUTS		= 5,	/* window cut: loss */
+	VHCA_CC_CNT_REQ_TIMER_BACKOFFS		= 6,	/* ACK timer doubled */
 	VHCA_CC_CNT_MAX
 };
 
@@ -809,6 +812,8 @@ static inline const char *vhca_cc_counter_name(unsigned int counter)
 		[VHCA_CC_CNT_RP_CNP_HANDLED]	= "rp_cnp_handled",
 		[VHCA_CC_CNT_RP_CNP_IGNORED]	= "rp_cnp_ignored",
 		[VHCA_CC_CNT_RP_RATE_DECREASES]	= "rp_rate_decreases",
+		[VHCA_CC_CNT_REQ_WINDOW_CUTS]	= "req_window_cuts",
+		[VHCA_CC_CNT_REQ_TIMER_BACKOFFS] = "req_timer_backoffs",
 	};
 
 	return counter < VHCA_CC_CNT_MAX ? names[counter] : "unknown";

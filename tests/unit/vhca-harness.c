@@ -245,6 +245,36 @@ static void h_ack_timeout(void *opaque, uint32_t qpn, uint32_t psn,
     e->retries_left = retries_left;
 }
 
+static void h_window_cut(void *opaque, uint32_t qpn, uint32_t from,
+                         uint32_t to, VhcaRetryCause why)
+{
+    EvWindowCut *e = &((Harness *)opaque)->ev.window_cut;
+
+    g_assert_cmpuint(to, <, from);
+    g_assert_cmpuint(to, >=, 1);
+    if (!e->n || to < e->min_to) {
+        e->min_to = to;
+    }
+    e->n++;
+    e->qpn = qpn;
+    e->from = from;
+    e->to = to;
+    e->why = why;
+}
+
+static void h_timer_backoff(void *opaque, uint32_t qpn, uint64_t timer_ns,
+                            uint8_t backoff)
+{
+    EvTimerBackoff *e = &((Harness *)opaque)->ev.timer_backoff;
+
+    g_assert_cmpuint(backoff, >=, 1);
+    g_assert_cmpuint(backoff, <=, 2);
+    e->n++;
+    e->qpn = qpn;
+    e->timer_ns = timer_ns;
+    e->backoff = backoff;
+}
+
 static void h_cqe_error(void *opaque, uint32_t cqn, uint32_t qpn,
                         uint64_t wr_id, uint8_t opcode, uint8_t status,
                         uint32_t vendor_err)
@@ -511,6 +541,8 @@ static const VhcaCoreOps harness_ops = {
     .nak_rcvd = h_nak_rcvd,
     .rnr_wait = h_rnr_wait,
     .ack_timeout = h_ack_timeout,
+    .window_cut = h_window_cut,
+    .timer_backoff = h_timer_backoff,
     .cqe_error = h_cqe_error,
     .srq_limit = h_srq_limit,
     .mw_bind_refused = h_mw_bind_refused,
@@ -994,6 +1026,16 @@ uint8_t rdma_cmd(Harness *h, uint16_t opcode, const void *mbox, size_t len,
         *key = GUINT32_FROM_LE(out.key);
     }
     return status;
+}
+
+uint64_t cc_counter(Harness *h, enum vhca_cc_counter c)
+{
+    struct vhca_cc_query q;
+
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_QUERY_CC, NULL, sizeof(q), NULL,
+                              NULL), ==, VHCA_ST_OK);
+    ram_read(h, MBOX_ADDR, &q, sizeof(q));
+    return GUINT64_FROM_LE(q.counters[c]);
 }
 
 uint8_t rdma_destroy(Harness *h, uint16_t opcode, uint32_t handle)

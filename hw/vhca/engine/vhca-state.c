@@ -311,6 +311,8 @@ static const VhcaStateField req_fields[] = {
     F_INT(VhcaRequester, rnr_left), F_BOOL(VhcaRequester, rnr_wait),
     F_BOOL(VhcaRequester, retrying), F_BOOL(VhcaRequester, probe),
     F_INT(VhcaRequester, retry_psn), F_BOOL(VhcaRequester, sqd_notify),
+    F_INT(VhcaRequester, window), F_INT(VhcaRequester, ssthresh),
+    F_INT(VhcaRequester, window_acked), F_INT(VhcaRequester, backoff),
 };
 DEF_DESC(req_desc, "requester", VhcaRequester, req_fields);
 
@@ -1160,7 +1162,17 @@ static void load_qp(VhcaStateReader *r, VhcaCore *t, uint32_t qpn)
     win = win < VHCA_REQ_WINDOW ? win : VHCA_REQ_WINDOW;
     if (q->win_size != win || !psn_ok(q->next_psn) || !psn_ok(q->una_psn) ||
         !psn_ok(q->sent_psn) || !psn_ok(q->retry_psn) ||
-        q->rd_atomic > VHCA_MAX_RD_ATOMIC) {
+        q->rd_atomic > VHCA_MAX_RD_ATOMIC ||
+        /*
+         * Loss back-off (vhca-req.c): what its cuts and growth leave;
+         * all 0 until the QP first reaches RTS (vhca_req_window_init()).
+         */
+        q->window > VHCA_REQ_MAX_UNACKED ||
+        (q->window == 0 && (qp->state == VHCA_QPS_RTS ||
+                            qp->state == VHCA_QPS_SQD)) ||
+        q->ssthresh > VHCA_REQ_MAX_UNACKED ||
+        q->window_acked >= VHCA_REQ_MAX_UNACKED ||
+        q->backoff > VHCA_REQ_MAX_BACKOFF) {
         rd_fail(r, "requester window %u (%u here), SQ indices or PSNs not "
                 "legal", q->win_size, win);
         return;
