@@ -765,9 +765,10 @@ static void test_resize_refused(void)
     g_assert_cmpuint(resize_raw(&f, cq.cqn, 0, pbl, 1, &syndrome), ==,
                      VHCA_ST_BAD_PARAM);
     g_assert_cmpuint(syndrome, ==, 0);
-    g_assert_cmpuint(resize_raw(&f, cq.cqn, 17, pbl, 1, &syndrome), ==,
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, VHCA_CQ_MAX_LOG_SIZE + 1, pbl, 1,
+                                &syndrome), ==,
                      VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(syndrome, ==, 17);
+    g_assert_cmpuint(syndrome, ==, VHCA_CQ_MAX_LOG_SIZE + 1);
     g_assert_cmpuint(resize_raw(&f, cq.cqn, 8, pbl, 1, &syndrome), ==,
                      VHCA_ST_BAD_PARAM);
     g_assert_cmpuint(syndrome, ==, 1);
