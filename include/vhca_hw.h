@@ -372,7 +372,13 @@ enum vhca_reg_error {
 #define VHCA_ADMQ_MAX_LOG_SIZE		12
 #define VHCA_AEQ_MAX_LOG_SIZE		16
 #define VHCA_ETH_MAX_LOG_SIZE		15
-#define VHCA_CQ_MAX_LOG_SIZE		16	/* max_cqe = 2^16 - 1 */
+/*
+ * max_cqe = 2^19 - 1: the most one level-1 page list (4096 pages of
+ * 4 KiB) holds at 32 bytes an entry.  libfabric's RXM asks its verbs CQ
+ * for rx_size + tx_size * universe size (128 + 128 * 1024) entries; a
+ * ConnectX reports 2^22 - 1 (docs/user-guide.rst, "Middleware").
+ */
+#define VHCA_CQ_MAX_LOG_SIZE		19
 #define VHCA_EQ_MAX_LOG_SIZE		16
 #define VHCA_WQ_MAX_LOG_SIZE		14	/* max_qp_wr = 2^14 */
 /* Queues live on 4 KiB pages; no entry straddles a page. */

@@ -1089,7 +1089,8 @@ uint8_t rdma_create_cq(Harness *h, TestCq *cq, uint8_t log, uint32_t eqn,
                        uint32_t db_page)
 {
     /* Out-of-range sizes (tests of refusal) get one page. */
-    uint32_t pages = log <= 16 ? ((32u << log) + 4095) / 4096 : 1;
+    uint32_t pages = log <= VHCA_CQ_MAX_LOG_SIZE ?
+                     ((32u << log) + 4095) / 4096 : 1;
     struct vhca_cq_create c;
 
     memset(cq, 0, sizeof(*cq));
@@ -1121,7 +1122,7 @@ struct vhca_cqe cq_entry(Harness *h, const TestCq *cq, uint32_t index)
     struct vhca_cqe cqe;
     uint32_t pages = ((32u << cq->log) + 4095) / 4096;
 
-    g_assert_cmpuint(cq->log, <=, 16);
+    g_assert_cmpuint(cq->log, <=, VHCA_CQ_MAX_LOG_SIZE);
 
     ram_read(h, reversed_ring_addr(cq->ring, pages, index, cq->log, 32),
              &cqe, sizeof(cqe));
