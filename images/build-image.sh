@@ -18,6 +18,29 @@ kroot="$(guest_kernel_root "$kver")"
 [ -f "$kroot/boot/vmlinuz-$kver" ] || die "guest kernel $kroot/boot/vmlinuz-$kver missing; run scripts/setup-host.sh"
 
 packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infiniband-diags,opensm,python3-pyverbs,iproute2,kmod,iputils-ping,procps,ethtool,coreutils,nvme-cli,fio
+# The middleware (docs/user-guide.rst, "Middleware"): UCX's tools
+# (ucx_info, ucx_perftest), libfabric's fabtests, Open MPI, and mpi4py for
+# an MPI program without a compiler in the guest.
+packages+=,ucx-utils,libfabric-bin,openmpi-bin,python3-mpi4py
+# What the guest never uses, removed from the base after debootstrap: the
+# initramfs is unpacked into a tmpfs that may take half the RAM left once
+# the initramfs itself is loaded, so with 1 GiB an image much above 300 MB
+# does not boot ("Initramfs unpacking failed: write error").
+#  - libucx0 depends on AMD's ROCm run time for its GPU modules
+#    (libuct_rocm, libucm_rocm): HIP, HSA, comgr and LLVM 17 with z3,
+#    233 MB.  No guest has a GPU; UCX loads its modules with dlopen and
+#    goes on without one that is missing, so both go; and UCX's Go
+#    perftest.
+#  - udev's hardware database (22 MB): the guest runs no udev (init).
+#  - perl's modules and libperl (53 MB), for three infiniband-diags
+#    scripts no test runs (check_lft_balance, ibfindnodesusing,
+#    ibidsverify); perl-base stays.
+slim="usr/lib/x86_64-linux-gnu/ucx/*rocm* usr/lib/x86_64-linux-gnu/libamdhip64.so*
+usr/lib/x86_64-linux-gnu/libamd_comgr.so* usr/lib/x86_64-linux-gnu/libLLVM-17.so*
+usr/lib/x86_64-linux-gnu/libz3.so* usr/lib/x86_64-linux-gnu/libhsa-runtime64.so*
+usr/lib/x86_64-linux-gnu/libhsakmt.so* usr/bin/goperftest
+usr/lib/udev/hwdb.bin usr/lib/udev/hwdb.d
+usr/lib/x86_64-linux-gnu/perl usr/share/perl usr/lib/x86_64-linux-gnu/libperl.so*"
 # Host kernel modules the guest needs beyond vhca.ko (dependencies follow).
 # crc32_generic: rxe needs the crc32 crypto driver, which nothing else pulls in.
 # nvme-rdma, nvmet-rdma, null_blk: NVMe over RDMA between two guests
@@ -30,7 +53,7 @@ packages=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,infinib
 # kernel has neither RED nor any other ECN-marking qdisc, docs/limits.rst).
 modules="ib_uverbs rdma_ucm ib_umad ib_ipoib rdma_rxe crc32_generic virtio_net 9p 9pnet_virtio configfs nvme-rdma nvmet-rdma null_blk 8021q bridge sch_htb sch_red cls_u32"
 
-base_key="$(hash_inputs "$packages" "$modules" "$kver" "$0")"
+base_key="$(hash_inputs "$packages" "$slim" "$modules" "$kver" "$0")"
 base="$VHCA_CACHE/image-base-$base_key"
 if [ ! -f "$base/done" ]; then
 	rm -rf "$base"
@@ -43,6 +66,7 @@ if [ ! -f "$base/done" ]; then
 	# Slim down: the guest lives in RAM.
 	rm -rf "$root"/usr/share/{doc,man,info,locale}/* "$root"/var/cache/apt/* \
 		"$root"/var/lib/apt/lists/*
+	( cd "$root" && rm -rf $slim )
 	# Kernel modules: the wanted ones and everything they depend on.
 	mdir="$kroot/lib/modules/$kver"
 	want=()
@@ -72,8 +96,12 @@ PY
 	done < "$base/modules.list"
 	cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$kver/"
 	touch "$base/done"
-	# Older bases are dead weight (about 250 MB each).
-	find "$VHCA_CACHE" -maxdepth 1 -name 'image-base-*' ! -path "$base" -exec rm -rf {} +
+	# Older bases are dead weight (about 250 MB each); the newest two stay,
+	# so that two branches with different package lists, tested in turn
+	# on one host, do not each rebuild the base the other just replaced.
+	find "$VHCA_CACHE" -maxdepth 1 -name 'image-base-*' ! -path "$base" \
+		-printf '%T@ %p\n' | sort -rn | tail -n +2 | cut -d' ' -f2- |
+		xargs -r rm -rf
 fi
 
 # Final layer: our module, provider and init scripts on top of the base.

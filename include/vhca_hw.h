@@ -372,7 +372,13 @@ enum vhca_reg_error {
 #define VHCA_ADMQ_MAX_LOG_SIZE		12
 #define VHCA_AEQ_MAX_LOG_SIZE		16
 #define VHCA_ETH_MAX_LOG_SIZE		15
-#define VHCA_CQ_MAX_LOG_SIZE		16	/* max_cqe = 2^16 - 1 */
+/*
+ * max_cqe = 2^19 - 1: the most one level-1 page list (4096 pages of
+ * 4 KiB) holds at 32 bytes an entry.  libfabric's RXM asks its verbs CQ
+ * for rx_size + tx_size * universe size (128 + 128 * 1024) entries; a
+ * ConnectX reports 2^22 - 1 (docs/user-guide.rst, "Middleware").
+ */
+#define VHCA_CQ_MAX_LOG_SIZE		19
 #define VHCA_EQ_MAX_LOG_SIZE		16
 #define VHCA_WQ_MAX_LOG_SIZE		14	/* max_qp_wr = 2^14 */
 /* Queues live on 4 KiB pages; no entry straddles a page. */
@@ -797,6 +803,9 @@ enum vhca_cc_counter {
 	VHCA_CC_CNT_RP_CNP_HANDLED		= 2,	/* with the RP on */
 	VHCA_CC_CNT_RP_CNP_IGNORED		= 3,	/* with the RP off */
 	VHCA_CC_CNT_RP_RATE_DECREASES		= 4,	/* DCQCN rate cuts */
+	/* An RC requester's loss back-off (IBTA 9.7.6.1.3 for the timer) */
+	VHCA_CC_CNT_REQ_WINDOW_CUTS		= 5,	/* window cut: loss */
+	VHCA_CC_CNT_REQ_TIMER_BACKOFFS		= 6,	/* ACK timer doubled */
 	VHCA_CC_CNT_MAX
 };
 
@@ -809,6 +818,8 @@ static inline const char *vhca_cc_counter_name(unsigned int counter)
 		[VHCA_CC_CNT_RP_CNP_HANDLED]	= "rp_cnp_handled",
 		[VHCA_CC_CNT_RP_CNP_IGNORED]	= "rp_cnp_ignored",
 		[VHCA_CC_CNT_RP_RATE_DECREASES]	= "rp_rate_decreases",
+		[VHCA_CC_CNT_REQ_WINDOW_CUTS]	= "req_window_cuts",
+		[VHCA_CC_CNT_REQ_TIMER_BACKOFFS] = "req_timer_backoffs",
 	};
 
 	return counter < VHCA_CC_CNT_MAX ? names[counter] : "unknown";

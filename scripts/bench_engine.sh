@@ -6,7 +6,8 @@
 # message rate of 64-byte ones at path MTU 4096 and 1024, then the same
 # 64 KiB WRITE and 64 B SEND on a device of 16384 QPs (max-qp), whose
 # deferred passes must not cost more for the table being larger, and
-# 64 B WRITEs spread over 16, 256 and 1000 busy QPs (one per QP a batch).
+# 64 B WRITEs spread over 16, 256 and 1000 busy QPs (one per QP a batch),
+# and the save and load times of a migration with 1000 QPs.
 #
 #   scripts/bench_engine.sh [SECONDS_PER_CASE]      # default 2
 #
@@ -37,3 +38,6 @@ for qps in 1 16 256 1000; do
 	"$bench" --op write --size 64 --mtu 4096 --max-qp 16384 --qps "$qps" \
 		--seconds "$secs"
 done
+# What the device's state adds to a migration's downtime, 1000 QPs idle
+# and in the middle of a batch (docs/benchmarks.rst, "Migration").
+"$bench" --state --op write --size 64 --max-qp 2048 --qps 1000

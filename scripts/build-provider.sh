@@ -80,6 +80,9 @@ root_stamp="$rdma_build/.vhca-root"
 if [ ! -f "$rdma_build/build.ninja" ] ||
    [ "$(cat "$root_stamp" 2>/dev/null)" != "$vhca_root" ]; then
 	log "configuring rdma-core in $rdma_build"
+	# What the provider's objects were built from may be newer than
+	# this clone's files (ninja rebuilds by mtime): build them again.
+	rm -rf "$rdma_build/providers/$provider" "$rdma_build/lib/lib$provider_target".so*
 	mkdir -p "$rdma_build"
 	( cd "$rdma_build" && cmake "${cmake_opts[@]}" "$rdma_src" ) \
 		> "$rdma_dir/configure.log" 2>&1 ||

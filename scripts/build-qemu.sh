@@ -42,7 +42,7 @@ key="$(hash_inputs "$(basename "$tarball")" "${configure_opts[*]}" "$patch_versi
 qemu_src="$VHCA_CACHE/qemu-$key/src"
 qemu_build="$VHCA_CACHE/qemu-$key/build"
 
-qemu_prepare_tree "$tarball" "$qemu_src"
+qemu_prepare_tree "$tarball" "$qemu_src" "$qemu_build"
 
 if [ ! -f "$qemu_build/build.ninja" ]; then
 	log "configuring QEMU in $qemu_build"

@@ -78,7 +78,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 configure() {
-	qemu_prepare_tree "$tarball" "$qemu_src"
+	qemu_prepare_tree "$tarball" "$qemu_src" "$qemu_build"
 
 	if [ ! -f "$qemu_build/build.ninja" ]; then
 		log "configuring QEMU for fuzzing in $qemu_build"

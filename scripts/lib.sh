@@ -41,13 +41,14 @@ hash_inputs() {
 	done ) | sha256sum | cut -c1-16
 }
 
-# qemu_prepare_tree TARBALL SRC: unpack QEMU's TARBALL into SRC once, apply
-# qemu-patches/ (each once: a marker per patch, since patch --forward alone
-# may apply a hunk twice) and hook hw/vhca and the vhca qtests in, pointing
-# at this clone.  Every step is idempotent, so a tree can gain hooks later.
+# qemu_prepare_tree TARBALL SRC BUILD: unpack QEMU's TARBALL into SRC once,
+# apply qemu-patches/ (each once: a marker per patch, since patch --forward
+# alone may apply a hunk twice) and hook hw/vhca and the vhca qtests in,
+# pointing at this clone; if they pointed at another one, forget what BUILD
+# made from it.  Every step is idempotent, so a tree can gain hooks later.
 # scripts/build-qemu.sh and scripts/fuzz-qemu.sh share it.
 qemu_prepare_tree() {
-	local tarball="$1" src="$2" p marker
+	local tarball="$1" src="$2" build="$3" p marker
 	if [ ! -f "$src/.vhca-unpacked" ]; then
 		log "unpacking $(basename "$tarball") into $src"
 		rm -rf "$src"
@@ -78,8 +79,29 @@ qemu_prepare_tree() {
 	grep -q "fs.exists('edk2-x86_64-code.fd.bz2')" "$src/pc-bios/meson.build" ||
 		die "could not patch pc-bios/meson.build (QEMU source layout changed?)"
 	# Point the hooks at this clone (CI uses a fresh clone in another folder).
+	if [ "$(readlink "$src/hw/vhca" || true)" != "$VHCA_ROOT/hw/vhca" ]; then
+		qemu_forget_checkout "$src" "$build"
+	fi
 	ln -sfn "$VHCA_ROOT/hw/vhca" "$src/hw/vhca"
 	ln -sfn "$VHCA_ROOT/tests/qtest" "$src/tests/qtest/vhca"
+}
+
+# qemu_forget_checkout SRC BUILD: delete what BUILD made from the hw/vhca
+# and qtests of the checkout SRC pointed at before.  Ninja rebuilds by
+# mtime, and the files of a checkout switched in (another worktree, a CI
+# clone) may be older than the objects built from the one before: without
+# this its changes would be silently left out of the binary.  Touching
+# QEMU's meson.build makes meson read the new checkout's file lists.
+# ccache makes the rebuild cheap.
+qemu_forget_checkout() {
+	local src="$1" build="$2"
+	[ -d "$build" ] || return 0
+	log "hw/vhca now comes from $VHCA_ROOT: rebuilding what came from elsewhere"
+	rm -rf "$build"/libcommon.a.p/hw_vhca_* \
+		"$build"/libqemuutil.a.p/*trace-hw_vhca* \
+		"$build"/trace/trace-hw_vhca.* \
+		"$build/hw/vhca" "$build/tests/qtest/vhca"
+	touch "$src/meson.build"
 }
 
 # qemu_append_once FILE LINE: add LINE at the end of FILE unless it is there.

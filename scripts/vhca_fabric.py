@@ -383,6 +383,10 @@ class LoopbackLink(Link):
                     "--name", "vhca-switch %d" % (s + 1), "--control", sock]
             for spec in specs[s]:
                 args += ["--port", spec]
+            # A switch that never sleeps, for one pinned to a core of its
+            # own (docs/benchmarks.rst, "InfiniBand switch").
+            if os.environ.get("VHCA_SWITCH_BUSY_POLL") == "1":
+                args.append("--busy-poll")
             if os.path.exists(sock):
                 os.unlink(sock)
             with open(log_path, "w") as log:

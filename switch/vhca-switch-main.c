@@ -7,7 +7,13 @@
  * "An InfiniBand subnet".
  *
  *   vhca-switch --guid GUID --name NAME --control PATH
- *               --port N=LOCAL_UDP_PORT:PEER_UDP_PORT ...
+ *               --port N=LOCAL_UDP_PORT:PEER_UDP_PORT ... [--busy-poll]
+ *
+ * --busy-poll: poll the ports without ever sleeping, as a switch ASIC
+ * never does: no wake-up between a packet's arrival and its forwarding.
+ * Only for a switch pinned to a core of its own (taskset): otherwise it
+ * takes that core from the QEMUs (docs/benchmarks.rst, "InfiniBand
+ * switch").
  *
  * Every address is 127.0.0.1: the fabric is on this host.  A host
  * program, not part of QEMU: QEMU's coding style, the C library's calls.
@@ -396,6 +402,7 @@ int main(int argc, char **argv)
         { "name", required_argument, NULL, 'n' },
         { "control", required_argument, NULL, 'c' },
         { "port", required_argument, NULL, 'p' },
+        { "busy-poll", no_argument, NULL, 'b' },
         { NULL, 0, NULL, 0 },
     };
     static Switch s;
@@ -405,6 +412,7 @@ int main(int argc, char **argv)
     unsigned long long guid = 0;
     struct sigaction act = { .sa_flags = 0 };
     unsigned nports = 0, i, nfds;
+    int timeout = -1;               /* --busy-poll: 0 */
     char *end;
     int opt;
 
@@ -422,6 +430,9 @@ int main(int argc, char **argv)
         case 'n':
             name = optarg;
             break;
+        case 'b':
+            timeout = 0;
+            break;
         case 'c':
             control_path = optarg;
             break;
@@ -430,7 +441,7 @@ int main(int argc, char **argv)
             break;
         default:
             die("usage: vhca-switch --guid GUID --name NAME --control PATH "
-                "--port N=LOCAL_UDP:PEER_UDP ...");
+                "--port N=LOCAL_UDP:PEER_UDP ... [--busy-poll]");
         }
     }
     for (i = 1; i <= VHCA_SWITCH_MAX_PORTS; i++) {
@@ -466,7 +477,7 @@ int main(int argc, char **argv)
         }
     }
     while (!stopping) {
-        if (poll(fds, nfds, -1) < 0) {
+        if (poll(fds, nfds, timeout) < 0) {
             if (errno == EINTR) {
                 continue;
             }

@@ -62,7 +62,7 @@ static int vhcad_cq_pin_user(struct vhca_dev *dev, struct vhca_cq *cq,
 				 udata->inlen - sizeof(cmd)))
 		return -EINVAL;
 
-	/* One entry stays free, as max_cqe = 2^16 - 1 says. */
+	/* One entry stays free, as max_cqe = 2^n - 1 says. */
 	if (cmd.log_size < 1 || cmd.log_size > VHCA_CQ_MAX_LOG_SIZE ||
 	    BIT(cmd.log_size) - 1 < attr->cqe ||
 	    !IS_ALIGNED(cmd.dbrec_addr, sizeof(u32)))
@@ -81,14 +81,23 @@ static int vhcad_cq_pin_user(struct vhca_dev *dev, struct vhca_cq *cq,
 }
 
 /*
+ * A kernel CQ's ring is one coherent, physically contiguous buffer: at
+ * most 4 MiB (2^17 entries of 32 bytes), the largest block the page
+ * allocator hands out (MAX_PAGE_ORDER 10).  User CQs, pinned page by
+ * page, go up to max_cqe (2^19 - 1).
+ */
+#define VHCAD_KERNEL_CQ_MAX_LOG_SIZE	17U
+static_assert(VHCAD_KERNEL_CQ_MAX_LOG_SIZE <= VHCA_CQ_MAX_LOG_SIZE);
+
+/*
  * A kernel CQ's ring size for @cqe entries: one more, as max_cqe =
- * 2^16 - 1 says, rounded up to a power of two.  0 if too many.
+ * 2^n - 1 says, rounded up to a power of two.  0 if too many.
  */
 static u8 vhcad_cq_kernel_log_size(int cqe)
 {
 	u32 log_size = max_t(u32, 1, order_base_2(cqe + 1));
 
-	return log_size > VHCA_CQ_MAX_LOG_SIZE ? 0 : log_size;
+	return log_size > VHCAD_KERNEL_CQ_MAX_LOG_SIZE ? 0 : log_size;
 }
 
 /*

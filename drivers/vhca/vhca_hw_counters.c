@@ -30,6 +30,17 @@ u64 vhcad_read_counter(struct vhca_dev *dev, enum vhca_counter counter)
 	return (u64)hi << 32 | lo;
 }
 
+/*
+ * QUERY_CC's counters but the RC requester's loss back-off ones
+ * (req_window_cuts, req_timer_backoffs): iproute2's rdma reads a port's
+ * counters in one 8 KiB netlink message, which they overflow ("Error:
+ * Message too long").  ethtool -S and the device dump show them.
+ */
+static bool vhcad_cc_stat_in_rdma(unsigned int i)
+{
+	return i < VHCA_CC_CNT_REQ_WINDOW_CUTS || i >= VHCA_CC_CNT_MAX;
+}
+
 /* Called before the device is registered: the core keeps @descs. */
 void vhcad_hw_stats_init(struct vhca_dev *dev)
 {
@@ -42,9 +53,9 @@ void vhcad_hw_stats_init(struct vhca_dev *dev)
 	if (!dev->has_cc)
 		return;
 	for (i = 0; i < VHCA_CC_STATS_NUM; i++)
-		dev->hw_stat_descs[VHCA_HW_STATS_NUM + i].name =
-			vhcad_cc_stat_name(dev, i);
-	dev->num_hw_stats += VHCA_CC_STATS_NUM;
+		if (vhcad_cc_stat_in_rdma(i))
+			dev->hw_stat_descs[dev->num_hw_stats++].name =
+				vhcad_cc_stat_name(dev, i);
 }
 
 struct rdma_hw_stats *vhcad_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -62,7 +73,8 @@ int vhcad_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
 	struct vhca_dev *dev = to_vhca_dev(ibdev);
-	unsigned int i;
+	u64 cc[VHCA_CC_STATS_NUM];
+	unsigned int i, n;
 
 	if (port != VHCA_PORT_NUM || stats->num_counters != dev->num_hw_stats)
 		return -EINVAL;
@@ -70,7 +82,12 @@ int vhcad_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	for (i = 0; i < VHCA_HW_STATS_NUM; i++)
 		stats->value[i] = vhcad_read_counter(dev,
 						     VHCA_HW_STATS_FIRST + i);
-	if (dev->has_cc)
-		vhcad_cc_read_counters(dev, &stats->value[VHCA_HW_STATS_NUM]);
+	if (!dev->has_cc)
+		return dev->num_hw_stats;
+	vhcad_cc_read_counters(dev, cc);
+	n = VHCA_HW_STATS_NUM;
+	for (i = 0; i < VHCA_CC_STATS_NUM; i++)
+		if (vhcad_cc_stat_in_rdma(i))
+			stats->value[n++] = cc[i];
 	return dev->num_hw_stats;
 }

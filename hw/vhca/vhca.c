@@ -151,6 +151,18 @@ static void vhca_ack_timeout_cb(void *opaque, uint32_t qpn, uint32_t psn,
     trace_vhca_ack_timeout(qpn, psn, retries_left);
 }
 
+static void vhca_window_cut_cb(void *opaque, uint32_t qpn, uint32_t from,
+                               uint32_t to, VhcaRetryCause why)
+{
+    trace_vhca_window_cut(qpn, from, to, vhca_core_retry_name(why));
+}
+
+static void vhca_timer_backoff_cb(void *opaque, uint32_t qpn,
+                                  uint64_t timer_ns, uint8_t backoff)
+{
+    trace_vhca_timer_backoff(qpn, timer_ns, backoff);
+}
+
 static void vhca_mad_cb(void *opaque, uint8_t mgmt_class, uint8_t method,
                         uint16_t attr_id, uint32_t attr_mod, uint16_t status,
                         uint8_t result)
@@ -590,6 +602,8 @@ static const VhcaCoreOps vhca_core_ops = {
     .nak_rcvd = vhca_nak_rcvd_cb,
     .rnr_wait = vhca_rnr_wait_cb,
     .ack_timeout = vhca_ack_timeout_cb,
+    .window_cut = vhca_window_cut_cb,
+    .timer_backoff = vhca_timer_backoff_cb,
     .cqe_error = vhca_cqe_error_cb,
     .mad = vhca_mad_cb,
     .ib_port_state = vhca_ib_port_state_cb,

@@ -18,6 +18,13 @@
 
 /* QP numbers are 24 bits: a two-level table of 4096 x 4096 entries. */
 #define VHCA_QPN_MASK		0x00ffffffu
+/*
+ * ibv_wc.sl of a UD receive on RoCE: the packet type, as mlx5's provider
+ * reports it (vhca_cq.c).
+ */
+#define VHCA_WC_SL_ROCE_UDP	0x8
+#define VHCA_WC_SL_ROCE_IPV6	0x1
+#define VHCA_WC_SL_ROCE_IPV4	0x2
 #define VHCA_QP_TABLE_SHIFT	12
 #define VHCA_QP_TABLE_SIZE	(1 << VHCA_QP_TABLE_SHIFT)
 #define VHCA_QP_TABLE_MASK	(VHCA_QP_TABLE_SIZE - 1)

@@ -123,17 +123,25 @@ static bool vhca_cqe_to_wc(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	wc->imm_data = 0;
 	/*
 	 * RoCE has no LIDs and the device has one P_Key: 0, as rxe reports
-	 * them.  A tagged UD datagram's VLAN priority is its sl, as mlx5
-	 * reports it; untagged, 0.
+	 * them.  A UD receive on RoCE says whether it came over IPv4 or IPv6
+	 * (IBTA annex A17.4.5.1), and ibv_wc has no field for it: its sl
+	 * carries the RoCE packet type, as mlx5's provider reports it (the
+	 * CQE's sl bits on RoCE: bit 3 UDP, bits 2:0 the L3 header).  UCX's
+	 * UD transport reads it to find the destination address in the GRH
+	 * area, and drops a datagram not addressed to one of its GIDs.  The
+	 * kernel driver reports a tagged frame's PCP as the SL instead, as
+	 * mlx5_ib does.
 	 */
 	wc->pkey_index = 0;
 	wc->slid = 0;
 	wc->sl = 0;
 	wc->dlid_path_bits = 0;
-	if (!ctx->ib_port && (cqe->flags & VHCA_CQE_VLAN)) {
+	if (!ctx->ib_port && (cqe->flags & VHCA_CQE_VLAN))
 		wc->vendor_err = 0;
-		wc->sl = le16toh(cqe->vlan_tci) >> VHCA_VLAN_PCP_SHIFT;
-	}
+	if (!ctx->ib_port && (cqe->flags & VHCA_CQE_NET_IPV4))
+		wc->sl = VHCA_WC_SL_ROCE_UDP | VHCA_WC_SL_ROCE_IPV4;
+	else if (!ctx->ib_port && (cqe->flags & VHCA_CQE_NET_IPV6))
+		wc->sl = VHCA_WC_SL_ROCE_UDP | VHCA_WC_SL_ROCE_IPV6;
 	/*
 	 * A successful UD receive on an InfiniBand port (IBTA 11.4.2.1):
 	 * the LRH's SLID and SL, the DLID's path bits and the P_Key index

@@ -321,8 +321,13 @@ class HwCounters(unittest.TestCase):
         g = fabric[1]
         self.assertEqual(sorted(g.hw_counters("ethtool")),
                          sorted(n for _, n in names + cc))
+        # rdma statistic leaves out the requester's two back-off
+        # counters: a port's counters come in one 8 KiB netlink message,
+        # which they would overflow (drivers/vhca/vhca_hw_counters.c).
+        backoff = ("req_window_cuts", "req_timer_backoffs")
         self.assertEqual(sorted(g.hw_counters("rdma")),
-                         sorted(n for _, n in names[first_roce:] + cc))
+                         sorted(n for _, n in names[first_roce:] + cc
+                                if n not in backoff))
 
     def test_rc_traffic_moves_packet_counters(self):
         before = [fabric[i].hw_counters() for i in (1, 2)]

@@ -96,12 +96,14 @@ static void test_query_objects(void)
                     1u << VHCA_RIG_QP_LOG, VHCA_RIG_UD_SQ_PSN);
     /*
      * One SEND out from sq_psn 0x123456, not acknowledged, so the
-     * retransmit timer runs; no retry used yet (vhca_qp_attr_defaults).
+     * retransmit timer runs; no retry used yet, the whole window, the
+     * timer at T (timeout 14: 67108 us; vhca_qp_attr_defaults).
      */
     assert_has_line(text, "  qp %u type RC state RTS pdn %u scqn %u "
                     "rcqn %u dqpn %u sq 1/%u sq-pi 1 rq 0/%u rq-pi 0 "
                     "sq-psn 0x123457 una-psn 0x123456 rq-psn 0xabcdef "
-                    "retry 6/6 rnr-retry 5/5 timer-armed", r.rc.qpn, r.pdn,
+                    "retry 6/6 rnr-retry 5/5 window 256/256 "
+                    "ack-timer 67108us timer-armed", r.rc.qpn, r.pdn,
                     r.scq.cqn, r.rcq.cqn, 0xc0ffee, 1u << VHCA_RIG_QP_LOG,
                     1u << VHCA_RIG_QP_LOG);
     /* Each CQ serves both QPs. */

@@ -78,17 +78,6 @@ static void cc_hook(Harness *h, const uint8_t *buf, size_t len)
     harness_deliver(h->peer, frame, len);
 }
 
-/* The congestion counter @c through QUERY_CC. */
-static uint64_t cc_counter(Harness *h, enum vhca_cc_counter c)
-{
-    struct vhca_cc_query q;
-
-    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_QUERY_CC, NULL, sizeof(q), NULL,
-                              NULL), ==, VHCA_ST_OK);
-    ram_read(h, MBOX_ADDR, &q, sizeof(q));
-    return GUINT64_FROM_LE(q.counters[c]);
-}
-
 /*
  * Two @type nodes back to back, a's QP a second one, so that the two
  * QPNs differ and a CNP to the wrong one shows.

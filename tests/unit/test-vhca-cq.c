@@ -99,6 +99,46 @@ static void test_owner_bit_wraps(void)
     harness_free(f.h);
 }
 
+/*
+ * The largest CQ, max_cqe = 2^19 - 1 entries in the 4096 pages one
+ * level-1 page list holds: libfabric's RXM asks for 128 + 128 * 1024
+ * entries in one CQ (docs/user-guide.rst, "Middleware").  One page fewer
+ * is refused; entries land in order across the reversed pages.
+ */
+static void test_largest(void)
+{
+    Fixture f;
+    TestCq cq, small;
+    struct vhca_cqe cqe;
+    struct vhca_cq_create c;
+    uint32_t n;
+
+    harness_ram_size = RAM_SIZE + (40u << 20);
+    fixture_init(&f);
+    harness_ram_size = RAM_SIZE;
+    g_assert_cmpuint(rdma_create_cq(f.h, &cq, VHCA_CQ_MAX_LOG_SIZE, f.eqn,
+                                    f.page), ==, VHCA_ST_OK);
+    g_assert_cmpuint(f.h->core.cqs[cq.cqn].log_size, ==, 19);
+    for (n = 0; n < 200; n++) {
+        post(&f, cq.cqn, 0x5000 + n, 0, false);
+        g_assert_true(cq_poll(f.h, &cq, &cqe));
+        g_assert_cmphex(cqe.wr_id, ==, 0x5000 + n);
+    }
+    g_assert_false(cq_poll(f.h, &cq, &cqe));
+
+    memset(&c, 0, sizeof(c));
+    small.ring = rdma_alloc(f.h, 4095);
+    c.pbl_addr = GUINT64_TO_LE(rdma_pbl(f.h, small.ring, 4095, false));
+    c.npages = GUINT32_TO_LE(4095);
+    c.log_size = VHCA_CQ_MAX_LOG_SIZE;
+    c.eqn = GUINT32_TO_LE(f.eqn);
+    c.db_page = GUINT32_TO_LE(f.page);
+    c.dbrec_addr = GUINT64_TO_LE(rdma_alloc(f.h, 1));
+    g_assert_cmpuint(rdma_cmd(f.h, VHCA_CMD_CREATE_CQ, &c, sizeof(c),
+                              &small.cqn, NULL), ==, VHCA_ST_BAD_PARAM);
+    harness_free(f.h);
+}
+
 /* The device reads the doorbell record only when the ring looks full. */
 static void test_dbrec(void)
 {
@@ -765,9 +805,10 @@ static void test_resize_refused(void)
     g_assert_cmpuint(resize_raw(&f, cq.cqn, 0, pbl, 1, &syndrome), ==,
                      VHCA_ST_BAD_PARAM);
     g_assert_cmpuint(syndrome, ==, 0);
-    g_assert_cmpuint(resize_raw(&f, cq.cqn, 17, pbl, 1, &syndrome), ==,
+    g_assert_cmpuint(resize_raw(&f, cq.cqn, VHCA_CQ_MAX_LOG_SIZE + 1, pbl, 1,
+                                &syndrome), ==,
                      VHCA_ST_BAD_PARAM);
-    g_assert_cmpuint(syndrome, ==, 17);
+    g_assert_cmpuint(syndrome, ==, VHCA_CQ_MAX_LOG_SIZE + 1);
     g_assert_cmpuint(resize_raw(&f, cq.cqn, 8, pbl, 1, &syndrome), ==,
                      VHCA_ST_BAD_PARAM);
     g_assert_cmpuint(syndrome, ==, 1);
@@ -909,6 +950,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/vhca/cq/owner-bit-wraps", test_owner_bit_wraps);
     g_test_add_func("/vhca/cq/dbrec", test_dbrec);
+    g_test_add_func("/vhca/cq/largest", test_largest);
     g_test_add_func("/vhca/cq/overflow-errors-cq-and-qps",
                     test_overflow_errors_cq_and_qps);
     g_test_add_func("/vhca/cq/arm-and-events", test_arm_and_events);

@@ -162,7 +162,8 @@ static void test_dump_objects(void)
     assert_line(lines, "qp %u type RC state RTS pdn %u scqn %u rcqn %u "
                 "dqpn 291 sq 2/%u sq-pi 2 rq 3/%u rq-pi 3 sq-psn 0x002002 "
                 "una-psn 0x002000 rq-psn 0x001000 retry 7/7 rnr-retry 7/7 "
-                "timer-armed", n.qp.qpn, n.pdn, n.scq.cqn, n.rcq.cqn,
+                "window 256/256 ack-timer 67108us timer-armed", n.qp.qpn,
+                n.pdn, n.scq.cqn, n.rcq.cqn,
                 1u << n.qp.sq_log, 1u << n.qp.rq_log);
     /* A CQE is written only when a WQE completes: none yet. */
     assert_line(lines, "cq %u size 256 pi 0 ci 0 eqn %u armed no users 1",
@@ -247,6 +248,7 @@ static void test_dump_qp_error(void)
     Node n;
     g_autoptr(GPtrArray) lines = NULL;
     g_autoptr(GPtrArray) after_reset = NULL;
+    g_autoptr(GPtrArray) backed_off = NULL;
     struct vhca_qp_attr a;
     unsigned i;
 
@@ -255,8 +257,22 @@ static void test_dump_qp_error(void)
     post(&n, 0xa1, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 16, 0, 0);
     ring_sq(&n);
     harness_run(n.h);
-    /* Timeout 14 is 67 ms; seven retries, then RETRY_EXC_ERR. */
-    for (i = 0; i < 20 && qp_state(n.h, n.qp.qpn) != VHCA_QPS_ERR; i++) {
+    /*
+     * The first timeout (67 ms, timeout 14): the window is one packet,
+     * the timer doubled (vhca-req.c, "Window and timer back-off").
+     */
+    harness_advance(n.h, 100 * 1000 * 1000);
+    harness_run(n.h);
+    backed_off = dump(n.h);
+    g_assert_nonnull(strstr(line(backed_off, "qp "), " retry 6/7 rnr-retry "
+                            "7/7 window 1/256 ack-timer 134217us backoff 1 "));
+    assert_line(backed_off, "counter req_window_cuts 1");
+    assert_line(backed_off, "counter req_timer_backoffs 1");
+    /*
+     * Six more retries, the timer 4T from the second on (268 ms), then
+     * RETRY_EXC_ERR.
+     */
+    for (i = 0; i < 40 && qp_state(n.h, n.qp.qpn) != VHCA_QPS_ERR; i++) {
         harness_advance(n.h, 100 * 1000 * 1000);
         harness_run(n.h);
     }

@@ -1183,6 +1183,47 @@ static void check_ack_timeout_last(World *w)
     g_assert_cmpuint(e->retries_left, ==, 0);
 }
 
+/* A timeout: the window of 256 packets restarts at one (the probe). */
+static void check_window_cut_timeout(World *w)
+{
+    EvWindowCut *e = &w->p.a.h->ev.window_cut;
+
+    g_assert_cmpuint(e->n, ==, 1);
+    g_assert_cmpuint(e->qpn, ==, w->p.a.qp.qpn);
+    g_assert_cmpuint(e->from, ==, VHCA_REQ_MAX_UNACKED);
+    g_assert_cmpuint(e->to, ==, 1);
+    g_assert_cmpuint(e->why, ==, VHCA_RETRY_TIMEOUT);
+    g_assert_cmpuint(cc_counter(w->p.a.h, VHCA_CC_CNT_REQ_WINDOW_CUTS), ==,
+                     1);
+}
+
+/* A sequence NAK: the window is halved. */
+static void check_window_cut_seq_nak(World *w)
+{
+    EvWindowCut *e = &w->p.a.h->ev.window_cut;
+
+    g_assert_cmpuint(e->n, ==, 1);
+    g_assert_cmpuint(e->qpn, ==, w->p.a.qp.qpn);
+    g_assert_cmpuint(e->from, ==, VHCA_REQ_MAX_UNACKED);
+    g_assert_cmpuint(e->to, ==, VHCA_REQ_MAX_UNACKED / 2);
+    g_assert_cmpuint(e->why, ==, VHCA_RETRY_SEQ_NAK);
+    g_assert_cmpuint(cc_counter(w->p.a.h, VHCA_CC_CNT_REQ_WINDOW_CUTS), ==,
+                     1);
+}
+
+/* The timeout doubles the timer for the resend: 2T (timeout 14). */
+static void check_timer_backoff(World *w)
+{
+    EvTimerBackoff *e = &w->p.a.h->ev.timer_backoff;
+
+    g_assert_cmpuint(e->n, ==, 1);
+    g_assert_cmpuint(e->qpn, ==, w->p.a.qp.qpn);
+    g_assert_cmpuint(e->timer_ns, ==, 2 * (4096ull << default_opts.timeout));
+    g_assert_cmpuint(e->backoff, ==, 1);
+    g_assert_cmpuint(cc_counter(w->p.a.h, VHCA_CC_CNT_REQ_TIMER_BACKOFFS), ==,
+                     1);
+}
+
 static void check_cqe_error(World *w)
 {
     EvCqeError *e = &w->p.a.h->ev.cqe_error;
@@ -1407,6 +1448,9 @@ static const HookCase hook_cases[] = {
     { "rnr-wait", s_rc_rnr, check_rnr_wait },
     { "ack-timeout", s_rc_lost_ack, check_ack_timeout },
     { "ack-timeout/last", s_rc_retry_exceeded, check_ack_timeout_last },
+    { "window-cut/timeout", s_rc_lost_ack, check_window_cut_timeout },
+    { "window-cut/seq-nak", s_rc_lost_request, check_window_cut_seq_nak },
+    { "timer-backoff", s_rc_lost_ack, check_timer_backoff },
     { "cqe-error", s_rc_remote_access, check_cqe_error },
     { "rx-drop", s_drop_pkey, check_rx_drop },
     { "admin-cmd-done", s_admin_fail, check_admin_cmd_done },

@@ -574,7 +574,11 @@ static void test_retry_exhausted(void)
     post(&p.a, 0xa2, VHCA_WR_SEND, VHCA_WQE_SIGNALED, 0, 100, 0, 0);
     ring_sq(&p.a);
     t = settle(&p);
-    g_assert_cmpuint(t, ==, 3 * (4096ull << 10));
+    /*
+     * T, then 2T and 4T: each timeout after a timeout doubles the timer,
+     * within the 4T IBTA 9.7.6.1.3 allows (vhca_req_timer_backoff()).
+     */
+    g_assert_cmpuint(t, ==, (1 + 2 + 4) * (4096ull << 10));
     /* Both WQEs went out, then each timeout resent the oldest only. */
     g_assert_cmpuint(wa.count, ==, 2 + 2);
     expect_cqe(&p.a, &p.a.scq, 0xa1, VHCA_WC_RETRY_EXC_ERR,
@@ -590,6 +594,11 @@ static void test_retry_exhausted(void)
     g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRIES), ==, 2);
     g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRANSMITTED_PKTS), ==, 2);
     g_assert_cmpuint(counter(p.a.h, VHCA_CNT_RETRY_EXCEEDED), ==, 1);
+    /* Two doublings, then the third timeout fails the WQE. */
+    g_assert_cmpuint(cc_counter(p.a.h, VHCA_CC_CNT_REQ_TIMER_BACKOFFS), ==,
+                     2);
+    g_assert_cmpuint(p.a.h->ev.timer_backoff.n, ==, 2);
+    g_assert_cmpuint(p.a.h->ev.timer_backoff.timer_ns, ==, 4 * (4096ull << 10));
     g_assert_cmpuint(p.a.h->ev.cqe_error.n, ==, 2);
     g_assert_cmphex(p.a.h->ev.cqe_error.wr_id, ==, 0xa2);
     g_assert_cmpuint(p.a.h->ev.cqe_error.status, ==, VHCA_WC_WR_FLUSH_ERR);

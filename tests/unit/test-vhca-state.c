@@ -148,15 +148,26 @@ static void snap_compare(const Snap *a, const Snap *b, const VhcaCore *src,
 
     for (i = 0; i < a->nqp; i++) {
         SAME(a->qps[i], b->qps[i], "a QP");
-        if (src->qps[i].req.win) {
-            g_assert_true(memcmp(src->qps[i].req.win, dst->qps[i].req.win,
-                                 src->qps[i].req.win_size *
+        const VhcaQp *sq = &src->qps[i], *dq = &dst->qps[i];
+        uint32_t k;
+
+        /*
+         * What is live: the send WQEs fetched and not completed, the
+         * responder resources in use (the stream holds no more).
+         */
+        for (k = sq->sq.ci; sq->req.win && k != sq->req.fetched; k++) {
+            uint32_t slot = k & (sq->req.win_size - 1);
+
+            g_assert_true(memcmp(&sq->req.win[slot], &dq->req.win[slot],
                                  sizeof(VhcaSendMeta)) == 0);
         }
-        if (src->qps[i].resp.res) {
-            g_assert_true(memcmp(src->qps[i].resp.res, dst->qps[i].resp.res,
-                                 VHCA_MAX_RD_ATOMIC * sizeof(VhcaRdRes))
-                          == 0);
+        for (k = 0; sq->resp.res && k < VHCA_MAX_RD_ATOMIC; k++) {
+            if (sq->resp.res[k].kind == VHCA_RES_FREE) {
+                g_assert_cmpuint(dq->resp.res[k].kind, ==, VHCA_RES_FREE);
+            } else {
+                g_assert_true(memcmp(&sq->resp.res[k], &dq->resp.res[k],
+                                     sizeof(VhcaRdRes)) == 0);
+            }
         }
     }
     g_assert_true(memcmp(a->cqs, b->cqs,
@@ -422,6 +433,25 @@ static void mid_message(Pair *p, uint8_t opcode)
     Harness *cut = opcode == VHCA_WR_RDMA_READ ? p->b.h : p->a.h;
     const VhcaQp *qa, *qb;
     struct vhca_cqe cqe;
+    uint8_t wc = opcode == VHCA_WR_RDMA_READ ? VHCA_WC_RDMA_READ :
+                 opcode == VHCA_WR_SEND ? VHCA_WC_SEND : VHCA_WC_RDMA_WRITE;
+
+    /*
+     * One message whole first: the stream holds only live state (the
+     * WQEs in flight, the resources in use), so leave a completed WQE
+     * in the window and, for a READ, a resource used before.
+     */
+    if (opcode == VHCA_WR_SEND) {
+        post_recv(&p->b, 0xb0, RECV_OFF, MSG_LEN);
+    }
+    post(&p->a, 0xa0, opcode, VHCA_WQE_SIGNALED, 0, MSG_LEN,
+         p->b.buf + RECV_OFF, p->b.key);
+    ring_sq(&p->a);
+    harness_pair_settle(p->a.h, p->b.h, SETTLE_NS);
+    expect_cqe(&p->a, &p->a.scq, 0xa0, VHCA_WC_SUCCESS, wc);
+    if (opcode == VHCA_WR_SEND) {
+        expect_cqe(&p->b, &p->b.rcq, 0xb0, VHCA_WC_SUCCESS, VHCA_WC_RECV);
+    }
 
     fill(&p->a, 0, MSG_LEN, 11);
     fill(&p->b, RECV_OFF, MSG_LEN, 12);
@@ -444,6 +474,7 @@ static void mid_message(Pair *p, uint8_t opcode)
         g_assert_cmpuint(qa->req.win[qa->sq.ci % qa->req.win_size]
                          .done_pkts, ==, PASS_FRAMES);
         g_assert_cmpuint(qb->resp.res[0].kind, ==, VHCA_RES_READ);
+        g_assert_cmpuint(qb->resp.res[1].kind, ==, VHCA_RES_READ);
     } else {
         g_assert_cmpuint(qb->resp.cur, ==, opcode == VHCA_WR_SEND ?
                          VHCA_RESP_SEND : VHCA_RESP_WRITE);
@@ -455,9 +486,7 @@ static void mid_message(Pair *p, uint8_t opcode)
     migrate(p->b.h);
     cut->tx_hook = NULL;
     harness_pair_settle(p->a.h, p->b.h, SETTLE_NS);
-    expect_cqe(&p->a, &p->a.scq, 0xa1, VHCA_WC_SUCCESS,
-               opcode == VHCA_WR_RDMA_READ ? VHCA_WC_RDMA_READ :
-               opcode == VHCA_WR_SEND ? VHCA_WC_SEND : VHCA_WC_RDMA_WRITE);
+    expect_cqe(&p->a, &p->a.scq, 0xa1, VHCA_WC_SUCCESS, wc);
     expect_no_cqe(&p->a, &p->a.scq);
     if (opcode == VHCA_WR_SEND) {
         cqe = expect_cqe(&p->b, &p->b.rcq, 0xb1, VHCA_WC_SUCCESS,

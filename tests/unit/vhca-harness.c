@@ -245,6 +245,36 @@ static void h_ack_timeout(void *opaque, uint32_t qpn, uint32_t psn,
     e->retries_left = retries_left;
 }
 
+static void h_window_cut(void *opaque, uint32_t qpn, uint32_t from,
+                         uint32_t to, VhcaRetryCause why)
+{
+    EvWindowCut *e = &((Harness *)opaque)->ev.window_cut;
+
+    g_assert_cmpuint(to, <, from);
+    g_assert_cmpuint(to, >=, 1);
+    if (!e->n || to < e->min_to) {
+        e->min_to = to;
+    }
+    e->n++;
+    e->qpn = qpn;
+    e->from = from;
+    e->to = to;
+    e->why = why;
+}
+
+static void h_timer_backoff(void *opaque, uint32_t qpn, uint64_t timer_ns,
+                            uint8_t backoff)
+{
+    EvTimerBackoff *e = &((Harness *)opaque)->ev.timer_backoff;
+
+    g_assert_cmpuint(backoff, >=, 1);
+    g_assert_cmpuint(backoff, <=, 2);
+    e->n++;
+    e->qpn = qpn;
+    e->timer_ns = timer_ns;
+    e->backoff = backoff;
+}
+
 static void h_cqe_error(void *opaque, uint32_t cqn, uint32_t qpn,
                         uint64_t wr_id, uint8_t opcode, uint8_t status,
                         uint32_t vendor_err)
@@ -511,6 +541,8 @@ static const VhcaCoreOps harness_ops = {
     .nak_rcvd = h_nak_rcvd,
     .rnr_wait = h_rnr_wait,
     .ack_timeout = h_ack_timeout,
+    .window_cut = h_window_cut,
+    .timer_backoff = h_timer_backoff,
     .cqe_error = h_cqe_error,
     .srq_limit = h_srq_limit,
     .mw_bind_refused = h_mw_bind_refused,
@@ -996,6 +1028,16 @@ uint8_t rdma_cmd(Harness *h, uint16_t opcode, const void *mbox, size_t len,
     return status;
 }
 
+uint64_t cc_counter(Harness *h, enum vhca_cc_counter c)
+{
+    struct vhca_cc_query q;
+
+    g_assert_cmpuint(rdma_cmd(h, VHCA_CMD_QUERY_CC, NULL, sizeof(q), NULL,
+                              NULL), ==, VHCA_ST_OK);
+    ram_read(h, MBOX_ADDR, &q, sizeof(q));
+    return GUINT64_FROM_LE(q.counters[c]);
+}
+
 uint8_t rdma_destroy(Harness *h, uint16_t opcode, uint32_t handle)
 {
     struct vhca_cmd_obj_in in = { .handle = GUINT32_TO_LE(handle) };
@@ -1047,7 +1089,8 @@ uint8_t rdma_create_cq(Harness *h, TestCq *cq, uint8_t log, uint32_t eqn,
                        uint32_t db_page)
 {
     /* Out-of-range sizes (tests of refusal) get one page. */
-    uint32_t pages = log <= 16 ? ((32u << log) + 4095) / 4096 : 1;
+    uint32_t pages = log <= VHCA_CQ_MAX_LOG_SIZE ?
+                     ((32u << log) + 4095) / 4096 : 1;
     struct vhca_cq_create c;
 
     memset(cq, 0, sizeof(*cq));
@@ -1079,7 +1122,7 @@ struct vhca_cqe cq_entry(Harness *h, const TestCq *cq, uint32_t index)
     struct vhca_cqe cqe;
     uint32_t pages = ((32u << cq->log) + 4095) / 4096;
 
-    g_assert_cmpuint(cq->log, <=, 16);
+    g_assert_cmpuint(cq->log, <=, VHCA_CQ_MAX_LOG_SIZE);
 
     ram_read(h, reversed_ring_addr(cq->ring, pages, index, cq->log, 32),
              &cqe, sizeof(cqe));

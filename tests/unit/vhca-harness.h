@@ -86,6 +86,20 @@ typedef struct EvAckTimeout {
     uint8_t retries_left;
 } EvAckTimeout;
 
+typedef struct EvWindowCut {
+    unsigned n;
+    uint32_t qpn, from, to;
+    uint32_t min_to;                /* the smallest window it was cut to */
+    VhcaRetryCause why;
+} EvWindowCut;
+
+typedef struct EvTimerBackoff {
+    unsigned n;
+    uint32_t qpn;
+    uint64_t timer_ns;
+    uint8_t backoff;
+} EvTimerBackoff;
+
 typedef struct EvCqeError {
     unsigned n;
     uint32_t cqn, qpn;
@@ -207,6 +221,8 @@ typedef struct HarnessEvents {
     EvNak nak_rcvd;
     EvRnrWait rnr_wait;
     EvAckTimeout ack_timeout;
+    EvWindowCut window_cut;
+    EvTimerBackoff timer_backoff;
     EvCqeError cqe_error;
     EvSrqLimit srq_limit;
     EvMwBindRefused mw_bind_refused;
@@ -375,6 +391,8 @@ uint64_t rdma_pbl(Harness *h, uint64_t first, uint32_t npages, bool reverse);
 /* A resource command with its mailbox; *handle, *key from out (if set). */
 uint8_t rdma_cmd(Harness *h, uint16_t opcode, const void *mbox, size_t len,
                  uint32_t *handle, uint32_t *key);
+/* The congestion counter @c, through QUERY_CC (in the mailbox). */
+uint64_t cc_counter(Harness *h, enum vhca_cc_counter c);
 /* DESTROY_* (and anything taking struct vhca_cmd_obj_in). */
 uint8_t rdma_destroy(Harness *h, uint16_t opcode, uint32_t handle);
 

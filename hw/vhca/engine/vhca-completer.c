@@ -58,6 +58,14 @@ static void vhca_completer_retry(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
      * loss from hitting the same packets of every full retransmission.
      */
     qp->req.probe = timeout;
+    /*
+     * And the loss backs the requester off (vhca-req.c): a smaller window
+     * from here on, a longer timer after a timeout.
+     */
+    vhca_req_window_cut(core, qpn, qp, why);
+    if (timeout) {
+        vhca_req_timer_backoff(core, qpn, qp);
+    }
     vhca_req_rewind(qp, psn);
     qp->deadline = VHCA_NO_DEADLINE;
 }
@@ -256,6 +264,14 @@ static void vhca_completer_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
             uint32_t resume = vhca_psn_add(m->first_psn, m->done_pkts);
 
             if (!vhca_psn_before(implied, resume)) {
+                /*
+                 * What precedes @resume is acknowledged (the WQEs this
+                 * response retired, the READ's responses so far): the
+                 * window counts from there.
+                 */
+                if (vhca_psn_after(resume, req->una_psn)) {
+                    req->una_psn = resume;
+                }
                 vhca_completer_retry(core, qpn, qp, resume,
                                      VHCA_RETRY_IMPLIED_NAK);
                 return;
@@ -289,6 +305,7 @@ static void vhca_completer_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
     }
     /* Progress: the retry counters start again (as Linux rxe does). */
     if (req->una_psn != una) {
+        vhca_req_window_grow(qp, (uint32_t)vhca_psn_diff(req->una_psn, una));
         req->retrying = false;
         if (req->probe) {
             /* The probe got through: everything after it goes again. */

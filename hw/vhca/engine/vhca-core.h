@@ -223,6 +223,16 @@ typedef struct VhcaCoreOps {
     void (*ack_timeout)(void *opaque, uint32_t qpn, uint32_t psn,
                         uint8_t retries_left);
     /*
+     * Loss back-off (IBTA 9.7.6.1.3 for the timer): the RC requester of
+     * @qpn cut its window of unacknowledged packets from @from to @to
+     * after a loss (@why); consecutive timeouts doubled its retransmit
+     * timer to @timer_ns (@backoff doublings, at most 2: 4T).
+     */
+    void (*window_cut)(void *opaque, uint32_t qpn, uint32_t from,
+                       uint32_t to, VhcaRetryCause why);
+    void (*timer_backoff)(void *opaque, uint32_t qpn, uint64_t timer_ns,
+                          uint8_t backoff);
+    /*
      * SRQ @srqn has fewer than @limit WQEs left (@wqes): the limit event
      * is posted and the limit disarmed (IBTA 10.2.9.5).
      */

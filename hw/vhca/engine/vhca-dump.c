@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "vhca-rdma.h"
+#include "vhca-wire.h"
 
 /* Long enough for the longest QP line with every flag. */
 #define VHCA_DUMP_LINE_MAX  512
@@ -234,6 +235,14 @@ static void dump_counters(VhcaDump *d, const VhcaCore *core)
             dump_end(d);
         }
     }
+    /* QUERY_CC's (congestion and loss back-off), by the same rule. */
+    for (i = 0; i < VHCA_CC_CNT_MAX; i++) {
+        if (core->cc_counters[i]) {
+            dump_add(d, "counter %s %" PRIu64, vhca_cc_counter_name(i),
+                     core->cc_counters[i]);
+            dump_end(d);
+        }
+    }
 }
 
 /*
@@ -286,6 +295,27 @@ static void dump_wq(VhcaDump *d, const char *name, const VhcaWq *wq)
  * parameters are in Mbit/s, too coarse for a cut rate), alpha in 1/1024,
  * and the CNPs it took.
  */
+/*
+ * An RC requester's loss back-off (vhca-req.c): its window of
+ * unacknowledged packets out of VHCA_REQ_MAX_UNACKED, and its ACK timer
+ * as it now runs (the Local ACK Timeout, doubled by consecutive
+ * timeouts: "backoff 1" or "2" then).
+ */
+static void dump_qp_backoff(VhcaDump *d, const VhcaQp *qp)
+{
+    uint64_t timer = vhca_ib_local_ack_timeout_ns(qp->attr.timeout);
+
+    dump_add(d, " window %u/%u", qp->req.window, VHCA_REQ_MAX_UNACKED);
+    if (timer == VHCA_IB_TIMEOUT_NONE) {
+        dump_add(d, " ack-timer none");
+        return;
+    }
+    dump_add(d, " ack-timer %" PRIu64 "us", (timer << qp->req.backoff) / 1000);
+    if (qp->req.backoff) {
+        dump_add(d, " backoff %u", qp->req.backoff);
+    }
+}
+
 static void dump_qp_dcqcn(VhcaDump *d, const VhcaCore *core,
                           const VhcaQp *qp)
 {
@@ -339,6 +369,7 @@ static void dump_qp(VhcaDump *d, const VhcaCore *core, uint32_t qpn,
     if (rc) {
         dump_add(d, " retry %u/%u rnr-retry %u/%u", qp->req.retry_left,
                  qp->attr.retry_cnt, qp->req.rnr_left, qp->attr.rnr_retry);
+        dump_qp_backoff(d, qp);
     }
     if (qp->rxq_req.count + qp->rxq_resp.count) {
         dump_add(d, " rx-queued %u", qp->rxq_req.count + qp->rxq_resp.count);

@@ -143,6 +143,18 @@ typedef struct VhcaWq {
 /* AckReq at least every this many packets of a long message. */
 #define VHCA_REQ_ACKREQ_EVERY   32
 /*
+ * After a loss the RC requester sends with a smaller window that grows
+ * again with the ACKs (vhca-req.c, "Window and timer back-off"): it is
+ * never halved below this many packets on a sequence NAK ...
+ */
+#define VHCA_REQ_MIN_WINDOW     2
+/*
+ * ... and consecutive timeouts double the Local ACK Timeout T at most
+ * this many times: 4T, the longest IBTA 9.7.6.1.3 lets the transport
+ * timer run.
+ */
+#define VHCA_REQ_MAX_BACKOFF    2
+/*
  * Received frames waiting for their QP, per QP and per device, in frames
  * and in bytes.  Each frame sits in a buffer of one of two sizes
  * (vhca_rx_buf_size(): its parsed headers and room for a datagram of up
@@ -238,6 +250,18 @@ typedef struct VhcaRequester {
     bool probe;                     /* timed out: resend the oldest only */
     uint32_t retry_psn;
     bool sqd_notify;                /* SQD: post SQ_DRAINED when drained */
+    /*
+     * Loss back-off (vhca-req.c): the packets it may have unacknowledged
+     * (VHCA_REQ_MAX_UNACKED until a loss), the window below which it
+     * grows by the packets each ACK retires (slow start) and above which
+     * by one per window's worth (additive increase), the ACKed packets
+     * toward that one; how many times consecutive timeouts doubled the
+     * retransmit timer.
+     */
+    uint32_t window;
+    uint32_t ssthresh;
+    uint32_t window_acked;
+    uint8_t backoff;
 } VhcaRequester;
 
 /*
@@ -377,6 +401,18 @@ struct VhcaQp {
      */
     uint8_t pfc_wait;
 };
+
+/*
+ * The requester's loss back-off at rest (vhca-req.c): the whole window,
+ * the timer at T.
+ */
+static inline void vhca_req_window_init(VhcaRequester *req)
+{
+    req->window = VHCA_REQ_MAX_UNACKED;
+    req->ssthresh = VHCA_REQ_MAX_UNACKED;
+    req->window_acked = 0;
+    req->backoff = 0;
+}
 
 /* RC and both halves of XRC run the reliable transport (9.7, A14). */
 static inline bool vhca_qp_is_reliable(const VhcaQp *qp)

@@ -449,9 +449,100 @@ void vhca_req_rewind(VhcaQp *qp, uint32_t psn)
     req->cur_pkt = 0;
 }
 
-void vhca_req_restart_timer(VhcaCore *core, VhcaQp *qp)
+/* ---------------------------------------------------------------------- */
+/* Window and timer back-off                                              */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A go-back-N requester that meets a slower receiver loses packets in
+ * bursts; resending the whole window at full speed loses most of it again,
+ * and the QP runs out of retries while the peer could have kept up at
+ * its own pace.  So, as a real HCA facing a slow peer does (and TCP, RFC
+ * 5681), a loss shrinks the window of packets it may have unacknowledged
+ * and the ACKs that follow grow it back to VHCA_REQ_MAX_UNACKED: a
+ * sequence NAK halves it (multiplicative decrease), a timeout restarts
+ * it at one packet (the probe, vhca_completer_retry()); below ssthresh,
+ * half the window at the loss, it grows by the packets each ACK retires
+ * (slow start), above by one packet per window's worth (additive
+ * increase).  Without loss the window stays at VHCA_REQ_MAX_UNACKED and
+ * nothing changes.
+ */
+void vhca_req_window_cut(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                         VhcaRetryCause why)
+{
+    VhcaRequester *req = &qp->req;
+    uint32_t from = req->window;
+    uint32_t half = from / 2 > VHCA_REQ_MIN_WINDOW ? from / 2 :
+                    VHCA_REQ_MIN_WINDOW;
+
+    req->ssthresh = half;
+    req->window = why == VHCA_RETRY_TIMEOUT ? 1 : half;
+    req->window_acked = 0;
+    if (req->window < from) {
+        core->cc_counters[VHCA_CC_CNT_REQ_WINDOW_CUTS]++;
+        VHCA_HOOK(core, window_cut, qpn, from, req->window, why);
+    }
+}
+
+void vhca_req_window_grow(VhcaQp *qp, uint32_t acked)
+{
+    VhcaRequester *req = &qp->req;
+
+    /* Progress: the timer is T again (as TCP's RTO after a new ACK). */
+    req->backoff = 0;
+    if (req->window < req->ssthresh) {
+        req->window += acked < req->ssthresh - req->window ?
+                       acked : req->ssthresh - req->window;
+        return;
+    }
+    req->window_acked += acked;
+    while (req->window < VHCA_REQ_MAX_UNACKED &&
+           req->window_acked >= req->window) {
+        req->window_acked -= req->window;
+        req->window++;
+    }
+    if (req->window >= VHCA_REQ_MAX_UNACKED) {
+        req->window = VHCA_REQ_MAX_UNACKED;
+        req->window_acked = 0;
+    }
+}
+
+/*
+ * IBTA 9.7.6.1.3 (Local ACK Timeout): the transport timer runs for
+ * T = 4.096 us * 2^timeout, and may run up to four times that (the range
+ * the qtest test_retry_exceeded checks; the tests cite the rule as
+ * C9-140, a number no public text at hand confirmed: docs/compliance.rst,
+ * "Sources").  Consecutive timeouts use that
+ * latitude: each doubles the timer, T, 2T, 4T, 4T..., so that a peer that
+ * is slow to answer gets longer before the next retry is spent; the
+ * first ACK that shows progress brings it back to T.
+ */
+void vhca_req_timer_backoff(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
+{
+    VhcaRequester *req = &qp->req;
+
+    if (req->backoff >= VHCA_REQ_MAX_BACKOFF ||
+        vhca_ib_local_ack_timeout_ns(qp->attr.timeout) ==
+        VHCA_IB_TIMEOUT_NONE) {
+        return;
+    }
+    req->backoff++;
+    core->cc_counters[VHCA_CC_CNT_REQ_TIMER_BACKOFFS]++;
+    VHCA_HOOK(core, timer_backoff, qpn, vhca_req_ack_timeout_ns(qp),
+              req->backoff);
+}
+
+uint64_t vhca_req_ack_timeout_ns(const VhcaQp *qp)
 {
     uint64_t timeout = vhca_ib_local_ack_timeout_ns(qp->attr.timeout);
+
+    return timeout == VHCA_IB_TIMEOUT_NONE ? timeout :
+           timeout << qp->req.backoff;
+}
+
+void vhca_req_restart_timer(VhcaCore *core, VhcaQp *qp)
+{
+    uint64_t timeout = vhca_req_ack_timeout_ns(qp);
 
     if (qp->req.rnr_wait) {
         return;
@@ -617,6 +708,19 @@ static uint8_t vhca_req_send_datagram(VhcaCore *core, uint32_t qpn,
 }
 
 /*
+ * AckReq every VHCA_REQ_ACKREQ_EVERY packets, and at least twice a
+ * window: a window cut below that after a loss must not stall waiting
+ * for an ACK the responder was never asked for (IBTA 9.7.2: it may
+ * coalesce ACKs until a packet with AckReq).
+ */
+static uint32_t vhca_req_ackreq_every(const VhcaQp *qp)
+{
+    uint32_t half = qp->req.window / 2 ? qp->req.window / 2 : 1;
+
+    return half < VHCA_REQ_ACKREQ_EVERY ? half : VHCA_REQ_ACKREQ_EVERY;
+}
+
+/*
  * Build and send packet @k of WQE @index.  *@last says whether it was the
  * last packet the WQE sends.  Returns a VHCA_WC_* status.
  */
@@ -727,7 +831,7 @@ static uint8_t vhca_req_send_packet(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
          */
         bth->ack_req = vhca_qp_is_reliable(qp) &&
                        (*last || qp->req.probe ||
-                        qp->req.noack_pkts + 1 >= VHCA_REQ_ACKREQ_EVERY);
+                        qp->req.noack_pkts + 1 >= vhca_req_ackreq_every(qp));
         break;
     }
     qp->req.noack_pkts = bth->ack_req ? 0 : qp->req.noack_pkts + 1;
@@ -795,8 +899,12 @@ static bool vhca_req_run_pace(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         }
         psn = vhca_psn_add(m->first_psn, req->cur_pkt);
         if (reliable &&
-            (vhca_psn_diff(psn, req->una_psn) >= VHCA_REQ_MAX_UNACKED ||
+            (vhca_psn_diff(psn, req->una_psn) >= (int32_t)req->window ||
              (req->probe && psn != req->una_psn))) {
+            /* The window is full: the timer watches what fills it. */
+            if (qp->deadline == VHCA_NO_DEADLINE) {
+                vhca_req_restart_timer(core, qp);
+            }
             break;
         }
         if (!*budget) {

@@ -330,6 +330,7 @@ void vhca_qp_transport_reset(VhcaCore *core, uint32_t qpn, VhcaQp *qp)
     vhca_resp_clear(qp);
     qp->req.win = win;
     qp->req.win_size = win_size;
+    vhca_req_window_init(&qp->req);
     qp->req.fetched = qp->req.cur = qp->sq.ci;
     qp->deadline = VHCA_NO_DEADLINE;
     qp->pace_ns = VHCA_NO_DEADLINE;
@@ -353,6 +354,7 @@ void vhca_qp_transport_enter(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
         req->next_psn = req->una_psn = req->sent_psn = qp->attr.sq_psn;
         req->retry_left = qp->attr.retry_cnt;
         req->rnr_left = qp->attr.rnr_retry;
+        vhca_req_window_init(req);
     }
     if (next == VHCA_QPS_RTS || next == VHCA_QPS_SQD) {
         /* WQEs posted in INIT or RTR, or held in SQD, may go now. */

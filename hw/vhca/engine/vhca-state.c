@@ -311,6 +311,8 @@ static const VhcaStateField req_fields[] = {
     F_INT(VhcaRequester, rnr_left), F_BOOL(VhcaRequester, rnr_wait),
     F_BOOL(VhcaRequester, retrying), F_BOOL(VhcaRequester, probe),
     F_INT(VhcaRequester, retry_psn), F_BOOL(VhcaRequester, sqd_notify),
+    F_INT(VhcaRequester, window), F_INT(VhcaRequester, ssthresh),
+    F_INT(VhcaRequester, window_acked), F_INT(VhcaRequester, backoff),
 };
 DEF_DESC(req_desc, "requester", VhcaRequester, req_fields);
 
@@ -712,15 +714,30 @@ int vhca_state_save(const VhcaCore *core, VhcaStateBuf *out, char *err,
         put_pages(out, qp->rq.pages,
                   qp->rq.stride ? queue_npages(qp->rq.log_size,
                                                qp->rq.stride) : 0);
-        n = qp->req.win ? qp->req.win_size : 0;
+        /*
+         * Only what is live, so that the stream and the downtime grow with
+         * the work in flight, not with the QPs' sizes (issue 30: 1,000 QPs
+         * within 10 ms): the send WQEs fetched and not completed (SQ
+         * indices ci to fetched; vhca-req.c keeps them within the window)
+         * and the responder resources in use, each with its slot.
+         */
+        n = qp->req.win ? qp->req.fetched - qp->sq.ci : 0;
         put_int(out, n, 4);
         for (i = 0; i < n; i++) {
-            put_struct(out, &meta_desc, &qp->req.win[i], now);
+            put_struct(out, &meta_desc, &qp->req.win[(qp->sq.ci + i) &
+                                                 (qp->req.win_size - 1)],
+                       now);
         }
-        n = qp->resp.res ? VHCA_MAX_RD_ATOMIC : 0;
+        n = 0;
+        for (i = 0; qp->resp.res && i < VHCA_MAX_RD_ATOMIC; i++) {
+            n += qp->resp.res[i].kind != VHCA_RES_FREE;
+        }
         put_int(out, n, 4);
-        for (i = 0; i < n; i++) {
-            put_struct(out, &rdres_desc, &qp->resp.res[i], now);
+        for (i = 0; qp->resp.res && i < VHCA_MAX_RD_ATOMIC; i++) {
+            if (qp->resp.res[i].kind != VHCA_RES_FREE) {
+                put_int(out, i, 4);
+                put_struct(out, &rdres_desc, &qp->resp.res[i], now);
+            }
         }
         rec_end(&w);
     }
@@ -1145,7 +1162,17 @@ static void load_qp(VhcaStateReader *r, VhcaCore *t, uint32_t qpn)
     win = win < VHCA_REQ_WINDOW ? win : VHCA_REQ_WINDOW;
     if (q->win_size != win || !psn_ok(q->next_psn) || !psn_ok(q->una_psn) ||
         !psn_ok(q->sent_psn) || !psn_ok(q->retry_psn) ||
-        q->rd_atomic > VHCA_MAX_RD_ATOMIC) {
+        q->rd_atomic > VHCA_MAX_RD_ATOMIC ||
+        /*
+         * Loss back-off (vhca-req.c): what its cuts and growth leave;
+         * all 0 until the QP first reaches RTS (vhca_req_window_init()).
+         */
+        q->window > VHCA_REQ_MAX_UNACKED ||
+        (q->window == 0 && (qp->state == VHCA_QPS_RTS ||
+                            qp->state == VHCA_QPS_SQD)) ||
+        q->ssthresh > VHCA_REQ_MAX_UNACKED ||
+        q->window_acked >= VHCA_REQ_MAX_UNACKED ||
+        q->backoff > VHCA_REQ_MAX_BACKOFF) {
         rd_fail(r, "requester window %u (%u here), SQ indices or PSNs not "
                 "legal", q->win_size, win);
         return;
@@ -1159,8 +1186,11 @@ static void load_qp(VhcaStateReader *r, VhcaCore *t, uint32_t qpn)
         return;
     }
     n = (uint32_t)get_int(r, 4, "window");
-    if (!r->failed && n != win) {
-        rd_fail(r, "%u send WQEs in the window, its SQ takes %u", n, win);
+    if (!r->failed && (q->fetched - qp->sq.ci > win ||
+                       n != q->fetched - qp->sq.ci)) {
+        rd_fail(r, "%u send WQEs in flight, where SQ indices %u to %u in "
+                "a window of %u say otherwise", n, qp->sq.ci, q->fetched,
+                win);
         return;
     }
     q->win = calloc(win, sizeof(*q->win));
@@ -1169,34 +1199,46 @@ static void load_qp(VhcaStateReader *r, VhcaCore *t, uint32_t qpn)
         return;
     }
     for (i = 0; i < n && !r->failed; i++) {
-        get_struct(r, &meta_desc, &q->win[i]);
-        if (q->win[i].num_sge > VHCA_MAX_SEND_SGE ||
-            !psn_ok(q->win[i].first_psn)) {
-            rd_fail(r, "send WQE %u: %u SGEs or PSN not legal", i,
-                    q->win[i].num_sge);
+        VhcaSendMeta *m = &q->win[(qp->sq.ci + i) & (win - 1)];
+
+        get_struct(r, &meta_desc, m);
+        if (m->num_sge > VHCA_MAX_SEND_SGE || !psn_ok(m->first_psn)) {
+            rd_fail(r, "send WQE %u: %u SGEs or PSN not legal",
+                    qp->sq.ci + i, m->num_sge);
         }
     }
     n = (uint32_t)get_int(r, 4, "responder resources");
     if (r->failed) {
         return;
     }
-    if (n != (vhca_qp_is_reliable(qp) ? VHCA_MAX_RD_ATOMIC : 0)) {
+    if (n > (vhca_qp_is_reliable(qp) ? VHCA_MAX_RD_ATOMIC : 0)) {
         rd_fail(r, "%u responder resources for a QP of type %u", n,
                 qp->type);
         return;
     }
-    if (n) {
-        s->res = calloc(n, sizeof(*s->res));
+    if (vhca_qp_is_reliable(qp)) {
+        s->res = calloc(VHCA_MAX_RD_ATOMIC, sizeof(*s->res));
         if (!s->res) {
             rd_fail(r, "out of memory");
             return;
         }
     }
     for (i = 0; i < n && !r->failed; i++) {
-        get_struct(r, &rdres_desc, &s->res[i]);
-        if (s->res[i].kind > VHCA_RES_PLACEMENT) {
-            rd_fail(r, "responder resource %u of kind %u", i,
-                    s->res[i].kind);
+        uint32_t slot = (uint32_t)get_int(r, 4, "responder resource slot");
+
+        if (r->failed) {
+            break;
+        }
+        if (slot >= VHCA_MAX_RD_ATOMIC || s->res[slot].kind != VHCA_RES_FREE) {
+            rd_fail(r, "responder resource slot %u out of range or given "
+                    "twice", slot);
+            break;
+        }
+        get_struct(r, &rdres_desc, &s->res[slot]);
+        if (s->res[slot].kind == VHCA_RES_FREE ||
+            s->res[slot].kind > VHCA_RES_PLACEMENT) {
+            rd_fail(r, "responder resource %u of kind %u", slot,
+                    s->res[slot].kind);
         }
     }
 }

@@ -327,6 +327,17 @@ uint8_t vhca_req_scatter(VhcaCore *core, VhcaQp *qp, const void *data,
                          uint32_t offset, uint32_t len);
 /* Arm the retransmit timer if something is unacknowledged. */
 void vhca_req_restart_timer(VhcaCore *core, VhcaQp *qp);
+/*
+ * Loss back-off (vhca-req.c; vhca_req_window_init() in vhca-rdma.h): a
+ * loss (@why) cuts the window; @acked packets ACKed grow it again;
+ * a timeout after a timeout doubles the timer, up to 4T; the timer's
+ * current length (VHCA_IB_TIMEOUT_NONE: none).
+ */
+void vhca_req_window_cut(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
+                         VhcaRetryCause why);
+void vhca_req_window_grow(VhcaQp *qp, uint32_t acked);
+void vhca_req_timer_backoff(VhcaCore *core, uint32_t qpn, VhcaQp *qp);
+uint64_t vhca_req_ack_timeout_ns(const VhcaQp *qp);
 
 /* vhca-completer.c */
 bool vhca_completer_run(VhcaCore *core, uint32_t qpn, VhcaQp *qp,
