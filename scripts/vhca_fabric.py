@@ -63,6 +63,7 @@ Each guest's NIC is one of:
 import argparse
 import atexit
 import base64
+import ctypes
 import hashlib
 import inspect
 import ipaddress
@@ -82,6 +83,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_RUN_DIR = os.environ.get("VHCA_RUN_DIR", "/tmp/vhca-run")
 BOOT_TIMEOUT = float(os.environ.get("VHCA_BOOT_TIMEOUT", "180"))
+# How long 'migrate' waits for QEMU to move a guest (1 GiB of RAM, TCG).
+MIGRATE_TIMEOUT = float(os.environ.get("VHCA_MIGRATE_TIMEOUT", "180"))
 # Each guest's fabric socket holds this much unread traffic.  QEMU's own
 # dgram socket gets net.core.rmem_default (208 KiB on Debian): a vhca
 # answering 16 outstanding 64 KiB READs sends 1024 frames at once, and with
@@ -189,6 +192,53 @@ def dgram_netdev(local_host, local_port, remote_host, remote_port,
     return ("dgram,id=fabric,local.type=inet,local.host=%s,local.port=%d,"
             "remote.type=inet,remote.host=%s,remote.port=%d"
             % (local_host, local_port, remote_host, remote_port))
+
+
+SYS_PIDFD_GETFD = 438           # x86-64 and the generic table alike
+
+
+def take_fd(pid, fd):
+    """A copy of process pid's file descriptor fd (pidfd_getfd(2)), close
+    on exec: the fabric socket a QEMU holds, for the QEMU that takes its
+    guest over (Fabric.migrate)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        new = libc.syscall(SYS_PIDFD_GETFD, pidfd, fd, 0)
+        if new < 0:
+            err = ctypes.get_errno()
+            raise FabricError("cannot take fd %d of process %d: %s"
+                              % (fd, pid, os.strerror(err)))
+        return new
+    finally:
+        os.close(pidfd)
+
+
+def unix_listening(path):
+    """Whether a process listens on UNIX socket path (bound is not
+    enough: QEMU binds, then listens)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        try:
+            s.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            return False
+    return True
+
+
+def run_bounded(what, check, timeout, alive=None):
+    """Poll check() (a value, or None for not yet) until it has one, at
+    most timeout seconds; alive() false stops the wait early."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value is not None:
+            return value
+        if alive is not None and not alive():
+            raise FabricError("%s: the process exited" % what)
+        if time.monotonic() > deadline:
+            raise FabricError("%s: not within %ds" % (what, timeout))
+        # QEMU's state is only visible by asking it again.
+        time.sleep(0.1)
 
 
 def run_ip(*args):
@@ -1269,6 +1319,112 @@ class Fabric:
                 sock.close()
         guest.pid = proc.pid
 
+    def migrate(self, index, timeout=MIGRATE_TIMEOUT):
+        """Live-migrate guest index to a new QEMU on this host, while the
+        fabric runs: the same command line plus -incoming, the guest's
+        RAM and devices through a UNIX socket, then the fabric's records
+        (pid, QMP and agent sockets, state.json) are the new process's
+        and the old one is stopped.  The new QEMU takes the old one's
+        fabric socket itself (pidfd_getfd), so peers keep talking to the
+        same UDP address with no moment where nobody holds it, and
+        frames sent to it during the downtime wait in its receive queue
+        (docs/user-guide.rst, "Migrating a guest").  Returns
+        query-migrate's answer (downtime, total-time in ms)."""
+        guest = self[index]
+        if self.link.name != "loopback" or self.switches or \
+                guest.nic == "bridge":
+            raise FabricError("migrate: guests on the loopback link, back "
+                              "to back or through the hub (this is %s)"
+                              % self.link.name)
+        if not guest.alive():
+            raise FabricError("guest%d is not running" % index)
+        with open("/proc/%d/cmdline" % guest.pid, "rb") as f:
+            args = [a.decode() for a in f.read().split(b"\0")[:-1]]
+        # A name of its own each time: a QEMU that exits unlinks the name
+        # it bound its socket to, though the socket was renamed since.
+        suffix = ".m" + uuid.uuid4().hex[:8]
+        new_qmp, new_agent = guest.qmp_sock + suffix, \
+            guest.agent_sock + suffix
+        incoming = os.path.join(guest.dir, "migrate.sock")
+        for f in (new_qmp, new_agent, incoming):
+            if os.path.exists(f):
+                os.unlink(f)
+        fd = None
+        dst_args = []
+        for arg in args:
+            m = re.search(r"local\.str=(\d+)", arg)
+            if m:
+                fd = take_fd(guest.pid, int(m.group(1)))
+                arg = arg.replace(m.group(0), "local.str=%d" % fd)
+            elif arg == "file:" + guest.console:
+                # Kept, not truncated: the boot log is still the guest's.
+                # This replaces "-serial file:CONSOLE", "-serial" included.
+                dst_args[-1:] = ["-chardev", "file,id=console,path=%s,"
+                                 "append=on" % guest.console, "-serial"]
+                arg = "chardev:console"
+            # The first QEMU's names, or those of an earlier migration.
+            arg = re.sub(r"path=%s(\.m[0-9a-f]+)?," % re.escape(
+                guest.agent_sock), "path=%s," % new_agent, arg)
+            arg = re.sub(r"unix:%s(\.m[0-9a-f]+)?," % re.escape(
+                guest.qmp_sock), "unix:%s," % new_qmp, arg)
+            dst_args.append(arg)
+        if fd is None:
+            raise FabricError("guest%d: no fabric socket on QEMU's command "
+                              "line" % index)
+        dst_args += ["-incoming", "defer"]
+        try:
+            with open(os.path.join(guest.dir, "qemu.stderr"), "a") as err:
+                proc = subprocess.Popen(dst_args, stdin=subprocess.DEVNULL,
+                                        stdout=err, stderr=subprocess.STDOUT,
+                                        start_new_session=True,
+                                        pass_fds=[fd])
+        finally:
+            os.close(fd)
+        dst = Guest(index, self.run_dir, guest.nic, guest.idle)
+        dst.qmp_sock, dst.agent_sock, dst.pid = new_qmp, new_agent, proc.pid
+        try:
+            run_bounded("guest%d's new QEMU: QMP" % index,
+                        lambda: True if unix_listening(new_qmp) else None,
+                        30, dst.alive)
+            dst.qmp("migrate-incoming", uri="unix:" + incoming)
+            guest.qmp("migrate-set-parameters",
+                      **{"max-bandwidth": 1 << 30})
+            guest.qmp("migrate", uri="unix:" + incoming)
+
+            def finished():
+                info = guest.qmp("query-migrate")
+                if info.get("status") in ("completed", "failed",
+                                          "cancelled"):
+                    return info
+                return None
+            info = run_bounded("guest%d's migration" % index, finished,
+                               timeout)
+            if info["status"] != "completed":
+                raise FabricError("guest%d: migration %s: %s (see %s)"
+                                  % (index, info["status"],
+                                     info.get("error-desc", "no reason"),
+                                     os.path.join(guest.dir, "qemu.stderr")))
+            run_bounded("guest%d running on its new QEMU" % index,
+                        lambda: True if dst.qmp("query-status")["running"]
+                        else None, 30, dst.alive)
+        except BaseException:
+            # The source runs on (QEMU resumes it after a failed send).
+            stop_process_groups([proc.pid])
+            for f in (new_qmp, new_agent):
+                if os.path.exists(f):
+                    os.unlink(f)
+            raise
+        old_pid = guest.pid
+        guest.pid = proc.pid
+        self.save_state()
+        stop_process_groups([old_pid])
+        # A bound UNIX socket keeps working under its new name.
+        os.replace(new_qmp, guest.qmp_sock)
+        os.replace(new_agent, guest.agent_sock)
+        if os.path.exists(incoming):
+            os.unlink(incoming)
+        return info
+
     def save_state(self):
         state = {"pcap": self.pcap, "link": self.link.name,
                  "link_state": self.link.state(),
@@ -1439,6 +1595,9 @@ def main():
     sub.add_parser("bottleneck", help="--bottleneck: show the congestion "
                    "point's queue (RED marks and drops, backlog) and the "
                    "taps' drops")
+    p = sub.add_parser("migrate", help="live-migrate a guest to a new QEMU "
+                       "on this host while the fabric runs")
+    p.add_argument("guest", type=int)
     sub.add_parser("stop", help="stop every guest started by 'start'")
     args = parser.parse_args()
 
@@ -1518,6 +1677,13 @@ def main():
                 print("%s: %s" % (name, value))
             for tap, dropped in sorted(fabric.link.tap_drops().items()):
                 print("%s tx_dropped: %d" % (tap, dropped))
+        elif args.cmd == "migrate":
+            fabric = Fabric.attach(args.run_dir)
+            attached_guest(fabric, args.guest)
+            info = fabric.migrate(args.guest)
+            print("guest%d: migrated in %d ms, downtime %d ms (pid %d)"
+                  % (args.guest, info.get("total-time", 0),
+                     info.get("downtime", 0), fabric[args.guest].pid))
         elif args.cmd == "stop":
             Fabric.attach(args.run_dir).stop()
     except (FabricError, subprocess.CalledProcessError) as e:

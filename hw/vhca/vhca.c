@@ -3,8 +3,8 @@
  *
  * The device's behaviour lives in the engine (hw/vhca/engine),
  * which includes no QEMU header; this file connects it to the PCI bus
- * (BARs, MSI-X, DMA, FLR), the net layer, properties, reset, tracing and
- * the migration blocker.  docs/specs/vhca.rst is the contract.
+ * (BARs, MSI-X, DMA, FLR), the net layer, properties, reset and tracing;
+ * vhca-migration.c holds its VMState.  docs/specs/vhca.rst is the contract.
  *
  * Copyright (c) 2025 The vhca authors
  *
@@ -22,7 +22,7 @@
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
-#include "migration/blocker.h"
+#include "migration/vmstate.h"
 #include "net/net.h"
 #include "qom/object.h"
 
@@ -397,7 +397,7 @@ static void vhca_schedule_cb(void *opaque)
  *    anything else; an unplug frees the engine from a bottom half;
  *  - a config space write is refused.
  */
-static bool vhca_engine_enter(VhcaState *s)
+bool vhca_engine_enter(VhcaState *s)
 {
     MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
 
@@ -460,7 +460,7 @@ static void vhca_free_timer(VhcaState *s)
     s->timer = NULL;
 }
 
-static bool vhca_link_is_up(VhcaState *s)
+bool vhca_link_is_up(VhcaState *s)
 {
     NetClientState *nc = qemu_get_queue(s->nic);
 
@@ -490,7 +490,7 @@ static void vhca_release_bh(void *opaque)
     object_unref(OBJECT(s));
 }
 
-static void vhca_engine_leave(VhcaState *s)
+void vhca_engine_leave(VhcaState *s)
 {
     if (s->deferred & VHCA_DEFER_RESET) {
         /* Still busy: whatever the reset raises is deferred in turn. */
@@ -976,19 +976,6 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
     /* The device is not enabled yet: no PORT_CHANGE event is posted. */
     vhca_core_set_link(&s->core, vhca_link_is_up(s));
 
-    error_setg(&s->migration_blocker,
-               "vhca: device state is not migratable yet (no VMState)");
-    if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
-        qemu_del_nic(s->nic);
-        s->nic = NULL;
-        vhca_core_cleanup(&s->core);
-        vhca_free_timer(s);
-        msix_unuse_all_vectors(pdev);
-        msix_uninit_exclusive_bar(pdev);
-        pcie_cap_exit(pdev);
-        return;
-    }
-
     trace_vhca_realize(s->gid_tbl_len, s->db_pages, s->vectors,
                        s->core.link_up);
 }
@@ -998,7 +985,12 @@ static void vhca_exit(PCIDevice *pdev)
     VhcaState *s = VHCA(pdev);
 
     s->unrealized = true;
-    migrate_del_blocker(&s->migration_blocker);
+    /* A loaded stream not yet consumed; a saved one is mig_save's. */
+    if (s->mig_state != s->mig_save.data) {
+        g_free(s->mig_state);
+    }
+    s->mig_state = NULL;
+    vhca_state_buf_free(&s->mig_save);
     if (s->engine_busy) {
         /*
          * Unplugged by the engine's own MSI-X write (to a hot-plug slot's
@@ -1116,6 +1108,8 @@ static void vhca_class_init(ObjectClass *klass, void *data)
     pc->class_id = VHCA_PCI_CLASS;
 
     rc->phases.hold = vhca_reset_hold;
+
+    dc->vmsd = &vmstate_vhca;
 
     dc->desc = "Virtual InfiniBand/RoCEv2 host channel adapter";
     device_class_set_props(dc, vhca_properties);

@@ -17,6 +17,7 @@
 #include "vhca-core.h"
 #include "vhca-dma.h"
 #include "vhca-doorbell.h"
+#include "vhca-state.h"
 
 #define TYPE_VHCA "vhca"
 
@@ -49,7 +50,6 @@ struct VhcaState {
     uint32_t max_srq;
     uint32_t rx_frame_rate;         /* x-rx-frame-rate, 0: no limit */
 
-    Error *migration_blocker;
 
     /* The engine's deferred work and its one timer (RC transport). */
     QEMUBH *work_bh;
@@ -77,8 +77,28 @@ struct VhcaState {
     uint64_t doorbells_queued;
     uint64_t doorbells_queue_full;
 
+    /*
+     * Migration (vhca-migration.c): the engine's state stream between
+     * pre_save and post_save (mig_save owns it) or as loaded (g_malloc'd
+     * by VMState), and the doorbells queued at save.
+     */
+    uint8_t *mig_state;
+    uint32_t mig_state_len;
+    VhcaStateBuf mig_save;
+    uint32_t mig_doorbells;
+    VhcaDoorbell mig_doorbell[VHCA_DOORBELL_QUEUE_LEN];
+
     VhcaDma dma;
     VhcaCore core;
 };
+
+/* vhca.c, "Re-entrancy": every entry into the engine is bracketed so. */
+bool vhca_engine_enter(VhcaState *s);
+void vhca_engine_leave(VhcaState *s);
+/* Whether the backend gives the port a carrier. */
+bool vhca_link_is_up(VhcaState *s);
+
+/* vhca-migration.c */
+extern const VMStateDescription vmstate_vhca;
 
 #endif /* HW_VHCA_H */

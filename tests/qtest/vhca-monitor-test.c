@@ -14,102 +14,9 @@
 #include "vhca-qdriver.h"
 #include "vhca-qrdma.h"
 
-#define ADMQ_LOG        6
-#define AEQ_LOG         8
-#define CQ_LOG          6
-#define QP_LOG          5
-#define QKEY            0x12340000u
-#define SQ_PSN          0x777
-
-static const uint8_t gid4[16] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1,
-};
-
-#define RC_RTR_REQ      (VHCA_QP_AV | VHCA_QP_PATH_MTU | VHCA_QP_DEST_QPN | \
-                         VHCA_QP_RQ_PSN | VHCA_QP_MAX_DEST_RD_ATOMIC |      \
-                         VHCA_QP_MIN_RNR_TIMER)
-#define RC_RTS_REQ      (VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |                \
-                         VHCA_QP_RNR_RETRY | VHCA_QP_SQ_PSN |                \
-                         VHCA_QP_MAX_QP_RD_ATOMIC)
-
-/*
- * What the driver made: a UD QP in RTS with two receives posted, an RC
- * QP in RTS (vhca_qp_attr_defaults) with a SEND on the wire that nobody
- * acknowledges.
- */
-typedef struct Rig {
-    VhcaTestDev *d;
-    uint32_t page, pdn, mr_index, key;
-    uint64_t buf;
-    VhcaEq eq;
-    VhcaCq scq, rcq;
-    VhcaQp ud, rc;
-} Rig;
-
-static void modify_ok(Rig *r, uint32_t qpn, uint8_t state, uint32_t mask,
-                      struct vhca_qp_attr *a)
+static void rig_up(VhcaRig *r)
 {
-    a->qpn = cpu_to_le32(qpn);
-    a->qp_state = state;
-    a->attr_mask = cpu_to_le32(VHCA_QP_STATE | mask);
-    g_assert_cmpuint(vhca_cmd_modify_qp(r->d, a), ==, VHCA_ST_OK);
-}
-
-static void rig_build(Rig *r, VhcaTestDev *d)
-{
-    struct vhca_device_attr dev;
-    struct vhca_mr_create c;
-    struct vhca_qp_attr a;
-    uint8_t frame[VHCA_ETH_MAX_FRAME];
-
-    memset(r, 0, sizeof(*r));
-    r->d = d;
-    vhca_admin_setup(d, ADMQ_LOG, AEQ_LOG);
-    d->stash_events = true;
-    g_assert_cmpuint(vhca_cmd_add_gid(d, 0, 1, VHCA_GID_TYPE_ROCE_V2_IPV4,
-                                      gid4), ==, VHCA_ST_OK);
-    g_assert_cmpuint(vhca_cmd_alloc_uctx(d, &r->page), ==, VHCA_ST_OK);
-    r->pdn = vhca_pd_make(d);
-    r->buf = guest_alloc(&d->alloc, 4096);
-    vhca_mr_prepare_phys(&c, r->pdn, VHCA_ACCESS_LOCAL_WRITE, r->buf, 4096,
-                         0x33);
-    g_assert_cmpuint(vhca_cmd_create_mr(d, &c, &r->mr_index, &r->key), ==,
-                     VHCA_ST_OK);
-    vhca_eq_make(d, &r->eq, 6, VHCA_VECTOR_FIRST_COMP);
-    vhca_cq_make(d, &r->scq, CQ_LOG, r->eq.eqn, r->page);
-    vhca_cq_make(d, &r->rcq, CQ_LOG, r->eq.eqn, r->page);
-
-    vhca_qp_make(d, &r->ud, VHCA_QPT_UD, r->pdn, r->scq.cqn, r->rcq.cqn,
-                 QP_LOG, QP_LOG, r->page);
-    memset(&a, 0, sizeof(a));
-    a.port = 1;
-    a.qkey = cpu_to_le32(QKEY);
-    modify_ok(r, r->ud.qpn, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
-              VHCA_QP_QKEY, &a);
-    memset(&a, 0, sizeof(a));
-    modify_ok(r, r->ud.qpn, VHCA_QPS_RTR, 0, &a);
-    a.sq_psn = cpu_to_le32(SQ_PSN);
-    modify_ok(r, r->ud.qpn, VHCA_QPS_RTS, VHCA_QP_SQ_PSN, &a);
-    vhca_qp_write_recv_sge(d, &r->ud, 0x51, r->buf, 2048, r->key);
-    vhca_qp_write_recv_sge(d, &r->ud, 0x52, r->buf + 2048, 2048, r->key);
-    vhca_qp_ring_rq(d, &r->ud, r->page);
-
-    vhca_qp_make(d, &r->rc, VHCA_QPT_RC, r->pdn, r->scq.cqn, r->rcq.cqn,
-                 QP_LOG, QP_LOG, r->page);
-    g_assert_cmpuint(vhca_cmd_query_device(d, &dev), ==, VHCA_ST_OK);
-    vhca_qp_attr_defaults(&a, r->rc.qpn, &dev);
-    modify_ok(r, r->rc.qpn, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX | VHCA_QP_PORT |
-              VHCA_QP_ACCESS_FLAGS, &a);
-    modify_ok(r, r->rc.qpn, VHCA_QPS_RTR, RC_RTR_REQ, &a);
-    modify_ok(r, r->rc.qpn, VHCA_QPS_RTS, RC_RTS_REQ, &a);
-    vhca_qp_write_send(d, &r->rc, 0x5e, VHCA_WR_SEND, VHCA_WQE_SIGNALED);
-    vhca_qp_ring_sq(d, &r->rc, r->page);
-    g_assert_cmpuint(vhca_wire_recv(d, frame, sizeof(frame)), >, 0);
-}
-
-static void rig_up(Rig *r)
-{
-    rig_build(r, vhca_test_start(true, NULL));
+    vhca_rig_build(r, vhca_test_start(true, NULL));
 }
 
 /* x-query-vhca with @id fails with @error_class. */
@@ -167,7 +74,7 @@ static bool vm_running(VhcaTestDev *d)
 /* Every object the driver made has its line, with what it holds. */
 static void test_query_objects(void)
 {
-    Rig r;
+    VhcaRig r;
     g_autofree char *text = NULL;
 
     rig_up(&r);
@@ -181,11 +88,12 @@ static void test_query_objects(void)
     assert_has_line(text, "  port mac 52:54:00:12:34:56 link up mtu 1500 "
                     "active-mtu 1024");
     assert_has_line(text, "  gid 0 192.0.2.1 type RoCEv2-IPv4");
-    /* Two receives posted, none used; nothing sent from SQ_PSN yet. */
+    /* Two receives posted, none used; nothing sent from the SQ PSN yet. */
     assert_has_line(text, "  qp %u type UD state RTS pdn %u scqn %u rcqn %u "
                     "qkey 0x%x sq 0/%u sq-pi 0 rq 2/%u rq-pi 2 "
                     "sq-psn 0x%06x", r.ud.qpn, r.pdn, r.scq.cqn, r.rcq.cqn,
-                    QKEY, 1u << QP_LOG, 1u << QP_LOG, SQ_PSN);
+                    VHCA_RIG_QKEY, 1u << VHCA_RIG_QP_LOG,
+                    1u << VHCA_RIG_QP_LOG, VHCA_RIG_UD_SQ_PSN);
     /*
      * One SEND out from sq_psn 0x123456, not acknowledged, so the
      * retransmit timer runs; no retry used yet, the whole window, the
@@ -196,11 +104,11 @@ static void test_query_objects(void)
                     "sq-psn 0x123457 una-psn 0x123456 rq-psn 0xabcdef "
                     "retry 6/6 rnr-retry 5/5 window 256/256 "
                     "ack-timer 67108us timer-armed", r.rc.qpn, r.pdn,
-                    r.scq.cqn, r.rcq.cqn, 0xc0ffee, 1u << QP_LOG,
-                    1u << QP_LOG);
+                    r.scq.cqn, r.rcq.cqn, 0xc0ffee, 1u << VHCA_RIG_QP_LOG,
+                    1u << VHCA_RIG_QP_LOG);
     /* Each CQ serves both QPs. */
     assert_has_line(text, "  cq %u size %u pi 0 ci 0 eqn %u armed no "
-                    "users 2", r.scq.cqn, 1u << CQ_LOG, r.eq.eqn);
+                    "users 2", r.scq.cqn, 1u << VHCA_RIG_CQ_LOG, r.eq.eqn);
     assert_has_line(text, "  eq %u size 64 pi 0 ci 0 vector %u armed yes "
                     "cqs 2", r.eq.eqn, VHCA_VECTOR_FIRST_COMP);
     assert_has_line(text, "  mr %u key 0x%x pdn %u iova 0x%" PRIx64
@@ -220,7 +128,7 @@ static void test_query_objects(void)
 /* "info vhca [id]" prints the same text; a bad ID is an error message. */
 static void test_hmp_info(void)
 {
-    Rig r;
+    VhcaRig r;
     g_autofree char *qmp_all = NULL;
     g_autofree char *hmp_all = NULL;
     g_autofree char *hmp_one = NULL;
@@ -247,13 +155,13 @@ static void test_query_select(void)
         "mac=52:54:00:12:34:56", "mac=52:54:00:12:34:57",
     };
     VhcaTestDev *devs[2];
-    Rig r;
+    VhcaRig r;
     g_autofree char *all = NULL;
     g_autofree char *by_id = NULL;
     g_autofree char *by_path = NULL;
 
     vhca_test_start_many(2, slots, opts, 128, devs);
-    rig_build(&r, devs[1]);
+    vhca_rig_build(&r, devs[1]);
     all = vhca_query_text(devs[0], NULL);
     assert_has_line(all, "vhca0: /machine/peripheral/vhca0 pci 00:04.0 "
                     "netdev hs0");

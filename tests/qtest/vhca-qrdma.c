@@ -656,3 +656,75 @@ void vhca_ceq_ack(VhcaTestDev *d, VhcaEq *eq, bool arm)
     vhca_wr(d, VHCA_REG_EQ_DB(eq->eqn),
             (eq->ci & VHCA_EQ_DB_CI_MASK) | (arm ? VHCA_EQ_DB_ARM : 0));
 }
+
+/* ---- a device with objects open ---------------------------------------- */
+
+static const uint8_t vhca_rig_gid[16] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1,
+};
+
+#define VHCA_RIG_RTR_REQ (VHCA_QP_AV | VHCA_QP_PATH_MTU | VHCA_QP_DEST_QPN | \
+                          VHCA_QP_RQ_PSN | VHCA_QP_MAX_DEST_RD_ATOMIC |      \
+                          VHCA_QP_MIN_RNR_TIMER)
+#define VHCA_RIG_RTS_REQ (VHCA_QP_TIMEOUT | VHCA_QP_RETRY_CNT |               \
+                          VHCA_QP_RNR_RETRY | VHCA_QP_SQ_PSN |               \
+                          VHCA_QP_MAX_QP_RD_ATOMIC)
+
+static void vhca_rig_modify(VhcaRig *r, uint32_t qpn, uint8_t state,
+                            uint32_t mask, struct vhca_qp_attr *a)
+{
+    a->qpn = cpu_to_le32(qpn);
+    vhca_qp_modify_ok_at(r->d, a, state, mask, G_STRLOC);
+}
+
+void vhca_rig_build(VhcaRig *r, VhcaTestDev *d)
+{
+    struct vhca_device_attr dev;
+    struct vhca_mr_create c;
+    struct vhca_qp_attr a;
+    uint8_t frame[VHCA_ETH_MAX_FRAME];
+
+    memset(r, 0, sizeof(*r));
+    r->d = d;
+    vhca_admin_setup(d, VHCA_RIG_ADMQ_LOG, VHCA_RIG_AEQ_LOG);
+    d->stash_events = true;
+    g_assert_cmpuint(vhca_cmd_add_gid(d, 0, 1, VHCA_GID_TYPE_ROCE_V2_IPV4,
+                                      vhca_rig_gid), ==, VHCA_ST_OK);
+    g_assert_cmpuint(vhca_cmd_alloc_uctx(d, &r->page), ==, VHCA_ST_OK);
+    r->pdn = vhca_pd_make(d);
+    r->buf = guest_alloc(&d->alloc, 4096);
+    vhca_mr_prepare_phys(&c, r->pdn, VHCA_ACCESS_LOCAL_WRITE, r->buf, 4096,
+                         0x33);
+    g_assert_cmpuint(vhca_cmd_create_mr(d, &c, &r->mr_index, &r->key), ==,
+                     VHCA_ST_OK);
+    vhca_eq_make(d, &r->eq, 6, VHCA_VECTOR_FIRST_COMP);
+    vhca_cq_make(d, &r->scq, VHCA_RIG_CQ_LOG, r->eq.eqn, r->page);
+    vhca_cq_make(d, &r->rcq, VHCA_RIG_CQ_LOG, r->eq.eqn, r->page);
+
+    vhca_qp_make(d, &r->ud, VHCA_QPT_UD, r->pdn, r->scq.cqn, r->rcq.cqn,
+                 VHCA_RIG_QP_LOG, VHCA_RIG_QP_LOG, r->page);
+    memset(&a, 0, sizeof(a));
+    a.port = 1;
+    a.qkey = cpu_to_le32(VHCA_RIG_QKEY);
+    vhca_rig_modify(r, r->ud.qpn, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX |
+                    VHCA_QP_PORT | VHCA_QP_QKEY, &a);
+    memset(&a, 0, sizeof(a));
+    vhca_rig_modify(r, r->ud.qpn, VHCA_QPS_RTR, 0, &a);
+    a.sq_psn = cpu_to_le32(VHCA_RIG_UD_SQ_PSN);
+    vhca_rig_modify(r, r->ud.qpn, VHCA_QPS_RTS, VHCA_QP_SQ_PSN, &a);
+    vhca_qp_write_recv_sge(d, &r->ud, 0x51, r->buf, 2048, r->key);
+    vhca_qp_write_recv_sge(d, &r->ud, 0x52, r->buf + 2048, 2048, r->key);
+    vhca_qp_ring_rq(d, &r->ud, r->page);
+
+    vhca_qp_make(d, &r->rc, VHCA_QPT_RC, r->pdn, r->scq.cqn, r->rcq.cqn,
+                 VHCA_RIG_QP_LOG, VHCA_RIG_QP_LOG, r->page);
+    g_assert_cmpuint(vhca_cmd_query_device(d, &dev), ==, VHCA_ST_OK);
+    vhca_qp_attr_defaults(&a, r->rc.qpn, &dev);
+    vhca_rig_modify(r, r->rc.qpn, VHCA_QPS_INIT, VHCA_QP_PKEY_INDEX |
+                    VHCA_QP_PORT | VHCA_QP_ACCESS_FLAGS, &a);
+    vhca_rig_modify(r, r->rc.qpn, VHCA_QPS_RTR, VHCA_RIG_RTR_REQ, &a);
+    vhca_rig_modify(r, r->rc.qpn, VHCA_QPS_RTS, VHCA_RIG_RTS_REQ, &a);
+    vhca_qp_write_send(d, &r->rc, 0x5e, VHCA_WR_SEND, VHCA_WQE_SIGNALED);
+    vhca_qp_ring_sq(d, &r->rc, r->page);
+    g_assert_cmpuint(vhca_wire_recv(d, frame, sizeof(frame)), >, 0);
+}

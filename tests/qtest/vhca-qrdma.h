@@ -237,4 +237,31 @@ void vhca_ceq_next_at(VhcaTestDev *d, VhcaEq *eq, struct vhca_eqe *eqe,
 /* EQ_DB(eqn) = consumer index, optionally ARM. */
 void vhca_ceq_ack(VhcaTestDev *d, VhcaEq *eq, bool arm);
 
+/* ---- a device with objects open (monitor and migration tests) ---------- */
+
+#define VHCA_RIG_ADMQ_LOG       6
+#define VHCA_RIG_AEQ_LOG        8
+#define VHCA_RIG_CQ_LOG         6
+#define VHCA_RIG_QP_LOG         5
+#define VHCA_RIG_QKEY           0x12340000u
+#define VHCA_RIG_UD_SQ_PSN      0x777
+
+/*
+ * What the driver made: a GID (192.0.2.1), a user context, a PD, an MR
+ * over one page (buf), a completion EQ, two CQs, a UD QP in RTS with two
+ * receives posted and an RC QP in RTS (vhca_qp_attr_defaults) with a
+ * SEND on the wire that nobody acknowledges, so its retransmit timer runs.
+ */
+typedef struct VhcaRig {
+    VhcaTestDev *d;
+    uint32_t page, pdn, mr_index, key;
+    uint64_t buf;
+    VhcaEq eq;
+    VhcaCq scq, rcq;
+    VhcaQp ud, rc;
+} VhcaRig;
+
+/* Bring @d's admin queue up and make the rig on it (@d needs a netdev). */
+void vhca_rig_build(VhcaRig *r, VhcaTestDev *d);
+
 #endif /* VHCA_QRDMA_H */
