@@ -341,13 +341,13 @@ class LossyRc(unittest.TestCase):
 
     def test_rping_10_percent_loss(self):
         faults(drop=0.10, spare_acks="both", spare_gsi=True)
-        c = self.rping(50, 16384)
+        c = self.rping(20, 16384)
         self.assertInjected(c, "dropped")
 
     def test_rping_burst_loss_and_storm(self):
         faults(burst=self.BURST, dup=0.02, storm=4, spare_acks="both",
                spare_gsi=True)
-        c = self.rping(50, 16384)
+        c = self.rping(20, 16384)
         self.assertInjected(c, "burst_dropped")
         self.assertInjected(c, "duplicated", ("total",))
 
