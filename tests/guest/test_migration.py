@@ -75,7 +75,7 @@ class MigrateDuringTraffic(unittest.TestCase):
         return cli, srv
 
     def test_rping_verify(self):
-        count = 20000
+        count = 8000
         cli, srv = self.migrate_during(
             "rping -s -a %s -p 7190 -V -v -C %d" % (fabric[2].ipv4, count),
             "rping -c -a %s -p 7190 -V -v -C %d" % (fabric[2].ipv4, count),
