@@ -165,14 +165,10 @@ static void bench_many_init(Pair *p, BenchMany *m, const BenchOpts *o)
     }
 }
 
-/*
- * BENCH_BATCH WRITEs on each of the N QPs, one doorbell per QP, run to
- * the end, every CQE reaped.
- */
-static void bench_many_batch(Pair *p, BenchMany *m, uint32_t size,
-                             uint64_t *seq)
+/* BENCH_BATCH WRITEs posted on each of the N QPs, one doorbell per QP. */
+static void bench_many_post(Pair *p, BenchMany *m, uint32_t size,
+                            uint64_t *seq)
 {
-    uint32_t total = m->n * BENCH_BATCH;
     struct vhca_send_wqe w;
     uint32_t i, j;
 
@@ -189,9 +185,16 @@ static void bench_many_batch(Pair *p, BenchMany *m, uint32_t size,
         ring_doorbell(p->a.h, p->a.page, VHCA_DB_SQ, m->qa[i].qpn,
                       m->qa[i].sq_pi);
     }
+    *seq += m->n * BENCH_BATCH;
+}
+
+/* A batch on every QP, run to the end, every CQE reaped. */
+static void bench_many_batch(Pair *p, BenchMany *m, uint32_t size,
+                             uint64_t *seq)
+{
+    bench_many_post(p, m, size, seq);
     bench_pair_run(p);
-    bench_reap(&p->a, &m->cq, total);
-    *seq += total;
+    bench_reap(&p->a, &m->cq, m->n * BENCH_BATCH);
 }
 
 /* One batch of @opcode: posted, run to the end, every CQE reaped. */
@@ -354,9 +357,7 @@ static void bench_migrate_pair(Pair *p, const BenchOpts *o,
 static void bench_state(const BenchOpts *o)
 {
     BenchMany m = { 0 };
-    struct vhca_send_wqe w;
     uint64_t seq = 1;
-    uint32_t i, j;
     Pair p;
 
     harness_ram_size = RAM_SIZE + (size_t)o->qps * 48 * 1024;
@@ -364,17 +365,7 @@ static void bench_state(const BenchOpts *o)
     bench_many_init(&p, &m, o);
     bench_many_batch(&p, &m, o->size, &seq);
     bench_migrate_pair(&p, o, "idle");
-    for (i = 0; i < m.n; i++) {
-        for (j = 0; j < BENCH_BATCH; j++) {
-            wqe_init(&w, seq++, VHCA_WR_RDMA_WRITE, VHCA_WQE_SIGNALED);
-            wqe_sge(&w, p.a.buf + (j % BENCH_SLOTS) * 4096, o->size,
-                    p.a.key);
-            wqe_remote(&w, p.b.buf + (j % BENCH_SLOTS) * 4096, p.b.key);
-            qp_put_send_wqe(p.a.h, &m.qa[i], &w);
-        }
-        ring_doorbell(p.a.h, p.a.page, VHCA_DB_SQ, m.qa[i].qpn,
-                      m.qa[i].sq_pi);
-    }
+    bench_many_post(&p, &m, o->size, &seq);
     /* One pass each: a sends, b places and answers, a has not read. */
     p.a.h->work_scheduled = false;
     vhca_core_run_deferred(&p.a.h->core);
