@@ -18,6 +18,8 @@
 #include "hw/pci/msix.h"
 #include "hw/pci/pci_device.h"
 #include "migration/vmstate.h"
+#include "net/queue.h"
+#include "system/runstate.h"
 
 #include "vhca.h"
 #include "vhca-state.h"
@@ -31,11 +33,78 @@
 #define VHCA_MIG_STATE_MAX      (512u << 20)
 
 /*
+ * Rounds of "hand the engine what the fabric queued, run the engine" when
+ * the VM stops: one empties the queue unless the engine's own receive
+ * queue was full; a few more cover a queue that a full engine refused.
+ */
+#define VHCA_STOP_DRAIN_ROUNDS  8
+
+/*
+ * The VM stops - for a migration's last pass, a savevm, or a 'stop': the
+ * device runs dry before it is saved, as it would have a moment later.
+ * This runs before the last pass of guest RAM (migration_completion()
+ * stops the VM, then qemu_savevm_state_complete_precopy() sends RAM and
+ * then the devices, all under the BQL), so the engine may still write
+ * guest RAM here, where pre_save may not.  What goes through it:
+ *
+ * - the frames the fabric delivered, including the one QEMU's net layer
+ *   read and queued for the device because the VM had stopped
+ *   (qemu_can_send_packet() is false then; the netdev reads no more until
+ *   that one is taken), which would otherwise stay in the source process
+ *   and be lost;
+ * - the doorbells the vCPUs queued, and the ACKs, responses and sends
+ *   all of it makes.  Those the net layer holds back for the same reason
+ *   (qemu_send_packet() queues them in the netdev's queue while the VM is
+ *   stopped) go out now, through the netdev's own flush.
+ *
+ * So a migration loses no frame the source had taken from the fabric or
+ * made for it: what arrives later waits in the fabric socket for the
+ * target (docs/developer-guide.rst, "Migration: the glue").
+ */
+static void vhca_vm_state_change(void *opaque, bool running, RunState state)
+{
+    VhcaState *s = opaque;
+    NetClientState *nc = qemu_get_queue(s->nic);
+    bool emptied = false;
+    unsigned round;
+
+    if (running || s->unrealized) {
+        return;
+    }
+    for (round = 1; round <= VHCA_STOP_DRAIN_ROUNDS && !emptied; round++) {
+        /* A frame the engine refused disabled receiving until a flush. */
+        nc->receive_disabled = 0;
+        emptied = qemu_net_queue_flush(nc->incoming_queue);
+        /* Never nested: inside the engine it defers itself (vhca.c). */
+        vhca_work_bh(s);
+        if (nc->peer) {
+            qemu_flush_queued_packets(nc->peer);
+        }
+    }
+    trace_vhca_vm_stop_drain(round - 1, emptied);
+}
+
+void vhca_migration_realize(VhcaState *s)
+{
+    s->vm_stop_entry = qemu_add_vm_change_state_handler(vhca_vm_state_change,
+                                                        s);
+}
+
+void vhca_migration_unrealize(VhcaState *s)
+{
+    if (s->vm_stop_entry) {
+        qemu_del_vm_change_state_handler(s->vm_stop_entry);
+        s->vm_stop_entry = NULL;
+    }
+}
+
+/*
  * pre_save runs with the BQL held and the VM stopped, after the RAM's last
  * pass has been written: the engine must not run here (a pass would write
- * guest RAM that is no longer sent), it is only read.  The doorbells the
- * vCPUs queued and the main loop has not run yet go with the state and run
- * on the target, after the load, as the first thing its engine does.
+ * guest RAM that is no longer sent), it is only read.  The VM's stop ran
+ * it dry (vhca_vm_state_change()); doorbells queued since - none, unless
+ * that run had to defer itself - go with the state and run on the
+ * target, after the load, as the first thing its engine does.
  */
 static int vhca_pre_save(void *opaque)
 {

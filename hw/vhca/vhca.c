@@ -534,7 +534,7 @@ static void vhca_doorbells_run(VhcaState *s)
  * that the DMAs they make (vhca-dma.c) nest in it instead of each paying
  * for its own; MMIO from a vCPU already runs in the one cpu_exec() holds.
  */
-static void vhca_work_bh(void *opaque)
+void vhca_work_bh(void *opaque)
 {
     VhcaState *s = opaque;
     bool flush;
@@ -973,6 +973,7 @@ static void vhca_realize(PCIDevice *pdev, Error **errp)
                           object_get_typename(OBJECT(s)), dev->id,
                           &dev->mem_reentrancy_guard, s);
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+    vhca_migration_realize(s);
     /* The device is not enabled yet: no PORT_CHANGE event is posted. */
     vhca_core_set_link(&s->core, vhca_link_is_up(s));
 
@@ -985,6 +986,7 @@ static void vhca_exit(PCIDevice *pdev)
     VhcaState *s = VHCA(pdev);
 
     s->unrealized = true;
+    vhca_migration_unrealize(s);
     /* A loaded stream not yet consumed; a saved one is mig_save's. */
     if (s->mig_state != s->mig_save.data) {
         g_free(s->mig_state);

@@ -87,6 +87,8 @@ struct VhcaState {
     VhcaStateBuf mig_save;
     uint32_t mig_doorbells;
     VhcaDoorbell mig_doorbell[VHCA_DOORBELL_QUEUE_LEN];
+    /* Runs the engine dry when the VM stops (vhca-migration.c). */
+    VMChangeStateEntry *vm_stop_entry;
 
     VhcaDma dma;
     VhcaCore core;
@@ -97,8 +99,12 @@ bool vhca_engine_enter(VhcaState *s);
 void vhca_engine_leave(VhcaState *s);
 /* Whether the backend gives the port a carrier. */
 bool vhca_link_is_up(VhcaState *s);
+/* The work bottom half: queued doorbells, timers, received frames. */
+void vhca_work_bh(void *opaque);
 
 /* vhca-migration.c */
 extern const VMStateDescription vmstate_vhca;
+void vhca_migration_realize(VhcaState *s);
+void vhca_migration_unrealize(VhcaState *s);
 
 #endif /* HW_VHCA_H */
