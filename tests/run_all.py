@@ -44,9 +44,17 @@ class Results:
     def __init__(self):
         self.rows = []
         self.durations = []     # (seconds, what): test programs, cases
+        self.modules = []       # (seconds, name): guest modules, whole
 
     def took(self, what, seconds):
         self.durations.append((seconds, what))
+
+    def print_modules(self):
+        """Where the guest suite's time goes, boots included."""
+        if self.modules:
+            print("[vhca] guest modules, boots included: %s" % ", ".join(
+                "%s %.0fs" % (name, seconds) for seconds, name in
+                sorted(self.modules, reverse=True)))
 
     def print_slowest(self, n=10):
         """The test command must stay within its time: show where it goes."""
@@ -266,6 +274,9 @@ class RecordingResult(unittest.TestResult):
             self.results.took("%s %s" % (self.suite, self.name(test)),
                               time.monotonic() - start)
 
+    def module_took(self, name, seconds):
+        self.results.modules.append((seconds, name))
+
     @staticmethod
     def name(test):
         name = test.id()
@@ -317,7 +328,23 @@ def grouped_by_fabric(suite):
     for index, key in enumerate(keys):
         first.setdefault(key, index)
     order = sorted(range(len(modules)), key=lambda i: (first[keys[i]], i))
-    return unittest.TestSuite(modules[i] for i in order)
+    return unittest.TestSuite(TimedModule(modules[i]) for i in order)
+
+
+class TimedModule(unittest.TestSuite):
+    """One module's tests, timed as a whole: its boot (setUpModule) and
+    the previous module's tear-down come with it, which the cases' own
+    times leave out.  The times go to the result's module_took()."""
+
+    def run(self, result, debug=False):
+        t0 = time.monotonic()
+        try:
+            return super().run(result, debug)
+        finally:
+            name = next((type(t).__module__ for t in iter_tests(self)),
+                        None)
+            if name and hasattr(result, "module_took"):
+                result.module_took(name, time.monotonic() - t0)
 
 
 def iter_tests(suite):
@@ -351,10 +378,14 @@ def main():
     t0 = time.monotonic()
     for name in SUITES:
         if name in wanted:
+            t_suite = time.monotonic()
             SUITES[name](results)
+            print("[vhca] suite %s: %.0fs" % (name,
+                                               time.monotonic() - t_suite))
     passed, failed = results.count("pass"), results.count("fail")
     skipped = results.count("skip")
     results.print_slowest()
+    results.print_modules()
     print("[vhca] tests took %.0fs" % (time.monotonic() - t0))
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 0 if failed == 0 and passed > 0 else 1
