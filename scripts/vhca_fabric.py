@@ -982,6 +982,69 @@ exit 1
                                          reply["error"]["desc"]))
             return reply.get("return")
 
+    def qmp_job(self, command, timeout, **arguments):
+        """Run a QMP command that starts a job (blockdev-create,
+        snapshot-save...) and wait, at most timeout seconds, for the job
+        to conclude; a job that ended with an error raises it."""
+        job = "vhca-" + uuid.uuid4().hex[:8]
+        self.qmp(command, **{"job-id": job}, **arguments)
+
+        def concluded():
+            for j in self.qmp("query-jobs"):
+                if j["id"] == job and j["status"] == "concluded":
+                    return j
+            return None
+        done = run_bounded("guest%d's %s" % (self.index, command), concluded,
+                           timeout, self.alive)
+        # Both job kinds this serves wait to be dismissed (QEMU's
+        # JOB_MANUAL_DISMISS), so their error stays readable until here.
+        self.qmp("job-dismiss", id=job)
+        if done.get("error"):
+            raise FabricError("guest%d: %s failed: %s"
+                              % (self.index, command, done["error"]))
+
+    # The qcow2 node snapshots go to: the guests boot from an initramfs and
+    # have no disk, and savevm needs a block device that holds snapshots.
+    SNAPSHOT_NODE = "vhca-snapshots"
+    SNAPSHOT_IMAGE_SIZE = 4 << 30       # room for 1 GiB of RAM, and more
+
+    def snapshot_node(self):
+        """The node snapshots of this QEMU go to: a qcow2 file in the
+        guest's directory, created and added (blockdev-create,
+        blockdev-add) on first use, as a user adds a disk to a running
+        VM.  A new QEMU (after a migration) makes a new one."""
+        node = self.SNAPSHOT_NODE
+        if any(n.get("node-name") == node
+               for n in self.qmp("query-named-block-nodes")):
+            return node
+        path = os.path.join(self.dir, "snapshots.qcow2")
+        self.qmp_job("blockdev-create", 30,
+                     options={"driver": "file", "filename": path, "size": 0})
+        self.qmp("blockdev-add", driver="file", filename=path,
+                 **{"node-name": node + "-file"})
+        self.qmp_job("blockdev-create", 30,
+                     options={"driver": "qcow2", "file": node + "-file",
+                              "size": self.SNAPSHOT_IMAGE_SIZE})
+        self.qmp("blockdev-add", driver="qcow2", file=node + "-file",
+                 **{"node-name": node})
+        return node
+
+    def savevm(self, tag, timeout=MIGRATE_TIMEOUT):
+        """Save the guest's RAM and devices as snapshot tag (QMP
+        snapshot-save, HMP's savevm): the VM stops while it is written and
+        then runs on as it was (running or stopped)."""
+        node = self.snapshot_node()
+        self.qmp_job("snapshot-save", timeout, tag=tag, vmstate=node,
+                     devices=[node])
+
+    def loadvm(self, tag, timeout=MIGRATE_TIMEOUT):
+        """Take the guest back to snapshot tag (QMP snapshot-load, HMP's
+        loadvm): its RAM and devices, the vhca's QPs with their PSNs and
+        timers among them, replace the running ones."""
+        node = self.snapshot_node()
+        self.qmp_job("snapshot-load", timeout, tag=tag, vmstate=node,
+                     devices=[node])
+
 
 # The fabric NIC's QOM ID and the PCIe root port it sits in.
 NIC_ID = "nic"
@@ -1598,6 +1661,12 @@ def main():
     p = sub.add_parser("migrate", help="live-migrate a guest to a new QEMU "
                        "on this host while the fabric runs")
     p.add_argument("guest", type=int)
+    for cmd, what in (("savevm", "save a guest's RAM and devices as a "
+                       "snapshot (a qcow2 file in its directory)"),
+                      ("loadvm", "take a guest back to a snapshot")):
+        p = sub.add_parser(cmd, help=what)
+        p.add_argument("guest", type=int)
+        p.add_argument("tag")
     sub.add_parser("stop", help="stop every guest started by 'start'")
     args = parser.parse_args()
 
@@ -1684,6 +1753,10 @@ def main():
             print("guest%d: migrated in %d ms, downtime %d ms (pid %d)"
                   % (args.guest, info.get("total-time", 0),
                      info.get("downtime", 0), fabric[args.guest].pid))
+        elif args.cmd in ("savevm", "loadvm"):
+            guest = attached_guest(Fabric.attach(args.run_dir), args.guest)
+            getattr(guest, args.cmd)(args.tag)
+            print("guest%d: %s %s done" % (args.guest, args.cmd, args.tag))
         elif args.cmd == "stop":
             Fabric.attach(args.run_dir).stop()
     except (FabricError, subprocess.CalledProcessError) as e:
