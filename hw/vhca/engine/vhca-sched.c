@@ -366,10 +366,16 @@ void vhca_sched_cleanup(VhcaCore *core)
 {
     uint32_t qpn;
 
-    if (!core->qps) {
+    if (!core->qps || !core->qp_ids.map) {
         return;
     }
-    for (qpn = 0; qpn < core->cfg.max_qp + VHCA_FIRST_QPN; qpn++) {
+    /*
+     * Only a QP that exists has transport state (DESTROY_QP frees its
+     * own): walking every slot would read in the pages of a table that
+     * was never written, as the engine a migration loads replaces.
+     */
+    for (qpn = vhca_ids_next(&core->qp_ids, 0); qpn;
+         qpn = vhca_ids_next(&core->qp_ids, qpn + 1)) {
         vhca_qp_transport_free(core, &core->qps[qpn]);
     }
     core->rx_queued = 0;
