@@ -63,6 +63,8 @@ pkgs=(
 	# tests and tools (gnuplot: scripts/bench.py --plot; strace: a guest
 	# test watches a vCPU thread yield)
 	tshark iproute2 sparse gnuplot-nox strace
+	# tests/guest/fi_rma_check.c, built here and copied into the guests
+	libfabric-dev
 	# checkpatch.pl for the driver lint test
 	linux-source-6.12
 	# building vhca.ko against the unpacked headers: what linux-kbuild and

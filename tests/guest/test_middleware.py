@@ -10,9 +10,13 @@ with the environment docs/user-guide.rst, "Middleware", gives:
   messages, RMA, atomics) on RC with UD wire-up and on UD alone;
 - libfabric: ``fi_info -p verbs`` lists vhca0; ``fi_pingpong`` with MSG
   endpoints and with RDM endpoints through RXM ("verbs;ofi_rxm", whose
-  CQ of 128 + 128 * 1024 entries needs max_cqe above 2^17);
+  CQ of 128 + 128 * 1024 entries needs max_cqe above 2^17); RMA and
+  atomics through RXM with tests/guest/fi_rma_check.c (built here
+  against Debian's libfabric-dev, copied into the guests);
 - MPI: tests/guest/mpi_check.py (ping-pong and allreduce, results
-  checked) as one rank per guest, launched by scripts/vhca_mpirun.py.
+  checked) as one rank per guest, launched by scripts/vhca_mpirun.py,
+  over UCX and over libfabric (Open MPI's OFI MTL: tagged messages
+  through "verbs;ofi_rxm").
 
 Every test asserts on the figure or line the program prints and on its
 exit status.  One fabric of two vhca guests, shared with the other
@@ -21,6 +25,8 @@ modules that ask for the default one.
 
 import os
 import re
+import subprocess
+import tempfile
 import unittest
 
 from host_common import vhca_fabric
@@ -32,6 +38,7 @@ setUpModule, tearDownModule = fabric.start, fabric.stop
 HERE = os.path.dirname(os.path.abspath(__file__))
 UCX_PORT = 13337         # ucx_perftest's default
 FI_PINGPONG_PORT = 47592  # fi_pingpong's default control port
+FI_RMA_CHECK_PORT = 47593  # fi_rma_check.c's default control port
 UCX_DEV = "UCX_NET_DEVICES=vhca0:1 "
 # The line ucx_perftest prints last for a test that ran to its end:
 # "Final:  <iterations>  <latency or overhead figures> ...".
@@ -134,16 +141,68 @@ class Libfabric(unittest.TestCase):
     def test_fi_pingpong_rdm_rxm(self):
         self.pingpong("verbs;ofi_rxm", "rdm")
 
+    def test_rma_and_atomics_rdm_rxm(self):
+        # fi_rma_check.c on the host's libfabric-dev (Debian 12's 1.17
+        # API; the guests' libfabric 2.1 keeps its symbol versions).
+        with tempfile.TemporaryDirectory() as tmp:
+            binary = os.path.join(tmp, "fi_rma_check")
+            proc = subprocess.run(
+                ["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", binary,
+                 os.path.join(HERE, "fi_rma_check.c"), "-lfabric"],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            self.assertEqual(proc.returncode, 0, "building fi_rma_check.c "
+                             "(libfabric-dev: scripts/setup-host.sh):\n%s"
+                             % proc.stdout)
+            for g in (fabric[1], fabric[2]):
+                g.put_file("/tmp/fi_rma_check", binary)
+                g.run("chmod +x /tmp/fi_rma_check")
+        status, out, server_out = pair(
+            "/tmp/fi_rma_check", "/tmp/fi_rma_check %s" % fabric[2].ipv4,
+            FI_RMA_CHECK_PORT)
+        self.assertEqual(status, 0, "%s\n--- server:\n%s"
+                         % (out, server_out))
+        # Both ends on RXM over verbs on vhca0, not on another provider.
+        for end, text in (("client", out), ("server", server_out)):
+            self.assertIn("fi_rma_check: %s provider verbs;ofi_rxm domain "
+                          "vhca0\n" % end, text)
+        for line in ("read ok, 6 sizes of the server's pattern",
+                     "write and read back ok, sizes 1 to 4194304 bytes, "
+                     "10 each",
+                     "atomics ok, sum 55000 fetched, swapped for 42",
+                     "server checked its memory: ok"):
+            self.assertIn("fi_rma_check: " + line, out)
+        self.assertIn("last write of 4194304 bytes and the atomic word: ok",
+                      server_out)
+
 
 class Mpi(unittest.TestCase):
-    def test_pingpong_and_allreduce(self):
+    def mpi_check(self, **kwargs):
         status, out = vhca_mpirun.mpirun(
             fabric.booted(), ["python3", "/tmp/mpi_check.py"],
-            put=[os.path.join(HERE, "mpi_check.py")], timeout=300)
+            put=[os.path.join(HERE, "mpi_check.py")], timeout=300,
+            **kwargs)
         self.assertEqual(status, 0, out)
         self.assertIn("mpi_check: hosts guest1 guest2", out)
         self.assertRegex(out, r"mpi_check: pingpong ok 50 iterations")
         self.assertRegex(out, r"mpi_check: allreduce ok 2 ranks")
+        return out
+
+    def test_pingpong_and_allreduce(self):
+        self.mpi_check()
+
+    def test_pingpong_and_allreduce_ofi_mtl(self):
+        # Open MPI's OFI MTL says which provider and domain it took, once
+        # a rank, with its verbosity at 1 (mtl_ofi_component.c,
+        # select_ofi_provider): "mtl:ofi:provider: verbs;ofi_rxm",
+        # "mtl:ofi:provider:domain: vhca0".  The CM PML is the only one
+        # allowed, and it runs over the MTL alone, so the run cannot have
+        # gone over UCX or TCP.
+        out = self.mpi_check(transport="ofi", env={
+            "OMPI_MCA_opal_common_ofi_verbose": "1"})
+        self.assertEqual(re.findall(r"mtl:ofi:provider: (\S+)", out),
+                         ["verbs;ofi_rxm"] * 2, out)
+        self.assertEqual(re.findall(r"mtl:ofi:provider:domain: (\S+)",
+                                    out), ["vhca0"] * 2, out)
 
 
 if __name__ == "__main__":

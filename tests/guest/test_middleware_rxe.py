@@ -7,21 +7,27 @@ libfabric and MPI", "Linux rxe"):
   the rxe end (UCX_UD_VERBS_ETH_DGID_CHECK=n): rxe reports no RoCE packet
   type in ibv_wc.sl, so UCX on rxe would drop every IPv4 datagram;
 - libfabric's verbs provider with MSG endpoints (fi_pingpong, data
-  checked).
+  checked);
+- Open MPI over UCX, one rank in each guest (tests/guest/mpi_check.py
+  through scripts/vhca_mpirun.py, which gives each rank its own device
+  and the rxe rank the GID check off).
 
 RXM is left out: rxe refuses its verbs CQ (docs/limits.rst,
 "Middleware").  Guest 1 is vhca0, guest 2 rxe0; the fabric is the one
 test_interop_rxe.py boots.
 """
 
+import os
 import re
 import unittest
 
 from host_common import vhca_fabric
+import vhca_mpirun
 
 fabric = vhca_fabric.ModuleFabric("interop-rxe", nics=["vhca", "rxe"])
 setUpModule, tearDownModule = fabric.start, fabric.stop
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 UCX_PORT = 13337
 FI_PINGPONG_PORT = 47592
 UCX_FINAL = re.compile(r"^Final:\s+(\d+)\s", re.MULTILINE)
@@ -83,6 +89,17 @@ class LibfabricWithRxe(unittest.TestCase):
         # acknowledged.
         sizes = re.findall(r"^(\S+)\s+20\s+=20\s", out, re.MULTILINE)
         self.assertEqual(sizes, ["64", "256", "1k", "4k", "64k", "1m"], out)
+
+
+class MpiWithRxe(unittest.TestCase):
+    def test_pingpong_and_allreduce(self):
+        status, out = vhca_mpirun.mpirun(
+            fabric.booted(), ["python3", "/tmp/mpi_check.py"],
+            put=[os.path.join(HERE, "mpi_check.py")], timeout=300)
+        self.assertEqual(status, 0, out)
+        self.assertIn("mpi_check: hosts guest1 guest2", out)
+        self.assertRegex(out, r"mpi_check: pingpong ok 50 iterations")
+        self.assertRegex(out, r"mpi_check: allreduce ok 2 ranks")
 
 
 if __name__ == "__main__":
