@@ -337,12 +337,12 @@ class TimedModule(unittest.TestSuite):
     times leave out.  The times go to the result's module_took()."""
 
     def run(self, result, debug=False):
+        # Named before the run: a suite drops each test once it has run.
+        name = next((type(t).__module__ for t in iter_tests(self)), None)
         t0 = time.monotonic()
         try:
             return super().run(result, debug)
         finally:
-            name = next((type(t).__module__ for t in iter_tests(self)),
-                        None)
             if name and hasattr(result, "module_took"):
                 result.module_took(name, time.monotonic() - t0)
 
