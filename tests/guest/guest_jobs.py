@@ -29,7 +29,7 @@ class Job:
         self.guest.run(
             "for i in $(seq %d); do %s && exit 0; [ -e /tmp/%s.status ] && "
             "break; sleep 0.1; done; cat /tmp/%s.log; exit 1"
-            % (timeout * 10, test, self.name, self.name), timeout + 30)
+            % (timeout * 10, test, self.name, self.name), 2 * timeout + 30)
 
     def running(self):
         status, _ = self.guest.exec("[ ! -e /tmp/%s.status ]" % self.name)
@@ -48,7 +48,7 @@ class Job:
         status, _ = self.guest.exec(
             "for i in $(seq %d); do [ -e /tmp/%s.status ] && exit 0; "
             "sleep 0.1; done; pkill -P $(cat /tmp/%s.pid); exit 1"
-            % (timeout * 10, self.name, self.name), timeout + 30)
+            % (timeout * 10, self.name, self.name), 2 * timeout + 30)
         out = self.output()
         if status != 0:
             return -1, out + "\n(did not end within %d s)" % timeout

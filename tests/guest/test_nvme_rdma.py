@@ -66,9 +66,9 @@ class NvmeOverRdma(unittest.TestCase):
         self.round_trip(fabric[1], fabric[3])
 
 
-# fio with every block checked (crc32c, read back once written): 32 MiB in
+# fio with every block checked (crc32c, read back once written): 16 MiB in
 # 4 KiB writes, long enough for a migration to fall in the middle.
-FIO_VERIFY = ("fio --name=migrate --filename=%s --offset=64m --size=32m "
+FIO_VERIFY = ("fio --name=migrate --filename=%s --offset=64m --size=16m "
               "--rw=randwrite --bs=4k --direct=1 --ioengine=psync "
               "--verify=crc32c --verify_fatal=1 --do_verify=1 "
               "--output-format=terse")
