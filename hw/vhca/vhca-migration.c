@@ -57,9 +57,10 @@
  *   (qemu_send_packet() queues them in the netdev's queue while the VM is
  *   stopped) go out now, through the netdev's own flush.
  *
- * So a migration loses no frame the source had taken from the fabric or
- * made for it: what arrives later waits in the fabric socket for the
- * target (docs/developer-guide.rst, "Migration: the glue").
+ * So the saved device holds no received frame.  It cannot keep the
+ * source's netdev from reading the fabric socket it shares with the
+ * target once the migration is over: that one frame is still lost
+ * (docs/developer-guide.rst, "Migration: the glue").
  */
 static void vhca_vm_state_change(void *opaque, bool running, RunState state)
 {

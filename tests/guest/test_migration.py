@@ -46,14 +46,6 @@ def perftest(program, port, server, client):
 BW_LINE = re.compile(r"^\s*65536\s+(\d+)\s+[\d.]+\s+([\d.]+)", re.M)
 
 
-def vhca_counter(index, name):
-    """One of the device's counters, from x-query-vhca ("counter NAME N";
-    a counter still 0 is not listed)."""
-    text = fabric[index].qmp("x-query-vhca")["human-readable-text"]
-    m = re.search(r"^\s*counter %s (\d+)$" % re.escape(name), text, re.M)
-    return int(m.group(1)) if m else 0
-
-
 def unix_socket_inodes():
     with open("/proc/net/unix") as f:
         next(f)

@@ -190,14 +190,9 @@ void vhca_rdma_reset(VhcaCore *core)
 
 void vhca_rdma_cleanup(VhcaCore *core)
 {
-    uint32_t i;
-
     vhca_rdma_free_queues(core);
     if (core->srqs && core->srq_ids.map) {
-        for (i = vhca_ids_next(&core->srq_ids, 0); i;
-             i = vhca_ids_next(&core->srq_ids, i + 1)) {
-            free(core->srqs[i].pages);
-        }
+        vhca_srq_free_queues(core);
     }
     free(core->srqs);
     core->srqs = NULL;

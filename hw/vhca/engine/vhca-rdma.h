@@ -633,6 +633,7 @@ bool vhca_srq_take(VhcaCore *core, uint32_t srqn, uint8_t *raw,
  */
 void vhca_srq_qp_error(VhcaCore *core, uint32_t qpn);
 void vhca_srq_reset(VhcaCore *core);
+void vhca_srq_free_queues(VhcaCore *core);
 
 /* vhca-mcast.c: multicast groups (IBTA 10.5.2). */
 /* ff00::/8, or IPv4-mapped 224.0.0.0/4 (::ffff:e0.0.0.0/100). */

@@ -379,7 +379,8 @@ uint8_t vhca_cmd_destroy_srq(VhcaCore *core, VhcaCmdCtx *ctx)
     return VHCA_ST_OK;
 }
 
-void vhca_srq_reset(VhcaCore *core)
+/* The queues of the SRQs that exist (DESTROY_SRQ frees its own). */
+void vhca_srq_free_queues(VhcaCore *core)
 {
     uint32_t srqn;
 
@@ -387,6 +388,11 @@ void vhca_srq_reset(VhcaCore *core)
          srqn = vhca_ids_next(&core->srq_ids, srqn + 1)) {
         free(core->srqs[srqn].pages);
     }
+}
+
+void vhca_srq_reset(VhcaCore *core)
+{
+    vhca_srq_free_queues(core);
     memset(core->srqs, 0, (core->cfg.max_srq + 1) * sizeof(*core->srqs));
     vhca_ids_clear(&core->srq_ids);
 }
