@@ -12,6 +12,7 @@
 # Prints "KERNEL INITRD" on stdout.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
+build_lock image
 
 kver="$(guest_kernel_version)"
 kroot="$(guest_kernel_root "$kver")"

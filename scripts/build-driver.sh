@@ -7,6 +7,7 @@
 # build like a compiler warning.  Prints the path of vhca.ko on stdout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+build_lock driver
 
 kver="$(guest_kernel_version)"
 kdir="$(guest_kernel_root "$kver")/usr/src/linux-headers-$kver"

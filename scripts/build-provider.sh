@@ -13,6 +13,7 @@
 # build directory, i.e. "$(dirname "$so")/../providers/vhca/vhca.driver".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+build_lock provider
 
 rdma_core_version=56.1
 provider=vhca

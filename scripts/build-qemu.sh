@@ -11,6 +11,7 @@
 # is set in their environment (scripts/sanitize.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+build_lock qemu
 
 src_dir="$VHCA_CACHE/src"
 mkdir -p "$src_dir"

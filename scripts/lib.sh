@@ -9,6 +9,16 @@ mkdir -p "$VHCA_CACHE"
 log() { printf '[vhca] %s\n' "$*" >&2; }
 die() { printf 'vhca: error: %s\n' "$*" >&2; exit 1; }
 
+# build_lock NAME: hold $VHCA_CACHE/NAME.lock until the script exits, so
+# that builds of one artefact wait for each other (tests/run_all.py starts
+# two fabrics at once, and each runs the build scripts): two ninjas in one
+# build tree fail.  One name per script: build-image.sh runs
+# build-provider.sh, which takes its own.
+build_lock() {
+	exec {VHCA_BUILD_LOCK_FD}>"$VHCA_CACHE/$1.lock"
+	flock "$VHCA_BUILD_LOCK_FD"
+}
+
 # The newest Debian 12 build of Linux 6.12 that apt knows about.  Resolved
 # once per host and remembered, so caches keyed on it stay stable until the
 # host's package lists change.
