@@ -47,20 +47,19 @@
  * then the devices, all under the BQL), so the engine may still write
  * guest RAM here, where pre_save may not.  What goes through it:
  *
- * - the frames the fabric delivered, including the one QEMU's net layer
- *   read and queued for the device because the VM had stopped
- *   (qemu_can_send_packet() is false then; the netdev reads no more until
- *   that one is taken), which would otherwise stay in the source process
- *   and be lost;
+ * - the frames the fabric delivered, including one a netdev read and
+ *   queued for the device after the VM had stopped (qemu_can_send_packet()
+ *   is false then), which would otherwise stay in the source process and
+ *   be lost;
  * - the doorbells the vCPUs queued, and the ACKs, responses and sends
  *   all of it makes.  Those the net layer holds back for the same reason
  *   (qemu_send_packet() queues them in the netdev's queue while the VM is
  *   stopped) go out now, through the netdev's own flush.
  *
- * So the saved device holds no received frame.  It cannot keep the
- * source's netdev from reading the fabric socket it shares with the
- * target once the migration is over: that one frame is still lost
- * (docs/developer-guide.rst, "Migration: the glue").
+ * So the saved device holds no received frame.  The source's dgram
+ * netdev reads nothing more from the fabric socket it shares with the
+ * target while the VM is stopped (qemu-patches/0007), so none stays
+ * behind in the source (docs/developer-guide.rst, "Migration: the glue").
  */
 static void vhca_vm_state_change(void *opaque, bool running, RunState state)
 {

@@ -30,6 +30,9 @@ def gid(index):
 # perftest prints its table's header once connected, before the run.
 PERFTEST_STARTED = "grep -q '#bytes' %(log)s"
 PERFTEST_SECONDS = 20
+# What a migrated guest takes, past the downtime, to run its code again
+# under TCG (test_latency_stall).
+TCG_WARM_UP_MS = 100
 
 
 def perftest(program, port, server, client):
@@ -100,36 +103,24 @@ class MigrateDuringTraffic(unittest.TestCase):
             self.assertIsNotNone(m, outs[cli.name])
             self.assertGreater(float(m.group(2)), 0, outs[cli.name])
 
-    def test_latency_stall_and_datagrams(self):
+    def test_latency_stall(self):
         # The stall the peer sees: ib_write_lat's longest iteration
-        # (t_max), measured in guest 2 while guest 1 migrates.  Issue 30
-        # asks for at most the downtime plus one ACK timeout (perftest's
-        # QP timeout 14: 4.096 us x 2^14, 67 ms); that holds only when
-        # the migration loses no frame, and the old QEMU still takes one
-        # (docs/limits.rst), whose retransmission may wait for a doubled
-        # timer: 315 ms for a 126 ms downtime, 432 ms once.  So
-        # this asserts what RC guarantees, a pause within the peer's
-        # retry budget (7 retries, the timer doubling up to 4x: 23 ACK
-        # timeouts) and no error, and prints the figure.  Alongside, UD
-        # datagrams from guest 1
-        # for a fixed time (ib_send_bw -c UD -D): a migration may lose
-        # one (docs/limits.rst), which UD allows, and both ends finish.
-        # (ibv_ud_pingpong has no timeout: a lost datagram leaves it
-        # waiting for ever.)
-        lat_cmd = "ib_write_lat -d vhca0 -x %d -p 18611 -F -n 60000"
-        ud_cmd = "ib_send_bw -d vhca0 -x %%d -p 18612 -F -c UD -D %d" \
-            % PERFTEST_SECONDS
-        lat, ud = start_pairs(fabric, [
-            ("lat", 1, 2, lat_cmd % gid(1),
-             lat_cmd % gid(2) + " " + fabric[1].ipv4,
-             vhca_fabric.READY_TCP % {"port": 18611}, PERFTEST_STARTED),
-            ("ud", 2, 1, ud_cmd % gid(2),
-             ud_cmd % gid(1) + " " + fabric[2].ipv4,
-             vhca_fabric.READY_TCP % {"port": 18612}, PERFTEST_STARTED)])
-        info = guest_jobs.migrate(self, fabric, 1, [lat[1], ud[1]])
-        outs = finish_all(self, list(lat) + list(ud), 300)
+        # (t_max), measured in guest 2 while guest 1 migrates, at most
+        # the downtime plus one ACK timeout (perftest's QP timeout 14:
+        # 4.096 us x 2^14, 67 ms), plus TCG_WARM_UP_MS: the new QEMU
+        # starts with an empty translation cache, and guest 1's kernel
+        # and programs are translated again before it answers (up to 85 ms
+        # past the downtime seen).  A frame lost in the migration would
+        # wait for a doubled retransmission timer and fail this.
+        lat_cmd = "ib_write_lat -d vhca0 -x %d -p 18611 -F -n 30000"
+        lat = start_pair(fabric, "lat", 1, 2, lat_cmd % gid(1),
+                         lat_cmd % gid(2) + " " + fabric[1].ipv4,
+                         vhca_fabric.READY_TCP % {"port": 18611},
+                         PERFTEST_STARTED)
+        info = guest_jobs.migrate(self, fabric, 1, [lat[1]])
+        outs = finish_all(self, lat, 300)
         # "#bytes #iterations t_min[usec] t_max[usec] t_typical ..."
-        m = re.search(r"^\s*2\s+60000\s+([\d.]+)\s+([\d.]+)", outs["lat"],
+        m = re.search(r"^\s*2\s+30000\s+([\d.]+)\s+([\d.]+)", outs["lat"],
                       re.M)
         self.assertIsNotNone(m, outs["lat"])
         stall_ms = float(m.group(2)) / 1000
@@ -137,14 +128,22 @@ class MigrateDuringTraffic(unittest.TestCase):
         print("peer's longest iteration %.1f ms; downtime %s ms, ACK "
               "timeout %.1f ms" % (stall_ms, info["downtime"],
                                    ack_timeout_ms))
-        self.assertLessEqual(stall_ms,
-                             info["downtime"] + 23 * ack_timeout_ms,
-                             outs["lat"])
-        # "#bytes #iterations BW peak BW average MsgRate": the default
-        # size of a UD send is 2048 bytes here (perftest: the port MTU).
-        for name in ("ud", "ud-server"):
-            self.assertRegex(outs[name], r"(?m)^\s*\d+\s+\d+\s+[\d.]+"
-                             r"\s+[\d.]*[1-9]", outs[name])
+        self.assertLessEqual(stall_ms, info["downtime"] + ack_timeout_ms +
+                             TCG_WARM_UP_MS, outs["lat"])
+
+    def test_ud_pingpong(self):
+        # ibv_ud_pingpong waits for every datagram with no timeout: it
+        # ends only if the migration lost none of its datagrams (those
+        # sent during the downtime wait in the fabric socket for the new
+        # QEMU, qemu-patches/0007).
+        cmd = "ibv_ud_pingpong -d vhca0 -g %d -p 18613 -n 60000"
+        ping = start_pair(fabric, "udping", 2, 1, cmd % gid(2),
+                          cmd % gid(1) + " " + fabric[2].ipv4,
+                          vhca_fabric.READY_TCP % {"port": 18613},
+                          "grep -q 'remote address' %(log)s")
+        guest_jobs.migrate(self, fabric, 1, [ping[1]])
+        for out in finish_all(self, ping, 300).values():
+            self.assertRegex(out, r"60000 iters in [\d.]+ seconds", out)
 
     def test_rping_ten_migrations(self):
         # Ten migrations in a row during one rping -V: every ping's data
