@@ -6,17 +6,20 @@ process, and counts each module's results.  Runs inside a guest.
                            [MODULE...]
 
 DIR is rdma-core's tests/ folder, unmodified; with no MODULE every
-test_*.py in it runs.  Each module runs as
+test_*.py in it runs.  Each module runs as DIR/run_tests.py would run it,
 
     python3 DIR/run_tests.py --dev DEV [--gid N] -v MODULE
 
-in its own process group, killed after S seconds.  A whole-suite run
-crashes in Python 3.13's interpreter teardown (a known upstream bug) and so
-can a module's, after its summary: the counts therefore come from unittest's
-per-test lines ("name (id) ... ok", "skipped 'why'", "FAIL", "ERROR",
-printed as each test ends), not from the summary or the exit status.  A
-crash after every test reported is a note; a test that started and never
-reported (crash or timeout) is an error.
+but in a child forked from this process once it has imported the suite
+(run_tests.py loads every test module, pyverbs and its providers: two
+seconds a module under TCG, for modules that mostly skip), in its own
+process group, killed after S seconds, and ending with os._exit(): a
+whole-suite run crashes in Python 3.13's interpreter teardown (a known
+upstream bug), which a child never reaches.  It may still die in a test,
+so the counts come from unittest's per-test lines ("name (id) ... ok",
+"skipped 'why'", "FAIL", "ERROR", printed as each test ends), not from
+the summary or the exit status.  A test that started and never reported
+(crash or timeout) is an error.
 
 Prints one line per module, "PYVERBS-MODULE <json>", with the counts, the
 skip reasons, the failing tests and notes, then a table of them.
@@ -26,10 +29,11 @@ import argparse
 import json
 import os
 import re
+import selectors
 import signal
-import subprocess
 import sys
 import time
+import unittest
 
 # "test_foo (tests.test_bar.Baz.test_foo) ... ok"; with a docstring, unittest
 # puts its first line, and the " ... ", on the next line.
@@ -91,28 +95,90 @@ def parse(text):
     return results, pending
 
 
-def run_module(tests_dir, module, dev, gid, timeout):
-    cmd = [sys.executable, os.path.join(tests_dir, "run_tests.py"),
-           "--dev", dev] + (["--gid", str(gid)] if gid is not None else []) \
-        + ["-v", module]
+def load_suite(tests_dir, dev, gid):
+    """Import rdma-core's tests package as run_tests.py does, its
+    arguments parsed; the package, for unittest.main(module=...)."""
+    from importlib.machinery import SourceFileLoader
+    os.chdir(tests_dir)
+    sys.path.insert(0, tests_dir)
+    sys.argv = [os.path.join(tests_dir, "run_tests.py"), "--dev", dev] + \
+        (["--gid", str(gid)] if gid is not None else [])
+    from args_parser import parser
+    tests = SourceFileLoader(
+        "tests", os.path.join(tests_dir, "__init__.py")).load_module()
+    parser.parse_args()
+    return tests
+
+
+def run_in_child(tests, module):
+    """Fork a child that runs module as run_tests.py -v MODULE would, in
+    its own process group; (pid, its stdout, its stderr) as pipes."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setpgid(0, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            for fd in (out_r, out_w, err_r, err_w):
+                os.close(fd)
+            result = unittest.main(module=tests, exit=False,
+                                   argv=[sys.argv[0], "-v", module]).result
+            code = 0 if result.wasSuccessful() else 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(out_w)
+    os.close(err_w)
+    return pid, out_r, err_r
+
+
+def read_until(pid, fds, timeout):
+    """What the child wrote to fds until it closed them or timeout
+    seconds passed (then its group is killed); (texts, exit status,
+    timed out)."""
+    chunks = {fd: [] for fd in fds}
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    with selectors.DefaultSelector() as sel:
+        for fd in fds:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                os.killpg(pid, signal.SIGKILL)
+                break
+            for key, _ in sel.select(left):
+                data = os.read(key.fd, 65536)
+                if data:
+                    chunks[key.fd].append(data)
+                else:
+                    sel.unregister(key.fd)
+    for fd in fds:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    texts = [b"".join(chunks[fd]).decode(errors="replace") for fd in fds]
+    return texts, os.waitstatus_to_exitcode(status), timed_out
+
+
+def run_module(tests, module, timeout):
     start = time.monotonic()
     # unittest writes to stderr; what the tests print goes to stdout, kept
     # apart so it cannot split a "name ... ok" line.
-    proc = subprocess.Popen(cmd, cwd=tests_dir, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            errors="replace", start_new_session=True)
-    timed_out = False
-    try:
-        stdout, out = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        os.killpg(proc.pid, signal.SIGKILL)
-        stdout, out = proc.communicate()
+    pid, out_r, err_r = run_in_child(tests, module)
+    (stdout, out), returncode, timed_out = read_until(pid, [out_r, err_r],
+                                                      timeout)
     seconds = time.monotonic() - start
     results, pending = parse(out)
     row = {"module": module, "ran": len(results), "ok": 0, "skip": 0,
            "fail": 0, "error": 0, "skips": {}, "failed": [], "notes": [],
-           "status": proc.returncode, "seconds": round(seconds, 1)}
+           "status": returncode, "seconds": round(seconds, 1)}
     for tid, word, reason in results:
         if word == "ok":
             row["ok"] += 1
@@ -136,11 +202,11 @@ def run_module(tests_dir, module, dev, gid, timeout):
         # Died between two tests, or before the first.
         row["error"] += 1
         row["failed"].append("ERROR %s (no unittest summary, exit %s)"
-                             % (module, proc.returncode))
-    elif proc.returncode not in (0, 1):
-        # Every test reported; the interpreter died afterwards.
+                             % (module, returncode))
+    elif returncode not in (0, 1):
+        # Every test reported; the process died afterwards.
         row["notes"].append("exit status %s after all tests reported"
-                            % proc.returncode)
+                            % returncode)
     if summary is not None and int(summary.group(1)) > len(results):
         row["notes"].append("unittest counted %s, lines parsed %d"
                             % (summary.group(1), len(results)))
@@ -179,10 +245,10 @@ def main():
     modules = args.modules or sorted(
         f[:-3] for f in os.listdir(args.tests)
         if f.startswith("test_") and f.endswith(".py"))
+    tests = load_suite(args.tests, args.dev, args.gid)
     rows = []
     for module in modules:
-        row = run_module(args.tests, module, args.dev, args.gid,
-                         args.timeout)
+        row = run_module(tests, module, args.timeout)
         rows.append(row)
         print("PYVERBS-MODULE " + json.dumps(row), flush=True)
     print(table(rows))
