@@ -1131,9 +1131,9 @@ class ModuleFabric:
         self.kwargs = kwargs
         self.fabric = None
 
-    def key(self):
-        """What makes two modules' fabrics interchangeable: the class and
-        every argument it is built with, defaults filled in."""
+    def arguments(self):
+        """Every argument the fabric class is built with, defaults
+        filled in."""
         cls = self.fabric_class or Fabric
         bound = inspect.signature(cls.__init__).bind(None, run_dir=None,
                                                      **self.kwargs)
@@ -1143,9 +1143,19 @@ class ModuleFabric:
         args.pop("run_dir")
         if args.get("nics") is None and "count" in args:
             args["nics"] = ["vhca"] * args["count"]
+        return args
+
+    def key(self):
+        """What makes two modules' fabrics interchangeable: the class and
+        every argument it is built with."""
+        cls = self.fabric_class or Fabric
         return (cls.__module__, cls.__qualname__,
                 repr(sorted((k, tuple(v) if isinstance(v, list) else v)
-                            for k, v in args.items())))
+                            for k, v in self.arguments().items())))
+
+    def guest_count(self):
+        """How many guests (QEMUs) the fabric boots."""
+        return len(self.arguments().get("nics") or ["vhca", "vhca"])
 
     def start(self):
         self.fabric = SHARED.take(self.key(), self.name)

@@ -29,8 +29,10 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -295,25 +297,60 @@ class RecordingResult(unittest.TestResult):
         self.results.add(self.suite, self.name(test), "skip")
 
 
+# Guest fabrics run two at a time: a fabric's guests leave about half of
+# this machine's two cores idle (waiting on each other, on a boot's I/O,
+# on the test's own polling), so two side by side take little longer than
+# one.  At most MAX_GUESTS QEMUs run at once, and a module whose tests
+# measure time or host CPU says so (RUNS_ALONE, with the reason) and runs
+# with no other fabric.  $VHCA_GUEST_LANES=1 runs one fabric at a time.
+GUEST_LANES = int(os.environ.get("VHCA_GUEST_LANES", "2"))
+MAX_GUESTS = 4
+# The modules' times of the last run, to start the longest groups first.
+GUEST_TIMES = os.path.join(CACHE, "guest-module-times.json")
+
+
 def run_guest(results):
     step("build QEMU", [os.path.join(ROOT, "scripts/build-qemu.sh")])
     step("build guest image", [os.path.join(ROOT, "images/build-image.sh")])
+    step("build provider", [os.path.join(ROOT, "scripts/build-provider.sh")])
     sys.path.insert(0, os.path.join(ROOT, "tests/guest"))
     suite = unittest.defaultTestLoader.discover(
         os.path.join(ROOT, "tests/guest"), top_level_dir=os.path.join(
             ROOT, "tests/guest"))
-    grouped_by_fabric(suite).run(RecordingResult(results))
+    groups = fabric_groups(suite)
+    if GUEST_LANES < 2:
+        unittest.TestSuite(TimedModule(m) for g in groups
+                           for m in g.suites).run(RecordingResult(results))
+    else:
+        run_in_lanes(results, groups)
+    save_module_times(results)
 
 
-def grouped_by_fabric(suite):
-    """The guest modules reordered so that those asking for the same
-    fabric run one after another and share its boot (vhca_fabric's
-    ModuleFabric), each kind of fabric where its first module was."""
+class FabricGroup:
+    """Guest modules that share one fabric's boot, run one after another
+    in one process: their names, suites, the fabric's guest count, and
+    why they must run alone (None if they need not)."""
+
+    def __init__(self, guests):
+        self.names = []
+        self.suites = []
+        self.guests = guests
+        self.alone = None
+
+    def add(self, name, module_suite, module):
+        self.names.append(name)
+        self.suites.append(module_suite)
+        self.alone = self.alone or getattr(module, "RUNS_ALONE", None)
+
+
+def fabric_groups(suite):
+    """The guest modules grouped so that those asking for the same fabric
+    run one after another and share its boot (vhca_fabric's
+    ModuleFabric), in the order of each kind's first module."""
     import vhca_fabric
-    modules = list(suite)
-    keys = []
-    for module_suite in modules:
-        key = None
+    groups = {}
+    for module_suite in suite:
+        key, guests, module = id(module_suite), 2, None
         for test in iter_tests(module_suite):
             module = sys.modules.get(type(test).__module__)
             for value in vars(module).values() if module else ():
@@ -321,14 +358,117 @@ def grouped_by_fabric(suite):
                 if not isinstance(value, vhca_fabric.ModuleFabric):
                     value = getattr(value, "fabric", None)
                 if isinstance(value, vhca_fabric.ModuleFabric):
-                    key = value.key()
+                    key, guests = value.key(), value.guest_count()
             break
-        keys.append(key if key is not None else id(module_suite))
-    first = {}
-    for index, key in enumerate(keys):
-        first.setdefault(key, index)
-    order = sorted(range(len(modules)), key=lambda i: (first[keys[i]], i))
-    return unittest.TestSuite(TimedModule(modules[i]) for i in order)
+        if module is None:
+            continue
+        # Those that must run alone share no boot with those that need
+        # not, which then run beside other fabrics.
+        key = (key, getattr(module, "RUNS_ALONE", None) is not None)
+        group = groups.setdefault(key, FabricGroup(guests))
+        group.add(module.__name__, module_suite, module)
+    return list(groups.values())
+
+
+def run_in_lanes(results, groups):
+    """Run the groups, each in a process of its own (tests/run_all.py
+    --guest-modules), GUEST_LANES at once within MAX_GUESTS guests; each
+    group's output is printed whole when it ends."""
+    try:
+        with open(GUEST_TIMES) as f:
+            last = json.load(f)
+    except (OSError, ValueError):
+        last = {}       # a first run: discovery order
+    # Alone ones first, then the longest of the last run.
+    waiting = sorted(groups, key=lambda g: (
+        g.alone is None, -sum(last.get(n, 0) for n in g.names)))
+    running = {}
+    while waiting or running:
+        for group in list(waiting):
+            busy = sum(g.guests for g in running.values())
+            if len(running) >= GUEST_LANES or any(
+                    g.alone for g in running.values()):
+                break
+            if group.alone and running:
+                break
+            if running and busy + group.guests > MAX_GUESTS:
+                continue
+            waiting.remove(group)
+            running[start_group(group)] = group
+            print("[vhca] started: %s%s" % (", ".join(group.names),
+                                            " (alone: %s)" % group.alone
+                                            if group.alone else ""),
+                  flush=True)
+        pid, status = os.wait()
+        proc = next((p for p in running if p.pid == pid), None)
+        if proc is not None:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            finish_group(results, proc, running.pop(proc))
+
+
+def start_group(group):
+    out = tempfile.NamedTemporaryFile("w+", prefix="vhca-guest-",
+                                      suffix=".log")
+    rows = tempfile.NamedTemporaryFile("w+", prefix="vhca-guest-",
+                                       suffix=".json")
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__),
+                             "--guest-modules", ",".join(group.names),
+                             "--results", rows.name],
+                            stdout=out, stderr=subprocess.STDOUT,
+                            preexec_fn=die_with_parent)
+    proc.files = (out, rows)
+    return proc
+
+
+def finish_group(results, proc, group):
+    out, rows = proc.files
+    with out:
+        out.seek(0)
+        sys.stdout.write(out.read())
+    with rows:
+        rows.seek(0)
+        text = rows.read()
+    if not text:
+        results.add("guest", "%s (the process running them ended "
+                    "without results)" % ", ".join(group.names), "fail")
+        return
+    done = json.loads(text)
+    for suite, name, status in done["rows"]:
+        results.rows.append((suite, name, status))
+    results.durations += [tuple(d) for d in done["durations"]]
+    results.modules += [tuple(m) for m in done["modules"]]
+
+
+def die_with_parent():
+    """In a group's process before it runs: SIGTERM when run_all.py
+    ends, however it ends (prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def run_guest_modules(names, results_path):
+    """--guest-modules: one group's modules in this process; the results
+    go to results_path as JSON for the process that started it.  SIGTERM
+    exits through the fabric's clean-up (atexit), which stops its QEMUs."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("vhca: terminated"))
+    sys.path.insert(0, os.path.join(ROOT, "tests/guest"))
+    results = Results()
+    suites = [unittest.defaultTestLoader.loadTestsFromName(n)
+              for n in names]
+    unittest.TestSuite(TimedModule(s) for s in suites).run(
+        RecordingResult(results))
+    with open(results_path, "w") as f:
+        json.dump({"rows": results.rows, "durations": results.durations,
+                   "modules": results.modules}, f)
+
+
+def save_module_times(results):
+    try:
+        with open(GUEST_TIMES, "w") as f:
+            json.dump({name: seconds for seconds, name in results.modules},
+                      f)
+    except OSError:
+        pass    # only an ordering hint for the next run
 
 
 class TimedModule(unittest.TestSuite):
@@ -367,7 +507,12 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="the edit-rerun tier: %s (under 3 minutes "
                         "warm)" % ",".join(QUICK))
+    parser.add_argument("--guest-modules", help=argparse.SUPPRESS)
+    parser.add_argument("--results", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.guest_modules:
+        run_guest_modules(args.guest_modules.split(","), args.results)
+        return 0
     wanted = QUICK if args.quick else args.suite.split(",")
     unknown = set(wanted) - set(SUITES)
     if unknown:

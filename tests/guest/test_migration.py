@@ -19,6 +19,8 @@ from host_common import vhca_fabric
 from guest_jobs import Job, finish_all, start_pair, start_pairs
 import guest_jobs
 
+# Why tests/run_all.py runs no other fabric beside this module's.
+RUNS_ALONE = "the stall a peer sees is asserted in milliseconds"
 fabric = vhca_fabric.ModuleFabric("migration")
 setUpModule, tearDownModule = fabric.start, fabric.stop
 

@@ -25,6 +25,8 @@ import unittest
 
 from host_common import vhca_fabric
 
+# Why tests/run_all.py runs no other fabric beside this module's.
+RUNS_ALONE = "whether frames drop depends on how fast the receiver drains"
 fabric = vhca_fabric.ModuleFabric("pfc")
 setUpModule, tearDownModule = fabric.start, fabric.stop
 
