@@ -385,12 +385,12 @@ def run_in_lanes(results, groups):
     running = {}
     while waiting or running:
         for group in list(waiting):
-            busy = sum(g.guests for g in running.values())
             if len(running) >= GUEST_LANES or any(
                     g.alone for g in running.values()):
                 break
             if group.alone and running:
                 break
+            busy = sum(g.guests for g in running.values())
             if running and busy + group.guests > MAX_GUESTS:
                 continue
             waiting.remove(group)

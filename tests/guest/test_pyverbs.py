@@ -92,7 +92,7 @@ class RdmaCoreTests(unittest.TestCase):
         if GID == "ipv4":
             gid = "--gid %d " % guest.ipv4_gid_index()
         chosen = modules()
-        status, cls.out = guest.exec(
+        cls.status, cls.out = guest.exec(
             "python3 /tmp/%s --tests %s/tests --dev %s %s--timeout %d %s"
             % (RUNNER, GUEST_DIR, guest.rdma_dev, gid, MODULE_TIMEOUT,
                " ".join(chosen)), MODULE_TIMEOUT + 60 * len(chosen))
@@ -104,8 +104,9 @@ class RdmaCoreTests(unittest.TestCase):
 
     def run_module(self, module):
         row = self.rows.get(module)
-        self.assertIsNotNone(row, "%s: the runner gave no result for it:\n"
-                             "%s" % (module, self.out[-6000:]))
+        self.assertIsNotNone(row, "%s: the runner gave no result for it "
+                             "(exit %d):\n%s" % (module, self.status,
+                                                 self.out[-6000:]))
         rows.append(row)
         print("\n    %s: ran %d, ok %d, skip %d, fail %d, error %d (%.0fs)"
               % (module, row["ran"], row["ok"], row["skip"], row["fail"],
