@@ -83,9 +83,12 @@ qemu_prepare_tree() {
 		sed -i "s|^    'hw/net',$|    'hw/net',\n    'hw/vhca',|" "$src/meson.build"
 	grep -q "'hw/vhca'," "$src/meson.build" ||
 		die "could not add hw/vhca to QEMU's trace_events_subdirs (source layout changed?)"
-	# The +ds tarball has no edk2 blobs; do not try to unpack them.
-	sed -i "s/^if unpack_edk2_blobs$/if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')/" \
-		"$src/pc-bios/meson.build"
+	# The +ds tarball has no edk2 blobs; do not try to unpack them.  Each
+	# edit only once: sed -i rewrites the file, and a newer meson.build
+	# makes every ninja run regenerate QEMU's build files (7 s).
+	grep -q "fs.exists('edk2-x86_64-code.fd.bz2')" "$src/pc-bios/meson.build" ||
+		sed -i "s/^if unpack_edk2_blobs$/if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')/" \
+			"$src/pc-bios/meson.build"
 	grep -q "fs.exists('edk2-x86_64-code.fd.bz2')" "$src/pc-bios/meson.build" ||
 		die "could not patch pc-bios/meson.build (QEMU source layout changed?)"
 	# Point the hooks at this clone (CI uses a fresh clone in another folder).
