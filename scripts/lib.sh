@@ -20,12 +20,25 @@ build_lock() {
 }
 
 # The newest Debian 12 build of Linux 6.12 that apt knows about.  Resolved
-# once per host and remembered, so caches keyed on it stay stable until the
-# host's package lists change.
+# once per state of the host's package lists (apt-get update renames files
+# into /var/lib/apt/lists, which changes its mtime) and remembered in the
+# cache: apt-cache search takes about a second, and every fabric start asks
+# twice (images/build-image.sh, scripts/build-driver.sh).
 guest_kernel_version() {
-	apt-cache search --names-only '^linux-image-6\.12\.[0-9.]*\+deb12-amd64$' |
+	local memo="$VHCA_CACHE/guest-kernel-version" lists kver
+	lists="$(stat -c %Y /var/lib/apt/lists 2>/dev/null || echo none)"
+	if [ -f "$memo" ] && [ "$(sed -n 1p "$memo")" = "$lists" ]; then
+		sed -n 2p "$memo"
+		return
+	fi
+	kver="$(apt-cache search --names-only '^linux-image-6\.12\.[0-9.]*\+deb12-amd64$' |
 		sed -n 's/^linux-image-\(6\.12\.[0-9.]*+deb12-amd64\) .*/\1/p' |
-		sort -V | tail -1
+		sort -V | tail -1)"
+	if [ -n "$kver" ]; then
+		printf '%s\n%s\n' "$lists" "$kver" > "$memo.$$"
+		mv -f "$memo.$$" "$memo"
+	fi
+	echo "$kver"
 }
 
 # Where the guest kernel's packages are unpacked (scripts/setup-host.sh):
