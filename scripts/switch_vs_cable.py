@@ -5,8 +5,12 @@ Boots two InfiniBand guests cabled back to back and two through one
 vhca-switch, side by side, brings both subnets up with opensm, pins the
 four QEMUs to core 0 and the switch to core 1 (a core of its own, as a
 switch has its own silicon), then runs ``ib_write_bw -s 65536`` on each
-pair alternately and prints MiB/s (docs/benchmarks.rst, "InfiniBand
-switch").  A benchmark: it prints figures and asserts nothing.
+pair alternately and prints, for each run: MiB/s; the CPU seconds each
+QEMU (and the switch) spent per GiB streamed; each core's idle share;
+and what was lost on the way (the host's UDP receive-buffer drops, the
+HCAs' retransmitted packets) - the figures that say which of the three
+processes limits the stream (docs/benchmarks.rst, "InfiniBand switch").
+A benchmark: it prints figures and asserts nothing.
 
     scripts/switch_vs_cable.py [--busy-poll] [--rounds 3] [--seconds 8]
 
@@ -16,8 +20,10 @@ poll()).  Needs two cores and boots four guests.
 
 import argparse
 import os
+import re
 import subprocess
 import sys
+import time
 
 import bench
 import vhca_fabric
@@ -35,6 +41,55 @@ def subnet_up(fabric, artifacts):
 def pin(pid, mask):
     subprocess.run(["taskset", "-a", "-p", mask, str(pid)], check=True,
                    stdout=subprocess.DEVNULL)
+
+
+def cpu_seconds(pid):
+    """User and system time of a process, all its threads."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_seconds():
+    """Each core's idle time so far."""
+    with open("/proc/stat") as f:
+        return [int(line.split()[4]) / os.sysconf("SC_CLK_TCK")
+                for line in f if re.match(r"cpu\d+ ", line)]
+
+
+def udp_rcvbuf_errors():
+    """Datagrams the host dropped for a full socket receive buffer."""
+    with open("/proc/net/snmp") as f:
+        udp = [line.split() for line in f if line.startswith("Udp:")]
+    return int(dict(zip(udp[0][1:], udp[1][1:]))["RcvbufErrors"])
+
+
+def retransmitted(fabric):
+    return sum(int(g.run("cat /sys/class/infiniband/vhca0/ports/1/"
+                         "hw_counters/retransmitted_pkts"))
+               for g in fabric.guests)
+
+
+def measured_run(fabric, run_dir, seconds):
+    """One ib_write_bw run and what it cost; a line to print."""
+    pids = [g.pid for g in fabric.guests] + fabric.link.switch_pids
+    cpu = [cpu_seconds(p) for p in pids]
+    idle, t0 = idle_seconds(), time.monotonic()
+    lost = udp_rcvbuf_errors(), retransmitted(fabric)
+    result = bench.perftest(fabric, run_dir, "ib_write_bw", 65536,
+                            "-D %d" % seconds)
+    if result is None:
+        return "failed"
+    wall = time.monotonic() - t0
+    gib = result[3] * seconds / 1024
+    cpu = [(cpu_seconds(p) - c) / gib for p, c in zip(pids, cpu)]
+    idle = [(b - a) / wall for a, b in zip(idle, idle_seconds())]
+    return ("%7.1f MiB/s  CPU s/GiB %s  idle %s  rcvbuf drops %d, "
+            "retransmitted %d"
+            % (result[3], " ".join("%.2f" % c for c in cpu),
+               " ".join("%.0f%%" % (100 * i) for i in idle),
+               udp_rcvbuf_errors() - lost[0],
+               retransmitted(fabric) - lost[1]))
 
 
 def main():
@@ -60,13 +115,13 @@ def main():
             pin(guest.pid, "0x1")
         for pid in switch.link.switch_pids:
             pin(pid, "0x2")
+        print("CPU s/GiB: the two QEMUs (core 0), then the switch (core 1);"
+              " idle: core 0, core 1, over the run")
         for rnd in range(args.rounds):
             for name, fabric in (("cable", cable), (mode, switch)):
-                result = bench.perftest(fabric, run_dir, "ib_write_bw",
-                                        65536, "-D %d" % args.seconds)
-                print("round %d  %-17s  %s MiB/s"
+                print("round %d  %-17s %s"
                       % (rnd + 1, name,
-                         "failed" if result is None else result[3]),
+                         measured_run(fabric, run_dir, args.seconds)),
                       flush=True)
 
 
