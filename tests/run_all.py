@@ -293,6 +293,14 @@ class RecordingResult(unittest.TestResult):
 
     addError = addFailure
 
+    def addSubTest(self, test, subtest, err):
+        # A failed subtest keeps its test from addSuccess(), and the base
+        # class only lists it in self.failures: without this a test whose
+        # subtests fail would count neither as passed nor as failed.
+        if err is not None:
+            self.results.add(self.suite, self.name(subtest), "fail",
+                             self._exc_info_to_string(err, test))
+
     def addSkip(self, test, reason):
         self.results.add(self.suite, self.name(test), "skip")
 

@@ -212,13 +212,18 @@ class PingpongEveryPair(unittest.TestCase):
             self.assertEqual(status, 0, cli + srv)
             self.assertIn("50 iters", cli)
 
-    def test_write_bw_across_both_switches(self):
-        status, cli, srv = vhca_fabric.client_server(
-            fabric[4], fabric[1], "ib_write_bw -d vhca0 -F -s 65536 -n 200",
-            "ib_write_bw -d vhca0 -F -s 65536 -n 200 %s" % fabric[4].ipv4,
-            18515, timeout=180)
-        self.assertEqual(status, 0, cli + srv)
-        self.assertRegex(cli, r"65536\s+200")
+    def test_write_bw_every_pair(self):
+        """Every pair streams RDMA WRITEs; 1-4, 2-4 and 3-4 cross both
+        switches."""
+        for server, client in itertools.combinations(GUESTS, 2):
+            with self.subTest(server=server, client=client):
+                status, cli, srv = vhca_fabric.client_server(
+                    fabric[server], fabric[client],
+                    "ib_write_bw -d vhca0 -F -s 65536 -n 100",
+                    "ib_write_bw -d vhca0 -F -s 65536 -n 100 %s"
+                    % fabric[server].ipv4, 18515, timeout=180)
+                self.assertEqual(status, 0, cli + srv)
+                self.assertRegex(cli, r"65536\s+100")
 
 
 class SmHandover(unittest.TestCase):
