@@ -201,29 +201,26 @@ class Partitions(unittest.TestCase):
 
 
 class PingpongEveryPair(unittest.TestCase):
-    def test_rc_pingpong_by_lid(self):
-        """Every pair: through one switch (1-2, 1-3, 2-3) or both."""
-        for server, client in itertools.combinations(GUESTS, 2):
-            status, cli, srv = vhca_fabric.client_server(
-                fabric[server], fabric[client],
-                "ibv_rc_pingpong -d vhca0 -n 50 -s 4096",
-                "ibv_rc_pingpong -d vhca0 -n 50 -s 4096 %s"
-                % fabric[server].ipv4, 18515, timeout=120)
-            self.assertEqual(status, 0, cli + srv)
-            self.assertIn("50 iters", cli)
+    """Every pair: through one switch (1-2, 1-3, 2-3) or both (1-4, 2-4,
+    3-4); the server by its IPoIB address, the QP by LID."""
 
-    def test_write_bw_every_pair(self):
-        """Every pair streams RDMA WRITEs; 1-4, 2-4 and 3-4 cross both
-        switches."""
+    def every_pair(self, command, expected, timeout):
         for server, client in itertools.combinations(GUESTS, 2):
             with self.subTest(server=server, client=client):
                 status, cli, srv = vhca_fabric.client_server(
-                    fabric[server], fabric[client],
-                    "ib_write_bw -d vhca0 -F -s 65536 -n 100",
-                    "ib_write_bw -d vhca0 -F -s 65536 -n 100 %s"
-                    % fabric[server].ipv4, 18515, timeout=180)
+                    fabric[server], fabric[client], command,
+                    "%s %s" % (command, fabric[server].ipv4), 18515,
+                    timeout=timeout)
                 self.assertEqual(status, 0, cli + srv)
-                self.assertRegex(cli, r"65536\s+100")
+                self.assertRegex(cli, expected)
+
+    def test_rc_pingpong_by_lid(self):
+        self.every_pair("ibv_rc_pingpong -d vhca0 -n 50 -s 4096",
+                        r"50 iters", 120)
+
+    def test_write_bw(self):
+        self.every_pair("ib_write_bw -d vhca0 -F -s 65536 -n 100",
+                        r"65536\s+100", 180)
 
 
 class SmHandover(unittest.TestCase):
