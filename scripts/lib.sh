@@ -92,18 +92,14 @@ qemu_prepare_tree() {
 	qemu_append_once "$src/hw/meson.build" "subdir('vhca')"
 	qemu_append_once "$src/hw/Kconfig" "source vhca/Kconfig"
 	qemu_append_once "$src/tests/qtest/meson.build" "subdir('vhca')"
-	grep -q "'hw/vhca'," "$src/meson.build" ||
-		sed -i "s|^    'hw/net',$|    'hw/net',\n    'hw/vhca',|" "$src/meson.build"
-	grep -q "'hw/vhca'," "$src/meson.build" ||
-		die "could not add hw/vhca to QEMU's trace_events_subdirs (source layout changed?)"
-	# The +ds tarball has no edk2 blobs; do not try to unpack them.  Each
-	# edit only once: sed -i rewrites the file, and a newer meson.build
-	# makes every ninja run regenerate QEMU's build files (7 s).
-	grep -q "fs.exists('edk2-x86_64-code.fd.bz2')" "$src/pc-bios/meson.build" ||
-		sed -i "s/^if unpack_edk2_blobs$/if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')/" \
-			"$src/pc-bios/meson.build"
-	grep -q "fs.exists('edk2-x86_64-code.fd.bz2')" "$src/pc-bios/meson.build" ||
-		die "could not patch pc-bios/meson.build (QEMU source layout changed?)"
+	qemu_sed_once "$src/meson.build" "'hw/vhca'," \
+		"s|^    'hw/net',$|    'hw/net',\n    'hw/vhca',|" \
+		"add hw/vhca to QEMU's trace_events_subdirs"
+	# The +ds tarball has no edk2 blobs; do not try to unpack them.
+	qemu_sed_once "$src/pc-bios/meson.build" \
+		"fs.exists('edk2-x86_64-code.fd.bz2')" \
+		"s/^if unpack_edk2_blobs$/if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')/" \
+		"skip the edk2 blobs in pc-bios/meson.build"
 	# Point the hooks at this clone (CI uses a fresh clone in another folder).
 	if [ "$(readlink "$src/hw/vhca" || true)" != "$VHCA_ROOT/hw/vhca" ]; then
 		qemu_forget_checkout "$src" "$build"
@@ -132,3 +128,12 @@ qemu_forget_checkout() {
 
 # qemu_append_once FILE LINE: add LINE at the end of FILE unless it is there.
 qemu_append_once() { grep -qxF "$2" "$1" || echo "$2" >> "$1"; }
+
+# qemu_sed_once FILE TEXT EXPR WHAT: edit FILE with sed EXPR unless it
+# already holds TEXT (what the edit puts there), then make sure it does.
+# Only once: sed -i rewrites the file even when nothing changes, and a
+# newer meson.build makes every ninja run regenerate QEMU's build files.
+qemu_sed_once() {
+	grep -qF "$2" "$1" || sed -i "$3" "$1"
+	grep -qF "$2" "$1" || die "could not $4 (QEMU source layout changed?)"
+}

@@ -65,9 +65,7 @@ def udp_rcvbuf_errors():
 
 
 def retransmitted(fabric):
-    return sum(int(g.run("cat /sys/class/infiniband/vhca0/ports/1/"
-                         "hw_counters/retransmitted_pkts"))
-               for g in fabric.guests)
+    return sum(g.hw_counters()["retransmitted_pkts"] for g in fabric.guests)
 
 
 def measured_run(fabric, run_dir, seconds):

@@ -1483,8 +1483,8 @@ class Fabric:
             def running():
                 status = dst.qmp("query-status")
                 if not isinstance(status, dict) or "running" not in status:
-                    # Seen once (CI, 2026-12-06), not reproduced: say what
-                    # QMP answered instead of a KeyError.
+                    # Seen once (a whole test command, 2026-12-06), not
+                    # reproduced: say what QMP answered, not KeyError.
                     raise FabricError("guest%d: query-status on the new "
                                       "QEMU answered %r" % (index, status))
                 return True if status["running"] else None
