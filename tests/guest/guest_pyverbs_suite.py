@@ -33,6 +33,7 @@ import selectors
 import signal
 import sys
 import time
+import traceback
 import unittest
 
 # "test_foo (tests.test_bar.Baz.test_foo) ... ok"; with a docstring, unittest
@@ -129,6 +130,9 @@ def run_in_child(tests, module):
             result = unittest.main(module=tests, exit=False,
                                    argv=[sys.argv[0], "-v", module]).result
             code = 0 if result.wasSuccessful() else 1
+        except BaseException:
+            # os._exit() below skips the interpreter's own report.
+            traceback.print_exc()
         finally:
             sys.stdout.flush()
             sys.stderr.flush()

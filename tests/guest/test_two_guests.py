@@ -20,7 +20,8 @@ from vhca_fabric import ipv4_gid, ipv6_gid
 # functional and run the same with either policy.  The QEMUs stamp their
 # trace with the time of day for LatencyBreakdown.
 # Why tests/run_all.py runs no other fabric beside this module's.
-RUNS_ALONE = "it measures the QEMUs' host CPU time"
+RUNS_ALONE = ("its latency breakdown and interrupt counts depend on how "
+              "promptly the QEMUs run")
 fabric = vhca_fabric.ModuleFabric("tests", pcap=True, vcpu_policy="idle",
                                   extra_args=latency_breakdown.QEMU_ARGS)
 setUpModule, tearDownModule = fabric.start, fabric.stop
